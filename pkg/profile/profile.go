@@ -1,0 +1,120 @@
+// Package profile is the in-memory model of one run's samples: the common
+// currency of the ingestion formats, the storage layer and the CLI.
+//
+// Frames are interned: a Sample's stack is a list of indices into
+// Profile.Frames, root first, so that a profile with millions of samples
+// stores each distinct function name once.
+package profile
+
+import (
+	"fmt"
+	"time"
+)
+
+// Frame is one function in a stack.
+type Frame struct {
+	// Name is the label drawn in the flame graph (a function name, or for
+	// perf/folded input the text of the frame).
+	Name string
+	// Module is the binary or library the code lives in (the pprof mapping's
+	// file, the perf DSO); "" when the source does not say. It feeds the
+	// system-frame rules used by "collapse system calls".
+	Module string
+}
+
+// Sample is one stack with its value.
+type Sample struct {
+	// Stack holds indices into Profile.Frames, root first.
+	Stack []uint32
+	Value int64
+	// Time is the sample's offset from the start of the run in nanoseconds,
+	// or -1 when the source has no per-sample time.
+	Time int64
+}
+
+// Profile is every sample of one run.
+type Profile struct {
+	SampleType string        // e.g. "cpu", "wall", "alloc_space", "samples"
+	Unit       string        // e.g. "nanoseconds", "bytes", "count"
+	Start      time.Time     // zero when the source does not say
+	Duration   time.Duration // wall duration; 0 when the source does not say
+	Frames     []Frame
+	Samples    []Sample
+
+	index map[Frame]uint32
+}
+
+// Intern returns the index of f in p.Frames, appending it if it is new.
+func (p *Profile) Intern(f Frame) uint32 {
+	if p.index == nil {
+		p.index = make(map[Frame]uint32, len(p.Frames))
+		for i, g := range p.Frames {
+			p.index[g] = uint32(i)
+		}
+	}
+	if i, ok := p.index[f]; ok {
+		return i
+	}
+	i := uint32(len(p.Frames))
+	p.Frames = append(p.Frames, f)
+	p.index[f] = i
+	return i
+}
+
+// Names returns the frame names of a stack, root first.
+func (p *Profile) Names(stack []uint32) []string {
+	names := make([]string, len(stack))
+	for i, id := range stack {
+		names[i] = p.Frames[id].Name
+	}
+	return names
+}
+
+// Total is the sum of all sample values.
+func (p *Profile) Total() int64 {
+	var t int64
+	for _, s := range p.Samples {
+		t += s.Value
+	}
+	return t
+}
+
+// Timed reports whether every sample carries its time within the run.
+func (p *Profile) Timed() bool {
+	for _, s := range p.Samples {
+		if s.Time < 0 {
+			return false
+		}
+	}
+	return len(p.Samples) > 0
+}
+
+// FirstSeen is the ordering key of sample i, used to order siblings in a tree
+// by when they were first seen: its time within the run when the source has
+// one, otherwise its position in the file (sources list samples in the
+// order they were recorded or aggregated).
+func (p *Profile) FirstSeen(i int) uint64 {
+	if t := p.Samples[i].Time; t >= 0 {
+		return uint64(t)
+	}
+	return uint64(i)
+}
+
+// CheckValid verifies the invariants every importer must establish: stacks
+// are non-empty and reference existing frames, values are non-negative.
+func (p *Profile) CheckValid() error {
+	for i, s := range p.Samples {
+		if len(s.Stack) == 0 {
+			return fmt.Errorf("sample %d: empty stack", i)
+		}
+		if s.Value < 0 {
+			return fmt.Errorf("sample %d: negative value %d", i, s.Value)
+		}
+		for _, id := range s.Stack {
+			if int(id) >= len(p.Frames) {
+				return fmt.Errorf("sample %d: frame index %d out of range (%d frames)", i, id, len(p.Frames))
+			}
+		}
+	}
+	return nil
+}
