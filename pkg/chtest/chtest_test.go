@@ -1,0 +1,54 @@
+package chtest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestDSNGivesFreshDatabases(t *testing.T) {
+	ctx := context.Background()
+	var dbs []string
+	for _, name := range []string{"first", "second"} {
+		t.Run(name, func(t *testing.T) {
+			o, err := clickhouse.ParseDSN(DSN(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := clickhouse.Open(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var n uint64
+			if err := conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase()").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("new database has %d tables", n)
+			}
+			if err := conn.Exec(ctx, "CREATE TABLE t (x UInt8) ENGINE = Memory"); err != nil {
+				t.Fatal(err)
+			}
+			dbs = append(dbs, o.Auth.Database)
+		})
+	}
+	if len(dbs) != 2 || dbs[0] == dbs[1] {
+		t.Fatalf("databases %v, want two distinct", dbs)
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{Addr(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var left uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM system.databases WHERE name IN (?, ?)", dbs[0], dbs[1]).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d test databases left after their tests ended", left)
+	}
+}

@@ -1,0 +1,145 @@
+// Package frames turns the tree engine's output into Grafana data frames
+// that Grafana's own Flame Graph panel and Flamediff's panel draw unchanged.
+// docs/FRAMES.md describes the layout.
+package frames
+
+import (
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/tree"
+)
+
+// maxEnumLabels is the number of texts an enum field can index (its values
+// are uint16).
+const maxEnumLabels = 1 << 16
+
+// units maps a profile's sample unit to a Grafana unit id; anything else is
+// a plain count ("short").
+var units = map[string]string{
+	"nanoseconds":  "ns",
+	"microseconds": "µs",
+	"milliseconds": "ms",
+	"seconds":      "s",
+	"bytes":        "bytes",
+}
+
+// GrafanaUnit is the Grafana unit id for a sample unit ("nanoseconds" ->
+// "ns", "bytes" -> "bytes", anything else -> "short").
+func GrafanaUnit(unit string) string {
+	if u, ok := units[unit]; ok {
+		return u
+	}
+	return "short"
+}
+
+// FlameGraph returns a tree as one frame in pre-order with Grafana's flame
+// graph fields: level (int64), label (an enum field of the distinct labels,
+// or a string field when there are more than 65,536), value and self
+// (float64, per run). For a diff, value and self hold the base (Grafana's
+// left side) and valueRight, selfRight the head; delta is (head total -
+// base total) / base root total. For a single tree value and self hold the
+// head. The value fields carry the unit; the frame prefers the flame graph
+// visualisation.
+func FlameGraph(t *tree.Tree, unit string) *data.Frame {
+	n := t.Len()
+	level := make([]int64, n)
+	value, self := make([]float64, n), make([]float64, n)
+	var valueRight, selfRight, delta []float64
+	if t.Diff {
+		valueRight, selfRight, delta = make([]float64, n), make([]float64, n), make([]float64, n)
+	}
+	for i, nd := range t.Nodes {
+		level[i] = int64(nd.Depth)
+		if t.Diff {
+			value[i], self[i] = nd.BaseTotal, nd.BaseSelf
+			valueRight[i], selfRight[i] = nd.HeadTotal, nd.HeadSelf
+			delta[i] = t.Delta(i)
+		} else {
+			value[i], self[i] = nd.HeadTotal, nd.HeadSelf
+		}
+	}
+	cfg := &data.FieldConfig{Unit: GrafanaUnit(unit)}
+	fields := data.Fields{
+		data.NewField("level", nil, level),
+		labelField(t),
+		data.NewField("value", nil, value).SetConfig(cfg),
+		data.NewField("self", nil, self).SetConfig(cfg),
+	}
+	if t.Diff {
+		fields = append(fields,
+			data.NewField("valueRight", nil, valueRight).SetConfig(cfg),
+			data.NewField("selfRight", nil, selfRight).SetConfig(cfg),
+			data.NewField("delta", nil, delta).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
+	}
+	frame := data.NewFrame("flamegraph", fields...)
+	frame.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeFlameGraph}
+	return frame
+}
+
+// labelField interns the node labels into an enum field, in order of first
+// appearance; frames that share a name share an enum text.
+func labelField(t *tree.Tree) *data.Field {
+	index := make(map[uint32]data.EnumItemIndex) // frame id -> enum index
+	byText := make(map[string]data.EnumItemIndex)
+	var texts []string
+	values := make([]data.EnumItemIndex, t.Len())
+	for i, nd := range t.Nodes {
+		idx, ok := index[nd.Frame]
+		if !ok {
+			label := t.Label(i)
+			if idx, ok = byText[label]; !ok {
+				if len(texts) == maxEnumLabels {
+					return stringLabels(t)
+				}
+				idx = data.EnumItemIndex(len(texts))
+				byText[label] = idx
+				texts = append(texts, label)
+			}
+			index[nd.Frame] = idx
+		}
+		values[i] = idx
+	}
+	return data.NewField("label", nil, values).SetConfig(&data.FieldConfig{
+		TypeConfig: &data.FieldTypeConfig{Enum: &data.EnumFieldConfig{Text: texts}},
+	})
+}
+
+func stringLabels(t *tree.Tree) *data.Field {
+	labels := make([]string, t.Len())
+	for i := range labels {
+		labels[i] = t.Label(i)
+	}
+	return data.NewField("label", nil, labels)
+}
+
+// Functions returns a function table as a frame: function, self, total for
+// one side, or function, selfBase, totalBase, selfHead, totalHead, delta
+// for a diff, in the order of rows. Value fields carry the unit.
+func Functions(rows []tree.Function, diff bool, unit string) *data.Frame {
+	names := make([]string, len(rows))
+	column := func(get func(tree.Function) float64) []float64 {
+		out := make([]float64, len(rows))
+		for i, r := range rows {
+			out[i] = get(r)
+		}
+		return out
+	}
+	for i, r := range rows {
+		names[i] = r.Name
+	}
+	cfg := &data.FieldConfig{Unit: GrafanaUnit(unit)}
+	fields := data.Fields{data.NewField("function", nil, names)}
+	if !diff {
+		fields = append(fields,
+			data.NewField("self", nil, column(func(r tree.Function) float64 { return r.HeadSelf })).SetConfig(cfg),
+			data.NewField("total", nil, column(func(r tree.Function) float64 { return r.HeadTotal })).SetConfig(cfg))
+	} else {
+		fields = append(fields,
+			data.NewField("selfBase", nil, column(func(r tree.Function) float64 { return r.BaseSelf })).SetConfig(cfg),
+			data.NewField("totalBase", nil, column(func(r tree.Function) float64 { return r.BaseTotal })).SetConfig(cfg),
+			data.NewField("selfHead", nil, column(func(r tree.Function) float64 { return r.HeadSelf })).SetConfig(cfg),
+			data.NewField("totalHead", nil, column(func(r tree.Function) float64 { return r.HeadTotal })).SetConfig(cfg),
+			data.NewField("delta", nil, column(func(r tree.Function) float64 { return r.Delta })).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
+	}
+	return data.NewFrame("functions", fields...)
+}

@@ -1,0 +1,62 @@
+package ingest
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+)
+
+// seed adds the test data files matching pattern, cut to at most 16 KiB
+// so that mutations stay fast.
+func seed(f *testing.F, pattern string) {
+	files, err := filepath.Glob("../../testdata/" + pattern)
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seed files for %s", pattern)
+	}
+	for _, file := range files {
+		b := readTestdata(f, file[len("../../testdata/"):])
+		f.Add(b[:min(len(b), 16<<10)])
+	}
+}
+
+// fuzzParse checks that Parse never panics and returns either a valid
+// profile or an *Error-worthy error, never both.
+func fuzzParse(t *testing.T, data []byte, format Format) {
+	p, err := Parse(bytes.NewReader(data), "fuzz", format)
+	if err != nil {
+		if p != nil {
+			t.Fatal("profile returned with an error")
+		}
+		return
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzParseFolded(f *testing.F) {
+	seed(f, "perf-script/*.folded")
+	f.Add([]byte("a;b 1\n\na;b;c 2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzParse(t, data, Folded)
+		if p, err := Parse(bytes.NewReader(data), "fuzz", Folded); err == nil {
+			roundTrip(t, p)
+		}
+	})
+}
+
+func FuzzParsePerf(f *testing.F) {
+	seed(f, "perf-script/*.perf.txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzParse(t, data, Perf)
+		fuzzParse(t, data, Auto)
+	})
+}
+
+func FuzzParsePprof(f *testing.F) {
+	seed(f, "pprof/*.pb.gz")
+	f.Add(gunzipped(f, readTestdata(f, "pprof/base-run1.pb.gz")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzParse(t, data, Pprof)
+	})
+}

@@ -1,0 +1,178 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	pprof "github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// parsePprof reads a pprof profile (protobuf, gzipped or not) with
+// github.com/google/pprof/profile and converts it:
+//   - the value is the default sample type by pprof's rule (DefaultSampleType
+//     if set, else the last sample type), which also gives SampleType/Unit;
+//   - each pprof Line is a frame named after its function, inlined calls
+//     expanded (a Location's Line[0] is the innermost), root first;
+//   - a location without lines (unsymbolized) is named "FILE+0xOFFSET" from
+//     its mapping's file base name and file offset, or "0xADDRESS";
+//   - Frame.Module is the location's mapping file;
+//   - the profile's drop_frames/keep_frames are applied as pprof does;
+//   - samples with value 0 are dropped; negative values are an error.
+//
+// pprof has no per-sample time: every Time is -1.
+func parsePprof(r io.Reader, name string) (*profile.Profile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	raw, where := data, ""
+	if bytes.HasPrefix(data, gzipMagic) {
+		if raw, err = gunzip(data); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, offsetError(name, int64(len(data)), "truncated gzip stream")
+			}
+			return nil, fileError(name, "corrupt gzip stream: %v", err)
+		}
+		where = " (decompressed)"
+	}
+	if len(raw) == 0 {
+		return nil, fileError(name, "empty profile")
+	}
+	if where == "" && isText(data[:min(len(data), detectSize)]) {
+		return nil, fileError(name, "not a pprof profile (text)")
+	}
+	if off, reason := checkWire(raw); reason != "" {
+		return nil, offsetError(name, off, "%s%s", reason, where)
+	}
+	src, err := pprof.ParseUncompressed(raw)
+	if err != nil {
+		return nil, fileError(name, "not a pprof profile: %v", err)
+	}
+	if err := src.RemoveUninteresting(); err != nil {
+		return nil, fileError(name, "%v", err)
+	}
+	return convertPprof(src, name)
+}
+
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+// checkWire walks the top-level protobuf fields so that truncation and junk
+// are reported with the offset of the field that breaks; pprof's decoder
+// does not say where.
+func checkWire(b []byte) (offset int64, reason string) {
+	for off := 0; off < len(b); {
+		_, _, n := protowire.ConsumeField(b[off:])
+		if n < 0 {
+			if errors.Is(protowire.ParseError(n), io.ErrUnexpectedEOF) {
+				return int64(off), "truncated protobuf"
+			}
+			return int64(off), "not a pprof profile (malformed protobuf)"
+		}
+		off += n
+	}
+	return 0, ""
+}
+
+func convertPprof(src *pprof.Profile, name string) (*profile.Profile, error) {
+	if len(src.SampleType) == 0 {
+		return nil, fileError(name, "profile has no sample types")
+	}
+	vi, err := src.SampleIndexByName("")
+	if err != nil {
+		return nil, fileError(name, "%v", err)
+	}
+	p := &profile.Profile{
+		SampleType: src.SampleType[vi].Type,
+		Unit:       src.SampleType[vi].Unit,
+		Duration:   time.Duration(src.DurationNanos),
+	}
+	if src.TimeNanos != 0 {
+		p.Start = time.Unix(0, src.TimeNanos).UTC()
+	}
+	// Each location's frames, leaf first, computed once.
+	locFrames := make(map[*pprof.Location][]uint32, len(src.Location))
+	var arena stackArena
+	for i, s := range src.Sample {
+		if vi >= len(s.Value) {
+			return nil, fileError(name, "sample %d has %d values, want %d", i, len(s.Value), len(src.SampleType))
+		}
+		v := s.Value[vi]
+		if v == 0 {
+			continue
+		}
+		if v < 0 {
+			return nil, fileError(name, "sample %d has negative value %d", i, v)
+		}
+		n := 0
+		for _, loc := range s.Location {
+			fs, ok := locFrames[loc]
+			if !ok {
+				fs = locationFrames(p, loc)
+				locFrames[loc] = fs
+			}
+			n += len(fs)
+		}
+		if n == 0 {
+			return nil, fileError(name, "sample %d has no locations", i)
+		}
+		stack := arena.alloc(n)
+		for _, loc := range s.Location {
+			for _, id := range locFrames[loc] {
+				n--
+				stack[n] = id
+			}
+		}
+		p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: v, Time: -1})
+	}
+	return p, nil
+}
+
+// locationFrames interns a location's frames, innermost (leaf) first.
+func locationFrames(p *profile.Profile, loc *pprof.Location) []uint32 {
+	var module string
+	if loc.Mapping != nil {
+		module = loc.Mapping.File
+	}
+	var ids []uint32
+	for _, line := range loc.Line {
+		if line.Function == nil {
+			continue
+		}
+		fn := line.Function.Name
+		if fn == "" {
+			fn = line.Function.SystemName
+		}
+		if fn == "" {
+			continue
+		}
+		ids = append(ids, p.Intern(profile.Frame{Name: fn, Module: module}))
+	}
+	if len(ids) == 0 {
+		ids = append(ids, p.Intern(profile.Frame{Name: addressName(loc), Module: module}))
+	}
+	return ids
+}
+
+// addressName names an unsymbolized location, the way pprof shows it when
+// it knows only the binary: by file offset in the mapped file when there
+// is one, else by address.
+func addressName(loc *pprof.Location) string {
+	if m := loc.Mapping; m != nil && m.File != "" && loc.Address >= m.Start {
+		return fmt.Sprintf("%s+0x%x", filepath.Base(m.File), loc.Address-m.Start+m.Offset)
+	}
+	return fmt.Sprintf("0x%x", loc.Address)
+}

@@ -1,0 +1,86 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// maxLineSize bounds a text line; deeper stacks than this are not real.
+const maxLineSize = 16 << 20
+
+// lineScanner yields the lines of a text input with their numbers. Lines end
+// at LF; a CR before it is dropped. A NUL byte means the input is binary.
+type lineScanner struct {
+	sc   *bufio.Scanner
+	name string
+	line int
+	err  error
+}
+
+func newLineScanner(r io.Reader, name string) *lineScanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLineSize)
+	return &lineScanner{sc: sc, name: name}
+}
+
+// next returns the next line (valid until the following call) or false at
+// the end of the input or on error; see err.
+func (s *lineScanner) next() ([]byte, bool) {
+	if !s.sc.Scan() {
+		switch err := s.sc.Err(); {
+		case errors.Is(err, bufio.ErrTooLong):
+			s.err = lineError(s.name, s.line+1, "line longer than %d bytes", maxLineSize)
+		case err != nil:
+			s.err = err
+		}
+		return nil, false
+	}
+	s.line++
+	b := s.sc.Bytes()
+	if bytes.IndexByte(b, 0) >= 0 {
+		s.err = lineError(s.name, s.line, "binary data in a text profile")
+		return nil, false
+	}
+	return b, true
+}
+
+// frameTable interns frames by their bytes without allocating for frames
+// already seen; new names are copied, so they do not pin input buffers.
+type frameTable struct {
+	p   *profile.Profile
+	ids map[string]uint32
+	key []byte
+}
+
+func newFrameTable(p *profile.Profile) *frameTable {
+	return &frameTable{p: p, ids: make(map[string]uint32)}
+}
+
+func (t *frameTable) id(name, module []byte) uint32 {
+	t.key = append(append(append(t.key[:0], name...), 0), module...)
+	if id, ok := t.ids[string(t.key)]; ok {
+		return id
+	}
+	id := t.p.Intern(profile.Frame{Name: string(name), Module: string(module)})
+	t.ids[string(t.key)] = id
+	return id
+}
+
+// stackArena hands out stacks carved from large blocks, one allocation per
+// block instead of one per sample.
+type stackArena struct{ block []uint32 }
+
+const arenaBlock = 64 << 10
+
+func (a *stackArena) alloc(n int) []uint32 {
+	if cap(a.block)-len(a.block) < n {
+		a.block = make([]uint32, 0, max(n, arenaBlock))
+	}
+	l := len(a.block)
+	a.block = a.block[:l+n]
+	return a.block[l : l+n : l+n]
+}

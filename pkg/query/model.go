@@ -1,0 +1,142 @@
+// Package query holds the query model shared by the data source and the CLI,
+// and turns a filled tree engine into the frames each query type returns.
+package query
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Type is a query type (SPEC §4).
+type Type string
+
+// The query types.
+const (
+	FlameGraph Type = "flamegraph"
+	Diff       Type = "diff"
+	Functions  Type = "functions"
+	Runs       Type = "runs"
+	Evolution  Type = "evolution"
+	TimeSeries Type = "timeseries"
+)
+
+// Limits on what a query may ask for.
+const (
+	DefaultMaxNodes = 20_000
+	// MaxMaxNodes bounds maxNodes so that a hostile query cannot ask for a
+	// frame larger than a browser can hold.
+	MaxMaxNodes       = 2_000_000
+	DefaultThreshold  = 0.02
+	maxNameBytes      = 1024
+	maxNamesPerSelect = 10_000
+)
+
+// Selection picks runs: every run of Builds, or only the named Runs.
+type Selection struct {
+	Builds []string `json:"builds"`
+	Runs   []string `json:"runs"`
+}
+
+// Model is the JSON model of a Grafana query (the fields Grafana itself adds,
+// such as refId and datasource, are ignored).
+type Model struct {
+	QueryType      Type      `json:"queryType"`
+	App            string    `json:"app"`
+	ProfileType    string    `json:"profileType"`
+	Head           Selection `json:"head"`
+	Base           Selection `json:"base"`
+	Builds         []string  `json:"builds"`
+	Inverted       bool      `json:"inverted"`
+	CollapseSystem bool      `json:"collapseSystem"`
+	MaxNodes       int       `json:"maxNodes"`
+	// Variants asks flamegraph and diff queries for all four trees (normal,
+	// inverted, collapsed, inverted+collapsed) so the panel toggles without
+	// a new query.
+	Variants bool `json:"variants"`
+	// Function narrows a timeseries to one function's total.
+	Function string `json:"function"`
+	// Baseline makes a timeseries relative to that build's value.
+	Baseline string `json:"baseline"`
+	// Threshold hides evolution components under this share of the total.
+	Threshold *float64 `json:"threshold"`
+}
+
+// Parse decodes and validates a query model, filling defaults.
+func Parse(raw []byte) (Model, error) {
+	var m Model
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("invalid query JSON: %w", err)
+	}
+	return m, m.validate()
+}
+
+func (m *Model) validate() error {
+	switch m.QueryType {
+	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries:
+	case "":
+		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries)")
+	default:
+		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution or timeseries)", m.QueryType)
+	}
+	if m.App == "" {
+		return fmt.Errorf("app is required")
+	}
+	if err := checkNames("app", []string{m.App, m.ProfileType, m.Function, m.Baseline}); err != nil {
+		return err
+	}
+	for name, list := range map[string][]string{
+		"head.builds": m.Head.Builds, "head.runs": m.Head.Runs,
+		"base.builds": m.Base.Builds, "base.runs": m.Base.Runs, "builds": m.Builds,
+	} {
+		if err := checkNames(name, list); err != nil {
+			return err
+		}
+	}
+	switch m.QueryType {
+	case FlameGraph, Functions, Runs, Diff:
+		if len(m.Head.Builds) == 0 {
+			return fmt.Errorf("%s query needs head.builds", m.QueryType)
+		}
+	}
+	if m.QueryType == Diff && len(m.Base.Builds) == 0 {
+		return fmt.Errorf("diff query needs base.builds")
+	}
+	switch {
+	case m.MaxNodes == 0:
+		m.MaxNodes = DefaultMaxNodes
+	case m.MaxNodes < 0:
+		return fmt.Errorf("maxNodes must be positive, not %d", m.MaxNodes)
+	case m.MaxNodes > MaxMaxNodes:
+		m.MaxNodes = MaxMaxNodes
+	}
+	if m.Threshold == nil {
+		t := DefaultThreshold
+		m.Threshold = &t
+	} else if *m.Threshold < 0 || *m.Threshold >= 1 {
+		return fmt.Errorf("threshold must be a share in [0, 1), not %v", *m.Threshold)
+	}
+	return nil
+}
+
+// IsDiff reports whether the query compares head against base.
+func (m Model) IsDiff() bool {
+	return m.QueryType == Diff || (m.QueryType != FlameGraph && len(m.Base.Builds) > 0)
+}
+
+// checkNames rejects names that cannot be an app, build, run or function:
+// bind parameters make any text safe for ClickHouse, so only shape is checked.
+func checkNames(field string, names []string) error {
+	if len(names) > maxNamesPerSelect {
+		return fmt.Errorf("%s: too many names (%d, at most %d)", field, len(names), maxNamesPerSelect)
+	}
+	for _, n := range names {
+		if len(n) > maxNameBytes {
+			return fmt.Errorf("%s: name longer than %d bytes", field, maxNameBytes)
+		}
+		if !utf8.ValidString(n) {
+			return fmt.Errorf("%s: name is not valid UTF-8", field)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package query
+
+import (
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/frames"
+	"github.com/flamediff/flamediff/pkg/sysframes"
+	"github.com/flamediff/flamediff/pkg/tree"
+)
+
+// Variant names one of the four trees a flame graph query can return; the
+// panel's toggles switch between them without a new query.
+type Variant struct {
+	Name                     string
+	Inverted, CollapseSystem bool
+}
+
+// Variants lists every variant, in the order frames are returned.
+var Variants = []Variant{
+	{"normal", false, false},
+	{"inverted", true, false},
+	{"collapsed", false, true},
+	{"inverted+collapsed", true, true},
+}
+
+// Render turns a filled engine into the frames of a flamegraph, diff or
+// functions query. Both the data source (engine filled from ClickHouse) and
+// `flamediff query` (engine filled from files) call it, so they answer alike.
+func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) data.Frames {
+	o := TreeOptions(b, m, rules)
+	if m.QueryType == Functions {
+		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}
+	}
+	if !m.Variants {
+		return data.Frames{frames.FlameGraph(b.Build(o), unit)}
+	}
+	out := make(data.Frames, 0, len(Variants))
+	for _, v := range Variants {
+		o.Inverted, o.CollapseSystem = v.Inverted, v.CollapseSystem
+		f := frames.FlameGraph(b.Build(o), unit)
+		f.Meta.Custom = map[string]any{"variant": v.Name}
+		out = append(out, f)
+	}
+	return out
+}
+
+// TreeOptions returns the engine options of the view m asks for.
+func TreeOptions(b *tree.Builder, m Model, rules *sysframes.Rules) tree.Options {
+	return tree.Options{
+		Inverted: m.Inverted, CollapseSystem: m.CollapseSystem,
+		IsSystem: classifier(b.Frames(), rules), MaxNodes: m.MaxNodes,
+	}
+}
+
+// classifier answers "is this frame system code?" once per distinct frame:
+// collapsing asks it for every frame of every stack.
+func classifier(f *tree.Frames, rules *sysframes.Rules) func(uint32) bool {
+	if rules == nil {
+		return nil
+	}
+	known := make([]int8, f.Len()) // 0 unknown, 1 system, -1 user
+	return func(id uint32) bool {
+		if int(id) >= len(known) {
+			return rules.IsSystem(f.Name(id), f.Module(id))
+		}
+		if known[id] == 0 {
+			known[id] = -1
+			if rules.IsSystem(f.Name(id), f.Module(id)) {
+				known[id] = 1
+			}
+		}
+		return known[id] == 1
+	}
+}

@@ -1,0 +1,33 @@
+package storage
+
+import (
+	"encoding/binary"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// FrameHash is a frame's key in the frames table: xxhash64 of
+// name + "\x00" + module. Same function in two modules = two frames.
+func FrameHash(name, module string) uint64 {
+	d := xxhash.New()
+	_, _ = d.WriteString(name)
+	_, _ = d.Write([]byte{0})
+	_, _ = d.WriteString(module)
+	return d.Sum64()
+}
+
+// StackHash is a stack's key in the stacks table: xxhash64 of its frame
+// hashes (root first) as little-endian 8-byte words.
+func StackHash(frameHashes []uint64) uint64 {
+	var buf [8 * 64]byte
+	d := xxhash.New()
+	for len(frameHashes) > 0 {
+		n := min(len(frameHashes), 64)
+		for i, h := range frameHashes[:n] {
+			binary.LittleEndian.PutUint64(buf[8*i:], h)
+		}
+		_, _ = d.Write(buf[:8*n])
+		frameHashes = frameHashes[n:]
+	}
+	return d.Sum64()
+}

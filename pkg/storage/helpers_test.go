@@ -1,0 +1,137 @@
+package storage
+
+import (
+	"context"
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+// newStore opens a migrated store on a fresh database.
+func newStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s := openStore(t, opts)
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// openStore opens a store on a fresh database without migrating.
+func openStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	o, err := clickhouse.ParseDSN(chtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.ClickHouse = o
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// build makes a profile from lines "a;b;c VALUE" or "a;b;c VALUE @tTIME"
+// (frame names may hold spaces; a frame "f@mod" has module mod).
+func build(lines ...string) *profile.Profile {
+	p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds"}
+	for _, l := range lines {
+		at := int64(-1)
+		rest, last := cutLast(l)
+		if strings.HasPrefix(last, "@t") {
+			at, _ = strconv.ParseInt(last[2:], 10, 64)
+			rest, last = cutLast(rest)
+		}
+		value, err := strconv.ParseInt(last, 10, 64)
+		if err != nil {
+			panic("bad test line " + l)
+		}
+		var ids []uint32
+		for _, f := range strings.Split(rest, ";") {
+			name, module, _ := strings.Cut(f, "@")
+			ids = append(ids, p.Intern(profile.Frame{Name: name, Module: module}))
+		}
+		p.Samples = append(p.Samples, profile.Sample{Stack: ids, Value: value, Time: at})
+	}
+	return p
+}
+
+func cutLast(s string) (string, string) {
+	i := strings.LastIndex(s, " ")
+	return s[:i], s[i+1:]
+}
+
+// totals sums a profile's values per stack text ("name@module;...").
+func totals(p *profile.Profile) map[string]int64 {
+	out := map[string]int64{}
+	for _, s := range p.Samples {
+		parts := make([]string, len(s.Stack))
+		for i, id := range s.Stack {
+			f := p.Frames[id]
+			parts[i] = f.Name + "@" + f.Module
+		}
+		out[strings.Join(parts, ";")] += s.Value
+	}
+	return out
+}
+
+func sumTotals(ms ...map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+func equalTotals(t *testing.T, got, want map[string]int64) {
+	t.Helper()
+	if !maps.Equal(got, want) {
+		t.Errorf("per-stack totals differ:\n got %v\nwant %v", got, want)
+	}
+}
+
+func meta(app, build, run string) RunMeta {
+	return RunMeta{App: app, Build: build, Run: run, Start: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func ingest(t testing.TB, s *Store, m RunMeta, p *profile.Profile) {
+	t.Helper()
+	if err := s.Ingest(context.Background(), m, p, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func export(t testing.TB, s *Store, app, build, run string) map[string]int64 {
+	t.Helper()
+	p, err := s.Export(context.Background(), app, build, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	return totals(p)
+}
+
+// count runs a count() query, for checks of what reached the tables.
+func count(t testing.TB, s *Store, query string, args ...any) uint64 {
+	t.Helper()
+	var n uint64
+	if err := s.conn.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

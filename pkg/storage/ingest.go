@@ -1,0 +1,401 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// TimeFrames is the number of time frames a run is divided into for its
+// coarse time histogram (the evolution matrix's execution timeline).
+const TimeFrames = 32
+
+// RunMeta identifies a run and carries what the profile itself may not say.
+type RunMeta struct {
+	// App, Build and Run are the run's key: non-empty, valid UTF-8.
+	App, Build, Run string
+	// Start is when the run started; zero means the profile's Start, or the
+	// time of ingestion when the profile has none either. Seconds since
+	// 1970 must fit a ClickHouse DateTime (years 1970-2105).
+	Start time.Time
+	// Duration is the run's wall time; zero means the profile's Duration,
+	// or for a timed profile the time of its last sample.
+	Duration time.Duration
+	// Commit, Branch and Labels are optional; label keys are non-empty.
+	Commit, Branch string
+	Labels         map[string]string
+}
+
+func checkText(what, s string, required bool) error {
+	if required && s == "" {
+		return fmt.Errorf("%s is empty", what)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q is not valid UTF-8", what, s)
+	}
+	return nil
+}
+
+func (m RunMeta) validate() error {
+	for _, f := range []struct {
+		what, s  string
+		required bool
+	}{{"app", m.App, true}, {"build", m.Build, true}, {"run", m.Run, true}, {"commit", m.Commit, false}, {"branch", m.Branch, false}} {
+		if err := checkText(f.what, f.s, f.required); err != nil {
+			return err
+		}
+	}
+	for k, v := range m.Labels {
+		if err := checkText("label key", k, true); err != nil {
+			return err
+		}
+		if err := checkText("label "+k, v, false); err != nil {
+			return err
+		}
+	}
+	if m.Duration < 0 {
+		return fmt.Errorf("negative duration %v", m.Duration)
+	}
+	return nil
+}
+
+// validateProfile adds to profile.CheckValid what the tables need.
+func validateProfile(p *profile.Profile) error {
+	if p == nil || len(p.Samples) == 0 {
+		return errors.New("profile has no samples")
+	}
+	if err := p.CheckValid(); err != nil {
+		return err
+	}
+	if p.Duration < 0 {
+		return fmt.Errorf("negative profile duration %v", p.Duration)
+	}
+	if err := checkText("sample type", p.SampleType, false); err != nil {
+		return err
+	}
+	if err := checkText("unit", p.Unit, false); err != nil {
+		return err
+	}
+	for i, f := range p.Frames {
+		if err := checkText(fmt.Sprintf("frame %d name", i), f.Name, false); err != nil {
+			return err
+		}
+		if err := checkText(fmt.Sprintf("frame %d module", i), f.Module, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepared is one run's rows, aggregated and ready to insert.
+type prepared struct {
+	frames []uint32 // indices into Profile.Frames of the frames in use
+	fHash  []uint64 // frame hash per Profile.Frames index
+
+	stackHash   []uint64   // distinct stacks
+	stackFrames [][]uint64 // their frame hashes, root first
+
+	// Sample rows, one per (stack, time frame).
+	sStack     []uint64
+	sFrame     []uint8
+	sFirstSeen []uint64
+	sValue     []int64
+
+	total       int64
+	timeFrameNs uint64 // 0: untimed, frames split the samples by position
+	duration    time.Duration
+}
+
+// prepare hashes frames and stacks and sums the samples per (stack, time
+// frame), keeping the earliest FirstSeen.
+func prepare(p *profile.Profile, duration time.Duration) *prepared {
+	r := &prepared{fHash: make([]uint64, len(p.Frames)), duration: duration}
+	for i, f := range p.Frames {
+		r.fHash[i] = FrameHash(f.Name, f.Module)
+	}
+	timed := p.Timed()
+	if timed {
+		var last int64
+		for _, s := range p.Samples {
+			last = max(last, s.Time)
+		}
+		if r.duration == 0 {
+			r.duration = time.Duration(last)
+		}
+		span := max(uint64(r.duration), uint64(last)+1)
+		r.timeFrameNs = (span + TimeFrames - 1) / TimeFrames
+	}
+	type key struct {
+		stack uint64
+		frame uint8
+	}
+	rows := make(map[key]int, len(p.Samples)/4)
+	stacks := make(map[uint64]bool)
+	used := make([]bool, len(p.Frames))
+	var scratch []uint64
+	n := uint64(len(p.Samples))
+	for i, s := range p.Samples {
+		scratch = scratch[:0]
+		for _, f := range s.Stack {
+			scratch = append(scratch, r.fHash[f])
+		}
+		h := StackHash(scratch)
+		if !stacks[h] {
+			stacks[h] = true
+			r.stackHash = append(r.stackHash, h)
+			r.stackFrames = append(r.stackFrames, append([]uint64(nil), scratch...))
+			for _, f := range s.Stack {
+				used[f] = true
+			}
+		}
+		var tf uint8
+		if timed {
+			tf = uint8(uint64(s.Time) / r.timeFrameNs)
+		} else {
+			tf = uint8(uint64(i) * TimeFrames / n)
+		}
+		seen := p.FirstSeen(i)
+		k := key{h, tf}
+		if j, ok := rows[k]; ok {
+			r.sValue[j] += s.Value
+			r.sFirstSeen[j] = min(r.sFirstSeen[j], seen)
+		} else {
+			rows[k] = len(r.sStack)
+			r.sStack = append(r.sStack, h)
+			r.sFrame = append(r.sFrame, tf)
+			r.sFirstSeen = append(r.sFirstSeen, seen)
+			r.sValue = append(r.sValue, s.Value)
+		}
+		r.total += s.Value
+	}
+	for i, u := range used {
+		if u {
+			r.frames = append(r.frames, uint32(i))
+		}
+	}
+	return r
+}
+
+// newIngestID returns a random non-zero 63-bit id (positive as Int64 too,
+// so it survives JSON and signed tooling).
+func newIngestID() uint64 {
+	var b [8]byte
+	for {
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+		if id := binary.LittleEndian.Uint64(b[:]) >> 1; id != 0 {
+			return id
+		}
+	}
+}
+
+// Ingest stores p as run meta.App/Build/Run. Frames and stacks are
+// interned, samples are summed per (stack, time frame) and written under a
+// fresh ingest id, and the runs row that makes them visible is written
+// last: a run is either entirely visible or absent, whatever fails or is
+// cancelled on the way. Re-ingesting a run replaces it (its newest commit
+// wins); the old rows stay, invisible. progress, if not nil, is called
+// after each INSERT with rows written so far and rows to write.
+func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, progress func(done, total int)) error {
+	fail := func(err error) error {
+		return fmt.Errorf("ingest %s/%s/%s: %w", meta.App, meta.Build, meta.Run, err)
+	}
+	if err := meta.validate(); err != nil {
+		return fail(err)
+	}
+	if err := validateProfile(p); err != nil {
+		return fail(err)
+	}
+	start := meta.Start
+	if start.IsZero() {
+		start = p.Start
+	}
+	if start.IsZero() {
+		start = time.Now()
+	}
+	if y := start.UTC().Year(); y < 1970 || y > 2105 {
+		return fail(fmt.Errorf("start time %v is outside 1970-2105", start))
+	}
+	duration := meta.Duration
+	if duration == 0 {
+		duration = p.Duration
+	}
+	r := prepare(p, duration)
+	id := newIngestID()
+	total := len(r.frames) + len(r.stackHash) + len(r.sStack) + 1
+	done := 0
+	report := func(n int) {
+		done += n
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	app := meta.App
+	err := s.insert(ctx, s.q.frames, &framesSchema, len(r.frames), report, func(b driver.Batch, lo, hi int) error {
+		names, modules, hashes := make([]string, hi-lo), make([]string, hi-lo), make([]uint64, hi-lo)
+		for i, fi := range r.frames[lo:hi] {
+			f := p.Frames[fi]
+			names[i], modules[i], hashes[i] = f.Name, f.Module, r.fHash[fi]
+		}
+		return appendColumns(b, repeat(app, hi-lo), hashes, names, modules)
+	})
+	if err == nil {
+		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(r.stackHash), report, func(b driver.Batch, lo, hi int) error {
+			return appendColumns(b, repeat(app, hi-lo), r.stackHash[lo:hi], r.stackFrames[lo:hi])
+		})
+	}
+	if err == nil {
+		err = s.insert(ctx, s.q.samples, &samplesSchema, len(r.sStack), report, func(b driver.Batch, lo, hi int) error {
+			n := hi - lo
+			return appendColumns(b, repeat(app, n), repeat(meta.Build, n), repeat(meta.Run, n), repeat(id, n),
+				r.sStack[lo:hi], r.sFrame[lo:hi], r.sFirstSeen[lo:hi], r.sValue[lo:hi])
+		})
+	}
+	if err == nil {
+		if err = s.commit(ctx, meta, p, r, start, id); err == nil {
+			report(1)
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// commit writes the runs row that makes ingest id visible. Its version
+// (committed_ns) is above every earlier commit of the run even if clocks
+// went back, so the newest ingest always wins.
+func (s *Store) commit(ctx context.Context, meta RunMeta, p *profile.Profile, r *prepared, start time.Time, id uint64) error {
+	version, err := s.nextVersion(ctx, meta.App, meta.Build, meta.Run)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(meta.Labels))
+	for k := range meta.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	values := make([]string, len(keys))
+	for i, k := range keys {
+		values[i] = meta.Labels[k]
+	}
+	return s.insertRun(ctx, runRow{
+		meta: meta, ingestID: id, version: version, start: start, duration: r.duration,
+		labelKeys: keys, labelValues: values, sampleType: p.SampleType, unit: p.Unit,
+		total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)),
+		timeFrameNs: r.timeFrameNs,
+	})
+}
+
+// nextVersion returns a commit version above every earlier one of the run.
+func (s *Store) nextVersion(ctx context.Context, app, build, run string) (uint64, error) {
+	var last uint64
+	err := s.conn.QueryRow(ctx, "SELECT max(committed_ns) FROM "+s.q.runs+" WHERE app = ? AND build = ? AND run = ?",
+		app, build, run).Scan(&last)
+	if err != nil {
+		return 0, fmt.Errorf("read the run's last commit: %w", err)
+	}
+	return max(uint64(time.Now().UnixNano()), last+1), nil
+}
+
+type runRow struct {
+	meta                   RunMeta
+	ingestID, version      uint64
+	deleted                bool
+	start                  time.Time
+	duration               time.Duration
+	labelKeys, labelValues []string
+	sampleType, unit       string
+	total                  int64
+	samples, stacks        uint64
+	timeFrameNs            uint64
+}
+
+func (s *Store) insertRun(ctx context.Context, r runRow) error {
+	var deleted uint8
+	if r.deleted {
+		deleted = 1
+	}
+	timeFrames := uint8(TimeFrames)
+	if r.deleted {
+		timeFrames = 0
+	}
+	return s.insert(ctx, s.q.runs, &runsSchema, 1, nil, func(b driver.Batch, _, _ int) error {
+		m := r.meta
+		return b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
+			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration),
+			m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
+			r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs)
+	})
+}
+
+// insert writes n rows into a table in INSERTs of at most batchRows rows;
+// fill appends rows [lo, hi) to a batch, report (if not nil) gets the rows
+// sent.
+func (s *Store) insert(ctx context.Context, table string, ts *tableSchema, n int, report func(int),
+	fill func(b driver.Batch, lo, hi int) error) error {
+	for lo := 0; lo < n; lo += s.batchRows {
+		hi := min(n, lo+s.batchRows)
+		b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+ts.columnList()+")")
+		if err != nil {
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+		if err := fill(b, lo, hi); err != nil {
+			_ = b.Abort()
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+		if err := b.Send(); err != nil {
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+		if report != nil {
+			report(hi - lo)
+		}
+	}
+	return nil
+}
+
+// appendColumns appends one slice per column, in column order.
+func appendColumns(b driver.Batch, cols ...any) error {
+	for i, c := range cols {
+		if err := b.Column(i).Append(c); err != nil {
+			return fmt.Errorf("column %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func repeat[T any](v T, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// DeleteRun hides a run by committing a tombstone for it; its rows stay,
+// invisible, like those of a replaced ingest. Ingesting the run again
+// brings it back. A run that is not visible gives ErrUnknownRun.
+func (s *Store) DeleteRun(ctx context.Context, app, build, run string) error {
+	if _, err := s.Runs(ctx, app, []string{build}, []string{run}); err != nil {
+		return fmt.Errorf("delete run: %w", err)
+	}
+	version, err := s.nextVersion(ctx, app, build, run)
+	if err == nil {
+		err = s.insertRun(ctx, runRow{
+			meta: RunMeta{App: app, Build: build, Run: run}, ingestID: newIngestID(), version: version,
+			deleted: true, start: time.Unix(0, 0),
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("delete run %s/%s/%s: %w", app, build, run, err)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Errors of the run selection; returned wrapped with the missing name, so
+// test them with errors.Is.
+var (
+	ErrUnknownApp   = errors.New("unknown app")
+	ErrUnknownBuild = errors.New("unknown build")
+	ErrUnknownRun   = errors.New("unknown run")
+	ErrNoRuns       = errors.New("no runs selected")
+)
+
+// Run is one committed, visible run.
+type Run struct {
+	App, Build, Run string
+	// IngestID names the rows of the ingest that is visible; reads select
+	// samples by it, so a Run value keeps reading the same data even if the
+	// run is re-ingested meanwhile.
+	IngestID    uint64
+	CommittedAt time.Time
+	Start       time.Time
+	Duration    time.Duration
+	Commit      string
+	Branch      string
+	Labels      map[string]string
+	SampleType  string
+	Unit        string
+	Total       int64  // sum of all sample values
+	Samples     uint64 // samples in the ingested profile
+	Stacks      uint64 // distinct stacks
+	// TimeFrames is the number of time frames (TimeFrames); TimeFrameNs is
+	// the width of one in nanoseconds, or 0 when the profile had no sample
+	// times and the frames split the samples by position instead.
+	TimeFrames  int
+	TimeFrameNs uint64
+}
+
+// Build is a build of an app with its visible runs.
+type Build struct {
+	Name string
+	Time time.Time // the earliest start of its runs
+	Runs int
+}
+
+// latest is the subquery of the visible ingest ids: the newest commit of
+// every run of app (tombstones included; callers filter deleted = 0).
+func (s *Store) latest() string {
+	return "SELECT argMax(ingest_id, committed_ns) FROM " + s.q.runs + " WHERE app = ? GROUP BY build, run"
+}
+
+// Apps lists the apps that have visible runs, sorted.
+func (s *Store) Apps(ctx context.Context) ([]string, error) {
+	rows, err := s.conn.Query(ctx, "SELECT DISTINCT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in+
+		" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run) ORDER BY app")
+	if err != nil {
+		return nil, fmt.Errorf("list apps: %w", err)
+	}
+	return collect(rows, "list apps", func(scan func(...any) error) (string, error) {
+		var a string
+		return a, scan(&a)
+	})
+}
+
+// Builds lists the builds of app that have visible runs, oldest first (by
+// their earliest run start, then name). An app without any gives
+// ErrUnknownApp.
+func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
+	rows, err := s.conn.Query(ctx, "SELECT build, min(start_time) AS t, toUInt64(count()) FROM "+s.q.runs+
+		" WHERE app = ? AND deleted = 0 AND ingest_id "+s.in+" ("+s.latest()+") GROUP BY build ORDER BY t, build", app, app)
+	if err != nil {
+		return nil, fmt.Errorf("list builds of %q: %w", app, err)
+	}
+	builds, err := collect(rows, "list builds", func(scan func(...any) error) (Build, error) {
+		var b Build
+		var n uint64
+		err := scan(&b.Name, &b.Time, &n)
+		b.Runs = int(n)
+		return b, err
+	})
+	if err == nil && len(builds) == 0 {
+		err = fmt.Errorf("%w %q", ErrUnknownApp, app)
+	}
+	return builds, err
+}
+
+// Runs returns the visible runs of app in builds (empty: every build)
+// whose names are in runs (empty: every run of those builds), ordered by
+// start time, build and name. A run name matches in any selected build.
+// It fails with ErrUnknownApp, ErrUnknownBuild or ErrUnknownRun naming
+// the first missing name, or ErrNoRuns when nothing is left.
+func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]Run, error) {
+	q := "SELECT build, run, ingest_id, committed_ns, start_time, start_nanos, duration_ns, commit, branch, " +
+		"label_keys, label_values, sample_type, unit, total, samples, stacks, time_frames, time_frame_ns FROM " +
+		s.q.runs + " WHERE app = ? AND deleted = 0"
+	args := []any{app}
+	if len(builds) > 0 {
+		q += " AND build IN ?"
+		args = append(args, groupSet(builds))
+	}
+	q += " AND ingest_id " + s.in + " (" + s.latest() + ") ORDER BY start_time, start_nanos, build, run"
+	args = append(args, app)
+	rows, err := s.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of %q: %w", app, err)
+	}
+	all, err := collect(rows, "list runs", func(scan func(...any) error) (Run, error) {
+		r := Run{App: app}
+		var committed, duration uint64
+		var nanos uint32
+		var keys, values []string
+		var frames uint8
+		err := scan(&r.Build, &r.Run, &r.IngestID, &committed, &r.Start, &nanos, &duration, &r.Commit, &r.Branch,
+			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &frames, &r.TimeFrameNs)
+		r.CommittedAt = time.Unix(0, int64(committed))
+		r.Start = r.Start.Add(time.Duration(nanos))
+		r.Duration = time.Duration(duration)
+		r.TimeFrames = int(frames)
+		if len(keys) > 0 {
+			r.Labels = make(map[string]string, len(keys))
+			for i, k := range keys {
+				if i < len(values) {
+					r.Labels[k] = values[i]
+				}
+			}
+		}
+		return r, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.selectRuns(ctx, app, builds, runs, all)
+}
+
+// selectRuns filters all (the runs of the selected builds) by run name and
+// explains an empty or partial result.
+func (s *Store) selectRuns(ctx context.Context, app string, builds, runs []string, all []Run) ([]Run, error) {
+	if len(all) == 0 {
+		if _, err := s.Builds(ctx, app); err != nil {
+			return nil, err // ErrUnknownApp, or the query failed
+		}
+	}
+	haveBuild := map[string]bool{}
+	for _, r := range all {
+		haveBuild[r.Build] = true
+	}
+	for _, b := range builds {
+		if !haveBuild[b] {
+			return nil, fmt.Errorf("%w %q of app %q", ErrUnknownBuild, b, app)
+		}
+	}
+	if len(runs) > 0 {
+		want := map[string]bool{}
+		for _, r := range runs {
+			want[r] = true
+		}
+		var picked []Run
+		found := map[string]bool{}
+		for _, r := range all {
+			if want[r.Run] {
+				picked = append(picked, r)
+				found[r.Run] = true
+			}
+		}
+		for _, r := range runs {
+			if !found[r] {
+				return nil, fmt.Errorf("%w %q in builds %s of app %q", ErrUnknownRun, r, quoteList(builds), app)
+			}
+		}
+		all = picked
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%w for app %q", ErrNoRuns, app)
+	}
+	return all, nil
+}
+
+func quoteList(names []string) string {
+	if len(names) == 0 {
+		return "(all)"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// collect scans every row with one, closing rows.
+func collect[T any](rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+	Close() error
+}, what string, one func(scan func(...any) error) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := one(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,263 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// Tables names Flamediff's tables. A name is an identifier, optionally
+// qualified with a database ("db.table"); unqualified names live in the
+// connection's database. Pointing the names at Distributed tables works
+// (set Options.Distributed too).
+type Tables struct {
+	Runs    string `json:"runs,omitempty"`
+	Stacks  string `json:"stacks,omitempty"`
+	Frames  string `json:"frames,omitempty"`
+	Samples string `json:"samples,omitempty"`
+	Changes string `json:"changes,omitempty"`
+}
+
+// DefaultTables are the names used where Tables leaves a field empty.
+var DefaultTables = Tables{Runs: "runs", Stacks: "stacks", Frames: "frames", Samples: "samples", Changes: "changes"}
+
+func (t Tables) withDefaults() Tables {
+	for _, f := range t.fields() {
+		if *f.name == "" {
+			*f.name = *f.def
+		}
+	}
+	return t
+}
+
+type tableField struct {
+	name, def *string
+	schema    *tableSchema
+}
+
+// fields pairs each name with its default and its schema, in creation order.
+func (t *Tables) fields() []tableField {
+	d := DefaultTables
+	return []tableField{
+		{&t.Frames, &d.Frames, &framesSchema},
+		{&t.Stacks, &d.Stacks, &stacksSchema},
+		{&t.Samples, &d.Samples, &samplesSchema},
+		{&t.Runs, &d.Runs, &runsSchema},
+		{&t.Changes, &d.Changes, &changesSchema},
+	}
+}
+
+type quotedTables struct{ runs, stacks, frames, samples, changes string }
+
+func (t Tables) quoted() (quotedTables, error) {
+	var q quotedTables
+	for _, p := range []struct{ name, kind string; dst *string }{
+		{t.Runs, "runs", &q.runs}, {t.Stacks, "stacks", &q.stacks}, {t.Frames, "frames", &q.frames},
+		{t.Samples, "samples", &q.samples}, {t.Changes, "changes", &q.changes},
+	} {
+		s, err := quoteIdent(p.name)
+		if err != nil {
+			return q, fmt.Errorf("%s table: %w", p.kind, err)
+		}
+		*p.dst = s
+	}
+	return q, nil
+}
+
+type column struct{ name, typ string }
+
+// tableSchema is the portable default DDL of one table, declared once so
+// that Migrate and CheckTables agree. Only types and engines that 18.16
+// and current servers share.
+type tableSchema struct {
+	columns []column
+	engine  string
+	orderBy string
+}
+
+var framesSchema = tableSchema{
+	columns: []column{{"app", "String"}, {"frame_hash", "UInt64"}, {"name", "String"}, {"module", "String"}},
+	engine:  "ReplacingMergeTree()",
+	orderBy: "app, frame_hash",
+}
+
+var stacksSchema = tableSchema{
+	columns: []column{{"app", "String"}, {"stack_hash", "UInt64"}, {"frame_hashes", "Array(UInt64)"}},
+	engine:  "ReplacingMergeTree()",
+	orderBy: "app, stack_hash",
+}
+
+var samplesSchema = tableSchema{
+	columns: []column{
+		{"app", "String"}, {"build", "String"}, {"run", "String"}, {"ingest_id", "UInt64"},
+		{"stack_hash", "UInt64"}, {"time_frame", "UInt8"}, {"first_seen", "UInt64"}, {"value", "Int64"},
+	},
+	engine:  "MergeTree()",
+	orderBy: "app, ingest_id, stack_hash, time_frame",
+}
+
+var runsSchema = tableSchema{
+	columns: []column{
+		{"app", "String"}, {"build", "String"}, {"run", "String"}, {"ingest_id", "UInt64"},
+		{"committed_ns", "UInt64"}, {"deleted", "UInt8"},
+		{"start_time", "DateTime"}, {"start_nanos", "UInt32"}, {"duration_ns", "UInt64"},
+		{"commit", "String"}, {"branch", "String"},
+		{"label_keys", "Array(String)"}, {"label_values", "Array(String)"},
+		{"sample_type", "String"}, {"unit", "String"},
+		{"total", "Int64"}, {"samples", "UInt64"}, {"stacks", "UInt64"},
+		{"time_frames", "UInt8"}, {"time_frame_ns", "UInt64"},
+	},
+	engine:  "MergeTree()",
+	orderBy: "app, build, run, committed_ns",
+}
+
+var changesSchema = tableSchema{
+	columns: []column{
+		{"app", "String"}, {"build", "String"}, {"recorded_ns", "UInt64"},
+		{"modified", "Array(String)"}, {"added", "Array(String)"}, {"removed", "Array(String)"},
+	},
+	engine:  "MergeTree()",
+	orderBy: "app, build, recorded_ns",
+}
+
+func (ts *tableSchema) ddl(quotedName string) string {
+	cols := make([]string, len(ts.columns))
+	for i, c := range ts.columns {
+		cols[i] = "    " + c.name + " " + c.typ
+	}
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n%s\n) ENGINE = %s ORDER BY (%s)",
+		quotedName, strings.Join(cols, ",\n"), ts.engine, ts.orderBy)
+}
+
+// columnList is the explicit column list of an INSERT.
+func (ts *tableSchema) columnList() string {
+	names := make([]string, len(ts.columns))
+	for i, c := range ts.columns {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// DDL returns the CREATE statements Migrate runs, in order, for these table
+// names (defaults filled in); docs/SCHEMA.md shows them.
+func (t Tables) DDL() ([]string, error) {
+	t = t.withDefaults()
+	var out []string
+	for _, f := range t.fields() {
+		q, err := quoteIdent(*f.name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f.schema.ddl(q))
+	}
+	return out, nil
+}
+
+// Migrate creates the database named in the connection options (if any)
+// and every missing table. It is idempotent: existing tables are left as
+// they are (CheckTables reports missing columns).
+func (s *Store) Migrate(ctx context.Context) error {
+	if db := s.opts.Auth.Database; db != "" {
+		// The main connection cannot open before its database exists.
+		o := s.opts
+		o.Auth.Database = ""
+		conn, err := clickhouse.Open(&o)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		defer conn.Close()
+		q, _ := quoteIdent(db) // checked by Open
+		if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+q); err != nil {
+			return fmt.Errorf("migrate: create database %s: %w", db, err)
+		}
+	}
+	ddl, err := s.tables.DDL()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, stmt := range ddl {
+		if err := s.conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("migrate: %s: %w", strings.SplitN(stmt, "(", 2)[0], err)
+		}
+	}
+	return nil
+}
+
+// CheckTables verifies that every table exists with every column Flamediff
+// uses, and returns an error naming each missing table and column.
+// Distributed tables pass when they expose the same columns.
+func (s *Store) CheckTables(ctx context.Context) error {
+	var current string
+	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
+		return fmt.Errorf("check tables: %w", err)
+	}
+	type key struct{ db, table string }
+	want := map[key]*tableSchema{}
+	var dbs, names []string
+	t := s.tables
+	for _, f := range t.fields() {
+		k := key{current, *f.name}
+		if i := strings.LastIndex(*f.name, "."); i >= 0 {
+			k = key{(*f.name)[:i], (*f.name)[i+1:]}
+		}
+		want[k] = f.schema
+		dbs, names = append(dbs, k.db), append(names, k.table)
+	}
+	rows, err := s.conn.Query(ctx,
+		"SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
+		groupSet(dbs), groupSet(names))
+	if err != nil {
+		return fmt.Errorf("check tables: %w", err)
+	}
+	defer rows.Close()
+	have := map[key]map[string]bool{}
+	for rows.Next() {
+		var k key
+		var col string
+		if err := rows.Scan(&k.db, &k.table, &col); err != nil {
+			return fmt.Errorf("check tables: %w", err)
+		}
+		if have[k] == nil {
+			have[k] = map[string]bool{}
+		}
+		have[k][col] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check tables: %w", err)
+	}
+	var problems []string
+	for k, ts := range want {
+		cols := have[k]
+		if cols == nil {
+			problems = append(problems, fmt.Sprintf("table %s.%s is missing", k.db, k.table))
+			continue
+		}
+		var missing []string
+		for _, c := range ts.columns {
+			if !cols[c.name] {
+				missing = append(missing, c.name)
+			}
+		}
+		if len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("table %s.%s lacks columns %s", k.db, k.table, strings.Join(missing, ", ")))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("check tables: %s (run `flamediff migrate`)", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// groupSet makes a bound "(a, b, c)" list for IN; callers ensure it is
+// not empty.
+func groupSet[T any](vals []T) clickhouse.GroupSet {
+	g := clickhouse.GroupSet{Value: make([]any, len(vals))}
+	for i, v := range vals {
+		g.Value[i] = v
+	}
+	return g
+}

@@ -1,0 +1,165 @@
+package tree
+
+import (
+	"hash/maphash"
+	"math"
+	"slices"
+	"unsafe"
+
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// Side says which build a value belongs to in a comparison.
+type Side uint8
+
+const (
+	// Base is the reference build (the left side of a diff).
+	Base Side = iota
+	// Head is the build under test; a plain flame graph uses Head only.
+	Head
+)
+
+// StackID identifies a distinct stack interned by Builder.Stack.
+type StackID uint32
+
+// notSeen marks a (side, stack) that never received an Add.
+const notSeen = math.MaxUint64
+
+// Builder collects the per-run values of distinct stacks for both sides and
+// builds trees from them. Stacks are interned once; Add is O(1), so feeding
+// one value per run and stack (tens of millions of calls) stays cheap. Build
+// and Functions do not modify the Builder: they can be called any number of
+// times, with different Options, and concurrently with each other (but not
+// with Stack, Add, SetRuns, AddProfile or Frames.Intern).
+type Builder struct {
+	frames *Frames
+
+	// Stack i is stackFrames[stackStart[i]:stackStart[i+1]], root first.
+	stackFrames []uint32
+	stackStart  []int
+	stackHash   []uint32
+	// table is an open-addressing hash set of StackID+1 (0 = empty slot).
+	table []uint32
+	seed  maphash.Seed
+
+	value [2][]int64
+	first [2][]uint64
+	runs  [2]int
+}
+
+// NewBuilder returns an empty Builder whose stacks refer to frames of f.
+func NewBuilder(f *Frames) *Builder {
+	return &Builder{
+		frames:     f,
+		stackStart: []int{0},
+		table:      make([]uint32, 1024),
+		seed:       maphash.MakeSeed(),
+	}
+}
+
+// Frames returns the interner the Builder's stacks refer to.
+func (b *Builder) Frames() *Frames { return b.frames }
+
+// Stack interns a stack of frame ids (root first, ids from the Builder's
+// Frames) and returns its id; the same sequence always gets the same id. The
+// slice is copied, so the caller may reuse it. An empty stack is allowed: its
+// value counts as the root's self.
+func (b *Builder) Stack(frames []uint32) StackID {
+	h := uint32(maphash.Bytes(b.seed, frameBytes(frames)))
+	mask := uint32(len(b.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		slot := b.table[i]
+		if slot == 0 {
+			return b.newStack(i, h, frames)
+		}
+		id := slot - 1
+		if b.stackHash[id] == h && slices.Equal(b.stack(id), frames) {
+			return StackID(id)
+		}
+	}
+}
+
+func (b *Builder) newStack(slot, h uint32, frames []uint32) StackID {
+	id := uint32(len(b.stackHash))
+	b.stackFrames = append(b.stackFrames, frames...)
+	b.stackStart = append(b.stackStart, len(b.stackFrames))
+	b.stackHash = append(b.stackHash, h)
+	for s := range b.value {
+		b.value[s] = append(b.value[s], 0)
+		b.first[s] = append(b.first[s], notSeen)
+	}
+	b.table[slot] = id + 1
+	if 2*len(b.stackHash) >= len(b.table) {
+		b.grow()
+	}
+	return StackID(id)
+}
+
+// grow doubles the hash table, keeping the load factor under one half so
+// that probe sequences stay short.
+func (b *Builder) grow() {
+	b.table = make([]uint32, 2*len(b.table))
+	mask := uint32(len(b.table) - 1)
+	for id, h := range b.stackHash {
+		i := h & mask
+		for b.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		b.table[i] = uint32(id) + 1
+	}
+}
+
+func (b *Builder) stack(id uint32) []uint32 {
+	return b.stackFrames[b.stackStart[id]:b.stackStart[id+1]]
+}
+
+func frameBytes(frames []uint32) []byte {
+	if len(frames) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&frames[0])), 4*len(frames))
+}
+
+// Stacks is the number of distinct stacks interned so far.
+func (b *Builder) Stacks() int { return len(b.stackHash) }
+
+// Add adds one run's value for stack s on a side. firstSeen orders siblings
+// in averaged trees: a node is ordered by the smallest firstSeen among the
+// stacks through it. s must come from b.Stack. Values should be
+// non-negative (pprof semantics); maxNodes pruning relies on it.
+func (b *Builder) Add(side Side, s StackID, value int64, firstSeen uint64) {
+	b.value[side][s] += value
+	if firstSeen < b.first[side][s] {
+		b.first[side][s] = firstSeen
+	}
+}
+
+// SetRuns sets the number of runs of a side, the divisor that turns sums into
+// per-run averages. A side with 0 runs takes no part in Build or Functions;
+// Build makes a diff exactly when Base has runs. Negative n counts as 0.
+func (b *Builder) SetRuns(side Side, n int) {
+	b.runs[side] = max(n, 0)
+}
+
+// AddProfile adds every sample of one run's profile to a side: it interns the
+// profile's frames and stacks and uses p.FirstSeen as the ordering key. It
+// does not change the side's run count (call SetRuns). A profile that fails
+// p.CheckValid is refused with that error and nothing is added.
+func (b *Builder) AddProfile(side Side, p *profile.Profile) error {
+	if err := p.CheckValid(); err != nil {
+		return err
+	}
+	ids := make([]uint32, len(p.Frames))
+	for i, f := range p.Frames {
+		ids[i] = b.frames.Intern(f.Name, f.Module)
+	}
+	var buf []uint32
+	for i, s := range p.Samples {
+		buf = buf[:0]
+		for _, f := range s.Stack {
+			buf = append(buf, ids[f])
+		}
+		b.Add(side, b.Stack(buf), s.Value, p.FirstSeen(i))
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+// Package tree is Flamediff's tree engine: it merges the distinct stacks of
+// many runs into averaged, differential, inverted and collapsed flame graph
+// trees, and into pprof-style function tables.
+//
+// The engine works on distinct stacks, not samples: storage has already
+// aggregated the values per (run, stack), so a Builder receives one Add per
+// run and stack and Build touches every distinct stack once. A Tree is a flat
+// pre-order array of fixed-size nodes whose labels are interned in Frames.
+package tree
+
+// Frames interns frame names and modules; a frame is identified by its
+// uint32 id everywhere in the engine. One Frames is shared by everything
+// built for a query. Frames is not safe for concurrent use while Intern is
+// being called; reading it concurrently is safe.
+type Frames struct {
+	names   []string
+	modules []string
+	index   map[frameKey]uint32
+}
+
+type frameKey struct{ name, module string }
+
+// NewFrames returns an empty interner.
+func NewFrames() *Frames {
+	return &Frames{index: make(map[frameKey]uint32)}
+}
+
+// Intern returns the id of the frame (name, module), adding it if it is new.
+// Ids are dense, starting at 0, in order of first Intern. Two frames with the
+// same name in different modules are different frames.
+func (f *Frames) Intern(name, module string) uint32 {
+	k := frameKey{name, module}
+	if id, ok := f.index[k]; ok {
+		return id
+	}
+	id := uint32(len(f.names))
+	f.names = append(f.names, name)
+	f.modules = append(f.modules, module)
+	f.index[k] = id
+	return id
+}
+
+// Name returns the name of frame id, or "" if id was never interned.
+func (f *Frames) Name(id uint32) string {
+	if int(id) >= len(f.names) {
+		return ""
+	}
+	return f.names[id]
+}
+
+// Module returns the module of frame id, or "" if it has none or id was never
+// interned.
+func (f *Frames) Module(id uint32) string {
+	if int(id) >= len(f.modules) {
+		return ""
+	}
+	return f.modules[id]
+}
+
+// Len is the number of interned frames; valid ids are 0 to Len()-1.
+func (f *Frames) Len() int { return len(f.names) }

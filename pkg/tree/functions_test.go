@@ -1,0 +1,57 @@
+package tree
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func TestFunctions(t *testing.T) {
+	tests := []struct {
+		name               string
+		samples            []sample
+		baseRuns, headRuns int
+		opts               Options
+		want               []string // "name self/total", diff: "name hs/ht bs/bt delta"
+	}{{
+		name:     "recursion counts once in total",
+		samples:  []sample{h("A;B;A", 1, 0), h("A;B", 2, 1), h("A;A;A", 4, 2)},
+		headRuns: 1,
+		want:     []string{"A 5/7", "B 2/3"},
+	}, {
+		name:     "averaged over runs",
+		samples:  []sample{h("main;f", 3, 0), h("main;f", 1, 0), h("main", 2, 0)},
+		headRuns: 2,
+		want:     []string{"f 2/2", "main 1/3"},
+	}, {
+		name:     "collapsed system frames disappear",
+		samples:  []sample{h("main;sysA;sysB", 2, 0), h("main;sysC;cb", 1, 0)},
+		headRuns: 1,
+		opts:     Options{CollapseSystem: true},
+		want:     []string{"sysA 2/2", "cb 1/1", "main 0/3", "sysC 0/1"},
+	}, {
+		name:     "diff sorted by change of self",
+		samples:  []sample{bs("main;a", 4, 0), bs("main;b", 4, 0), h("main;a", 4, 0), h("main;b", 8, 0), h("main;c", 2, 0)},
+		baseRuns: 1, headRuns: 1,
+		want: []string{"b 8/8 4/4 0.5", "c 2/2 0/0 0.25", "main 0/14 0/8 0.75", "a 4/4 4/4 0"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestBuilder(tt.samples, tt.baseRuns, tt.headRuns)
+			if tt.opts.CollapseSystem {
+				tt.opts.IsSystem = sys(b.frames)
+			}
+			var got []string
+			for _, f := range b.Functions(tt.opts) {
+				row := fmt.Sprintf("%s %g/%g", f.Name, f.HeadSelf, f.HeadTotal)
+				if tt.baseRuns > 0 {
+					row += fmt.Sprintf(" %g/%g %g", f.BaseSelf, f.BaseTotal, f.Delta)
+				}
+				got = append(got, row)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

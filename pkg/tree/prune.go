@@ -1,0 +1,115 @@
+package tree
+
+import (
+	"cmp"
+	"slices"
+)
+
+// prune keeps at most limit (>= 2) nodes: the most important nodes, where a
+// node's importance is its largest share of its side's root total, plus one
+// "other" child per kept node whose dropped children it sums. Importance
+// never grows from parent to child (values are non-negative), so taking
+// nodes in decreasing importance (ties in pre-order) always keeps a parent
+// before its children and the kept nodes form a tree. Totals stay exact.
+func (t *Tree) prune(limit int) {
+	nodes := t.Nodes
+	n := len(nodes)
+	parent := make([]uint32, n)
+	dropped := make([]uint32, n) // children not kept (yet)
+	var path []uint32
+	for i, nd := range nodes {
+		path = append(path[:nd.Depth], uint32(i))
+		if i > 0 {
+			parent[i] = path[nd.Depth-1]
+			dropped[parent[i]]++
+		}
+	}
+
+	headRoot, baseRoot := nodes[0].HeadTotal, nodes[0].BaseTotal
+	share := func(v, root float64) float64 {
+		if root == 0 {
+			return 0
+		}
+		return v / root
+	}
+	importance := make([]float64, n)
+	for i, nd := range nodes {
+		importance[i] = max(share(nd.HeadTotal, headRoot), share(nd.BaseTotal, baseRoot))
+	}
+	order := make([]uint32, n)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int {
+		return cmp.Or(cmp.Compare(importance[y], importance[x]), cmp.Compare(x, y))
+	})
+
+	// Greedily keep nodes while the count of kept and "other" nodes fits.
+	kept := make([]bool, n)
+	count := 0
+	for _, i := range order {
+		add := 1
+		if dropped[i] > 0 {
+			add++ // its "other" child, until its children are kept
+		}
+		if i > 0 && dropped[parent[i]] == 1 {
+			add-- // the parent's "other" child goes away
+		}
+		if count+add > limit {
+			break
+		}
+		count += add
+		kept[i] = true
+		if i > 0 {
+			dropped[parent[i]]--
+		}
+	}
+	t.Nodes = emitKept(nodes, kept, count)
+}
+
+// emitKept copies the kept nodes in pre-order, appending after the kept
+// children of a node an "other" child that sums its dropped children.
+func emitKept(nodes []Node, kept []bool, count int) []Node {
+	out := make([]Node, 0, count)
+	type open struct {
+		at    int  // index in out
+		other Node // sum of the dropped children
+	}
+	var stack []open
+	closeTop := func() {
+		o := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if o.other.Size > 0 {
+			o.other.Size = 1
+			o.other.Depth = out[o.at].Depth + 1
+			out = append(out, o.other)
+		}
+		out[o.at].Size = uint32(len(out) - o.at)
+	}
+	for i := 0; i < len(nodes); {
+		nd := nodes[i]
+		for len(stack) > 0 && out[stack[len(stack)-1].at].Depth >= nd.Depth {
+			closeTop()
+		}
+		if !kept[i] {
+			o := &stack[len(stack)-1].other
+			if o.Size == 0 {
+				*o = Node{Frame: OtherFrame, Size: 1, FirstSeen: notSeen}
+			}
+			o.HeadTotal += nd.HeadTotal
+			o.HeadSelf += nd.HeadTotal
+			o.BaseTotal += nd.BaseTotal
+			o.BaseSelf += nd.BaseTotal
+			o.FirstSeen = min(o.FirstSeen, nd.FirstSeen)
+			i += int(nd.Size)
+			continue
+		}
+		stack = append(stack, open{at: len(out)})
+		out = append(out, nd)
+		i++
+	}
+	for len(stack) > 0 {
+		closeTop()
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs every test of Flamediff on a fresh Debian machine: installs what is
+# missing (ClickHouse, Chromium, Go modules, npm packages), starts a private
+# ClickHouse on free loopback ports, runs the Go unit and integration tests
+# and the frontend unit and browser tests, and stops the server again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n=== %s\n' "$*"; }
+
+need_apt=()
+command -v clickhouse-server >/dev/null 2>&1 || need_apt+=(clickhouse-server)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "installing ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+log "Go modules and npm packages"
+go mod download
+npm ci --no-audit --no-fund --loglevel=error
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+log "starting a private ClickHouse"
+go build -o "$work/chserver" ./pkg/chtest/cmd/chserver
+"$work/chserver" >"$work/chserver.out" 2>"$work/chserver.err" &
+server_pid=$!
+for _ in $(seq 1 120); do
+  [ -s "$work/chserver.out" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/chserver.err" >&2; exit 1; }
+  sleep 0.5
+done
+FLAMEDIFF_CLICKHOUSE_ADDR=$(head -n1 "$work/chserver.out")
+export FLAMEDIFF_CLICKHOUSE_ADDR
+echo "ClickHouse at $FLAMEDIFF_CLICKHOUSE_ADDR"
+
+log "go vet"
+go vet ./...
+
+log "Go tests (unit and integration)"
+go test -count=1 -timeout 30m ./...
+
+log "Go race tests of the data source (load test over go-plugin)"
+go test -count=1 -race -timeout 20m -run 'Load' ./pkg/plugin/...
+
+log "frontend: typecheck, lint, unit tests, build"
+npm run typecheck
+npm run lint
+npm run test:ci
+npm run build
+
+log "browser tests"
+npm run e2e
+
+log "all tests passed"

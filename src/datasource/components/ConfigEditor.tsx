@@ -1,0 +1,171 @@
+import React, { ChangeEvent } from 'react';
+
+import {
+  DataSourcePluginOptionsEditorProps,
+  onUpdateDatasourceJsonDataOption,
+  onUpdateDatasourceResetOption,
+  onUpdateDatasourceSecureJsonDataOption,
+  updateDatasourcePluginJsonDataOption,
+} from '@grafana/data';
+import { Field, FieldSet, Input, RadioButtonGroup, SecretInput, SecretTextArea, Switch, TextArea } from '@grafana/ui';
+
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
+import { FlamediffOptions, FlamediffSecureOptions, Tables } from '../types';
+
+type Props = DataSourcePluginOptionsEditorProps<FlamediffOptions, FlamediffSecureOptions>;
+
+const s = strings.config;
+const WIDTH = 40;
+const tableNames: Array<keyof Tables> = ['runs', 'stacks', 'frames', 'samples', 'changes'];
+const certs: Array<[keyof FlamediffSecureOptions, string]> = [
+  ['tlsCACert', s.tlsCACert],
+  ['tlsClientCert', s.tlsClientCert],
+  ['tlsClientKey', s.tlsClientKey],
+];
+
+/**
+ * ConfigEditor edits the connection (SPEC §5): server, TLS, credentials,
+ * timeouts, table names and system-frame rules. Secrets go to secureJsonData.
+ */
+export function ConfigEditor(props: Props) {
+  const { options } = props;
+  const json = options.jsonData;
+  const secure = options.secureJsonFields ?? {};
+  const set = <K extends keyof FlamediffOptions>(key: K, value: FlamediffOptions[K]) =>
+    updateDatasourcePluginJsonDataOption(props, key, value);
+
+  return (
+    <div data-testid={selectors.config.root}>
+      <FieldSet label={s.server}>
+        <Field label={s.host}>
+          <Input
+            data-testid={selectors.config.host}
+            width={WIDTH}
+            value={json.host ?? ''}
+            placeholder="localhost"
+            onChange={onUpdateDatasourceJsonDataOption(props, 'host')}
+          />
+        </Field>
+        <Field label={s.port}>
+          <Input
+            data-testid={selectors.config.port}
+            width={WIDTH}
+            type="number"
+            value={json.port ?? ''}
+            placeholder={json.protocol === 'http' ? '8123' : '9000'}
+            onChange={(e: ChangeEvent<HTMLInputElement>) =>
+              set('port', e.currentTarget.value === '' ? undefined : Number(e.currentTarget.value))
+            }
+          />
+        </Field>
+        <Field label={s.protocol} data-testid={selectors.config.protocol}>
+          <RadioButtonGroup<'native' | 'http'>
+            options={[
+              { value: 'native', label: 'Native' },
+              { value: 'http', label: 'HTTP' },
+            ]}
+            value={json.protocol ?? 'native'}
+            onChange={(v) => set('protocol', v)}
+          />
+        </Field>
+        <Field label={s.secure}>
+          <Switch
+            data-testid={selectors.config.secure}
+            value={json.secure ?? false}
+            onChange={(e) => set('secure', e.currentTarget.checked)}
+          />
+        </Field>
+        {json.secure && (
+          <>
+            <Field label={s.tlsSkipVerify}>
+              <Switch value={json.tlsSkipVerify ?? false} onChange={(e) => set('tlsSkipVerify', e.currentTarget.checked)} />
+            </Field>
+            {certs.map(([key, label]) => (
+              <Field label={label} key={key}>
+                <SecretTextArea
+                  cols={WIDTH}
+                  rows={4}
+                  isConfigured={Boolean(secure[key])}
+                  onReset={() => onUpdateDatasourceResetOption(props, key)}
+                  onChange={onUpdateDatasourceSecureJsonDataOption(props, key)}
+                />
+              </Field>
+            ))}
+          </>
+        )}
+      </FieldSet>
+      <FieldSet label={s.credentials}>
+        <Field label={s.username}>
+          <Input
+            data-testid={selectors.config.username}
+            width={WIDTH}
+            value={json.username ?? ''}
+            onChange={onUpdateDatasourceJsonDataOption(props, 'username')}
+          />
+        </Field>
+        <Field label={s.password}>
+          <SecretInput
+            data-testid={selectors.config.password}
+            width={WIDTH}
+            isConfigured={Boolean(secure.password)}
+            value={options.secureJsonData?.password ?? ''}
+            onReset={() => onUpdateDatasourceResetOption(props, 'password')}
+            onChange={onUpdateDatasourceSecureJsonDataOption(props, 'password')}
+          />
+        </Field>
+        <Field label={s.defaultDatabase}>
+          <Input
+            data-testid={selectors.config.database}
+            width={WIDTH}
+            value={json.defaultDatabase ?? ''}
+            placeholder="flamediff"
+            onChange={onUpdateDatasourceJsonDataOption(props, 'defaultDatabase')}
+          />
+        </Field>
+      </FieldSet>
+      <FieldSet label={s.timeouts}>
+        <Field label={s.dialTimeout}>
+          <Input width={WIDTH} value={json.dialTimeout ?? ''} placeholder="10" onChange={onUpdateDatasourceJsonDataOption(props, 'dialTimeout')} />
+        </Field>
+        <Field label={s.queryTimeout}>
+          <Input width={WIDTH} value={json.queryTimeout ?? ''} placeholder="60" onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')} />
+        </Field>
+      </FieldSet>
+      <FieldSet label={s.tables}>
+        <Field label={s.distributed} description={s.tablesHelp}>
+          <Switch value={json.distributed ?? false} onChange={(e) => set('distributed', e.currentTarget.checked)} />
+        </Field>
+        {tableNames.map((t) => (
+          <Field label={t} key={t}>
+            <Input
+              width={WIDTH}
+              value={json.tables?.[t] ?? ''}
+              placeholder={t}
+              onChange={(e: ChangeEvent<HTMLInputElement>) => set('tables', { ...json.tables, [t]: e.currentTarget.value })}
+            />
+          </Field>
+        ))}
+      </FieldSet>
+      <FieldSet label={s.systemFrames}>
+        <Field description={s.systemFramesHelp}>
+          <TextArea
+            data-testid={selectors.config.systemFrames}
+            cols={WIDTH}
+            rows={4}
+            defaultValue={(json.systemFrames ?? []).join('\n')}
+            onBlur={(e) => set('systemFrames', splitRules(e.currentTarget.value))}
+          />
+        </Field>
+      </FieldSet>
+    </div>
+  );
+}
+
+/** splitRules keeps one rule per non-blank line. */
+export function splitRules(text: string): string[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+}

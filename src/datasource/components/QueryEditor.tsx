@@ -1,0 +1,160 @@
+import React from 'react';
+
+import { QueryEditorProps, SelectableValue } from '@grafana/data';
+import { AsyncSelect, InlineField, InlineFieldRow, InlineSwitch, Input, MultiSelect, RadioButtonGroup, Select } from '@grafana/ui';
+
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
+import { FlamediffDataSource } from '../datasource';
+import { FlamediffOptions, FlamediffQuery, QueryType, Selection, defaultQuery } from '../types';
+import { SelectionEditor } from './SelectionEditor';
+import { useNames, withSelected } from './useNames';
+
+type Props = QueryEditorProps<FlamediffDataSource, FlamediffQuery, FlamediffOptions>;
+
+const s = strings.query;
+const LABEL_WIDTH = 16;
+const queryTypes: Array<SelectableValue<QueryType>> = (
+  ['flamegraph', 'diff', 'functions', 'runs', 'evolution', 'timeseries'] as QueryType[]
+).map((v) => ({ value: v, label: v }));
+
+/** Which parts of the editor a query type uses. */
+const uses = (t: QueryType) => ({
+  head: t !== 'evolution' && t !== 'timeseries',
+  base: t === 'diff' || t === 'functions' || t === 'runs',
+  builds: t === 'evolution' || t === 'timeseries',
+  tree: t === 'flamegraph' || t === 'diff' || t === 'functions',
+  variants: t === 'flamegraph' || t === 'diff',
+  fn: t === 'timeseries',
+});
+
+/**
+ * QueryEditor edits the query model of SPEC §4: type, app, head/base builds
+ * and runs (pickers fed by the data source resources), builds, function and
+ * tree options. Every change is emitted at once and runs the query.
+ */
+export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Props) {
+  const query: FlamediffQuery = { ...defaultQuery, ...raw } as FlamediffQuery;
+  const use = uses(query.queryType);
+  const apps = useNames('apps', () => datasource.apps());
+  const builds = useNames(use.builds ? query.app : '', () => datasource.builds(query.app));
+
+  const update = (patch: Partial<FlamediffQuery>) => {
+    onChange({ ...query, ...patch });
+    onRunQuery();
+  };
+  const selection = (side: 'head' | 'base', label: { builds: string; runs: string }, ids: { builds: string; runs: string }) => (
+    <SelectionEditor
+      datasource={datasource}
+      app={query.app}
+      value={query[side]}
+      onChange={(v: Selection) => update({ [side]: v })}
+      labels={label}
+      testIds={ids}
+    />
+  );
+
+  return (
+    <div data-testid={selectors.query.root}>
+      <InlineFieldRow>
+        <InlineField label={s.queryType} labelWidth={LABEL_WIDTH}>
+          <div data-testid={selectors.query.queryType}>
+            <RadioButtonGroup options={queryTypes} value={query.queryType} onChange={(v) => update({ queryType: v })} />
+          </div>
+        </InlineField>
+      </InlineFieldRow>
+      <InlineFieldRow>
+        <InlineField label={s.app} labelWidth={LABEL_WIDTH} error={apps.error} invalid={Boolean(apps.error)}>
+          <div data-testid={selectors.query.app}>
+            <Select
+              aria-label={s.app}
+              width={40}
+              isLoading={apps.loading}
+              allowCustomValue
+              options={withSelected(apps.options, query.app ? [query.app] : [])}
+              value={query.app || null}
+              onChange={(v) => update({ app: v.value ?? '', head: { builds: [], runs: [] }, base: { builds: [], runs: [] }, builds: [] })}
+            />
+          </div>
+        </InlineField>
+      </InlineFieldRow>
+      {use.head &&
+        selection('head', { builds: s.headBuilds, runs: s.headRuns }, { builds: selectors.query.headBuilds, runs: selectors.query.headRuns })}
+      {use.base &&
+        selection('base', { builds: s.baseBuilds, runs: s.baseRuns }, { builds: selectors.query.baseBuilds, runs: selectors.query.baseRuns })}
+      {use.builds && (
+        <InlineFieldRow>
+          <InlineField label={s.builds} labelWidth={LABEL_WIDTH} error={builds.error} invalid={Boolean(builds.error)}>
+            <div data-testid={selectors.query.builds}>
+              <MultiSelect
+                aria-label={s.builds}
+                width={60}
+                allowCustomValue
+                isLoading={builds.loading}
+                options={withSelected(builds.options, query.builds)}
+                value={query.builds}
+                onChange={(v) => update({ builds: v.map((o) => o.value!) })}
+              />
+            </div>
+          </InlineField>
+        </InlineFieldRow>
+      )}
+      {use.fn && (
+        <InlineFieldRow>
+          <InlineField label={s.function} labelWidth={LABEL_WIDTH}>
+            <div data-testid={selectors.query.fn}>
+              <AsyncSelect
+                aria-label={s.function}
+                width={60}
+                isClearable
+                allowCustomValue
+                defaultOptions
+                key={query.app}
+                loadOptions={async (q: string) =>
+                  query.app ? (await datasource.functions(query.app, q)).map((v) => ({ value: v, label: v })) : []
+                }
+                value={query.function ? { value: query.function, label: query.function } : null}
+                onChange={(v: SelectableValue<string> | null) => update({ function: v?.value })}
+              />
+            </div>
+          </InlineField>
+        </InlineFieldRow>
+      )}
+      {use.tree && (
+        <InlineFieldRow>
+          <span data-testid={selectors.query.inverted}>
+            <InlineSwitch label={s.inverted} showLabel value={query.inverted} onChange={(e) => update({ inverted: e.currentTarget.checked })} />
+          </span>
+          <span data-testid={selectors.query.collapse}>
+            <InlineSwitch
+              label={s.collapseSystem}
+              showLabel
+              value={query.collapseSystem}
+              onChange={(e) => update({ collapseSystem: e.currentTarget.checked })}
+            />
+          </span>
+          <InlineField label={s.maxNodes} labelWidth={LABEL_WIDTH}>
+            <Input
+              data-testid={selectors.query.maxNodes}
+              type="number"
+              width={12}
+              min={1}
+              defaultValue={query.maxNodes}
+              onBlur={(e) => {
+                const n = Number(e.currentTarget.value);
+                if (Number.isInteger(n) && n > 0 && n !== query.maxNodes) {
+                  update({ maxNodes: n });
+                }
+              }}
+            />
+          </InlineField>
+          {use.variants && (
+            <span data-testid={selectors.query.variants} title={s.variantsHelp}>
+              <InlineSwitch label={s.variants} showLabel value={query.variants} onChange={(e) => update({ variants: e.currentTarget.checked })} />
+            </span>
+          )}
+        </InlineFieldRow>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,42 @@
+import { useEffect, useState } from 'react';
+
+import { SelectableValue } from '@grafana/data';
+
+/** Loaded picker options, or the error that prevented loading them. */
+export interface Names {
+  options: Array<SelectableValue<string>>;
+  loading: boolean;
+  error?: string;
+}
+
+/**
+ * useNames loads a resource list whenever key changes (skipped when key is
+ * empty) and turns it into Select options; a stale answer is dropped.
+ */
+export function useNames(key: string, load: () => Promise<string[]>): Names {
+  const [state, setState] = useState<Names>({ options: [], loading: false });
+  useEffect(() => {
+    if (key === '') {
+      setState({ options: [], loading: false });
+      return;
+    }
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (list) => live && setState({ options: list.map((v) => ({ value: v, label: v })), loading: false }),
+      (e) => live && setState({ options: [], loading: false, error: e?.data?.message ?? e?.message ?? String(e) })
+    );
+    return () => {
+      live = false;
+    };
+    // load changes identity every render; key says when to reload.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key]);
+  return state;
+}
+
+/** withSelected keeps chosen values (e.g. template variables) among the options. */
+export function withSelected(options: Array<SelectableValue<string>>, values: string[]): Array<SelectableValue<string>> {
+  const known = new Set(options.map((o) => o.value));
+  return [...options, ...values.filter((v) => !known.has(v)).map((v) => ({ value: v, label: v }))];
+}

@@ -1,0 +1,77 @@
+import { DataSourceJsonData } from '@grafana/data';
+import { DataQuery } from '@grafana/schema';
+
+/** Query types of SPEC §4. */
+export type QueryType = 'flamegraph' | 'diff' | 'functions' | 'runs' | 'evolution' | 'timeseries';
+
+/** Selection picks runs: every run of builds, or only the named runs. */
+export interface Selection {
+  builds: string[];
+  runs: string[];
+}
+
+/** The query model sent to the backend (pkg/query.Model). */
+export interface FlamediffQuery extends DataQuery {
+  queryType: QueryType;
+  app: string;
+  profileType?: string;
+  head: Selection;
+  base: Selection;
+  /** Builds of an evolution or timeseries query; empty = all. */
+  builds: string[];
+  inverted: boolean;
+  collapseSystem: boolean;
+  maxNodes: number;
+  /** Ask flamegraph/diff queries for all four trees (see docs/PANEL.md). */
+  variants: boolean;
+  /** Narrows a timeseries to one function's total. */
+  function?: string;
+}
+
+/** Defaults of a new query. */
+export const defaultQuery: Partial<FlamediffQuery> = {
+  queryType: 'diff',
+  app: '',
+  head: { builds: [], runs: [] },
+  base: { builds: [], runs: [] },
+  builds: [],
+  inverted: false,
+  collapseSystem: false,
+  maxNodes: 20000,
+  variants: true,
+};
+
+/** Table names; empty means the default name. */
+export interface Tables {
+  runs?: string;
+  stacks?: string;
+  frames?: string;
+  samples?: string;
+  changes?: string;
+}
+
+/** jsonData of the data source (pkg/plugin.Settings). */
+export interface FlamediffOptions extends DataSourceJsonData {
+  host?: string;
+  port?: number;
+  protocol?: 'native' | 'http';
+  secure?: boolean;
+  tlsSkipVerify?: boolean;
+  username?: string;
+  defaultDatabase?: string;
+  /** Seconds, as a string like Grafana's ClickHouse data source. */
+  dialTimeout?: string;
+  queryTimeout?: string;
+  tables?: Tables;
+  distributed?: boolean;
+  /** Regular expressions marking frames as system code. */
+  systemFrames?: string[];
+}
+
+/** secureJsonData of the data source. */
+export interface FlamediffSecureOptions {
+  password?: string;
+  tlsCACert?: string;
+  tlsClientCert?: string;
+  tlsClientKey?: string;
+}

@@ -1,0 +1,173 @@
+import React, { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+
+import { selectors } from '../../selectors';
+import { FlameData, Side } from '../model/flameData';
+import { DrawStyle, Scratch, draw, newScratch } from '../render/draw';
+import { Geometry, Viewport, contentHeight, fullView, hitTest, pan, zoomAt, zoomTo } from '../render/layout';
+
+/** A request to zoom onto a node; seq makes repeated requests distinct. */
+export interface Focus {
+  node: number;
+  seq: number;
+}
+
+interface Props {
+  data: FlameData;
+  side: Side;
+  colorIndex: Uint8Array;
+  match?: Uint8Array;
+  style: DrawStyle;
+  width: number;
+  height: number;
+  rowHeight: number;
+  focus?: Focus;
+  /** resetSeq changes to reset the view. */
+  resetSeq: number;
+  onHover: (node: number, x: number, y: number) => void;
+}
+
+/** Drags shorter than this many pixels are clicks (zoom), longer ones pan. */
+const CLICK_SLOP = 4;
+const WHEEL_ZOOM = 0.0015;
+
+/**
+ * FlameCanvas draws a side of a flame graph and handles click-to-zoom, drag to
+ * pan and ctrl/cmd+wheel to zoom. The view lives in a ref and redraws go
+ * through requestAnimationFrame, so interaction never re-renders React.
+ */
+export function FlameCanvas(props: Props) {
+  const { data, side, width, height, rowHeight, onHover } = props;
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const view = useRef<Viewport>(fullView(side));
+  const latest = useRef(props);
+  latest.current = props;
+  const scratch = useRef<Scratch>(newScratch(data.n));
+  const frameReq = useRef(0);
+  const drag = useRef<{ x: number; y: number; moved: boolean } | null>(null);
+  const [cursor, setCursor] = useState('pointer');
+
+  const geo = useCallback((): Geometry => ({ width, height, rowHeight }), [width, height, rowHeight]);
+
+  const redraw = useCallback(() => {
+    if (frameReq.current) {
+      return;
+    }
+    frameReq.current = requestAnimationFrame(() => {
+      frameReq.current = 0;
+      const canvas = canvasRef.current;
+      const ctx = canvas?.getContext('2d');
+      if (!canvas || !ctx) {
+        return;
+      }
+      const p = latest.current;
+      const dpr = window.devicePixelRatio || 1;
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const drawn = draw(
+        ctx,
+        { data: p.data, side: p.side, view: view.current, geo: geo(), colorIndex: p.colorIndex, match: p.match },
+        p.style,
+        scratch.current
+      );
+      canvas.dataset.drawn = String(drawn);
+    });
+  }, [geo]);
+
+  useEffect(() => () => cancelAnimationFrame(frameReq.current), []);
+
+  // New data (another variant or side) starts from the full view.
+  useLayoutEffect(() => {
+    if (scratch.current.visible.length < data.n) {
+      scratch.current = newScratch(data.n);
+    }
+    view.current = fullView(side);
+    redraw();
+  }, [data, side, props.resetSeq, redraw]);
+
+  useLayoutEffect(() => {
+    if (props.focus) {
+      view.current = zoomTo(side, props.focus.node);
+      redraw();
+    }
+  }, [props.focus, side, redraw]);
+
+  useLayoutEffect(redraw, [props.colorIndex, props.match, props.style, width, height, redraw]);
+
+  const maxScroll = Math.max(0, contentHeight(data, geo()) - height);
+  const local = (e: { clientX: number; clientY: number }) => {
+    const r = canvasRef.current!.getBoundingClientRect();
+    return [e.clientX - r.left, e.clientY - r.top];
+  };
+
+  const onMouseDown = (e: React.MouseEvent) => {
+    const [x, y] = local(e);
+    drag.current = { x, y, moved: false };
+  };
+  const onMouseMove = (e: React.MouseEvent) => {
+    const [x, y] = local(e);
+    const d = drag.current;
+    if (d && (d.moved || Math.abs(x - d.x) + Math.abs(y - d.y) > CLICK_SLOP)) {
+      const v = pan(view.current, geo(), x - d.x, y - d.y, side.rootTotal);
+      view.current = { ...v, scrollY: Math.min(v.scrollY, maxScroll) };
+      drag.current = { x, y, moved: true };
+      setCursor('grabbing');
+      redraw();
+      return;
+    }
+    onHover(hitTest(data, side, view.current, geo(), x, y), x, y);
+  };
+  const onMouseUp = (e: React.MouseEvent) => {
+    const d = drag.current;
+    drag.current = null;
+    setCursor('pointer');
+    if (!d || d.moved) {
+      return;
+    }
+    const [x, y] = local(e);
+    const node = hitTest(data, side, view.current, geo(), x, y);
+    if (node >= 0) {
+      view.current = zoomTo(side, node, view.current.scrollY);
+      redraw();
+    }
+  };
+  const onWheel = (e: WheelEvent) => {
+    const [x] = local(e);
+    if (e.ctrlKey || e.metaKey) {
+      // Only a non-passive native listener may stop the browser's page zoom.
+      e.preventDefault();
+      view.current = zoomAt(view.current, geo(), Math.exp(e.deltaY * WHEEL_ZOOM), x, side.rootTotal);
+    } else if (maxScroll > 0) {
+      view.current = { ...view.current, scrollY: Math.min(maxScroll, Math.max(0, view.current.scrollY + e.deltaY)) };
+    } else {
+      return;
+    }
+    redraw();
+  };
+  const wheel = useRef(onWheel);
+  wheel.current = onWheel;
+  useEffect(() => {
+    const canvas = canvasRef.current!;
+    const listener = (e: WheelEvent) => wheel.current(e);
+    canvas.addEventListener('wheel', listener, { passive: false });
+    return () => canvas.removeEventListener('wheel', listener);
+  }, []);
+
+  const onLeave = () => {
+    drag.current = null;
+    onHover(-1, 0, 0);
+  };
+
+  const dpr = typeof window !== 'undefined' ? window.devicePixelRatio || 1 : 1;
+  return (
+    <canvas
+      ref={canvasRef}
+      data-testid={selectors.panel.canvas}
+      width={Math.round(width * dpr)}
+      height={Math.round(height * dpr)}
+      style={{ width, height, cursor, display: 'block' }}
+      onMouseDown={onMouseDown}
+      onMouseMove={onMouseMove}
+      onMouseUp={onMouseUp}
+      onMouseLeave={onLeave}
+    />
+  );
+}

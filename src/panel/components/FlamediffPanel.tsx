@@ -1,0 +1,70 @@
+import React, { useMemo, useState } from 'react';
+
+import { PanelProps, SelectableValue } from '@grafana/data';
+import { Alert, RadioButtonGroup } from '@grafana/ui';
+
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
+import { isRunsFrame, isSummaryFrame, parseRuns, parseSummary } from '../model/runs';
+import { flameFramesByVariant } from '../model/variants';
+import { PanelOptions } from '../types';
+import { FlameView } from './FlameView';
+import { RunDetails } from './RunDetails';
+
+type Mode = 'flame' | 'runs';
+const MODE_HEIGHT = 36;
+
+/**
+ * FlamediffPanel draws whatever its query returned: flame graph frames (all
+ * variants), runs frames, or both with a switch between them.
+ */
+export function FlamediffPanel({ data, options, width, height }: PanelProps<PanelOptions>) {
+  const frames = useMemo(() => flameFramesByVariant(data.series), [data.series]);
+  const runs = useMemo(() => {
+    const runsFrame = data.series.find(isRunsFrame);
+    const summaryFrame = data.series.find(isSummaryFrame);
+    try {
+      return runsFrame
+        ? {
+            runs: parseRuns(runsFrame),
+            unit: runsFrame.fields.find((f) => f.name === 'duration')?.config.unit,
+            summary: summaryFrame ? parseSummary(summaryFrame) : undefined,
+          }
+        : undefined;
+    } catch (e) {
+      return { error: e instanceof Error ? e.message : String(e) };
+    }
+  }, [data.series]);
+  const [mode, setMode] = useState<Mode>('flame');
+
+  const hasFlame = frames.size > 0;
+  if (!hasFlame && !runs) {
+    return <Alert title={strings.panel.noData} severity="info" />;
+  }
+  const both = hasFlame && runs !== undefined;
+  const shown: Mode = !hasFlame ? 'runs' : !runs ? 'flame' : mode;
+  const innerHeight = both ? height - MODE_HEIGHT : height;
+  const modes: Array<SelectableValue<Mode>> = [
+    { value: 'flame', label: strings.panel.flameGraph },
+    { value: 'runs', label: strings.panel.runs },
+  ];
+
+  return (
+    <div style={{ width, height, overflow: 'hidden' }}>
+      {both && (
+        <div data-testid={selectors.panel.mode} style={{ height: MODE_HEIGHT }}>
+          <RadioButtonGroup size="sm" options={modes} value={shown} onChange={setMode} />
+        </div>
+      )}
+      {shown === 'flame' && <FlameView frames={frames} options={options} width={width} height={innerHeight} />}
+      {shown === 'runs' && runs && 'error' in runs && (
+        <Alert title={strings.panel.badFrame} severity="error" data-testid={selectors.panel.error}>
+          {runs.error}
+        </Alert>
+      )}
+      {shown === 'runs' && runs && 'runs' in runs && runs.runs && (
+        <RunDetails runs={runs.runs} summary={runs.summary} unit={runs.unit} width={width} />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,54 @@
+import { css } from '@emotion/css';
+import React from 'react';
+
+import { GrafanaTheme2 } from '@grafana/data';
+import { useStyles2 } from '@grafana/ui';
+
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
+import { formatShare } from '../format';
+import { DIFF_STEPS, diffPaletteCSS, Palette } from '../render/colors';
+
+interface Props {
+  palette: Palette;
+  scale: number;
+}
+
+const s = strings.panel;
+
+/** Legend explains the diff colours: the linear scale and the one-side colours. */
+export function Legend({ palette, scale }: Props) {
+  const styles = useStyles2(getStyles);
+  const colors = diffPaletteCSS(palette);
+  const fast = colors[0];
+  const slow = colors[2 * DIFF_STEPS];
+  return (
+    <div className={styles.legend} data-testid={selectors.panel.legend}>
+      <span className={styles.swatch} style={{ background: fast }} />
+      <span>{s.legendOnlyBase}</span>
+      <span className={styles.end}>
+        {formatShare(-scale, true)} {s.legendFaster}
+      </span>
+      <span className={styles.bar} style={{ background: `linear-gradient(90deg, ${fast}, ${colors[DIFF_STEPS]}, ${slow})` }} />
+      <span className={styles.end}>
+        {formatShare(scale, true)} {s.legendSlower}
+      </span>
+      <span className={styles.swatch} style={{ background: slow }} />
+      <span>{s.legendOnlyHead}</span>
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  legend: css({
+    display: 'flex',
+    alignItems: 'center',
+    gap: theme.spacing(0.75),
+    fontSize: theme.typography.bodySmall.fontSize,
+    color: theme.colors.text.secondary,
+    padding: theme.spacing(0.5, 0),
+  }),
+  bar: css({ width: 120, height: 10, borderRadius: 2 }),
+  swatch: css({ width: 10, height: 10, borderRadius: 2 }),
+  end: css({ whiteSpace: 'nowrap' }),
+});

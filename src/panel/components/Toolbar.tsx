@@ -1,0 +1,93 @@
+import { css } from '@emotion/css';
+import React from 'react';
+
+import { GrafanaTheme2, SelectableValue } from '@grafana/data';
+import { Button, InlineSwitch, Input, Select, useStyles2 } from '@grafana/ui';
+
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
+import { SideName } from '../model/flameData';
+
+interface Props {
+  isDiff: boolean;
+  side: SideName;
+  onSide: (s: SideName) => void;
+  inverted: boolean;
+  canInvert: boolean;
+  onInverted: (v: boolean) => void;
+  collapsed: boolean;
+  canCollapse: boolean;
+  onCollapsed: (v: boolean) => void;
+  search: string;
+  onSearch: (text: string) => void;
+  matches?: number;
+  onReset: () => void;
+}
+
+const s = strings.panel;
+const sideOptions: Array<SelectableValue<SideName>> = [
+  { value: 'head', label: s.head },
+  { value: 'base', label: s.base },
+];
+
+/** Toolbar holds the head/base drop-down, the variant toggles, search and reset. */
+export function Toolbar(p: Props) {
+  const styles = useStyles2(getStyles);
+  return (
+    <div className={styles.bar}>
+      {p.isDiff && (
+        <div className={styles.side} data-testid={selectors.panel.side}>
+          <Select
+            aria-label={s.side}
+            options={sideOptions}
+            value={p.side}
+            onChange={(v) => v.value && p.onSide(v.value)}
+            width={12}
+          />
+        </div>
+      )}
+      <span data-testid={selectors.panel.inverted} title={p.canInvert ? undefined : s.variantMissing}>
+        <InlineSwitch
+          label={s.inverted}
+          showLabel
+          value={p.inverted}
+          disabled={!p.canInvert}
+          onChange={(e) => p.onInverted(e.currentTarget.checked)}
+        />
+      </span>
+      <span data-testid={selectors.panel.collapse} title={p.canCollapse ? undefined : s.variantMissing}>
+        <InlineSwitch
+          label={s.collapseSystem}
+          showLabel
+          value={p.collapsed}
+          disabled={!p.canCollapse}
+          onChange={(e) => p.onCollapsed(e.currentTarget.checked)}
+        />
+      </span>
+      <div className={styles.search}>
+        <Input
+          data-testid={selectors.panel.search}
+          placeholder={s.search}
+          value={p.search}
+          onChange={(e) => p.onSearch(e.currentTarget.value)}
+          width={28}
+        />
+        {p.matches !== undefined && (
+          <span className={styles.matches} data-testid={selectors.panel.matches}>
+            {s.matches(p.matches)}
+          </span>
+        )}
+      </div>
+      <Button size="sm" variant="secondary" icon="history" onClick={p.onReset} data-testid={selectors.panel.reset}>
+        {s.reset}
+      </Button>
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  bar: css({ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: theme.spacing(1), paddingBottom: theme.spacing(0.5) }),
+  side: css({ display: 'inline-block' }),
+  search: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1) }),
+  matches: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize, whiteSpace: 'nowrap' }),
+});

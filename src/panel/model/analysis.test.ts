@@ -1,0 +1,119 @@
+import { FieldType, createDataFrame } from '@grafana/data';
+
+import { diffRows, flameFrame, recursiveRows } from '../../testing/frames';
+import { toFlameData } from './flameData';
+import { comparisonVars, parseRuns, parseSummary, spread } from './runs';
+import { search } from './search';
+import { sortRows, topFunctions } from './topFunctions';
+import { flameFramesByVariant, frameVariant, variantOf } from './variants';
+
+describe('search', () => {
+  const d = toFlameData(flameFrame(diffRows));
+  it.each([
+    ['', false, undefined],
+    ['A', false, 2], // "a" and "main"
+    ['a', true, 1],
+    ['zzz', false, 0],
+  ])('"%s" (exact %s) matches %s nodes', (text, exact, count) => {
+    expect(search(d, { text, exact })?.count).toBe(count);
+  });
+});
+
+describe('topFunctions', () => {
+  it('counts a recursive function once in its total', () => {
+    const rows = topFunctions(toFlameData(flameFrame(recursiveRows)));
+    const f = rows.find((r) => r.label === 'f')!;
+    expect(f.selfBase).toBe(4);
+    expect(f.totalBase).toBe(8);
+    expect(rows.find((r) => r.label === 'g')!.totalBase).toBe(4);
+  });
+
+  it('gives head, base and delta for a diff, sortable', () => {
+    const rows = topFunctions(toFlameData(flameFrame(diffRows)));
+    const c = rows.find((r) => r.label === 'c')!;
+    expect(c).toEqual({ label: 'c', selfBase: 0, totalBase: 0, selfHead: 20, totalHead: 20, delta: 0.2 });
+    expect(sortRows(rows, 'delta', true).map((r) => r.label).slice(0, 2)).toEqual(['total', 'c']);
+    expect(sortRows(rows, 'delta', true, false)[0].label).toBe('d');
+    expect(sortRows(rows, 'label', true).map((r) => r.label)).toEqual(['a', 'b', 'c', 'd', 'gc', 'main', 'total']);
+    expect(sortRows(rows, 'self', true)[0].label).toBe('a');
+  });
+});
+
+describe('variants', () => {
+  it.each([
+    [false, false, 'normal'],
+    [true, false, 'inverted'],
+    [false, true, 'collapsed'],
+    [true, true, 'inverted+collapsed'],
+  ])('inverted=%s collapsed=%s is %s', (i, c, want) => {
+    expect(variantOf(i, c)).toBe(want);
+  });
+
+  it('indexes flame frames by meta.custom.variant; others are normal', () => {
+    const runs = createDataFrame({ fields: [{ name: 'x', values: [1] }] });
+    const plain = flameFrame(diffRows);
+    const inv = flameFrame(diffRows, { variant: 'inverted' });
+    const odd = flameFrame(diffRows, { variant: 'sideways' });
+    const m = flameFramesByVariant([runs, inv, plain, odd]);
+    expect([...m.keys()]).toEqual(['inverted', 'normal']);
+    expect(m.get('normal')).toBe(plain);
+    expect(frameVariant(odd)).toBe('normal');
+  });
+});
+
+describe('runs', () => {
+  const runsFrame = createDataFrame({
+    fields: [
+      { name: 'side', type: FieldType.string, values: ['base', 'base', 'head'] },
+      { name: 'build', type: FieldType.string, values: ['1.3', '1.3', '1.4'] },
+      { name: 'run', type: FieldType.string, values: ['r1', 'r2', 'r1'] },
+      { name: 'duration', type: FieldType.number, values: [10, 12, 15] },
+    ],
+  });
+
+  it('parses runs and their spread', () => {
+    const runs = parseRuns(runsFrame);
+    expect(runs.map((r) => `${r.side}:${r.build}/${r.run}=${r.duration}`)).toEqual(['base:1.3/r1=10', 'base:1.3/r2=12', 'head:1.4/r1=15']);
+    expect(spread(runs)).toEqual([10, 15]);
+    expect(spread([])).toBeUndefined();
+  });
+
+  it('rejects an unknown side', () => {
+    const bad = createDataFrame({ fields: runsFrame.fields.map((f) => (f.name === 'side' ? { ...f, values: ['left', 'base', 'head'] } : f)) });
+    expect(() => parseRuns(bad)).toThrow(/row 0 has side "left"/);
+  });
+
+  it('maps two picked runs to comparison variables', () => {
+    const [b1, b2, h1] = parseRuns(runsFrame);
+    const want = { 'var-base_build': '1.3', 'var-base_run': 'r1', 'var-head_build': '1.4', 'var-head_run': 'r1' };
+    expect(comparisonVars(h1, b1)).toEqual(want);
+    expect(comparisonVars(b1, h1)).toEqual(want);
+    expect(comparisonVars(b2, b1)).toEqual({ 'var-base_build': '1.3', 'var-base_run': 'r2', 'var-head_build': '1.3', 'var-head_run': 'r1' });
+  });
+
+  it('parses the summary frame', () => {
+    const s = parseSummary(
+      createDataFrame({
+        fields: [
+          { name: 'side', values: ['base', 'head'] },
+          { name: 'mean', values: [11, 15] },
+          { name: 'median', values: [11, 15] },
+          { name: 'stddev', values: [1.4, null] },
+          { name: 'change', values: [0.36, 0.36] },
+          { name: 'ciLow', values: [0.1, 0.1] },
+          { name: 'ciHigh', values: [0.6, 0.6] },
+          { name: 'pValue', values: [0.04, 0.04] },
+          { name: 'significant', values: [true, true] },
+        ],
+      })
+    );
+    expect(s).toEqual({
+      sides: { base: { mean: 11, median: 11, stddev: 1.4 }, head: { mean: 15, median: 15, stddev: NaN } },
+      change: 0.36,
+      ciLow: 0.1,
+      ciHigh: 0.6,
+      pValue: 0.04,
+      significant: true,
+    });
+  });
+});

@@ -1,0 +1,95 @@
+import { FieldType, createDataFrame } from '@grafana/data';
+
+import { diffRows, flameFrame, recursiveRows } from '../../testing/frames';
+import { toFlameData, isFlameFrame, sideOf } from './flameData';
+
+describe('toFlameData', () => {
+  it.each([
+    ['string labels', false],
+    ['enum labels', true],
+  ])('reads a diff frame with %s', (_, enumLabels) => {
+    const d = toFlameData(flameFrame(diffRows, { enumLabels }));
+    expect(d.n).toBe(7);
+    expect(Array.from(d.labelIdx, (k) => d.labels[k])).toEqual(['total', 'main', 'a', 'b', 'c', 'd', 'gc']);
+    expect(d.maxLevel).toBe(2);
+    expect(Array.from(d.end)).toEqual([7, 6, 3, 4, 5, 6, 7]);
+    expect(d.base.rootTotal).toBe(100);
+    expect(d.head!.rootTotal).toBe(120);
+    // Siblings follow each other inside their parent, per side.
+    expect(Array.from(d.base.start)).toEqual([0, 0, 0, 60, 90, 90, 100]);
+    expect(Array.from(d.head!.start)).toEqual([0, 0, 0, 60, 90, 110, 110]);
+    expect(d.unit).toBe('ns');
+  });
+
+  it('computes delta from the two sides when the frame has none (e.g. Pyroscope)', () => {
+    const d = toFlameData(flameFrame(diffRows));
+    expect(Array.from(d.delta)).toEqual([0.2, 0.1, 0, 0, 0.2, -0.1, 0.1]);
+  });
+
+  it('prefers the delta field when present', () => {
+    const frame = flameFrame(diffRows, { delta: true });
+    frame.fields.find((f) => f.name === 'delta')!.values[2] = 0.5;
+    expect(toFlameData(frame).delta[2]).toBe(0.5);
+  });
+
+  it('reads a single graph with one side and zero deltas', () => {
+    const d = toFlameData(flameFrame(recursiveRows));
+    expect(d.head).toBeUndefined();
+    expect(sideOf(d, 'head')).toBe(d.base);
+    expect(Array.from(d.delta)).toEqual([0, 0, 0, 0, 0]);
+    expect(Array.from(d.end)).toEqual([5, 5, 5, 5, 5]);
+  });
+
+  const frameWith = (fields: Array<{ name: string; type: FieldType; values: unknown[]; config?: object }>) => createDataFrame({ fields });
+  it.each([
+    ['a missing field', frameWith([{ name: 'level', type: FieldType.number, values: [0] }]), /missing field\(s\) label, value, self/],
+    [
+      'a level jump',
+      frameWith([
+        { name: 'level', type: FieldType.number, values: [0, 2] },
+        { name: 'label', type: FieldType.string, values: ['a', 'b'] },
+        { name: 'value', type: FieldType.number, values: [1, 1] },
+        { name: 'self', type: FieldType.number, values: [0, 1] },
+      ]),
+      /row 1 has level 2 after level 0/,
+    ],
+    [
+      'a non-number value',
+      frameWith([
+        { name: 'level', type: FieldType.number, values: [0] },
+        { name: 'label', type: FieldType.string, values: ['a'] },
+        { name: 'value', type: FieldType.number, values: ['x'] },
+        { name: 'self', type: FieldType.number, values: [0] },
+      ]),
+      /field value: row 0 is not a finite number/,
+    ],
+    [
+      'an enum index out of range',
+      frameWith([
+        { name: 'level', type: FieldType.number, values: [0] },
+        { name: 'label', type: FieldType.enum, values: [3], config: { type: { enum: { text: ['a'] } } } },
+        { name: 'value', type: FieldType.number, values: [1] },
+        { name: 'self', type: FieldType.number, values: [1] },
+      ]),
+      /enum index 3 outside its 1 texts/,
+    ],
+    [
+      'valueRight without selfRight',
+      frameWith([
+        { name: 'level', type: FieldType.number, values: [0] },
+        { name: 'label', type: FieldType.string, values: ['a'] },
+        { name: 'value', type: FieldType.number, values: [1] },
+        { name: 'self', type: FieldType.number, values: [1] },
+        { name: 'valueRight', type: FieldType.number, values: [1] },
+      ]),
+      /needs both valueRight and selfRight/,
+    ],
+  ])('rejects %s with a clear error', (_, frame, message) => {
+    expect(() => toFlameData(frame)).toThrow(message);
+  });
+
+  it('recognises flame graph frames by their fields', () => {
+    expect(isFlameFrame(flameFrame(diffRows))).toBe(true);
+    expect(isFlameFrame(createDataFrame({ fields: [{ name: 'level', values: [0] }] }))).toBe(false);
+  });
+});

@@ -1,0 +1,195 @@
+import { DataFrame, Field, FieldType } from '@grafana/data';
+
+/**
+ * One side of a flame graph: the widths, self values and x positions (in value
+ * units) of every node. A single graph has one side; a diff has a base and a head.
+ */
+export interface Side {
+  total: Float64Array;
+  self: Float64Array;
+  /** x of each node's left edge, in value units, computed from the widths. */
+  start: Float64Array;
+  /** Sum of the level-0 totals: the full width of this side. */
+  rootTotal: number;
+}
+
+/**
+ * A flame graph frame as flat typed arrays in depth-first pre-order, built once
+ * per frame. Index i is the frame's row i.
+ */
+export interface FlameData {
+  n: number;
+  level: Int32Array;
+  /** Index of the node's label in labels. */
+  labelIdx: Int32Array;
+  labels: string[];
+  /** Index one past the node's subtree: jumping there skips all descendants. */
+  end: Int32Array;
+  maxLevel: number;
+  /** base is the frame's value/self; for a single graph it is the only side. */
+  base: Side;
+  /** head is valueRight/selfRight; undefined for a single graph. */
+  head?: Side;
+  /** (head_total - base_total) / base root total; zeros for a single graph. */
+  delta: Float64Array;
+  /** config.unit of the value field (ns, bytes, short, ...). */
+  unit?: string;
+}
+
+/** Views of a diff: which side's widths are drawn. */
+export type SideName = 'head' | 'base';
+
+const required = ['level', 'label', 'value', 'self'];
+
+/**
+ * isFlameFrame reports whether a frame has Grafana's flame graph fields
+ * (level, label, value, self), whoever produced it.
+ */
+export function isFlameFrame(frame: DataFrame): boolean {
+  return required.every((name) => frame.fields.some((f) => f.name === name));
+}
+
+function field(frame: DataFrame, name: string): Field | undefined {
+  return frame.fields.find((f) => f.name === name);
+}
+
+function numbers(f: Field, n: number, name: string): Float64Array {
+  const out = new Float64Array(n);
+  const v = f.values;
+  for (let i = 0; i < n; i++) {
+    const x = Number(v[i]);
+    if (!Number.isFinite(x)) {
+      throw new Error(`field ${name}: row ${i} is not a finite number`);
+    }
+    out[i] = x;
+  }
+  return out;
+}
+
+/** labelsOf interns the label field: enum fields keep their text table. */
+function labelsOf(f: Field, n: number): { labels: string[]; labelIdx: Int32Array } {
+  const labelIdx = new Int32Array(n);
+  const enumText = f.config?.type?.enum?.text;
+  if (f.type === FieldType.enum || enumText) {
+    const labels = enumText ?? [];
+    for (let i = 0; i < n; i++) {
+      const idx = Number(f.values[i]);
+      if (!Number.isInteger(idx) || idx < 0 || idx >= labels.length) {
+        throw new Error(`field label: row ${i} has enum index ${f.values[i]} outside its ${labels.length} texts`);
+      }
+      labelIdx[i] = idx;
+    }
+    return { labels, labelIdx };
+  }
+  const seen = new Map<string, number>();
+  const labels: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = String(f.values[i] ?? '');
+    let idx = seen.get(s);
+    if (idx === undefined) {
+      idx = labels.length;
+      seen.set(s, idx);
+      labels.push(s);
+    }
+    labelIdx[i] = idx;
+  }
+  return { labels, labelIdx };
+}
+
+/**
+ * structure checks the pre-order levels and computes each node's subtree end.
+ * A level may rise by at most one from one row to the next.
+ */
+function structure(level: Int32Array): { end: Int32Array; maxLevel: number } {
+  const n = level.length;
+  const end = new Int32Array(n);
+  const stack = new Int32Array(n + 1);
+  let depth = 0;
+  let maxLevel = 0;
+  for (let i = 0; i < n; i++) {
+    const l = level[i];
+    if (l < 0 || (i === 0 && l !== 0) || (i > 0 && l > level[i - 1] + 1)) {
+      throw new Error(`field level: row ${i} has level ${l} after level ${i > 0 ? level[i - 1] : 'none'}`);
+    }
+    while (depth > l) {
+      end[stack[--depth]] = i;
+    }
+    stack[depth++] = i;
+    if (l > maxLevel) {
+      maxLevel = l;
+    }
+  }
+  while (depth > 0) {
+    end[stack[--depth]] = n;
+  }
+  return { end, maxLevel };
+}
+
+/** layoutSide places every node after its previous siblings inside its parent. */
+export function layoutSide(level: Int32Array, total: Float64Array, self: Float64Array): Side {
+  const n = level.length;
+  const start = new Float64Array(n);
+  // next[l] is where the next child at level l starts.
+  const next = new Float64Array(level.length > 0 ? level.length + 1 : 1);
+  let rootTotal = 0;
+  for (let i = 0; i < n; i++) {
+    const l = level[i];
+    start[i] = next[l];
+    next[l] += total[i];
+    next[l + 1] = start[i];
+    if (l === 0) {
+      rootTotal += total[i];
+    }
+  }
+  return { total, self, start, rootTotal };
+}
+
+/**
+ * toFlameData converts a flame graph frame (Flamediff's or any other source's,
+ * e.g. Pyroscope's) into FlameData. value/self are the base (left) side and
+ * valueRight/selfRight the head (right) side, as in Grafana's flame graph. The
+ * delta field is used when present, otherwise computed from the two sides.
+ * It throws an Error naming the field for a frame it cannot draw.
+ */
+export function toFlameData(frame: DataFrame): FlameData {
+  const missing = required.filter((name) => !field(frame, name));
+  if (missing.length > 0) {
+    throw new Error(`not a flame graph frame: missing field(s) ${missing.join(', ')}`);
+  }
+  const n = frame.length ?? field(frame, 'level')!.values.length;
+  const levelF = numbers(field(frame, 'level')!, n, 'level');
+  const level = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    level[i] = levelF[i];
+  }
+  const { end, maxLevel } = structure(level);
+  const { labels, labelIdx } = labelsOf(field(frame, 'label')!, n);
+  const valueField = field(frame, 'value')!;
+  const base = layoutSide(level, numbers(valueField, n, 'value'), numbers(field(frame, 'self')!, n, 'self'));
+
+  const valueRight = field(frame, 'valueRight');
+  const selfRight = field(frame, 'selfRight');
+  if (Boolean(valueRight) !== Boolean(selfRight)) {
+    throw new Error('a diff frame needs both valueRight and selfRight');
+  }
+  let head: Side | undefined;
+  const delta = new Float64Array(n);
+  if (valueRight && selfRight) {
+    head = layoutSide(level, numbers(valueRight, n, 'valueRight'), numbers(selfRight, n, 'selfRight'));
+    const deltaField = field(frame, 'delta');
+    if (deltaField) {
+      delta.set(numbers(deltaField, n, 'delta'));
+    } else {
+      const denom = base.rootTotal;
+      for (let i = 0; i < n && denom > 0; i++) {
+        delta[i] = (head.total[i] - base.total[i]) / denom;
+      }
+    }
+  }
+  return { n, level, labelIdx, labels, end, maxLevel, base, head, delta, unit: valueField.config?.unit };
+}
+
+/** sideOf picks the drawn side: a single graph has only its base. */
+export function sideOf(data: FlameData, name: SideName): Side {
+  return name === 'head' && data.head ? data.head : data.base;
+}

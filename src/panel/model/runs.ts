@@ -1,0 +1,134 @@
+import { DataFrame, Field } from '@grafana/data';
+
+/** One run of a perf test, from the runs frame. */
+export interface Run {
+  side: 'head' | 'base';
+  build: string;
+  run: string;
+  time?: number;
+  duration: number;
+  total?: number;
+}
+
+/** Per-side statistics of the summary frame. */
+export interface SideSummary {
+  mean: number;
+  median: number;
+  stddev: number;
+}
+
+/** The summary frame: per side figures and the head-vs-base comparison. */
+export interface RunsSummary {
+  sides: Partial<Record<'head' | 'base', SideSummary>>;
+  change?: number;
+  ciLow?: number;
+  ciHigh?: number;
+  pValue?: number;
+  significant?: boolean;
+}
+
+function byName(frame: DataFrame, name: string): Field | undefined {
+  return frame.fields.find((f) => f.name === name);
+}
+
+/** isRunsFrame: one row per run (side, build, run, duration). */
+export function isRunsFrame(frame: DataFrame): boolean {
+  return ['side', 'build', 'run', 'duration'].every((n) => byName(frame, n));
+}
+
+/** isSummaryFrame: the comparison of the runs (has pValue). */
+export function isSummaryFrame(frame: DataFrame): boolean {
+  return Boolean(byName(frame, 'pValue'));
+}
+
+function num(f: Field | undefined, i: number): number | undefined {
+  const v = f?.values[i];
+  return v === null || v === undefined || v === '' ? undefined : Number(v);
+}
+
+/** parseRuns reads the runs frame; rows with a side other than head/base are an error. */
+export function parseRuns(frame: DataFrame): Run[] {
+  const [side, build, run, duration] = ['side', 'build', 'run', 'duration'].map((n) => byName(frame, n)!);
+  const time = byName(frame, 'time');
+  const total = byName(frame, 'total');
+  const out: Run[] = [];
+  for (let i = 0; i < duration.values.length; i++) {
+    const s = String(side.values[i]);
+    if (s !== 'head' && s !== 'base') {
+      throw new Error(`runs frame: row ${i} has side ${JSON.stringify(s)}, want head or base`);
+    }
+    out.push({
+      side: s,
+      build: String(build.values[i]),
+      run: String(run.values[i]),
+      time: num(time, i),
+      duration: Number(duration.values[i]),
+      total: num(total, i),
+    });
+  }
+  return out;
+}
+
+/**
+ * parseSummary reads the summary frame: one row per side (side, mean, median,
+ * stddev) with the comparison (change, ciLow, ciHigh, pValue, significant)
+ * taken from the first row that has it.
+ */
+export function parseSummary(frame: DataFrame): RunsSummary {
+  const side = byName(frame, 'side');
+  const f = (n: string) => byName(frame, n);
+  const rows = frame.length ?? f('pValue')!.values.length;
+  const out: RunsSummary = { sides: {} };
+  for (let i = 0; i < rows; i++) {
+    const s = side ? String(side.values[i]) : '';
+    if (s === 'head' || s === 'base') {
+      out.sides[s] = { mean: num(f('mean'), i) ?? NaN, median: num(f('median'), i) ?? NaN, stddev: num(f('stddev'), i) ?? NaN };
+    }
+    out.change ??= num(f('change'), i);
+    out.ciLow ??= num(f('ciLow'), i);
+    out.ciHigh ??= num(f('ciHigh'), i);
+    out.pValue ??= num(f('pValue'), i);
+    const sig = f('significant')?.values[i];
+    if (out.significant === undefined && sig !== null && sig !== undefined) {
+      out.significant = Boolean(sig);
+    }
+  }
+  return out;
+}
+
+/** The dashboard variables that select two runs for an individual comparison. */
+export interface ComparisonVars {
+  'var-base_build': string;
+  'var-base_run': string;
+  'var-head_build': string;
+  'var-head_run': string;
+}
+
+/**
+ * comparisonVars turns two picked runs into dashboard variables: a base and a
+ * head run keep their sides; two runs of one side compare the first picked
+ * (as base) with the second (as head).
+ */
+export function comparisonVars(first: Run, second: Run): ComparisonVars {
+  const [base, head] = first.side === 'head' && second.side === 'base' ? [second, first] : [first, second];
+  return {
+    'var-base_build': base.build,
+    'var-base_run': base.run,
+    'var-head_build': head.build,
+    'var-head_run': head.run,
+  };
+}
+
+/** spread is the min and max duration of a side's runs. */
+export function spread(runs: Run[]): [number, number] | undefined {
+  if (runs.length === 0) {
+    return undefined;
+  }
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const r of runs) {
+    lo = Math.min(lo, r.duration);
+    hi = Math.max(hi, r.duration);
+  }
+  return [lo, hi];
+}

@@ -1,0 +1,168 @@
+import { FlameData, Side } from '../model/flameData';
+
+/** Diff palettes: red-grey-green, or blue-grey-red for colour-blind users. */
+export type Palette = 'default' | 'colorBlind';
+
+/** How single (non-diff) graphs are coloured. */
+export type SingleColorBy = 'package' | 'self';
+
+type RGB = [number, number, number];
+
+const grey: RGB = [148, 142, 142];
+// [faster end, slower end]: faster is green (or blue), slower red.
+const diffEnds: Record<Palette, [RGB, RGB]> = {
+  default: [
+    [0, 170, 0],
+    [200, 0, 0],
+  ],
+  colorBlind: [
+    [26, 133, 255],
+    [220, 50, 32],
+  ],
+};
+
+/** Colour steps on each side of 0: the scale is linear, drawn in 2*DIFF_STEPS+1 buckets. */
+export const DIFF_STEPS = 50;
+
+function mix(a: RGB, b: RGB, t: number): RGB {
+  return [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * t)) as RGB;
+}
+
+function css([r, g, b]: RGB): string {
+  return `rgb(${r}, ${g}, ${b})`;
+}
+
+/**
+ * diffRGB is the linear scale: t in [-1, 1] (clamped) goes from the faster end
+ * (t=-1) through grey (t=0) to the slower end (t=1).
+ */
+export function diffRGB(t: number, palette: Palette): RGB {
+  const [fast, slow] = diffEnds[palette];
+  const c = Math.max(-1, Math.min(1, t));
+  return c >= 0 ? mix(grey, slow, c) : mix(grey, fast, -c);
+}
+
+/** diffPaletteCSS lists the bucket colours, index 0 = fastest, 2*DIFF_STEPS = slowest. */
+export function diffPaletteCSS(palette: Palette): string[] {
+  const out: string[] = [];
+  for (let b = 0; b <= 2 * DIFF_STEPS; b++) {
+    out.push(css(diffRGB(b / DIFF_STEPS - 1, palette)));
+  }
+  return out;
+}
+
+/** diffBucket maps a delta onto a bucket, saturating at ±scale. */
+export function diffBucket(delta: number, scale: number): number {
+  const t = scale > 0 ? Math.max(-1, Math.min(1, delta / scale)) : 0;
+  return Math.round((t + 1) * DIFF_STEPS);
+}
+
+/** Smallest automatic scale, so that rounding noise does not look like a change. */
+const MIN_SCALE = 1e-3;
+
+/**
+ * autoDiffScale is the largest |delta| among nodes present on both sides
+ * (nodes on one side only take the end colours anyway), at least 0.1%.
+ */
+export function autoDiffScale(data: FlameData): number {
+  let m = 0;
+  if (!data.head) {
+    return MIN_SCALE;
+  }
+  for (let i = 0; i < data.n; i++) {
+    if (data.base.total[i] > 0 && data.head.total[i] > 0) {
+      m = Math.max(m, Math.abs(data.delta[i]));
+    }
+  }
+  return Math.max(m, MIN_SCALE);
+}
+
+/**
+ * diffColorIndex colours every node of a diff from its delta: a node only in
+ * head takes the slowest colour, a node only in base the fastest; both views
+ * (head and base) use the same indices.
+ */
+export function diffColorIndex(data: FlameData, scale: number): Uint8Array {
+  const out = new Uint8Array(data.n);
+  const head = data.head;
+  for (let i = 0; i < data.n; i++) {
+    const b = data.base.total[i];
+    const h = head ? head.total[i] : b;
+    if (b === 0 && h > 0) {
+      out[i] = 2 * DIFF_STEPS;
+    } else if (h === 0 && b > 0) {
+      out[i] = 0;
+    } else {
+      out[i] = diffBucket(data.delta[i], scale);
+    }
+  }
+  return out;
+}
+
+// Hues spread around the wheel so that neighbouring packages differ.
+const packageHues = [24, 34, 194, 163, 211, 246, 305, 47, 104, 39, 217, 24, 0, 204, 303, 252, 104, 41, 191, 24, 2, 207, 306, 255];
+
+/** packagePaletteCSS returns the package colours, lighter for the light theme. */
+export function packagePaletteCSS(light: boolean): string[] {
+  return packageHues.map((h, k) => `hsl(${h}, ${55 + (k % 3) * 10}%, ${(light ? 72 : 58) + (k % 2) * 5}%)`);
+}
+
+/**
+ * packageOf guesses a frame's package by language convention: Go import paths
+ * ("github.com/x/y.(*T).M" -> "github.com/x/y"), C++/Rust scopes ("a::b::f" ->
+ * "a::b"), otherwise the text before the first dot ("java.util.List.get" -> "java").
+ */
+export function packageOf(label: string): string {
+  const slash = label.lastIndexOf('/');
+  if (slash >= 0) {
+    const dot = label.indexOf('.', slash);
+    return dot >= 0 ? label.slice(0, dot) : label;
+  }
+  const scope = label.lastIndexOf('::');
+  if (scope > 0) {
+    return label.slice(0, scope);
+  }
+  const dot = label.indexOf('.');
+  return dot > 0 ? label.slice(0, dot) : label;
+}
+
+/** fnv1a is a stable 32-bit string hash, so a package keeps its colour across graphs. */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** packageColorIndex colours every node by the stable hash of its package. */
+export function packageColorIndex(data: FlameData): Uint8Array {
+  const perLabel = data.labels.map((l) => fnv1a(packageOf(l)) % packageHues.length);
+  const out = new Uint8Array(data.n);
+  for (let i = 0; i < data.n; i++) {
+    out[i] = perLabel[data.labelIdx[i]];
+  }
+  return out;
+}
+
+/** selfPaletteCSS goes from pale yellow (no self time) to red (all self time). */
+export function selfPaletteCSS(): string[] {
+  const out: string[] = [];
+  for (let b = 0; b <= DIFF_STEPS; b++) {
+    const t = b / DIFF_STEPS;
+    out.push(`hsl(${Math.round(50 - 50 * t)}, 100%, ${Math.round(65 + 7 * t)}%)`);
+  }
+  return out;
+}
+
+/** selfColorIndex colours a node by its self share of its own total. */
+export function selfColorIndex(side: Side): Uint8Array {
+  const n = side.total.length;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = side.total[i] > 0 ? side.self[i] / side.total[i] : 0;
+    out[i] = Math.round(Math.max(0, Math.min(1, t)) * DIFF_STEPS);
+  }
+  return out;
+}

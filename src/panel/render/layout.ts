@@ -1,0 +1,124 @@
+import { FlameData, Side } from '../model/flameData';
+
+/**
+ * A viewport in layout units: x0..x1 is the visible value range, scrollY the
+ * pixels scrolled down from level 0. One affine transform maps it to pixels:
+ * px = (x - x0) * width / (x1 - x0).
+ */
+export interface Viewport {
+  x0: number;
+  x1: number;
+  scrollY: number;
+}
+
+/** The canvas size in CSS pixels and the height of one level. */
+export interface Geometry {
+  width: number;
+  height: number;
+  rowHeight: number;
+}
+
+/** Nodes narrower than this many pixels are not drawn, nor are their subtrees. */
+export const MIN_NODE_PX = 1;
+
+/** fullView shows the whole side. */
+export function fullView(side: Side): Viewport {
+  return { x0: 0, x1: side.rootTotal > 0 ? side.rootTotal : 1, scrollY: 0 };
+}
+
+/** zoomTo fits node i to the width, keeping the vertical scroll. */
+export function zoomTo(side: Side, i: number, scrollY = 0): Viewport {
+  const w = side.total[i];
+  if (!(w > 0)) {
+    return fullView(side);
+  }
+  return { x0: side.start[i], x1: side.start[i] + w, scrollY };
+}
+
+/** scaleOf is pixels per value unit. */
+export function scaleOf(view: Viewport, geo: Geometry): number {
+  return geo.width / (view.x1 - view.x0);
+}
+
+/**
+ * visibleNodes lists, in pre-order, the nodes to draw: at least MIN_NODE_PX
+ * wide, inside the viewport horizontally and not below it. A node that fails
+ * is skipped with its whole subtree (children lie within their parent and one
+ * level lower), so the cost follows what is drawn, not the tree size.
+ * out is reused when large enough; the result is a view of it.
+ */
+export function visibleNodes(data: FlameData, side: Side, view: Viewport, geo: Geometry, out?: Int32Array): Int32Array {
+  const buf = out && out.length >= data.n ? out : new Int32Array(data.n);
+  const scale = scaleOf(view, geo);
+  const minWidth = MIN_NODE_PX / scale;
+  const { total, start } = side;
+  const { level, end } = data;
+  const firstRow = Math.floor(view.scrollY / geo.rowHeight);
+  const lastRow = Math.floor((view.scrollY + geo.height) / geo.rowHeight);
+  let k = 0;
+  let i = 0;
+  while (i < data.n) {
+    const w = total[i];
+    const x = start[i];
+    const l = level[i];
+    if (w < minWidth || x + w <= view.x0 || x >= view.x1 || l > lastRow) {
+      i = end[i];
+      continue;
+    }
+    if (l >= firstRow) {
+      buf[k++] = i;
+    }
+    i++;
+  }
+  return buf.subarray(0, k);
+}
+
+/**
+ * hitTest is the inverse transform: the node under pixel (px, py), or -1.
+ * It descends only into the subtree that contains the point.
+ */
+export function hitTest(data: FlameData, side: Side, view: Viewport, geo: Geometry, px: number, py: number): number {
+  if (px < 0 || px >= geo.width || py < 0) {
+    return -1;
+  }
+  const row = Math.floor((py + view.scrollY) / geo.rowHeight);
+  const x = view.x0 + px / scaleOf(view, geo);
+  let i = 0;
+  while (i < data.n) {
+    const inside = side.total[i] > 0 && x >= side.start[i] && x < side.start[i] + side.total[i];
+    if (!inside) {
+      i = data.end[i];
+      continue;
+    }
+    if (data.level[i] === row) {
+      return i;
+    }
+    i++;
+  }
+  return -1;
+}
+
+function clampView(x0: number, x1: number, scrollY: number, rootTotal: number): Viewport {
+  const full = rootTotal > 0 ? rootTotal : 1;
+  // Never zoom in so far that one pixel is below float precision of the range.
+  const w = Math.min(full, Math.max(x1 - x0, full * 1e-12));
+  const left = Math.min(Math.max(0, x0), full - w);
+  return { x0: left, x1: left + w, scrollY: Math.max(0, scrollY) };
+}
+
+/** pan moves the view by a pixel drag (positive dx drags content right). */
+export function pan(view: Viewport, geo: Geometry, dx: number, dy: number, rootTotal: number): Viewport {
+  const d = dx / scaleOf(view, geo);
+  return clampView(view.x0 - d, view.x1 - d, view.scrollY - dy, rootTotal);
+}
+
+/** zoomAt scales the view by factor (<1 zooms in) keeping pixel px fixed. */
+export function zoomAt(view: Viewport, geo: Geometry, factor: number, px: number, rootTotal: number): Viewport {
+  const x = view.x0 + px / scaleOf(view, geo);
+  return clampView(x - (x - view.x0) * factor, x + (view.x1 - x) * factor, view.scrollY, rootTotal);
+}
+
+/** contentHeight is the height of all levels, for the scroll range. */
+export function contentHeight(data: FlameData, geo: Geometry): number {
+  return (data.maxLevel + 1) * geo.rowHeight;
+}
