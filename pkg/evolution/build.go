@@ -36,7 +36,7 @@ type Build struct {
 	// Changes are the source changes that produced this build.
 	Changes changes.Changes
 	// Edges holds the caller→callee pairs seen in the build's stacks.
-	Edges map[Edge]bool
+	Edges map[Edge]struct{}
 	// Timeline splits each run into time frames (index = frame, earliest
 	// first); optional.
 	Timeline []TimeFrame
@@ -61,10 +61,10 @@ func (b *Build) AddStack(stack []string, value float64) {
 	}
 	addInclusive(b.Functions, stack, value)
 	if b.Edges == nil {
-		b.Edges = map[Edge]bool{}
+		b.Edges = map[Edge]struct{}{}
 	}
 	for i := 1; i < len(stack); i++ {
-		b.Edges[Edge{stack[i-1], stack[i]}] = true
+		b.Edges[Edge{stack[i-1], stack[i]}] = struct{}{}
 	}
 }
 

@@ -274,9 +274,9 @@ func (h *hierarchy) count(methods []string) map[component]int {
 
 func edgeRows(builds []Build, keep func(method string) bool) []EdgeRow {
 	var rows []EdgeRow
-	diff := func(b *Build, from, against map[Edge]bool, status EdgeStatus) {
+	diff := func(b *Build, from, against map[Edge]struct{}, status EdgeStatus) {
 		for e := range from {
-			if !against[e] && (keep(e.Caller) || keep(e.Callee)) {
+			if _, ok := against[e]; !ok && (keep(e.Caller) || keep(e.Callee)) {
 				rows = append(rows, EdgeRow{Build: b.Name, BuildTime: b.Time, Caller: e.Caller, Callee: e.Callee, Status: status})
 			}
 		}

@@ -1,7 +1,9 @@
 package evolution
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"reflect"
 	"strings"
 	"testing"
@@ -213,7 +215,7 @@ func TestAddStackInclusive(t *testing.T) {
 	if !reflect.DeepEqual(b.Functions, want) || b.Total != 7 {
 		t.Errorf("functions %v total %g, want %v 7", b.Functions, b.Total, want)
 	}
-	wantEdges := map[Edge]bool{{"a", "b"}: true, {"b", "a"}: true, {"a", "c"}: true}
+	wantEdges := map[Edge]struct{}{{"a", "b"}: {}, {"b", "a"}: {}, {"a", "c"}: {}}
 	if !reflect.DeepEqual(b.Edges, wantEdges) {
 		t.Errorf("edges %v, want %v", b.Edges, wantEdges)
 	}
@@ -288,5 +290,39 @@ func TestAnalyzeErrors(t *testing.T) {
 	}
 	if res, err := Analyze(nil, Options{}); err != nil || len(res.Matrix)+len(res.Edges)+len(res.Timeline) != 0 {
 		t.Errorf("no builds: %+v, %v", res, err)
+	}
+}
+
+// BenchmarkAnalyze: 12 builds of 20,000 functions (500 packages of 8
+// types of 5 methods) with 10 time frames each, default threshold.
+func BenchmarkAnalyze(b *testing.B) {
+	var builds []Build
+	for v := range 12 {
+		bd := Build{Name: "v" + strconv.Itoa(v), Time: time.Date(2026, 1, v+1, 0, 0, 0, 0, time.UTC),
+			Functions: map[string]float64{}, Edges: map[Edge]struct{}{}, Timeline: make([]TimeFrame, 10)}
+		for i := range bd.Timeline {
+			bd.Timeline[i] = TimeFrame{Total: 1e6, Functions: map[string]float64{}}
+		}
+		for p := range 500 {
+			for ty := range 8 {
+				for m := range 5 {
+					f := fmt.Sprintf("example.com/app/p%d.(*T%d).M%d", p, ty, m)
+					t := float64((p*40+ty*5+m)%997+1) * float64(1+v%3)
+					bd.Functions[f] = t
+					bd.Timeline[m*2].Functions[f] = t / 10
+					if (p+v)%5 != 0 {
+						bd.Edges[Edge{"main.main", f}] = struct{}{}
+					}
+				}
+			}
+		}
+		bd.Total = 1e6
+		builds = append(builds, bd)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Analyze(builds, Options{Threshold: DefaultThreshold}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -11,7 +11,7 @@ describe('search', () => {
   const d = toFlameData(flameFrame(diffRows));
   it.each([
     ['', false, undefined],
-    ['A', false, 2], // "a" and "main"
+    ['A', false, 3], // total, main and a
     ['a', true, 1],
     ['zzz', false, 0],
   ])('"%s" (exact %s) matches %s nodes', (text, exact, count) => {
