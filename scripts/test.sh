@@ -19,7 +19,9 @@ fi
 
 log "Go modules and npm packages"
 go mod download
-npm ci --no-audit --no-fund --loglevel=error
+# npm ci rejects the lock file here: the registry mirror lacks @swc/core's
+# other-platform optional packages, which npm install skips cleanly.
+npm install --no-audit --no-fund --loglevel=error
 
 work=$(mktemp -d)
 server_pid=
@@ -38,7 +40,7 @@ for _ in $(seq 1 120); do
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/chserver.err" >&2; exit 1; }
   sleep 0.5
 done
-FLAMEDIFF_CLICKHOUSE_ADDR=$(head -n1 "$work/chserver.out")
+FLAMEDIFF_CLICKHOUSE_ADDR=$(cut -d" " -f1 "$work/chserver.out")
 export FLAMEDIFF_CLICKHOUSE_ADDR
 echo "ClickHouse at $FLAMEDIFF_CLICKHOUSE_ADDR"
 

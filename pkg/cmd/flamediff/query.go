@@ -45,10 +45,10 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			MaxNodes: *maxNodes, Variants: *variants,
 			Head: query.Selection{Builds: []string{"head"}},
 		}
-		if len(base) > 0 {
+		if len(base.listFlag) > 0 {
 			m.Base.Builds = []string{"base"}
 		}
-		if err := validateLocal(&m, len(head), len(base), *output); err != nil {
+		if err := validateLocal(&m, len(head.listFlag), len(base.listFlag), *output); err != nil {
 			return usageError{err}
 		}
 		f, err := ingest.ParseFormat(*format)
@@ -64,7 +64,7 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err != nil {
 			return err
 		}
-		if len(base) > 0 {
+		if len(base.listFlag) > 0 {
 			baseUnit, err := loadSide(b, tree.Base, base.listFlag, f)
 			if err != nil {
 				return err
