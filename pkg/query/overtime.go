@@ -1,0 +1,283 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/evolution"
+	"github.com/flamediff/flamediff/pkg/frames"
+	"github.com/flamediff/flamediff/pkg/stats"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+// BaselinePrevious as a timeseries baseline compares every build with the
+// one before it.
+const BaselinePrevious = "previous"
+
+// ErrUnknownFunction means a timeseries names a function no stack has.
+var ErrUnknownFunction = errors.New("no samples of function")
+
+// FrameTimeSeries names the timeseries query's frame.
+const FrameTimeSeries = "timeseries"
+
+// buildRuns is one build with its selected runs, in time order.
+type buildRuns struct {
+	storage.Build
+	runs []storage.Run
+}
+
+// overTime lists the builds of an over-time query with their runs: the
+// named builds, else every build in the dashboard's range, oldest first.
+func (e *Executor) overTime(ctx context.Context, m Model, r Range) ([]buildRuns, string, error) {
+	all, err := e.Store.Builds(ctx, m.App)
+	if err != nil {
+		return nil, "", err
+	}
+	named := map[string]bool{}
+	for _, b := range m.Builds {
+		named[b] = true
+	}
+	var names []string
+	var out []buildRuns
+	for _, b := range all {
+		if (len(named) > 0 && named[b.Name]) || (len(named) == 0 && r.contains(b.Time)) {
+			names = append(names, b.Name)
+			out = append(out, buildRuns{Build: b})
+			delete(named, b.Name)
+		}
+	}
+	for _, b := range m.Builds {
+		if named[b] {
+			return nil, "", fmt.Errorf("%w %q of app %q", storage.ErrUnknownBuild, b, m.App)
+		}
+	}
+	if len(out) == 0 {
+		return nil, "", fmt.Errorf("%w: app %q has no build in the time range", storage.ErrNoRuns, m.App)
+	}
+	runs, err := e.selectRuns(ctx, m, Selection{Builds: names})
+	if err != nil {
+		return nil, "", err
+	}
+	unit, err := unitOf(runs)
+	if err != nil {
+		return nil, "", err
+	}
+	index := map[string]int{}
+	for i, b := range out {
+		index[b.Name] = i
+	}
+	for _, run := range runs {
+		i := index[run.Build]
+		out[i].runs = append(out[i].runs, run)
+	}
+	return out, unit, nil
+}
+
+// evolution answers an evolution query: the Performance Evolution Matrix
+// over the builds, with call edges and execution timelines.
+func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames, error) {
+	builds, unit, err := e.overTime(ctx, m, r)
+	if err != nil {
+		return nil, err
+	}
+	var runs []storage.Run
+	groups := make([][]storage.Run, len(builds))
+	names := make([]string, len(builds))
+	in := make([]evolution.Build, len(builds))
+	for i, b := range builds {
+		runs = append(runs, b.runs...)
+		groups[i], names[i] = b.runs, b.Name
+		in[i] = evolution.Build{Name: b.Name, Time: b.Time}
+	}
+	stacks := map[uint64][]string{}
+	err = e.Store.Stacks(ctx, runs, func(hash uint64, frames []storage.Frame) error {
+		s := make([]string, len(frames))
+		for i, f := range frames {
+			s[i] = f.Name
+		}
+		stacks[hash] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	perRun := func(g int, value int64) float64 { return float64(value) / float64(len(groups[g])) }
+	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
+		in[g].AddStack(stacks[hash], perRun(g, value))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, frame int, value int64) error {
+		in[g].AddTimed(frame, stacks[hash], perRun(g, value))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	changes, err := e.Store.Changes(ctx, m.App, names)
+	if err != nil {
+		return nil, err
+	}
+	for i := range in {
+		in[i].Changes = changes[in[i].Name]
+	}
+	res, err := evolution.Analyze(in, evolution.Options{Threshold: *m.Threshold})
+	if err != nil {
+		return nil, err
+	}
+	return res.Frames(frames.GrafanaUnit(unit)), nil
+}
+
+// timeseries answers a timeseries query: per build, the mean per-run total
+// (or the chosen function's), and against a baseline the relative change,
+// its Mann-Whitney p-value, significance, and `regression` (the change
+// when significant, else 0) for alert rules to threshold.
+func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frames, error) {
+	builds, unit, err := e.overTime(ctx, m, r)
+	if err != nil {
+		return nil, err
+	}
+	var baseline *buildRuns
+	if m.Baseline != "" && m.Baseline != BaselinePrevious {
+		if baseline, err = e.baselineBuild(ctx, m, builds); err != nil {
+			return nil, err
+		}
+	}
+	values, err := e.runValues(ctx, m, builds, baseline)
+	if err != nil {
+		return nil, err
+	}
+
+	n := len(builds)
+	times, names := make([]time.Time, n), make([]string, n)
+	mean := make([]float64, n)
+	change, pValue := make([]*float64, n), make([]*float64, n)
+	significant, regression := make([]float64, n), make([]float64, n)
+	for i, b := range builds {
+		times[i], names[i] = b.Time, b.Name
+		cur := values[b.Name]
+		mean[i] = stats.Compare(nil, cur).Head.Mean
+		var ref []float64
+		switch {
+		case baseline != nil:
+			ref = values[baseline.Name]
+		case m.Baseline == BaselinePrevious && i > 0:
+			ref = values[builds[i-1].Name]
+		}
+		if ref == nil {
+			continue
+		}
+		s := stats.Compare(ref, cur)
+		change[i], pValue[i] = finiteOrNil(s.Change), finiteOrNil(s.PValue)
+		if s.Significant {
+			significant[i], regression[i] = 1, s.Change
+		}
+	}
+	name := "total"
+	if m.Function != "" {
+		name = m.Function
+	}
+	fields := []*data.Field{
+		data.NewField("time", nil, times),
+		data.NewField("value", nil, mean).SetConfig(&data.FieldConfig{Unit: frames.GrafanaUnit(unit), DisplayNameFromDS: name}),
+	}
+	if m.Baseline != "" {
+		percent := &data.FieldConfig{Unit: "percentunit"}
+		fields = append(fields,
+			data.NewField("change", nil, change).SetConfig(percent),
+			data.NewField("pValue", nil, pValue),
+			data.NewField("significant", nil, significant),
+			data.NewField("regression", nil, regression).SetConfig(percent),
+		)
+	}
+	f := data.NewFrame(FrameTimeSeries, fields...)
+	f.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide, Custom: map[string]any{"builds": names}}
+	return data.Frames{f}, nil
+}
+
+// baselineBuild finds the named baseline among builds or reads it.
+func (e *Executor) baselineBuild(ctx context.Context, m Model, builds []buildRuns) (*buildRuns, error) {
+	for i := range builds {
+		if builds[i].Name == m.Baseline {
+			return &builds[i], nil
+		}
+	}
+	runs, err := e.selectRuns(ctx, m, Selection{Builds: []string{m.Baseline}})
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	if _, err := unitOf(builds[0].runs, runs); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	return &buildRuns{Build: storage.Build{Name: m.Baseline, Runs: len(runs)}, runs: runs}, nil
+}
+
+// runValues returns each build's per-run values: the runs' totals, or the
+// inclusive total of m.Function in each run (each sample counted once even
+// when the function recurses).
+func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, baseline *buildRuns) (map[string][]float64, error) {
+	all := builds
+	if baseline != nil && !contains(builds, baseline) {
+		all = append(builds[:len(builds):len(builds)], *baseline)
+	}
+	out := map[string][]float64{}
+	var runs []storage.Run
+	for _, b := range all {
+		runs = append(runs, b.runs...)
+	}
+	if m.Function == "" {
+		for _, r := range runs {
+			out[r.Build] = append(out[r.Build], float64(r.Total))
+		}
+		return out, nil
+	}
+	matches := map[uint64]bool{}
+	err := e.Store.Stacks(ctx, runs, func(hash uint64, frames []storage.Frame) error {
+		for _, f := range frames {
+			if f.Name == m.Function {
+				matches[hash] = true
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("%w %q in the selected builds of %q", ErrUnknownFunction, m.Function, m.App)
+	}
+	groups := make([][]storage.Run, len(runs))
+	sums := make([]float64, len(runs))
+	for i, r := range runs {
+		groups[i] = []storage.Run{r}
+	}
+	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
+		if matches[hash] {
+			sums[g] += float64(value)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range runs {
+		out[r.Build] = append(out[r.Build], sums[i])
+	}
+	return out, nil
+}
+
+func contains(builds []buildRuns, b *buildRuns) bool {
+	for i := range builds {
+		if &builds[i] == b {
+			return true
+		}
+	}
+	return false
+}
