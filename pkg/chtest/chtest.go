@@ -32,9 +32,15 @@ var (
 // server, if one was started. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { chtest.Main(m) }
-func Main(m *testing.M) {
+//
+// cleanups run after the tests, before the server stops (Main exits the
+// process, so deferred calls in TestMain would not run).
+func Main(m *testing.M, cleanups ...func()) {
 	mainCalled = true
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if admin != nil {
 		admin.Close()
 	}
