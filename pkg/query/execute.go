@@ -23,17 +23,22 @@ var ErrMismatch = errors.New("runs cannot be combined")
 // concurrent use.
 type Executor struct {
 	Store *storage.Store
-	// Rules classify system frames for collapseSystem (nil: built-in rules).
+	// Rules classify system frames for collapseSystem (nil: nothing is
+	// system code).
 	Rules *sysframes.Rules
 }
 
 // Range is the dashboard's time range; builds outside it are left out of
-// evolution and timeseries queries that do not name their builds. The
-// zero Range keeps every build.
+// evolution and timeseries queries that do not name their builds. An
+// empty range (To not after From, as the zero Range) keeps every build:
+// callers without a time picker, such as the CLI, send none.
 type Range struct{ From, To time.Time }
 
 func (r Range) contains(t time.Time) bool {
-	return (r.From.IsZero() || !t.Before(r.From)) && (r.To.IsZero() || !t.After(r.To))
+	if !r.To.After(r.From) {
+		return true
+	}
+	return !t.Before(r.From) && !t.After(r.To)
 }
 
 // Execute runs a parsed query.

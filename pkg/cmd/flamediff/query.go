@@ -17,6 +17,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -24,7 +25,7 @@ import (
 // queryCmd runs the engine of the data source on local files, one file per
 // run, so that any CI job can diff profiles without ClickHouse.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
-	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions")
+	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
 	var head, base filesFlag
 	fs.Var(&head, "head", "head profile `FILE`s, one per run (repeatable, or several after one flag)")
 	fs.Var(&base, "base", "base profile `FILE`s, one per run")
@@ -36,9 +37,17 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	output := fs.String("output", "table", "json, table or folded")
 	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
+	dsn := fs.String("dsn", "", "query stored runs in this ClickHouse `DSN` instead of files (with --model)")
+	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (SPEC §4); with --dsn")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) > 0 {
 			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+		}
+		if *dsn != "" || *model != "" {
+			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
+				return usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
+			}
+			return storedQuery(ctx, *dsn, *model, *output, out)
 		}
 		m := query.Model{
 			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
@@ -86,6 +95,50 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			return writeTable(out, frames[0], m)
 		}
 	}
+}
+
+// storedQuery runs a query model against ClickHouse through the data
+// source's executor, so CI jobs get exactly what the dashboards show.
+func storedQuery(ctx context.Context, dsn, model, output string, out io.Writer) error {
+	if dsn == "" || model == "" {
+		return usageError{errors.New("a stored query needs both --dsn and --model")}
+	}
+	if output != "json" && output != "table" {
+		return usageError{fmt.Errorf("--output must be json or table for a stored query, not %q", output)}
+	}
+	m, err := query.Parse([]byte(model))
+	if err != nil {
+		return usageError{err}
+	}
+	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rules, err := sysframes.New(nil)
+	if err != nil {
+		return err
+	}
+	frames, err := (&query.Executor{Store: store, Rules: rules}).Execute(ctx, m, query.Range{})
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		return writeJSON(out, frames)
+	}
+	if m.QueryType == query.Functions {
+		return writeTable(out, frames[0], m)
+	}
+	for _, f := range frames {
+		table, err := f.StringTable(-1, -1)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(out, table); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // validateLocal applies the query model's rules to a local query.

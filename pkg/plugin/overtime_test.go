@@ -1,0 +1,204 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/changes"
+	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/internal/plugintest"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+// Four builds, five runs each; the third build makes app/slow.Work twice
+// as slow and records the change. app/tiny.Helper stays under 2%.
+const overTimeApp = "svc"
+
+var overTimeBuilds = []string{"2.0.0", "2.1.0", "2.2.0", "2.3.0"}
+
+func overTimeEpoch() time.Time { return time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC) }
+
+func loadOverTime(t *testing.T) *fixture {
+	t.Helper()
+	dsn := chtest.DSN(t)
+	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for b, build := range overTimeBuilds {
+		slow := 50
+		if b >= 2 {
+			slow = 100
+		}
+		for r := 0; r < 5; r++ {
+			folded := fmt.Sprintf("main;app/server.Handle;app/store.Query %d\n"+
+				"main;app/server.Handle;app/render.(*Page).Write %d\n"+
+				"main;app/slow.Work %d\n"+
+				"main;app/tiny.Helper 1\n", 100+r, 80+r%2, slow+r)
+			p, err := ingest.Parse(strings.NewReader(folded), "run.folded", ingest.Folded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := storage.RunMeta{App: overTimeApp, Build: build, Run: fmt.Sprintf("r%d", r),
+				Start: overTimeEpoch().Add(time.Duration(b)*24*time.Hour + time.Duration(r)*time.Minute), Duration: time.Second}
+			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := store.SaveChanges(ctx, overTimeApp, overTimeBuilds[2], changes.Changes{Modified: []string{"app/slow.Work"}}); err != nil {
+		t.Fatal(err)
+	}
+	settings, err := plugintest.SettingsFromDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{plugin: plugintest.Start(t, pluginBinary), settings: settings}
+}
+
+// cell is one evolution matrix row read back from the frame.
+type cell struct {
+	kind     string
+	time     float64
+	change   *float64
+	modified int64
+}
+
+func matrixCells(t *testing.T, frames data.Frames) map[[2]string]cell {
+	t.Helper()
+	var m *data.Frame
+	for _, f := range frames {
+		if f.Name == "evolution" {
+			m = f
+		}
+	}
+	if m == nil {
+		t.Fatalf("no evolution frame in %d frames", len(frames))
+	}
+	field := func(name string) *data.Field {
+		f, _ := m.FieldByName(name)
+		if f == nil {
+			t.Fatalf("evolution frame lacks %s", name)
+		}
+		return f
+	}
+	comp, kind, build, tm, change, mod := field("component"), field("kind"), field("build"), field("time"), field("change"), field("modified")
+	out := map[[2]string]cell{}
+	for i := 0; i < comp.Len(); i++ {
+		c := cell{kind: kind.At(i).(string), time: tm.At(i).(float64), modified: mod.At(i).(int64)}
+		if v, ok := change.ConcreteAt(i); ok {
+			x := v.(float64)
+			c.change = &x
+		}
+		out[[2]string{comp.At(i).(string), build.At(i).(string)}] = c
+	}
+	return out
+}
+
+func TestEvolutionOverGRPC(t *testing.T) {
+	f := loadOverTime(t)
+	frames := f.mustQuery(t, map[string]any{"queryType": "evolution", "app": overTimeApp})
+	cells := matrixCells(t, frames)
+	for _, comp := range []string{"app/slow.Work", "app/slow"} {
+		before, rise, after := cells[[2]string{comp, "2.1.0"}], cells[[2]string{comp, "2.2.0"}], cells[[2]string{comp, "2.3.0"}]
+		if rise.change == nil || math.Abs(*rise.change-50.0/52) > 0.01 {
+			t.Errorf("%s at 2.2.0: change %v, want about +96%% (52 -> 102 per run)", comp, rise.change)
+		}
+		if before.change == nil || math.Abs(*before.change) > 1e-9 || after.change == nil || math.Abs(*after.change) > 1e-9 {
+			t.Errorf("%s: changes %v before and %v after the regression, want 0", comp, before.change, after.change)
+		}
+		if rise.modified != 1 || before.modified != 0 || after.modified != 0 {
+			t.Errorf("%s: modified %d/%d/%d, want 0/1/0", comp, before.modified, rise.modified, after.modified)
+		}
+	}
+	if c := cells[[2]string{"app/slow.Work", "2.0.0"}]; c.change != nil || c.kind != "method" {
+		t.Errorf("first build: %+v, want a method with no change", c)
+	}
+	for key := range cells {
+		if strings.Contains(key[0], "tiny") {
+			t.Errorf("component %s is under the 2%% threshold but shown", key[0])
+		}
+	}
+	names := map[string]bool{}
+	for _, f := range frames {
+		names[f.Name] = true
+	}
+	if !names["evolution_edges"] || !names["evolution_timeline"] {
+		t.Errorf("frames %v, want edges and timeline too", names)
+	}
+
+	// A threshold of 0 shows the tiny helper; a time range picks builds.
+	cells = matrixCells(t, f.mustQuery(t, map[string]any{"queryType": "evolution", "app": overTimeApp, "threshold": 0}))
+	if _, ok := cells[[2]string{"app/tiny.Helper", "2.0.0"}]; !ok {
+		t.Error("threshold 0 should show app/tiny.Helper")
+	}
+	resp, err := f.plugin.QueryData(context.Background(), f.settings, plugintest.Query{RefID: "A",
+		JSON: `{"queryType":"evolution","app":"svc"}`, From: overTimeEpoch().Add(36 * time.Hour), To: overTimeEpoch().Add(100 * time.Hour)})
+	if err != nil || resp.Responses["A"].Error != nil {
+		t.Fatal(err, resp.Responses["A"].Error)
+	}
+	cells = matrixCells(t, resp.Responses["A"].Frames)
+	for key := range cells {
+		if key[1] != "2.2.0" && key[1] != "2.3.0" {
+			t.Errorf("build %s is outside the time range", key[1])
+		}
+	}
+}
+
+func TestTimeSeriesOverGRPC(t *testing.T) {
+	f := loadOverTime(t)
+	for _, c := range []struct {
+		function  string
+		before    float64 // per-run mean before the regression
+		after     float64
+		wantField string
+	}{
+		{"", 100 + 80.4 + 52 + 1 + 2, 100 + 80.4 + 102 + 1 + 2, "total"},
+		{"app/slow.Work", 52, 102, "app/slow.Work"},
+	} {
+		frames := f.mustQuery(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "function": c.function, "baseline": "previous"})
+		fr := frames[0]
+		if fr.Meta == nil || fr.Meta.Type != data.FrameTypeTimeSeriesWide {
+			t.Fatalf("timeseries meta %+v", fr.Meta)
+		}
+		value, _ := fr.FieldByName("value")
+		regression, _ := fr.FieldByName("regression")
+		tm, _ := fr.FieldByName("time")
+		if value == nil || regression == nil || tm == nil || value.Len() != 4 {
+			t.Fatalf("timeseries fields: %v", fr.Fields)
+		}
+		for i, want := range []float64{c.before, c.before, c.after, c.after} {
+			if got := value.At(i).(float64); math.Abs(got-want) > 1e-9 {
+				t.Errorf("%q build %d: value %v, want %v", c.function, i, got, want)
+			}
+			if got := tm.At(i).(time.Time); !got.Equal(overTimeEpoch().Add(time.Duration(i) * 24 * time.Hour)) {
+				t.Errorf("build %d at %v", i, got)
+			}
+		}
+		wantRegression := (c.after - c.before) / c.before
+		for i, want := range []float64{0, 0, wantRegression, 0} {
+			if got := regression.At(i).(float64); math.Abs(got-want) > 1e-9 {
+				t.Errorf("%q build %d: regression %v, want %v", c.function, i, got, want)
+			}
+		}
+		if name := value.Config.DisplayNameFromDS; name != c.wantField {
+			t.Errorf("series named %q, want %q", name, c.wantField)
+		}
+	}
+	r := f.query(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "function": "no.Such"})
+	if r.Error == nil || !strings.Contains(r.Error.Error(), "no.Such") {
+		t.Errorf("unknown function: %v", r.Error)
+	}
+}
