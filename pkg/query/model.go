@@ -5,7 +5,6 @@ package query
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // Type is a query type (SPEC §4).
@@ -131,11 +130,11 @@ func checkNames(field string, names []string) error {
 		return fmt.Errorf("%s: too many names (%d, at most %d)", field, len(names), maxNamesPerSelect)
 	}
 	for _, n := range names {
+		if n == "" && field != "app" {
+			return fmt.Errorf("%s: empty name (an unset template variable?)", field)
+		}
 		if len(n) > maxNameBytes {
 			return fmt.Errorf("%s: name longer than %d bytes", field, maxNameBytes)
-		}
-		if !utf8.ValidString(n) {
-			return fmt.Errorf("%s: name is not valid UTF-8", field)
 		}
 	}
 	return nil

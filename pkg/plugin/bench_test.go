@@ -1,0 +1,167 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/pkg/internal/plugintest"
+	"github.com/flamediff/flamediff/pkg/profile"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+// Benchmark scale (issue 4): a diff of 2 builds x 20 runs, 10 million
+// sample rows, 200k distinct stacks.
+const (
+	benchRunsPerBuild = 20
+	benchStacks       = 200_000
+	benchRowsPerRun   = 250_000 // x 40 runs = 10M rows
+	benchFramesPerRow = 4       // time frames each stack of a run falls into
+)
+
+// benchProfiles makes the runs of one build: every run samples a random
+// quarter-or-so of a shared pool of distinct stacks (depth 20-40 over
+// 5,000 functions), each in benchFramesPerRow time frames, so the whole
+// data set has benchStacks distinct stacks and one sample row per
+// (run, stack, time frame).
+func benchProfiles(pool [][]profile.Frame, seed uint64) []*profile.Profile {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	perRun := benchRowsPerRun / benchFramesPerRow
+	frameNs := int64(time.Second) / storage.TimeFrames
+	var out []*profile.Profile
+	for range benchRunsPerBuild {
+		p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds", Duration: time.Second}
+		ids := map[profile.Frame]uint32{}
+		for _, k := range rng.Perm(len(pool))[:perRun] {
+			stack := make([]uint32, len(pool[k]))
+			for i, f := range pool[k] {
+				id, ok := ids[f]
+				if !ok {
+					id = p.Intern(f)
+					ids[f] = id
+				}
+				stack[i] = id
+			}
+			for j := range benchFramesPerRow {
+				t := int64(j*storage.TimeFrames/benchFramesPerRow)*frameNs + rng.Int64N(frameNs)
+				p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 10_000_000 + rng.Int64N(1000), Time: t})
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func benchPool() [][]profile.Frame {
+	rng := rand.New(rand.NewPCG(3, 4))
+	funcs := make([]profile.Frame, 5000)
+	for i := range funcs {
+		funcs[i] = profile.Frame{Name: fmt.Sprintf("example.com/svc/pkg%03d.(*T%d).M%d", i%250, i%13, i), Module: "svc"}
+	}
+	pool := make([][]profile.Frame, benchStacks)
+	for i := range pool {
+		// A shared root keeps the tree realistic: one program, many paths.
+		s := []profile.Frame{{Name: "main.main", Module: "svc"}}
+		for range 19 + rng.IntN(21) {
+			s = append(s, funcs[rng.IntN(len(funcs))])
+		}
+		pool[i] = s
+	}
+	return pool
+}
+
+// BenchmarkDiffVsBareAggregation measures, in one run, the end-to-end
+// QueryData of a diff over go-plugin (aggregation, stack texts, tree,
+// frames, gRPC) against the bare ClickHouse aggregation it must do anyway
+// (the per-side GROUP BY stack, rows read to the client). The target is a
+// ratio of at most 1.5. Run with:
+//
+//	go test -run '^$' -bench DiffVsBare -benchtime 5x ./pkg/plugin/
+func BenchmarkDiffVsBareAggregation(b *testing.B) {
+	dsn := chtest.DSN(b)
+	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	if err := store.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	pool := benchPool()
+	loadStart := time.Now()
+	for bi, build := range []string{"base", "head"} {
+		for ri, p := range benchProfiles(pool, uint64(bi+1)) {
+			meta := storage.RunMeta{App: "bench", Build: build, Run: fmt.Sprintf("run-%02d", ri),
+				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
+			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var rows, stacks uint64
+	head, err := store.Runs(ctx, "bench", []string{"head"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, err := store.Runs(ctx, "bench", []string{"base"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	distinct := map[uint64]bool{}
+	if err := store.Stacks(ctx, append(head, base...), func(h uint64, _ []storage.Frame) error {
+		distinct[h] = true
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	stacks = uint64(len(distinct))
+	b.Logf("loaded %d runs, %d distinct stacks in %v", len(head)+len(base), stacks, time.Since(loadStart).Round(time.Second))
+
+	settings, err := plugintest.SettingsFromDSN(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plugin := plugintest.Start(b, pluginBinary)
+	q := plugintest.Query{RefID: "A", JSON: `{"queryType":"diff","app":"bench","head":{"builds":["head"]},"base":{"builds":["base"]}}`}
+
+	bare := func() {
+		rows = 0
+		err := store.StackValues(ctx, [][]storage.Run{head, base}, func(int, uint64, int64, uint64) error {
+			rows++
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	endToEnd := func() {
+		resp, err := plugin.QueryData(ctx, settings, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := resp.Responses["A"]; r.Error != nil || len(r.Frames) != 1 {
+			b.Fatalf("query: %v", r.Error)
+		}
+	}
+	bare() // warm both paths (server caches, plugin instance and pool)
+	endToEnd()
+
+	var bareTime, e2eTime time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		bare()
+		bareTime += time.Since(start)
+		start = time.Now()
+		endToEnd()
+		e2eTime += time.Since(start)
+	}
+	b.ReportMetric(float64(bareTime.Milliseconds())/float64(b.N), "bare-ms/op")
+	b.ReportMetric(float64(e2eTime.Milliseconds())/float64(b.N), "querydata-ms/op")
+	b.ReportMetric(float64(e2eTime)/float64(bareTime), "ratio")
+	b.Logf("aggregated rows per side-stack: %d; sample rows: %d", rows, benchRunsPerBuild*2*benchRowsPerRun)
+}

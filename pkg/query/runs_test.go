@@ -1,0 +1,95 @@
+package query
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+func runsOf(build string, totals ...int64) []storage.Run {
+	var out []storage.Run
+	for i, v := range totals {
+		out = append(out, storage.Run{Build: build, Run: string(rune('a' + i)), Total: v,
+			Start: time.Unix(int64(i), 0), Duration: time.Duration(v) * time.Millisecond})
+	}
+	return out
+}
+
+func field(t *testing.T, f *data.Frame, name string) *data.Field {
+	t.Helper()
+	fl, _ := f.FieldByName(name)
+	if fl == nil {
+		t.Fatalf("frame %s lacks %s", f.Name, name)
+	}
+	return fl
+}
+
+func TestRunsFrames(t *testing.T) {
+	base, head := runsOf("1.0", 100, 110, 90, 105, 95), runsOf("2.0", 150, 160, 140, 155, 145)
+	frames := RunsFrames(head, base, "nanoseconds")
+	runs, summary := frames[0], frames[1]
+	if n, _ := runs.RowLen(); n != 10 {
+		t.Fatalf("%d run rows", n)
+	}
+	if s := field(t, runs, "side"); s.At(0) != "base" || s.At(9) != "head" {
+		t.Errorf("sides %v..%v", s.At(0), s.At(9))
+	}
+	if d := field(t, runs, "duration").At(0).(float64); d != 0.1 {
+		t.Errorf("duration %v s, want 0.1", d)
+	}
+	if u := field(t, runs, "total").Config.Unit; u != "ns" {
+		t.Errorf("unit %q", u)
+	}
+	mean := field(t, summary, "mean")
+	if b, h := *mean.At(0).(*float64), *mean.At(1).(*float64); b != 100 || h != 150 {
+		t.Errorf("means %v %v", b, h)
+	}
+	change := *field(t, summary, "change").At(0).(*float64)
+	lo, hi := *field(t, summary, "ciLow").At(0).(*float64), *field(t, summary, "ciHigh").At(0).(*float64)
+	p := *field(t, summary, "pValue").At(1).(*float64)
+	if change != 0.5 || !(lo < 0.5 && 0.5 < hi && lo > 0) {
+		t.Errorf("change %v CI [%v, %v]", change, lo, hi)
+	}
+	// Five runs each, every head above every base: the exact two-sided
+	// Mann-Whitney p is 2/C(10,5) = 2/252.
+	if math.Abs(p-2.0/252) > 1e-9 || !*field(t, summary, "significant").At(0).(*bool) {
+		t.Errorf("p %v, significant %v", p, field(t, summary, "significant").At(0))
+	}
+}
+
+func TestRunsFramesHeadOnly(t *testing.T) {
+	frames := RunsFrames(runsOf("2.0", 7), nil, "count")
+	summary := frames[1]
+	if n, _ := summary.RowLen(); n != 1 || field(t, summary, "side").At(0) != "head" {
+		t.Fatalf("head-only summary rows: %v", summary)
+	}
+	// One run: no spread, no comparison; nulls rather than NaN.
+	if field(t, summary, "stddev").At(0).(*float64) != nil || field(t, summary, "change").At(0).(*float64) != nil ||
+		field(t, summary, "significant").At(0).(*bool) != nil {
+		t.Error("undefined statistics must be null")
+	}
+}
+
+func TestRange(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		r    Range
+		t    time.Time
+		want bool
+	}{
+		{Range{}, day(1), true},
+		{Range{From: day(5), To: day(5)}, day(1), true}, // empty: no range
+		{Range{From: day(2), To: day(4)}, day(2), true},
+		{Range{From: day(2), To: day(4)}, day(4), true},
+		{Range{From: day(2), To: day(4)}, day(5), false},
+		{Range{From: day(2), To: day(4)}, day(1), false},
+	} {
+		if got := c.r.contains(c.t); got != c.want {
+			t.Errorf("%v contains %v = %v", c.r, c.t, got)
+		}
+	}
+}
