@@ -76,7 +76,7 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 		return err
 	}
 	d.store = store
-	d.exec = &query.Executor{Store: store, Rules: rules}
+	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0)}
 	return nil
 }
 

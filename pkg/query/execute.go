@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -26,6 +27,8 @@ type Executor struct {
 	// Rules classify system frames for collapseSystem (nil: nothing is
 	// system code).
 	Rules *sysframes.Rules
+	// Stacks caches stack texts across queries (nil: none).
+	Stacks *StackCache
 }
 
 // Range is the dashboard's time range; builds outside it are left out of
@@ -126,53 +129,131 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 	return Render(b, m, e.Rules, unit), nil
 }
 
-// load fills an engine with the head and base runs.
+// valueRow is one (side, stack) sum read from ClickHouse.
+type valueRow struct {
+	group     int
+	hash      uint64
+	value     int64
+	firstSeen uint64
+}
+
+// load fills an engine with the head and base runs. Two things happen
+// while ClickHouse aggregates the per-side sums: for a selection seen
+// before, every stack it has is interned in the engine from the cache;
+// otherwise the stack texts the cache lacks are read on a second
+// connection.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
-	b := tree.NewBuilder(tree.NewFrames())
-	stacks, err := e.stackIDs(ctx, b, append(head[:len(head):len(head)], base...))
-	if err != nil {
-		return nil, err
-	}
+	all := append(head[:len(head):len(head)], base...)
 	groups := [][]storage.Run{head}
 	if len(base) > 0 {
 		groups = append(groups, base)
 	}
-	sides := [...]tree.Side{tree.Head, tree.Base}
-	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
-		id, ok := stacks[hash]
-		if !ok {
-			return fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, hash)
+	cache := e.cache()
+	b := tree.NewBuilder(tree.NewFrames())
+	known := cache.selection(all)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ids map[uint64]tree.StackID
+	sideline := make(chan error, 1)
+	go func() {
+		if known != nil {
+			var err error
+			ids, err = e.stackIDs(ctx, cache, b, all, known)
+			sideline <- err
+			return
 		}
-		b.Add(sides[g], id, value, firstSeen)
+		sideline <- cache.fetch(ctx, e.Store, all)
+	}()
+	var rows []valueRow
+	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
+		rows = append(rows, valueRow{g, hash, value, firstSeen})
 		return nil
 	})
 	if err != nil {
+		cancel()
+	}
+	if sideErr := <-sideline; err == nil {
+		err = sideErr
+	}
+	if err != nil {
 		return nil, err
+	}
+	if known == nil {
+		hashes := distinctHashes(rows)
+		if ids, err = e.stackIDs(ctx, cache, b, all, hashes); err != nil {
+			return nil, err
+		}
+		cache.remember(all, hashes)
+	}
+
+	sides := [...]tree.Side{tree.Head, tree.Base}
+	for _, r := range rows {
+		id, ok := ids[r.hash]
+		if !ok { // samples without a stack row: tables edited by hand
+			return nil, fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, r.hash)
+		}
+		b.Add(sides[r.group], id, r.value, r.firstSeen)
 	}
 	b.SetRuns(tree.Head, len(head))
 	b.SetRuns(tree.Base, len(base))
 	return b, nil
 }
 
-// stackIDs interns every distinct stack of runs in the engine and maps
-// the storage's stack hashes to engine stacks. Frames are interned once
-// per distinct frame hash, not once per stack position.
-func (e *Executor) stackIDs(ctx context.Context, b *tree.Builder, runs []storage.Run) (map[uint64]tree.StackID, error) {
-	frameIDs := map[uint64]uint32{}
-	stacks := map[uint64]tree.StackID{}
-	var ids []uint32
-	err := e.Store.Stacks(ctx, runs, func(hash uint64, frames []storage.Frame) error {
-		ids = ids[:0]
-		for _, f := range frames {
-			id, ok := frameIDs[f.Hash]
-			if !ok {
-				id = b.Frames().Intern(f.Name, f.Module)
-				frameIDs[f.Hash] = id
-			}
-			ids = append(ids, id)
+func distinctHashes(rows []valueRow) []uint64 {
+	seen := make(map[uint64]bool, len(rows))
+	var out []uint64
+	for _, r := range rows {
+		if !seen[r.hash] {
+			seen[r.hash] = true
+			out = append(out, r.hash)
 		}
-		stacks[hash] = b.Stack(ids)
-		return nil
-	})
-	return stacks, err
+	}
+	return out
+}
+
+// cache returns the executor's stack cache, or a fresh one for this
+// query when it has none.
+func (e *Executor) cache() *StackCache {
+	if e.Stacks == nil {
+		return NewStackCache(math.MaxInt)
+	}
+	return e.Stacks
+}
+
+// stackIDs interns the given stacks in the engine, from the cache; the
+// frames are interned once per distinct frame hash. Stacks the cache lost
+// meanwhile (it starts over when full) are read again into a cache of this
+// query's own.
+func (e *Executor) stackIDs(ctx context.Context, cache *StackCache, b *tree.Builder, runs []storage.Run, hashes []uint64) (map[uint64]tree.StackID, error) {
+	ids := make(map[uint64]tree.StackID, len(hashes))
+	b.Reserve(len(hashes), 16*len(hashes))
+	frameIDs := map[uint64]uint32{}
+	var stack []uint32
+	intern := func(i int, frames []uint64, text map[uint64]storage.Frame) {
+		stack = stack[:0]
+		for _, h := range frames {
+			id, ok := frameIDs[h]
+			if !ok {
+				f := text[h]
+				id = b.Frames().Intern(f.Name, f.Module)
+				frameIDs[h] = id
+			}
+			stack = append(stack, id)
+		}
+		ids[hashes[i]] = b.Stack(stack)
+	}
+	lacking := cache.resolve(hashes, intern)
+	if len(lacking) == 0 {
+		return ids, nil
+	}
+	own := NewStackCache(math.MaxInt)
+	if err := own.fetch(ctx, e.Store, runs); err != nil {
+		return nil, err
+	}
+	hashes = lacking
+	if still := own.resolve(hashes, intern); len(still) > 0 {
+		return nil, fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, still[0])
+	}
+	return ids, nil
 }

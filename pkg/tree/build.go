@@ -35,8 +35,7 @@ func (b *Builder) Build(o Options) *Tree {
 // makes this a single sequential pass: a stack shares with the previous one
 // exactly the path both have in common, so no lookup of children is needed.
 func (v *view) trie(inverted bool) []Node {
-	order := slices.Clone(v.active)
-	slices.SortFunc(order, func(x, y uint32) int {
+	order := sortInHalves(v.active, func(x, y uint32) int {
 		return compareStacks(v.stack(x), v.stack(y), inverted)
 	})
 	n := 1
@@ -147,4 +146,34 @@ func (t *Tree) orderSiblings(compare func(a, b *Node) int) {
 			pos[i], pos[j] = pos[j], pos[i]
 		}
 	}
+}
+
+// sortInHalves returns a sorted copy of s, sorting its halves on two
+// goroutines and merging them when s is large: the stack sort is the
+// largest single cost of a Build, and the database is idle meanwhile.
+func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
+	out := slices.Clone(s)
+	if len(s) < 1<<14 {
+		slices.SortFunc(out, compare)
+		return out
+	}
+	mid := len(s) / 2
+	left, right := slices.Clone(s[:mid]), s[mid:]
+	done := make(chan struct{})
+	go func() {
+		slices.SortFunc(left, compare)
+		close(done)
+	}()
+	right = slices.Clone(right)
+	slices.SortFunc(right, compare)
+	<-done
+	out = out[:0]
+	for len(left) > 0 && len(right) > 0 {
+		if compare(right[0], left[0]) < 0 {
+			out, right = append(out, right[0]), right[1:]
+		} else {
+			out, left = append(out, left[0]), left[1:]
+		}
+	}
+	return append(append(out, left...), right...)
 }

@@ -120,6 +120,21 @@ func frameBytes(frames []uint32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&frames[0])), 4*len(frames))
 }
 
+// Reserve makes room for stacks more stacks of frames frame ids in all, so
+// that interning a known number of stacks does not regrow the Builder.
+func (b *Builder) Reserve(stacks, frames int) {
+	b.stackFrames = slices.Grow(b.stackFrames, frames)
+	b.stackStart = slices.Grow(b.stackStart, stacks)
+	b.stackHash = slices.Grow(b.stackHash, stacks)
+	for s := range b.value {
+		b.value[s] = slices.Grow(b.value[s], stacks)
+		b.first[s] = slices.Grow(b.first[s], stacks)
+	}
+	for 2*(len(b.stackHash)+stacks) >= len(b.table) {
+		b.grow()
+	}
+}
+
 // Stacks is the number of distinct stacks interned so far.
 func (b *Builder) Stacks() int { return len(b.stackHash) }
 

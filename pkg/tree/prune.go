@@ -36,18 +36,27 @@ func (t *Tree) prune(limit int) {
 	for i, nd := range nodes {
 		importance[i] = max(share(nd.HeadTotal, headRoot), share(nd.BaseTotal, baseRoot))
 	}
+	before := func(x, y uint32) int {
+		return cmp.Or(cmp.Compare(importance[y], importance[x]), cmp.Compare(x, y))
+	}
 	order := make([]uint32, n)
 	for i := range order {
 		order[i] = uint32(i)
 	}
-	slices.SortFunc(order, func(x, y uint32) int {
-		return cmp.Or(cmp.Compare(importance[y], importance[x]), cmp.Compare(x, y))
-	})
+	// The greedy pass below takes only about limit to 2*limit nodes, so
+	// only the most important few need sorting: select them first (a
+	// million-node tree pruned to 20,000 sorts 80,000 nodes, not a million).
+	head := min(n, 4*limit)
+	selectFirst(order, head, before)
+	slices.SortFunc(order[:head], before)
 
 	// Greedily keep nodes while the count of kept and "other" nodes fits.
 	kept := make([]bool, n)
 	count := 0
-	for _, i := range order {
+	for k, i := range order {
+		if k == head {
+			slices.SortFunc(order[head:], before) // rare: the selection ran out
+		}
 		add := 1
 		if dropped[i] > 0 {
 			add++ // its "other" child, until its children are kept
@@ -112,4 +121,36 @@ func emitKept(nodes []Node, kept []bool, count int) []Node {
 		closeTop()
 	}
 	return out
+}
+
+// selectFirst reorders s so that its first k elements are the k smallest
+// by compare (a strict total order), in no particular order (quickselect
+// with three-way partitioning).
+func selectFirst(s []uint32, k int, compare func(x, y uint32) int) {
+	lo, hi := 0, len(s)
+	for hi-lo > 1 && k > lo && k < hi {
+		pivot := s[lo+(hi-lo)/2]
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch c := compare(s[i], pivot); {
+			case c < 0:
+				s[lt], s[i] = s[i], s[lt]
+				lt++
+				i++
+			case c > 0:
+				gt--
+				s[i], s[gt] = s[gt], s[i]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k <= lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return
+		}
+	}
 }

@@ -1,0 +1,43 @@
+package tree
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The engine's partial and parallel sorts must agree with a plain sort.
+func TestSelectFirstAndSortInHalves(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 7, 100, 1 << 14, 1<<15 + 3} {
+		keys := make([]int, n)
+		for i := range keys {
+			keys[i] = rng.IntN(50) // many ties, broken by index below
+		}
+		compare := func(x, y uint32) int { return cmp.Or(cmp.Compare(keys[x], keys[y]), cmp.Compare(x, y)) }
+		ids := make([]uint32, n)
+		for i := range ids {
+			ids[i] = uint32(i)
+		}
+		rng.Shuffle(n, func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		want := slices.Clone(ids)
+		slices.SortFunc(want, compare)
+
+		if got := sortInHalves(ids, compare); !slices.Equal(got, want) {
+			t.Errorf("n=%d: sortInHalves differs from a sort", n)
+		}
+		for _, k := range []int{0, 1, n / 3, n - 1, n} {
+			if k < 0 || k > n {
+				continue
+			}
+			s := slices.Clone(ids)
+			selectFirst(s, k, compare)
+			first := slices.Clone(s[:k])
+			slices.SortFunc(first, compare)
+			if !slices.Equal(first, want[:k]) {
+				t.Errorf("n=%d k=%d: selectFirst did not put the k smallest first", n, k)
+			}
+		}
+	}
+}
