@@ -1,0 +1,102 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+// storeWithPprof loads testdata/pprof: build "base" and build "head".
+func storeWithPprof(t *testing.T) *storage.Store {
+	t.Helper()
+	store, err := storage.OpenDSN(chtest.DSN(t), storage.Tables{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ctx := context.Background()
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, build := range []string{"base", "head"} {
+		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", build+"-run*.pb.gz"))
+		if len(files) == 0 {
+			t.Fatal("no testdata/pprof profiles")
+		}
+		for i, name := range files {
+			f, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := ingest.Parse(f, name, ingest.Pprof)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Ingest(ctx, storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(i)}, p, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return store
+}
+
+// The stack cache must never change an answer: not when warm, not when it
+// is too small and starts over in the middle of a query, not when queries
+// over different selections share it.
+func TestStackCacheKeepsAnswers(t *testing.T) {
+	store := storeWithPprof(t)
+	ctx := context.Background()
+	queries := []string{
+		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true}`,
+		`{"queryType":"flamegraph","app":"app","head":{"builds":["head"],"runs":["0"]}}`,
+		`{"queryType":"functions","app":"app","head":{"builds":["base"]}}`,
+	}
+	answer := func(e *Executor, raw string) string {
+		m, err := Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, err := e.Execute(ctx, m, Range{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	uncached := &Executor{Store: store}
+	want := map[string]string{}
+	for _, q := range queries {
+		want[q] = answer(uncached, q)
+	}
+	for _, limit := range []int{0, 50, 5000} {
+		cached := &Executor{Store: store, Stacks: NewStackCache(limit)}
+		for round := 0; round < 3; round++ {
+			for _, q := range queries {
+				if got := answer(cached, q); got != want[q] {
+					t.Errorf("cache limit %d, round %d: %s answered differently", limit, round, q)
+				}
+			}
+		}
+	}
+	warm := NewStackCache(0)
+	e := &Executor{Store: store, Stacks: warm}
+	answer(e, queries[0])
+	head, _ := store.Runs(ctx, "app", []string{"head"}, nil)
+	base, _ := store.Runs(ctx, "app", []string{"base"}, nil)
+	if len(warm.uncached(append(head, base...))) != 0 || warm.selection(append(head, base...)) == nil {
+		t.Error("a query did not leave its stacks and selection in the cache")
+	}
+}
