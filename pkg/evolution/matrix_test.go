@@ -3,8 +3,8 @@ package evolution
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,7 +230,7 @@ func TestTimeline(t *testing.T) {
 	b.AddTimed(1, []string{"main.main", "pkg.(*T).A"}, 5)
 	b.AddTimed(1, []string{"main.main", "pkg.(*T).B"}, 1)
 	b.AddTimed(3, []string{"main.main", "pkg.(*T).A"}, 0) // frame 2 stays empty: no rows
-	b.AddTimed(-1, []string{"main.main"}, 9)             // ignored
+	b.AddTimed(-1, []string{"main.main"}, 9)              // ignored
 	res, err := Analyze([]Build{b}, Options{})
 	if err != nil {
 		t.Fatal(err)

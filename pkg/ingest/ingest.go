@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -81,6 +82,16 @@ func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 		return nil, fileError(name, "invalid profile: %v", err)
 	}
 	return p, nil
+}
+
+// ParseFile parses the profile file at path, naming it by path in errors.
+func ParseFile(path string, f Format) (*profile.Profile, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return Parse(file, path, f)
 }
 
 // detectSize is how much of the input format detection looks at.

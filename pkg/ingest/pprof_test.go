@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,12 +15,7 @@ import (
 
 func parseFile(t testing.TB, path string) *profile.Profile {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Parse(f, filepath.Base(path), Auto)
+	p, err := ParseFile(path, Auto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -95,16 +94,8 @@ func benchPool() [][]profile.Frame {
 //
 //	go test -run '^$' -bench DiffVsBare -benchtime 5x -timeout 30m ./pkg/plugin/
 func BenchmarkDiffVsBareAggregation(b *testing.B) {
-	dsn := chtest.DSN(b)
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store, dsn := migratedStore(b)
 	ctx := context.Background()
-	if err := store.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
 	pool := benchPool()
 	loadStart := time.Now()
 	for bi, build := range []string{"base", "head"} {

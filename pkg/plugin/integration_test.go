@@ -88,18 +88,27 @@ type fixture struct {
 	head, base []string // the files
 }
 
-func loadPprof(t *testing.T) *fixture {
+// migratedStore opens a fresh database with Flamediff's tables and
+// returns it with its DSN; it is closed when the test ends.
+func migratedStore(t testing.TB) (*storage.Store, string) {
 	t.Helper()
 	dsn := chtest.DSN(t)
 	store, err := storage.OpenDSN(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	ctx := context.Background()
-	if err := store.Migrate(ctx); err != nil {
+	t.Cleanup(func() { store.Close() })
+	if err := store.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return store, dsn
+}
+
+func loadPprof(t *testing.T) *fixture {
+	t.Helper()
+	store, dsn := migratedStore(t)
+	ctx := context.Background()
+	var err error
 	f := &fixture{}
 	for _, side := range []struct {
 		build string
@@ -130,12 +139,7 @@ func loadPprof(t *testing.T) *fixture {
 
 func parseFile(t *testing.T, name string) *profile.Profile {
 	t.Helper()
-	file, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	p, err := ingest.Parse(file, name, ingest.Auto)
+	p, err := ingest.ParseFile(name, ingest.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}

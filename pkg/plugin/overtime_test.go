@@ -11,7 +11,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/changes"
-	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -27,16 +26,8 @@ func overTimeEpoch() time.Time { return time.Date(2026, 10, 1, 0, 0, 0, 0, time.
 
 func loadOverTime(t *testing.T) *fixture {
 	t.Helper()
-	dsn := chtest.DSN(t)
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store, dsn := migratedStore(t)
 	ctx := context.Background()
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for b, build := range overTimeBuilds {
 		slow := 50
 		if b >= 2 {

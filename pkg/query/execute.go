@@ -59,17 +59,19 @@ func (e *Executor) Execute(ctx context.Context, m Model, r Range) (data.Frames, 
 	return nil, fmt.Errorf("unknown queryType %q", m.QueryType)
 }
 
-// sides reads the head runs and, for a comparison, the base runs.
-func (e *Executor) sides(ctx context.Context, m Model) (head, base []storage.Run, err error) {
+// sides reads the head runs and, for a comparison, the base runs, with
+// the unit they share.
+func (e *Executor) sides(ctx context.Context, m Model) (head, base []storage.Run, unit string, err error) {
 	if head, err = e.selectRuns(ctx, m, m.Head); err != nil {
-		return nil, nil, fmt.Errorf("head: %w", err)
+		return nil, nil, "", fmt.Errorf("head: %w", err)
 	}
 	if m.IsDiff() {
 		if base, err = e.selectRuns(ctx, m, m.Base); err != nil {
-			return nil, nil, fmt.Errorf("base: %w", err)
+			return nil, nil, "", fmt.Errorf("base: %w", err)
 		}
 	}
-	return head, base, nil
+	unit, err = unitOf(head, base)
+	return head, base, unit, err
 }
 
 // selectRuns lists the runs of a selection of the query's profile type.
@@ -114,11 +116,7 @@ func unitOf(groups ...[]storage.Run) (string, error) {
 
 // tree answers flamegraph, diff and functions queries.
 func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
-	head, base, err := e.sides(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	unit, err := unitOf(head, base)
+	head, base, unit, err := e.sides(ctx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -33,12 +32,7 @@ func storeWithPprof(t *testing.T) *storage.Store {
 			t.Fatal("no testdata/pprof profiles")
 		}
 		for i, name := range files {
-			f, err := os.Open(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := ingest.Parse(f, name, ingest.Pprof)
-			f.Close()
+			p, err := ingest.ParseFile(name, ingest.Pprof)
 			if err != nil {
 				t.Fatal(err)
 			}

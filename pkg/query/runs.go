@@ -21,11 +21,7 @@ const (
 // runs answers a runs query: one row per run, and a summary comparing the
 // runs' totals (the profile's value per run) head against base.
 func (e *Executor) runs(ctx context.Context, m Model) (data.Frames, error) {
-	head, base, err := e.sides(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	unit, err := unitOf(head, base)
+	head, base, unit, err := e.sides(ctx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,10 @@ type quotedTables struct{ runs, stacks, frames, samples, changes string }
 
 func (t Tables) quoted() (quotedTables, error) {
 	var q quotedTables
-	for _, p := range []struct{ name, kind string; dst *string }{
+	for _, p := range []struct {
+		name, kind string
+		dst        *string
+	}{
 		{t.Runs, "runs", &q.runs}, {t.Stacks, "stacks", &q.stacks}, {t.Frames, "frames", &q.frames},
 		{t.Samples, "samples", &q.samples}, {t.Changes, "changes", &q.changes},
 	} {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func h(stack string, value int64, first uint64) sample { return sample{Head, stack, value, first} }
+func h(stack string, value int64, first uint64) sample  { return sample{Head, stack, value, first} }
 func bs(stack string, value int64, first uint64) sample { return sample{Base, stack, value, first} }
 
 // sys marks frames whose name starts with "sys" as system frames.
@@ -109,9 +109,9 @@ func TestBuild(t *testing.T) {
 		opts:     Options{MaxNodes: 3},
 		want:     []string{"total 1", " A 1", "  B 1"},
 	}, {
-		name:     "no runs: just the root",
-		samples:  []sample{h("A", 1, 0)},
-		want:     []string{"total 0"},
+		name:    "no runs: just the root",
+		samples: []sample{h("A", 1, 0)},
+		want:    []string{"total 0"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,12 +53,7 @@ func pprofRuns(t testing.TB, side string) []string {
 
 func addFiles(t testing.TB, b *Builder, side Side, files []string) {
 	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := ingest.Parse(f, name, ingest.Pprof)
-		f.Close()
+		p, err := ingest.ParseFile(name, ingest.Pprof)
 		if err != nil {
 			t.Fatal(err)
 		}

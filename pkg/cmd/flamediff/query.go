@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +14,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
@@ -175,7 +173,7 @@ func validateLocal(m *query.Model, heads, bases int, output string) error {
 func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) (string, error) {
 	unit := ""
 	for _, name := range files {
-		p, err := parseFile(name, f)
+		p, err := ingest.ParseFile(name, f)
 		if err != nil {
 			return "", err
 		}
@@ -189,15 +187,6 @@ func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) 
 	}
 	b.SetRuns(side, len(files))
 	return unit, nil
-}
-
-func parseFile(name string, f ingest.Format) (*profile.Profile, error) {
-	file, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	return ingest.Parse(file, name, f)
 }
 
 func writeJSON(out io.Writer, frames data.Frames) error {
