@@ -161,8 +161,9 @@ var ErrMissingFrame = errors.New("stack refers to a missing frame")
 
 // Stacks calls visit once for every distinct stack in the samples of runs,
 // with its frames root first. The stack and frame texts are fetched once
-// each, selected by subqueries over the same runs (no hash lists sent).
-// The frames slice is reused between calls: copy what you keep.
+// each, selected by subqueries over the same runs (no hash lists sent),
+// the two queries running at once on two connections. The frames slice is
+// reused between calls: copy what you keep.
 func (s *Store) Stacks(ctx context.Context, runs []Run, visit func(stackHash uint64, frames []Frame) error) error {
 	g, err := newGrouping([][]Run{runs})
 	if err != nil {
@@ -171,50 +172,81 @@ func (s *Store) Stacks(ctx context.Context, runs []Run, visit func(stackHash uin
 	inSamples := "stack_hash " + s.in + " (SELECT stack_hash FROM " + s.q.samples + " WHERE app = ? AND ingest_id IN ?)"
 	sampleArgs := []any{g.app, groupSet(g.ids)}
 
-	frames := map[uint64]Frame{}
-	rows, err := s.conn.Query(ctx, "SELECT frame_hash, any(name), any(module) FROM "+s.q.frames+
-		" WHERE app = ? AND frame_hash "+s.in+" (SELECT arrayJoin(frame_hashes) FROM "+s.q.stacks+
-		" WHERE app = ? AND "+inSamples+") GROUP BY frame_hash", append([]any{g.app, g.app}, sampleArgs...)...)
-	if err != nil {
-		return fmt.Errorf("read frames: %w", err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type frameRows struct {
+		frames map[uint64]Frame
+		err    error
 	}
-	_, err = collect(rows, "read frames", func(scan func(...any) error) (struct{}, error) {
-		var f Frame
-		err := scan(&f.Hash, &f.Name, &f.Module)
-		frames[f.Hash] = f
-		return struct{}{}, err
-	})
+	framesDone := make(chan frameRows, 1)
+	go func() {
+		frames := map[uint64]Frame{}
+		rows, err := s.conn.Query(ctx, "SELECT frame_hash, any(name), any(module) FROM "+s.q.frames+
+			" WHERE app = ? AND frame_hash "+s.in+" (SELECT arrayJoin(frame_hashes) FROM "+s.q.stacks+
+			" WHERE app = ? AND "+inSamples+") GROUP BY frame_hash", append([]any{g.app, g.app}, sampleArgs...)...)
+		if err != nil {
+			framesDone <- frameRows{err: fmt.Errorf("read frames: %w", err)}
+			return
+		}
+		_, err = collect(rows, "read frames", func(scan func(...any) error) (struct{}, error) {
+			var f Frame
+			err := scan(&f.Hash, &f.Name, &f.Module)
+			frames[f.Hash] = f
+			return struct{}{}, err
+		})
+		framesDone <- frameRows{frames, err}
+	}()
+
+	// Stacks are kept as frame hashes until the frame texts are in. The
+	// stacks table may hold a stack twice until ClickHouse merges its
+	// parts: duplicates are dropped here, which is much cheaper than a
+	// GROUP BY over arrays on the server.
+	seen := map[uint64]bool{}
+	var stackHashes []uint64
+	var frameHashes []uint64
+	var ends []int
+	rows, err := s.conn.Query(ctx, "SELECT stack_hash, frame_hashes FROM "+s.q.stacks+
+		" WHERE app = ? AND "+inSamples, append([]any{g.app}, sampleArgs...)...)
+	if err == nil {
+		var hash uint64
+		var hashes []uint64
+		_, err = collect(rows, "read stacks", func(scan func(...any) error) (struct{}, error) {
+			err := scan(&hash, &hashes)
+			if seen[hash] {
+				return struct{}{}, err
+			}
+			seen[hash] = true
+			stackHashes, frameHashes = append(stackHashes, hash), append(frameHashes, hashes...)
+			ends = append(ends, len(frameHashes))
+			return struct{}{}, err
+		})
+	} else {
+		err = fmt.Errorf("read stacks: %w", err)
+	}
 	if err != nil {
+		cancel()
+		<-framesDone
 		return err
 	}
-
-	rows, err = s.conn.Query(ctx, "SELECT stack_hash, any(frame_hashes) FROM "+s.q.stacks+
-		" WHERE app = ? AND "+inSamples+" GROUP BY stack_hash", append([]any{g.app}, sampleArgs...)...)
-	if err != nil {
-		return fmt.Errorf("read stacks: %w", err)
+	fr := <-framesDone
+	if fr.err != nil {
+		return fr.err
 	}
-	defer rows.Close()
-	var hash uint64
-	var hashes []uint64
 	var stack []Frame
-	for rows.Next() {
-		if err := rows.Scan(&hash, &hashes); err != nil {
-			return fmt.Errorf("read stacks: %w", err)
-		}
+	start := 0
+	for i, hash := range stackHashes {
 		stack = stack[:0]
-		for _, h := range hashes {
-			f, ok := frames[h]
+		for _, h := range frameHashes[start:ends[i]] {
+			f, ok := fr.frames[h]
 			if !ok {
 				return fmt.Errorf("read stacks: stack %x: %w %x", hash, ErrMissingFrame, h)
 			}
 			stack = append(stack, f)
 		}
+		start = ends[i]
 		if err := visit(hash, stack); err != nil {
 			return err
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read stacks: %w", err)
 	}
 	return nil
 }
