@@ -1,0 +1,77 @@
+import { DataFrame, FieldType, createDataFrame } from '@grafana/data';
+
+/** mulberry32 is a small seeded PRNG: the same seed gives the same frame. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const MAX_DEPTH = 48;
+const LABELS = 20000;
+
+/** totalsOf sums self values into totals over a pre-order tree, scanning backwards. */
+function totalsOf(level: number[], self: number[]): number[] {
+  const total = new Array<number>(level.length);
+  const acc = new Float64Array(MAX_DEPTH + 2);
+  for (let i = level.length - 1; i >= 0; i--) {
+    const l = level[i];
+    total[i] = self[i] + acc[l + 1];
+    acc[l + 1] = 0;
+    acc[l] += total[i];
+  }
+  return total;
+}
+
+/**
+ * bigFlameFrame generates a deterministic diff frame of n nodes in Grafana's
+ * flame graph format (enum labels, value/self = base, valueRight/selfRight =
+ * head, delta), shaped like a deep profile: mostly descending, with runs of
+ * siblings; about 2% of nodes exist on one side only.
+ */
+export function bigFlameFrame(n: number, seed = 42): DataFrame {
+  const rnd = mulberry32(seed);
+  const level = new Array<number>(n);
+  const label = new Array<number>(n);
+  const self = new Array<number>(n);
+  const selfRight = new Array<number>(n);
+  level[0] = 0;
+  label[0] = 0;
+  self[0] = 0;
+  selfRight[0] = 0;
+  for (let i = 1; i < n; i++) {
+    const prev = level[i - 1];
+    const r = rnd();
+    // Go deeper most of the time, else climb back to a random ancestor's level.
+    level[i] = r < 0.6 && prev < MAX_DEPTH ? prev + 1 : 1 + Math.floor(rnd() * prev);
+    label[i] = 1 + Math.floor(rnd() * rnd() * (LABELS - 1));
+    const s = Math.floor(rnd() * 1000);
+    const side = rnd();
+    self[i] = side < 0.01 ? 0 : s;
+    selfRight[i] = side > 0.99 ? 0 : Math.round(s * (0.8 + 0.45 * rnd()));
+  }
+  const value = totalsOf(level, self);
+  const valueRight = totalsOf(level, selfRight);
+  const rootBase = value[0] || 1;
+  const texts = ['total'];
+  for (let k = 1; k < LABELS; k++) {
+    texts.push(`github.com/acme/svc${k % 97}/pkg${k % 13}.Func${k}`);
+  }
+  return createDataFrame({
+    meta: { preferredVisualisationType: 'flamegraph' },
+    fields: [
+      { name: 'level', type: FieldType.number, values: level },
+      { name: 'label', type: FieldType.enum, values: label, config: { type: { enum: { text: texts } } } },
+      { name: 'value', type: FieldType.number, values: value, config: { unit: 'ns' } },
+      { name: 'self', type: FieldType.number, values: self, config: { unit: 'ns' } },
+      { name: 'valueRight', type: FieldType.number, values: valueRight, config: { unit: 'ns' } },
+      { name: 'selfRight', type: FieldType.number, values: selfRight, config: { unit: 'ns' } },
+      { name: 'delta', type: FieldType.number, values: valueRight.map((v, i) => (v - value[i]) / rootBase) },
+    ],
+  });
+}

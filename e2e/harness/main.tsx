@@ -1,0 +1,221 @@
+// The browser-test harness: a page without Grafana that mounts the panel, the
+// data source editors and Grafana's own flame graph on demand. Tests and the
+// benchmark drive it through window.harness (see HarnessApi).
+import React from 'react';
+import { createRoot, Root } from 'react-dom/client';
+import { flushSync } from 'react-dom';
+
+import {
+  DataFrame,
+  DataFrameJSON,
+  DataSourceInstanceSettings,
+  DataSourceSettings,
+  LoadingState,
+  PanelProps,
+  ThemeContext,
+  createTheme,
+  dataFrameFromJSON,
+  getDefaultTimeRange,
+} from '@grafana/data';
+import { FlameGraph } from '@grafana/flamegraph';
+
+import { ConfigEditor } from '../../src/datasource/components/ConfigEditor';
+import { QueryEditor } from '../../src/datasource/components/QueryEditor';
+import { FlamediffDataSource } from '../../src/datasource/datasource';
+import { FlamediffOptions, FlamediffQuery, FlamediffSecureOptions } from '../../src/datasource/types';
+import { FlamediffPanel } from '../../src/panel/components/FlamediffPanel';
+import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
+import { bigFlameFrame } from './bigFrame';
+
+type ThemeMode = 'dark' | 'light';
+
+/** Resource answers by path (apps, builds, runs, functions), as the backend sends them. */
+export type Resources = Record<string, unknown | ((params: Record<string, string>) => unknown)>;
+
+/** What tests call on window.harness. */
+export interface HarnessApi {
+  mountPanel(p: { frames: DataFrameJSON[]; options?: Partial<PanelOptions>; width?: number; height?: number; theme?: ThemeMode }): void;
+  mountGrafanaFlameGraph(p: { frame: DataFrameJSON; width?: number; height?: number }): void;
+  mountQueryEditor(p: { query: Partial<FlamediffQuery>; resources: Resources }): void;
+  mountConfigEditor(p: { options?: Partial<DataSourceSettings<FlamediffOptions, FlamediffSecureOptions>> }): void;
+  /** Mounts the panel or Grafana's flame graph on a generated frame; resolves when it is first drawn (ms). */
+  mountBig(p: { nodes: number; which: 'flamediff' | 'grafana'; width: number; height: number }): Promise<number>;
+  /** Every value the mounted editor passed to onChange, oldest first. */
+  emitted: unknown[];
+  /** Resource calls the query editor made: "path?query". */
+  calls: string[];
+  unmount(): void;
+}
+
+declare global {
+  interface Window {
+    harness: HarnessApi;
+  }
+}
+
+const container = document.getElementById('root')!;
+let root: Root | undefined;
+
+function show(el: React.ReactElement, theme: ThemeMode = 'dark', sync = false) {
+  root?.unmount();
+  root = createRoot(container);
+  document.body.style.background = theme === 'dark' ? '#111217' : '#ffffff';
+  const themed = <ThemeContext.Provider value={createTheme({ colors: { mode: theme } })}>{el}</ThemeContext.Provider>;
+  if (sync) {
+    flushSync(() => root!.render(themed));
+  } else {
+    root.render(themed);
+  }
+}
+
+function panelProps(series: DataFrame[], options: PanelOptions, width: number, height: number): PanelProps<PanelOptions> {
+  const timeRange = getDefaultTimeRange();
+  // Only the fields the panel reads are real; the rest satisfy the type.
+  return {
+    id: 1,
+    data: { series, state: LoadingState.Done, timeRange },
+    timeRange,
+    timeZone: 'utc',
+    options,
+    transparent: false,
+    width,
+    height,
+    fieldConfig: { defaults: {}, overrides: [] },
+    renderCounter: 0,
+    title: 'Flamediff',
+    eventBus: undefined as never,
+    onOptionsChange: () => undefined,
+    onFieldConfigChange: () => undefined,
+    replaceVariables: (s: string) => s,
+    onChangeTimeRange: () => undefined,
+  } as PanelProps<PanelOptions>;
+}
+
+/** A real FlamediffDataSource whose resource calls are answered from `resources`. */
+function dataSource(resources: Resources): FlamediffDataSource {
+  const settings = { id: 1, uid: 'flamediff', type: 'flamediff-clickhouse-datasource', name: 'Flamediff', jsonData: {} };
+  const ds = new FlamediffDataSource(settings as unknown as DataSourceInstanceSettings<FlamediffOptions>);
+  ds.getResource = async (path: string, params?: Record<string, string>) => {
+    harness.calls.push(`${path}?${new URLSearchParams(params ?? {}).toString()}`);
+    const answer = resources[path];
+    if (answer === undefined) {
+      throw new Error(`harness: no resource ${path}`);
+    }
+    return typeof answer === 'function' ? answer(params ?? {}) : answer;
+  };
+  return ds;
+}
+
+function nextFrame(): Promise<void> {
+  return new Promise((r) => requestAnimationFrame(() => r()));
+}
+
+/** drawn reports whether the first canvas under container has painted its root row. */
+function drawn(): boolean {
+  const canvas = container.querySelector('canvas');
+  if (!canvas || canvas.width === 0) {
+    return false;
+  }
+  const px = canvas.getContext('2d')!.getImageData(Math.floor(canvas.width / 2), 4, 1, 1).data;
+  return px[3] > 0;
+}
+
+const harness: HarnessApi = {
+  emitted: [],
+  calls: [],
+  mountPanel({ frames, options, width = 1000, height = 500, theme = 'dark' }) {
+    const series = frames.map(dataFrameFromJSON);
+    show(<FlamediffPanel {...panelProps(series, { ...defaultPanelOptions, ...options }, width, height)} />, theme);
+  },
+  mountGrafanaFlameGraph({ frame, width = 1000, height = 600 }) {
+    const data = dataFrameFromJSON(frame);
+    show(
+      <div style={{ width, height }} data-testid="grafana-flamegraph">
+        <FlameGraph data={data as never} getTheme={() => createTheme({ colors: { mode: 'dark' } }) as never} />
+      </div>
+    );
+  },
+  mountQueryEditor({ query, resources }) {
+    harness.emitted = [];
+    harness.calls = [];
+    const ds = dataSource(resources);
+    function Stateful() {
+      const [q, setQ] = React.useState({ refId: 'A', ...query } as FlamediffQuery);
+      return (
+        <QueryEditor
+          query={q}
+          datasource={ds}
+          onChange={(next) => {
+            harness.emitted.push(next);
+            setQ(next);
+          }}
+          onRunQuery={() => undefined}
+        />
+      );
+    }
+    show(<Stateful />);
+  },
+  mountConfigEditor({ options }) {
+    harness.emitted = [];
+    const initial = {
+      id: 1,
+      uid: 'flamediff',
+      orgId: 1,
+      name: 'Flamediff',
+      type: 'flamediff-clickhouse-datasource',
+      typeName: 'Flamediff ClickHouse',
+      typeLogoUrl: '',
+      access: 'proxy',
+      url: '',
+      user: '',
+      database: '',
+      basicAuth: false,
+      basicAuthUser: '',
+      isDefault: false,
+      readOnly: false,
+      withCredentials: false,
+      jsonData: {},
+      secureJsonFields: {},
+      ...options,
+    } as DataSourceSettings<FlamediffOptions, FlamediffSecureOptions>;
+    function Stateful() {
+      const [o, setO] = React.useState(initial);
+      return (
+        <ConfigEditor
+          options={o}
+          onOptionsChange={(next) => {
+            harness.emitted.push(next);
+            setO(next);
+          }}
+        />
+      );
+    }
+    show(<Stateful />);
+  },
+  async mountBig({ nodes, which, width, height }) {
+    const frame = bigFlameFrame(nodes);
+    const t0 = performance.now();
+    if (which === 'flamediff') {
+      show(<FlamediffPanel {...panelProps([frame], { ...defaultPanelOptions, showTable: false }, width, height)} />, 'dark', true);
+    } else {
+      show(
+        <div style={{ width, height }}>
+          <FlameGraph showFlameGraphOnly data={frame as never} getTheme={() => createTheme({ colors: { mode: 'dark' } }) as never} />
+        </div>,
+        'dark',
+        true
+      );
+    }
+    while (!drawn()) {
+      await nextFrame();
+    }
+    await nextFrame();
+    return performance.now() - t0;
+  },
+  unmount() {
+    root?.unmount();
+    root = undefined;
+  },
+};
+
+window.harness = harness;
