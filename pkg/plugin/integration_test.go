@@ -62,7 +62,7 @@ func TestMain(m *testing.M) {
 		moduleRoot, err = plugintest.ModuleRoot()
 	}
 	if err == nil {
-		pluginBinary, err = plugintest.Build(moduleRoot, dir)
+		pluginBinary, err = plugintest.Build(moduleRoot, dir, raceEnabled)
 	}
 	binDir = dir
 	if err != nil {

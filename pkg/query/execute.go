@@ -135,11 +135,10 @@ type valueRow struct {
 	firstSeen uint64
 }
 
-// load fills an engine with the head and base runs. Two things happen
-// while ClickHouse aggregates the per-side sums: for a selection seen
-// before, every stack it has is interned in the engine from the cache;
-// otherwise the stack texts the cache lacks are read on a second
-// connection.
+// load fills an engine with the head and base runs. While ClickHouse
+// aggregates the per-side sums, the stacks are interned in the engine on
+// the side: from the cache for a selection seen before, else as their
+// texts arrive on a second connection (and go into the cache).
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
 	all := append(head[:len(head):len(head)], base...)
 	groups := [][]storage.Run{head}
@@ -147,21 +146,21 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		groups = append(groups, base)
 	}
 	cache := e.cache()
-	b := tree.NewBuilder(tree.NewFrames())
+	in := newInterner(tree.NewBuilder(tree.NewFrames()))
 	known := cache.selection(all)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var ids map[uint64]tree.StackID
 	sideline := make(chan error, 1)
 	go func() {
-		if known != nil {
-			var err error
-			ids, err = e.stackIDs(ctx, cache, b, all, known)
-			sideline <- err
-			return
+		switch missing := cache.uncached(all); {
+		case known != nil:
+			sideline <- e.intern(ctx, cache, in, all, known)
+		case len(missing) == len(all): // nothing cached: intern what arrives
+			sideline <- cache.fetch(ctx, e.Store, missing, in.fromStorage)
+		default:
+			sideline <- cache.fetch(ctx, e.Store, missing, nil)
 		}
-		sideline <- cache.fetch(ctx, e.Store, all)
 	}()
 	var rows []valueRow
 	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
@@ -179,15 +178,16 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	}
 	if known == nil {
 		hashes := distinctHashes(rows)
-		if ids, err = e.stackIDs(ctx, cache, b, all, hashes); err != nil {
+		if err := e.intern(ctx, cache, in, all, hashes); err != nil {
 			return nil, err
 		}
 		cache.remember(all, hashes)
 	}
 
+	b := in.b
 	sides := [...]tree.Side{tree.Head, tree.Base}
 	for _, r := range rows {
-		id, ok := ids[r.hash]
+		id, ok := in.ids[r.hash]
 		if !ok { // samples without a stack row: tables edited by hand
 			return nil, fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, r.hash)
 		}
@@ -219,39 +219,71 @@ func (e *Executor) cache() *StackCache {
 	return e.Stacks
 }
 
-// stackIDs interns the given stacks in the engine, from the cache; the
-// frames are interned once per distinct frame hash. Stacks the cache lost
-// meanwhile (it starts over when full) are read again into a cache of this
-// query's own.
-func (e *Executor) stackIDs(ctx context.Context, cache *StackCache, b *tree.Builder, runs []storage.Run, hashes []uint64) (map[uint64]tree.StackID, error) {
-	ids := make(map[uint64]tree.StackID, len(hashes))
-	b.Reserve(len(hashes), 16*len(hashes))
-	frameIDs := map[uint64]uint32{}
-	var stack []uint32
-	intern := func(i int, frames []uint64, text map[uint64]storage.Frame) {
-		stack = stack[:0]
-		for _, h := range frames {
-			id, ok := frameIDs[h]
-			if !ok {
-				f := text[h]
-				id = b.Frames().Intern(f.Name, f.Module)
-				frameIDs[h] = id
-			}
-			stack = append(stack, id)
+// intern puts the stacks of hashes that the interner lacks into it, from
+// the cache. Stacks the cache lost meanwhile (it starts over when full)
+// are read again into a cache of this query's own.
+func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, runs []storage.Run, hashes []uint64) error {
+	var todo []uint64
+	for _, h := range hashes {
+		if _, ok := in.ids[h]; !ok {
+			todo = append(todo, h)
 		}
-		ids[hashes[i]] = b.Stack(stack)
 	}
-	lacking := cache.resolve(hashes, intern)
+	in.b.Reserve(len(todo), 16*len(todo))
+	lacking := cache.resolve(todo, in.fromCache)
 	if len(lacking) == 0 {
-		return ids, nil
+		return nil
 	}
 	own := NewStackCache(math.MaxInt)
-	if err := own.fetch(ctx, e.Store, runs); err != nil {
-		return nil, err
+	if err := own.fetch(ctx, e.Store, runs, nil); err != nil {
+		return err
 	}
-	hashes = lacking
-	if still := own.resolve(hashes, intern); len(still) > 0 {
-		return nil, fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, still[0])
+	if still := own.resolve(lacking, in.fromCache); len(still) > 0 {
+		return fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, still[0])
 	}
-	return ids, nil
+	return nil
+}
+
+// interner puts stacks into an engine, each distinct frame (by hash)
+// interned once, and maps storage stack hashes to engine stacks.
+type interner struct {
+	b        *tree.Builder
+	frameIDs map[uint64]uint32
+	ids      map[uint64]tree.StackID
+	stack    []uint32
+}
+
+func newInterner(b *tree.Builder) *interner {
+	return &interner{b: b, frameIDs: map[uint64]uint32{}, ids: map[uint64]tree.StackID{}}
+}
+
+func (in *interner) frame(f storage.Frame) uint32 {
+	id, ok := in.frameIDs[f.Hash]
+	if !ok {
+		id = in.b.Frames().Intern(f.Name, f.Module)
+		in.frameIDs[f.Hash] = id
+	}
+	return id
+}
+
+// fromStorage interns a stack as storage.Stacks delivers it.
+func (in *interner) fromStorage(hash uint64, frames []storage.Frame) {
+	in.stack = in.stack[:0]
+	for _, f := range frames {
+		in.stack = append(in.stack, in.frame(f))
+	}
+	in.ids[hash] = in.b.Stack(in.stack)
+}
+
+// fromCache interns a stack as the cache holds it.
+func (in *interner) fromCache(hash uint64, frames []uint64, text map[uint64]storage.Frame) {
+	in.stack = in.stack[:0]
+	for _, h := range frames {
+		id, ok := in.frameIDs[h]
+		if !ok {
+			id = in.frame(text[h])
+		}
+		in.stack = append(in.stack, id)
+	}
+	in.ids[hash] = in.b.Stack(in.stack)
 }

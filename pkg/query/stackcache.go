@@ -137,8 +137,9 @@ func (c *StackCache) heldNow() int {
 	return c.held
 }
 
-// fetch reads the stacks of runs the cache lacks into it.
-func (c *StackCache) fetch(ctx context.Context, store *storage.Store, runs []storage.Run) error {
+// fetch reads the stacks of runs the cache lacks into it, passing each to
+// also (if not nil) as it arrives.
+func (c *StackCache) fetch(ctx context.Context, store *storage.Store, runs []storage.Run, also func(uint64, []storage.Frame)) error {
 	missing := c.uncached(runs)
 	if len(missing) == 0 {
 		return nil
@@ -146,6 +147,9 @@ func (c *StackCache) fetch(ctx context.Context, store *storage.Store, runs []sto
 	before := c.heldNow()
 	if err := store.Stacks(ctx, missing, func(hash uint64, frames []storage.Frame) error {
 		c.put(hash, frames)
+		if also != nil {
+			also(hash, frames)
+		}
 		return nil
 	}); err != nil {
 		return err
@@ -156,17 +160,17 @@ func (c *StackCache) fetch(ctx context.Context, store *storage.Store, runs []sto
 
 // resolve calls visit with the frames of every hash it holds, under one
 // read lock, and returns the hashes it lacks (evicted meanwhile).
-func (c *StackCache) resolve(hashes []uint64, visit func(i int, frames []uint64, text map[uint64]storage.Frame)) []uint64 {
+func (c *StackCache) resolve(hashes []uint64, visit func(hash uint64, frames []uint64, text map[uint64]storage.Frame)) []uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var lacking []uint64
-	for i, h := range hashes {
+	for _, h := range hashes {
 		frames, ok := c.stacks[h]
 		if !ok {
 			lacking = append(lacking, h)
 			continue
 		}
-		visit(i, frames, c.frames)
+		visit(h, frames, c.frames)
 	}
 	return lacking
 }

@@ -29,10 +29,16 @@ import (
 const PluginID = "flamediff-clickhouse-datasource"
 
 // Build compiles the plugin (the module's ./pkg) into dir and returns the
-// binary's path. moduleRoot is the repository root.
-func Build(moduleRoot, dir string) (string, error) {
+// binary's path. moduleRoot is the repository root. With race, the binary
+// has the race detector, so that a load test under `go test -race` checks
+// the plugin process too, not only the test's client.
+func Build(moduleRoot, dir string, race bool) (string, error) {
 	bin := filepath.Join(dir, "gpx_flamediff")
-	cmd := exec.Command("go", "build", "-o", bin, "./pkg")
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "./pkg")...)
 	cmd.Dir = moduleRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./pkg: %v\n%s", err, out)

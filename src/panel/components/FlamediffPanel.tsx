@@ -27,7 +27,7 @@ export function FlamediffPanel({ data, options, width, height }: PanelProps<Pane
       return runsFrame
         ? {
             runs: parseRuns(runsFrame),
-            unit: runsFrame.fields.find((f) => f.name === 'duration')?.config.unit,
+            unit: (runsFrame.fields.find((f) => f.name === 'total') ?? runsFrame.fields.find((f) => f.name === 'duration'))?.config.unit,
             summary: summaryFrame ? parseSummary(summaryFrame) : undefined,
           }
         : undefined;

@@ -8,11 +8,12 @@ import { Button, useStyles2, useTheme2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { formatShare, formatValue } from '../format';
-import { Run, RunsSummary, comparisonVars, spread } from '../model/runs';
+import { Run, RunsSummary, comparisonVars, measure, spread } from '../model/runs';
 
 interface Props {
   runs: Run[];
   summary?: RunsSummary;
+  /** Unit of the plotted measure (total, else duration). */
   unit?: string;
   width: number;
 }
@@ -22,8 +23,8 @@ const ROW = 44;
 const MARGIN = 60;
 
 /**
- * RunDetails plots every run's duration per side (dots, min-max spread and the
- * mean), prints the summary, and opens the comparison of two clicked runs by
+ * RunDetails plots every run per side (its profile total, else its duration:
+ * dots, min-max spread and the mean), prints the summary, and opens the comparison of two clicked runs by
  * setting the dashboard variables base_build/base_run/head_build/head_run.
  */
 export function RunDetails({ runs, summary, unit, width }: Props) {
@@ -64,7 +65,7 @@ export function RunDetails({ runs, summary, unit, width }: Props) {
                 <circle
                   key={`${r.build}/${r.run}`}
                   data-testid={selectors.runs.dot}
-                  cx={x(r.duration)}
+                  cx={x(measure(r))}
                   cy={y}
                   r={picked.includes(r) ? 7 : 5}
                   fill={color[side]}
@@ -73,7 +74,7 @@ export function RunDetails({ runs, summary, unit, width }: Props) {
                   style={{ cursor: 'pointer' }}
                   onClick={() => toggle(r)}
                 >
-                  <title>{`${r.build} / ${r.run}: ${formatValue(r.duration, unit)}`}</title>
+                  <title>{`${r.build} / ${r.run}: ${formatValue(measure(r), unit)} (${s.duration} ${formatValue(r.duration, 's')})`}</title>
                 </circle>
               ))}
             </g>

@@ -119,7 +119,15 @@ export function comparisonVars(first: Run, second: Run): ComparisonVars {
   };
 }
 
-/** spread is the min and max duration of a side's runs. */
+/**
+ * measure is what run details plot for a run: its profile total when the
+ * frame has one (the summary's statistics are about it), else its duration.
+ */
+export function measure(r: Run): number {
+  return r.total ?? r.duration;
+}
+
+/** spread is the min and max measure of a side's runs. */
 export function spread(runs: Run[]): [number, number] | undefined {
   if (runs.length === 0) {
     return undefined;
@@ -127,8 +135,8 @@ export function spread(runs: Run[]): [number, number] | undefined {
   let lo = Infinity;
   let hi = -Infinity;
   for (const r of runs) {
-    lo = Math.min(lo, r.duration);
-    hi = Math.max(hi, r.duration);
+    lo = Math.min(lo, measure(r));
+    hi = Math.max(hi, measure(r));
   }
   return [lo, hi];
 }

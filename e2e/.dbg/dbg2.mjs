@@ -1,0 +1,17 @@
+import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+const frames = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const b = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless','--no-sandbox','--disable-gpu'] });
+const p = await b.newPage();
+p.on('pageerror', e => console.log('pageerror', e.message));
+await p.goto('file:///work/main/e2e/harness/index.html');
+await p.evaluate((f) => window.harness.mountPanel({ frames: f, width: 1000, height: 400, options: { showTable: false } }), frames.panelDiff);
+await p.waitForTimeout(500);
+const sw = p.getByRole('switch', { name: 'Inverted' });
+await sw.evaluate(e => e.addEventListener('click', () => console.log('clicked')));
+p.on('console', m => console.log('console', m.text()));
+await sw.click({ force: true });
+await p.waitForTimeout(300);
+console.log('checked', await sw.evaluate(e => e.checked), await p.getByTestId('flamediff-panel').getAttribute('data-variant'));
+console.log(await p.getByTestId('flamediff-inverted').evaluate(e => e.outerHTML));
+await b.close();

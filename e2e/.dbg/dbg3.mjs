@@ -1,0 +1,17 @@
+import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+const frames = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const b = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless','--no-sandbox','--disable-gpu'] });
+const p = await b.newPage();
+p.on('pageerror', e => console.log('pageerror', e.message));
+await p.goto('file:///work/main/e2e/harness/index.html');
+await p.evaluate((f) => window.harness.mountPanel({ frames: f, width: 1000, height: 400, options: { showTable: false } }), frames.panelDiff);
+await p.waitForTimeout(500);
+await p.getByTestId('flamediff-side').locator('input').first().click();
+await p.getByRole('option', { name: 'Base', exact: true }).click();
+await p.waitForTimeout(300);
+const c = p.getByTestId('flamediff-canvas');
+console.log(await p.getByTestId('flamediff-panel').getAttribute('data-side'), await c.getAttribute('data-drawn'));
+for (const x of [100, 500, 750, 818, 900, 950]) console.log(x, await c.evaluate((c, x) => Array.from(c.getContext('2d').getImageData(x, 50, 1, 1).data), x));
+await p.screenshot({ path: '/tmp/afd/base.png' });
+await b.close();

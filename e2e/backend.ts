@@ -1,0 +1,48 @@
+// Real frames for the browser tests: the flamediff CLI runs the backend engine
+// on testdata/ files and, through the data source's query executor, on the
+// seeded demo data in a private ClickHouse.
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/** The repository root. */
+export const repo = resolve(__dirname, '..');
+
+/** buildGo builds a Go command of this module into dir and returns its path. */
+export function buildGo(pkg: string, dir: string): string {
+  const out = join(dir, pkg.split('/').pop()!);
+  execFileSync('go', ['build', '-o', out, pkg], { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'] });
+  return out;
+}
+
+/** flamediff builds the CLI (or takes FLAMEDIFF_BIN) and returns a runner printing stdout. */
+export function flamediff(dir: string): (args: string[]) => string {
+  const bin = process.env.FLAMEDIFF_BIN || buildGo('./pkg/cmd/flamediff', dir);
+  return (args) => execFileSync(bin, args, { cwd: repo, maxBuffer: 1 << 30, encoding: 'utf8' });
+}
+
+/** A ClickHouse to seed: the one in FLAMEDIFF_CLICKHOUSE_ADDR, or a private chserver. */
+export interface ClickHouse {
+  addr: string;
+  stop(): void;
+}
+
+/** clickhouse reuses FLAMEDIFF_CLICKHOUSE_ADDR or starts ./pkg/chtest/cmd/chserver. */
+export async function clickhouse(dir: string): Promise<ClickHouse> {
+  if (process.env.FLAMEDIFF_CLICKHOUSE_ADDR) {
+    return { addr: process.env.FLAMEDIFF_CLICKHOUSE_ADDR, stop: () => undefined };
+  }
+  const server: ChildProcess = spawn(buildGo('./pkg/chtest/cmd/chserver', dir), [], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await new Promise<string>((ok, fail) => {
+    createInterface({ input: server.stdout! }).once('line', ok);
+    server.once('exit', (code) => fail(new Error(`chserver exited with ${code} before printing its address`)));
+  });
+  return { addr: first.split(' ')[0], stop: () => server.kill('SIGTERM') };
+}
+
+/** tempDir makes a fresh directory for binaries and frames. */
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'flamediff-e2e-'));
+}

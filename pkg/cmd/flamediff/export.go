@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/flamediff/flamediff/pkg/ingest"
+)
+
+// exportCmd prints what is stored for a run, or a whole build (its runs'
+// values summed), as folded stacks or as the profile in JSON.
+func exportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
+	dsn := dsnFlag(fs)
+	key := runKeyFlags(fs)
+	run := fs.String("run", "", "run `NAME` (default: every run of the build, summed)")
+	output := fs.String("output", "folded", "folded or json")
+	return func(ctx context.Context, args []string, out io.Writer) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		if err := key.check(); err != nil {
+			return err
+		}
+		if *output != "folded" && *output != "json" {
+			return usageError{fmt.Errorf("--output must be folded or json, not %q", *output)}
+		}
+		store, err := openStore(*dsn)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		p, err := store.Export(ctx, key.app, key.build, *run)
+		if err != nil {
+			return err
+		}
+		if *output == "folded" {
+			return ingest.WriteFolded(out, p)
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(p)
+	}
+}

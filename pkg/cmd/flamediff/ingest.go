@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+// ingestCmd parses one profile file and stores it as a run. The file is
+// parsed completely before anything is written, so bad input stores nothing.
+func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
+	dsn := dsnFlag(fs)
+	key := runKeyFlags(fs)
+	run := fs.String("run", "", "run `NAME` (required)")
+	start := fs.String("time", "", "run start as `RFC3339` (default: the profile's, else now)")
+	commit := fs.String("commit", "", "commit `SHA` of the build")
+	branch := fs.String("branch", "", "branch `NAME` of the build")
+	var labels listFlag
+	fs.Var(&labels, "label", "run label `k=v` (repeatable)")
+	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
+	return func(ctx context.Context, args []string, out io.Writer) error {
+		if len(args) != 1 {
+			return usageError{fmt.Errorf("ingest takes one profile FILE, got %d arguments", len(args))}
+		}
+		if err := key.check(); err != nil {
+			return err
+		}
+		if *run == "" {
+			return usageError{errors.New("--run is required")}
+		}
+		meta := storage.RunMeta{App: key.app, Build: key.build, Run: *run, Commit: *commit, Branch: *branch}
+		if *start != "" {
+			t, err := time.Parse(time.RFC3339, *start)
+			if err != nil {
+				return usageError{fmt.Errorf("--time %q is not RFC3339 (e.g. 2026-09-01T09:00:00Z)", *start)}
+			}
+			meta.Start = t
+		}
+		var err error
+		if meta.Labels, err = parseLabels(labels); err != nil {
+			return err
+		}
+		f, err := ingest.ParseFormat(*format)
+		if err != nil {
+			return usageError{err}
+		}
+		p, err := ingest.ParseFile(args[0], f)
+		if err != nil {
+			return err
+		}
+		store, err := openStore(*dsn)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		if err := store.Ingest(ctx, meta, p, progress(os.Stderr, "storing "+args[0])); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "stored %s/%s/%s: %d samples, total %d %s\n",
+			meta.App, meta.Build, meta.Run, len(p.Samples), p.Total(), p.Unit)
+		return err
+	}
+}
+
+// runKey holds the --app and --build flags that name a build.
+type runKey struct{ app, build string }
+
+func runKeyFlags(fs *flag.FlagSet) *runKey {
+	k := &runKey{}
+	fs.StringVar(&k.app, "app", "", "app `NAME` (required)")
+	fs.StringVar(&k.build, "build", "", "build `NAME` (required)")
+	return k
+}
+
+func (k *runKey) check() error {
+	if k.app == "" || k.build == "" {
+		return usageError{errors.New("--app and --build are required")}
+	}
+	return nil
+}
+
+// parseLabels turns k=v flags into a map; the value may contain '='.
+func parseLabels(labels []string) (map[string]string, error) {
+	if len(labels) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(labels))
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, usageError{fmt.Errorf("--label %q must be k=v with a non-empty k", l)}
+		}
+		if _, dup := m[k]; dup {
+			return nil, usageError{fmt.Errorf("--label %q given twice", k)}
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// progress returns a progress callback drawing a bar on w when w is a
+// terminal, and nil (no output) when it is a pipe or a file, so that logs
+// of CI jobs stay clean.
+func progress(w *os.File, what string) func(done, total int) {
+	if !term.IsTerminal(int(w.Fd())) {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription(what), progressbar.OptionShowCount(),
+				progressbar.OptionClearOnFinish())
+		}
+		_ = bar.Set(done) // drawing errors on a terminal are not worth failing an ingest
+		if done >= total {
+			_ = bar.Finish()
+		}
+	}
+}

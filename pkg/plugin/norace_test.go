@@ -1,0 +1,5 @@
+//go:build !race
+
+package plugin_test
+
+const raceEnabled = false

@@ -1,0 +1,312 @@
+import { DataFrame, Field } from '@grafana/data';
+
+/** Frame names of the evolution query (pkg/evolution/frames.go). */
+export const FRAME_MATRIX = 'evolution';
+export const FRAME_EDGES = 'evolution_edges';
+export const FRAME_TIMELINE = 'evolution_timeline';
+
+/** Kind is a level of the component hierarchy, outermost first. */
+export type Kind = 'package' | 'class' | 'method';
+
+/** A build: a column of the matrix. */
+export interface Build {
+  name: string;
+  /** Build time in ms since the epoch. */
+  time: number;
+}
+
+/** A component in one build: a cell of the matrix. */
+export interface Cell {
+  time: number;
+  share: number;
+  /** Change of time against the previous build; null when there is nothing to compare with. */
+  change: number | null;
+  modified: number;
+  added: number;
+}
+
+/** A row of the matrix: a package, class or method. */
+export interface Component {
+  /** Unique key: kind and name (a package and a function may share a name). */
+  key: string;
+  name: string;
+  kind: Kind;
+  depth: number;
+  parent?: Component;
+  children: Component[];
+  /** Cells by build index; undefined where the component is absent. */
+  cells: Array<Cell | undefined>;
+  /** Largest share over the builds: the sort key. */
+  peakShare: number;
+  /** Largest time over the builds. */
+  maxTime: number;
+}
+
+/** A call edge that a build added or removed against the previous build. */
+export interface Edge {
+  build: string;
+  caller: string;
+  callee: string;
+  status: 'added' | 'removed';
+}
+
+/** A component's share of one time frame of a build's runs. */
+export interface TimelinePoint {
+  build: string;
+  frame: number;
+  /** Component key (see Component.key). */
+  key: string;
+  share: number;
+}
+
+/** Everything the evolution view shows, parsed from the three frames. */
+export interface EvolutionData {
+  builds: Build[];
+  /** Top-level components, sorted by peak share (largest first), recursively. */
+  roots: Component[];
+  byKey: Map<string, Component>;
+  /** Unit of the time values (the time field's config.unit). */
+  unit?: string;
+  edges: Edge[];
+  timeline: TimelinePoint[];
+}
+
+const kinds: Kind[] = ['package', 'class', 'method'];
+
+/** componentKey identifies a component by kind and name. */
+export function componentKey(kind: string, name: string): string {
+  return `${kind}:${name}`;
+}
+
+function field(frame: DataFrame, name: string): Field {
+  const f = frame.fields.find((x) => x.name === name);
+  if (!f) {
+    throw new Error(`frame "${frame.name}" has no field "${name}"`);
+  }
+  return f;
+}
+
+/** column reads a field's values as an array of length frame.length. */
+function column<T>(frame: DataFrame, name: string): T[] {
+  return Array.from(field(frame, name).values as ArrayLike<T>);
+}
+
+/** isMatrixFrame: the "evolution" frame with its component, kind and build fields. */
+export function isMatrixFrame(frame: DataFrame): boolean {
+  return frame.name === FRAME_MATRIX && ['component', 'kind', 'build'].every((n) => frame.fields.some((f) => f.name === n));
+}
+
+function toMillis(v: unknown): number {
+  const t = typeof v === 'number' ? v : new Date(v as string).getTime();
+  return Number.isFinite(t) ? t : 0;
+}
+
+/**
+ * parseEvolution reads the evolution frames. Builds are sorted by build time
+ * (then by first appearance); the hierarchy comes from the parent field: a
+ * method's parent is a class or a package, a class's a package. Siblings are
+ * sorted by peak share, largest first, then by name. Missing edge and
+ * timeline frames give empty lists; a malformed matrix frame throws.
+ */
+export function parseEvolution(series: DataFrame[]): EvolutionData {
+  const matrix = series.find(isMatrixFrame);
+  if (!matrix) {
+    throw new Error(`no "${FRAME_MATRIX}" frame with component, kind and build fields`);
+  }
+  const names = column<string>(matrix, 'component');
+  const kindCol = column<string>(matrix, 'kind');
+  const parents = column<string>(matrix, 'parent');
+  const buildCol = column<string>(matrix, 'build');
+  const buildTimes = column<unknown>(matrix, 'buildTime');
+  const times = column<number>(matrix, 'time');
+  const shares = column<number>(matrix, 'share');
+  const changes = column<number | null | undefined>(matrix, 'change');
+  const modified = column<number>(matrix, 'modified');
+  const added = column<number>(matrix, 'added');
+
+  const buildIndex = new Map<string, Build>();
+  buildCol.forEach((b, i) => {
+    if (!buildIndex.has(b)) {
+      buildIndex.set(b, { name: b, time: toMillis(buildTimes[i]) });
+    }
+  });
+  const builds = [...buildIndex.values()].sort((a, b) => a.time - b.time);
+  const column0 = new Map(builds.map((b, i) => [b.name, i]));
+
+  const byKey = new Map<string, Component>();
+  const parentName = new Map<Component, string>();
+  for (let i = 0; i < names.length; i++) {
+    const kind = kindCol[i] as Kind;
+    if (!kinds.includes(kind)) {
+      throw new Error(`component "${names[i]}" has unknown kind "${kindCol[i]}"`);
+    }
+    const key = componentKey(kind, names[i]);
+    let c = byKey.get(key);
+    if (!c) {
+      c = { key, name: names[i], kind, depth: 0, children: [], cells: new Array(builds.length), peakShare: 0, maxTime: 0 };
+      byKey.set(key, c);
+      parentName.set(c, parents[i] ?? '');
+    }
+    const change = changes[i];
+    c.cells[column0.get(buildCol[i])!] = {
+      time: times[i],
+      share: shares[i],
+      change: typeof change === 'number' && Number.isFinite(change) ? change : null,
+      modified: modified[i] ?? 0,
+      added: added[i] ?? 0,
+    };
+    c.peakShare = Math.max(c.peakShare, shares[i]);
+    c.maxTime = Math.max(c.maxTime, times[i]);
+  }
+
+  const roots: Component[] = [];
+  for (const c of byKey.values()) {
+    const p = parentOf(c, parentName.get(c)!, byKey);
+    if (p) {
+      c.parent = p;
+      p.children.push(c);
+    } else {
+      roots.push(c);
+    }
+  }
+  sortTree(roots, 0);
+  return { builds, roots, byKey, unit: field(matrix, 'time').config?.unit, edges: parseEdges(series), timeline: parseTimeline(series) };
+}
+
+// A method's parent is its class, or its package when it has none; a class's is its package.
+function parentOf(c: Component, name: string, byKey: Map<string, Component>): Component | undefined {
+  if (!name) {
+    return undefined;
+  }
+  const candidates: Kind[] = c.kind === 'method' ? ['class', 'package'] : c.kind === 'class' ? ['package'] : [];
+  for (const k of candidates) {
+    const p = byKey.get(componentKey(k, name));
+    if (p) {
+      return p;
+    }
+  }
+  return undefined;
+}
+
+function sortTree(list: Component[], depth: number) {
+  list.sort((a, b) => b.peakShare - a.peakShare || a.name.localeCompare(b.name));
+  for (const c of list) {
+    c.depth = depth;
+    sortTree(c.children, depth + 1);
+  }
+}
+
+function parseEdges(series: DataFrame[]): Edge[] {
+  const f = series.find((x) => x.name === FRAME_EDGES);
+  if (!f) {
+    return [];
+  }
+  const build = column<string>(f, 'build');
+  const caller = column<string>(f, 'caller');
+  const callee = column<string>(f, 'callee');
+  const status = column<string>(f, 'status');
+  return build.map((b, i) => {
+    if (status[i] !== 'added' && status[i] !== 'removed') {
+      throw new Error(`edge ${caller[i]} → ${callee[i]} has unknown status "${status[i]}"`);
+    }
+    return { build: b, caller: caller[i], callee: callee[i], status: status[i] as Edge['status'] };
+  });
+}
+
+function parseTimeline(series: DataFrame[]): TimelinePoint[] {
+  const f = series.find((x) => x.name === FRAME_TIMELINE);
+  if (!f) {
+    return [];
+  }
+  const build = column<string>(f, 'build');
+  const frame = column<number>(f, 'frame');
+  const component = column<string>(f, 'component');
+  const kind = column<string>(f, 'kind');
+  const share = column<number>(f, 'share');
+  return build.map((b, i) => ({ build: b, frame: frame[i], key: componentKey(kind[i], component[i]), share: share[i] }));
+}
+
+/**
+ * visibleRows lists the rows to draw, depth first: a component's children
+ * follow it when its key is in expanded.
+ */
+export function visibleRows(roots: Component[], expanded: ReadonlySet<string>): Component[] {
+  const out: Component[] = [];
+  const walk = (list: Component[]) => {
+    for (const c of list) {
+      out.push(c);
+      if (c.children.length > 0 && expanded.has(c.key)) {
+        walk(c.children);
+      }
+    }
+  };
+  walk(roots);
+  return out;
+}
+
+/** toggle returns expanded with key added or removed. */
+export function toggle(expanded: ReadonlySet<string>, key: string): Set<string> {
+  const next = new Set(expanded);
+  if (!next.delete(key)) {
+    next.add(key);
+  }
+  return next;
+}
+
+/**
+ * shortName drops the nearest ancestor's name that prefixes the component's
+ * name (and the separator after it), since the indentation already shows it:
+ * "checkout/pricing.ApplyDiscounts" under "checkout/pricing" → "ApplyDiscounts".
+ */
+export function shortName(c: Component): string {
+  for (let p = c.parent; p; p = p.parent) {
+    if (c.name.length > p.name.length && c.name.startsWith(p.name)) {
+      return c.name.slice(p.name.length).replace(/^[.:/$#]+/, '') || c.name;
+    }
+  }
+  return c.name;
+}
+
+/**
+ * isWithin: component c is, or is inside, ancestor a (a method inside its
+ * class and package).
+ */
+export function isWithin(c: Component | undefined, a: Component): boolean {
+  for (let p = c; p; p = p.parent) {
+    if (p === a) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * edgesOf lists the edges that build added or removed where the caller or
+ * the callee is c or one of its methods. Edge ends are method names.
+ */
+export function edgesOf(data: EvolutionData, c: Component, build: string): Edge[] {
+  const inside = (name: string) => isWithin(data.byKey.get(componentKey('method', name)), c);
+  return data.edges.filter((e) => e.build === build && (inside(e.caller) || inside(e.callee)));
+}
+
+/** A build's timeline: per component key, its share in each time frame. */
+export interface BuildTimeline {
+  frames: number;
+  shares: Map<string, number[]>;
+}
+
+/** timelineOf gathers one build's timeline rows by component. */
+export function timelineOf(data: EvolutionData, build: string): BuildTimeline {
+  const rows = data.timeline.filter((t) => t.build === build);
+  const frames = rows.reduce((m, t) => Math.max(m, t.frame + 1), 0);
+  const shares = new Map<string, number[]>();
+  for (const t of rows) {
+    let s = shares.get(t.key);
+    if (!s) {
+      s = new Array(frames).fill(0);
+      shares.set(t.key, s);
+    }
+    s[t.frame] = t.share;
+  }
+  return { frames, shares };
+}
