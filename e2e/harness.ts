@@ -63,3 +63,8 @@ export async function pickOption(page: Page, testId: string, option: string): Pr
 export async function toggle(page: Page, testId: string): Promise<void> {
   await page.getByTestId(testId).locator('label[for]').click();
 }
+
+/** chooseRadio picks an option of a Grafana RadioButtonGroup inside the element with testId. */
+export async function chooseRadio(page: Page, testId: string, option: string): Promise<void> {
+  await page.getByTestId(testId).getByRole('radio', { name: option, exact: true }).click();
+}

@@ -3,12 +3,12 @@ import { expect, test } from '@playwright/test';
 import { selectors } from '../src/selectors';
 import { frames } from './frames';
 import { checkout } from './global-setup';
-import { mount, openHarness } from './harness';
+import { chooseRadio, mount, openHarness } from './harness';
 
 test.beforeEach(async ({ page }) => {
   await openHarness(page);
   await mount(page, 'mountPanel', { frames: [...frames().checkoutDiff, ...frames().checkoutRuns], width: 1200, height: 600 });
-  await page.getByTestId(selectors.panel.mode).getByText('Runs', { exact: true }).click();
+  await chooseRadio(page, selectors.panel.mode, 'Runs');
 });
 
 test('run details show every seeded run and the significant regression', async ({ page }) => {
@@ -28,8 +28,9 @@ test('clicking a base run and a head run opens their comparison', async ({ page 
   await expect(compare).toBeDisabled();
   const runs = frames().checkoutRuns.find((f) => f.schema?.name === 'runs')!.data!.values;
   const firstHead = (runs[0] as string[]).indexOf('head');
-  await dots.nth(0).click();
-  await dots.nth(firstHead).click();
+  // Dots may overlap: send the clicks to the dots themselves.
+  await dots.nth(0).dispatchEvent('click');
+  await dots.nth(firstHead).dispatchEvent('click');
   await compare.click();
   await expect
     .poll(() => page.evaluate(() => Object.fromEntries(new URLSearchParams(window.location.search))))

@@ -62,4 +62,20 @@ npm run build
 log "browser tests"
 npm run e2e
 
+log "plugin package: frontend (webpack) then backend (mage, the SDK's build targets)"
+go run github.com/magefile/mage -v build:linux
+node -e '
+  const fs = require("fs");
+  const read = (f) => JSON.parse(fs.readFileSync(f, "utf8"));
+  const app = read("dist/plugin.json"), ds = read("dist/datasource/plugin.json"), panel = read("dist/panel/plugin.json");
+  const bad = [];
+  if (app.type !== "app") bad.push("dist/plugin.json is not the app");
+  if (!ds.backend || !ds.alerting || ds.executable !== "gpx_flamediff") bad.push("data source lacks backend/alerting/executable");
+  if (panel.type !== "panel") bad.push("dist/panel/plugin.json is not a panel");
+  for (const f of ["dist/module.js", "dist/datasource/module.js", "dist/panel/module.js", "dist/datasource/gpx_flamediff_linux_amd64"])
+    if (!fs.existsSync(f)) bad.push(f + " missing");
+  if (bad.length) { console.error(bad.join("\n")); process.exit(1); }
+  console.log("dist/ holds the app, the data source with its backend, and the panel");
+'
+
 log "all tests passed"

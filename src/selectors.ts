@@ -32,6 +32,8 @@ export const selectors = {
     baseRuns: 'flamediff-query-base-runs',
     builds: 'flamediff-query-builds',
     fn: 'flamediff-query-function',
+    baseline: 'flamediff-query-baseline',
+    threshold: 'flamediff-query-threshold',
     inverted: 'flamediff-query-inverted',
     collapse: 'flamediff-query-collapse',
     maxNodes: 'flamediff-query-max-nodes',

@@ -26,6 +26,10 @@ export interface FlamediffQuery extends DataQuery {
   variants: boolean;
   /** Narrows a timeseries to one function's total. */
   function?: string;
+  /** Makes a timeseries relative to this build, or to each previous build with "previous". */
+  baseline?: string;
+  /** Evolution components under this share of the total are hidden (default 0.02). */
+  threshold?: number;
 }
 
 /** Defaults of a new query. */

@@ -26,7 +26,11 @@ const uses = (t: QueryType) => ({
   tree: t === 'flamegraph' || t === 'diff' || t === 'functions',
   variants: t === 'flamegraph' || t === 'diff',
   fn: t === 'timeseries',
+  threshold: t === 'evolution',
 });
+
+/** PREVIOUS is the baseline value that compares each build with the one before it. */
+const PREVIOUS = 'previous';
 
 /**
  * QueryEditor edits the query model of SPEC §4: type, app, head/base builds
@@ -117,6 +121,48 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
                 onChange={(v: SelectableValue<string> | null) => update({ function: v?.value })}
               />
             </div>
+          </InlineField>
+        </InlineFieldRow>
+      )}
+      {use.fn && (
+        <InlineFieldRow>
+          <InlineField label={s.baseline} labelWidth={LABEL_WIDTH} tooltip={s.baselineHelp}>
+            <div data-testid={selectors.query.baseline}>
+              <Select
+                aria-label={s.baseline}
+                width={40}
+                isClearable
+                allowCustomValue
+                options={[{ value: PREVIOUS, label: s.previous }, ...withSelected(builds.options, query.baseline && query.baseline !== PREVIOUS ? [query.baseline] : [])]}
+                value={query.baseline || null}
+                onChange={(v: SelectableValue<string> | null) => update({ baseline: v?.value })}
+              />
+            </div>
+          </InlineField>
+        </InlineFieldRow>
+      )}
+      {use.threshold && (
+        <InlineFieldRow>
+          <InlineField label={s.threshold} labelWidth={LABEL_WIDTH} tooltip={s.thresholdHelp}>
+            <Input
+              data-testid={selectors.query.threshold}
+              type="number"
+              width={12}
+              min={0}
+              max={1}
+              step={0.005}
+              placeholder="0.02"
+              defaultValue={query.threshold}
+              onBlur={(e) => {
+                const text = e.currentTarget.value;
+                const n = Number(text);
+                if (text === '') {
+                  update({ threshold: undefined });
+                } else if (n >= 0 && n <= 1 && n !== query.threshold) {
+                  update({ threshold: n });
+                }
+              }}
+            />
           </InlineField>
         </InlineFieldRow>
       )}

@@ -19,7 +19,9 @@ interface Props {
 }
 
 const s = strings.runs;
-const ROW = 44;
+const ROW = 56;
+/** Dots alternate between these vertical offsets so that runs with close values stay apart. */
+const JITTER = [0, -12, 12];
 const MARGIN = 60;
 
 /**
@@ -59,14 +61,14 @@ export function RunDetails({ runs, summary, unit, width }: Props) {
               </text>
               {range && <line x1={x(range[0])} x2={x(range[1])} y1={y} y2={y} stroke={color[side]} strokeOpacity={0.4} strokeWidth={6} />}
               {mean !== undefined && Number.isFinite(mean) && (
-                <line x1={x(mean)} x2={x(mean)} y1={y - 12} y2={y + 12} stroke={theme.colors.text.primary} strokeWidth={2} />
+                <line x1={x(mean)} x2={x(mean)} y1={y - 20} y2={y + 20} stroke={theme.colors.text.primary} strokeWidth={2} />
               )}
-              {mine.map((r) => (
+              {mine.map((r, k) => (
                 <circle
                   key={`${r.build}/${r.run}`}
                   data-testid={selectors.runs.dot}
                   cx={x(measure(r))}
-                  cy={y}
+                  cy={y + JITTER[k % JITTER.length]}
                   r={picked.includes(r) ? 7 : 5}
                   fill={color[side]}
                   stroke={picked.includes(r) ? theme.colors.text.primary : 'none'}

@@ -1,0 +1,76 @@
+import React from 'react';
+import { createPortal } from 'react-dom';
+
+import { GrafanaTheme2 } from '@grafana/data';
+
+import { formatShare, formatValue } from '../format';
+import { CellRef } from './Matrix';
+import { Build } from './model';
+import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
+
+interface Props {
+  cell: CellRef;
+  build: Build;
+  unit?: string;
+  /** Mouse position in viewport coordinates. */
+  x: number;
+  y: number;
+  theme: GrafanaTheme2;
+}
+
+const OFFSET = 12;
+
+/**
+ * GlyphTooltip shows a cell's figures next to the mouse. It is portalled to
+ * the body with fixed position so the matrix's scroll box does not clip it.
+ */
+export function GlyphTooltip({ cell, build, unit, x, y, theme }: Props) {
+  const c = cell.row.cells[cell.col];
+  if (!c) {
+    return null;
+  }
+  const flip = x + 320 > window.innerWidth;
+  const rows: Array<[string, string]> = [
+    [s.time, formatValue(c.time, unit)],
+    [s.share, formatShare(c.share)],
+    [s.change, c.change === null ? s.noChange : formatShare(c.change, true)],
+    [s.modified, String(c.modified)],
+    [s.added, String(c.added)],
+  ];
+  return createPortal(
+    <div
+      data-testid={sel.tooltip}
+      style={{
+        position: 'fixed',
+        left: flip ? undefined : x + OFFSET,
+        right: flip ? window.innerWidth - x + OFFSET : undefined,
+        top: y + OFFSET,
+        zIndex: theme.zIndex.tooltip,
+        pointerEvents: 'none',
+        maxWidth: 360,
+        padding: theme.spacing(1),
+        background: theme.colors.background.secondary,
+        border: `1px solid ${theme.colors.border.medium}`,
+        boxShadow: theme.shadows.z2,
+        color: theme.colors.text.primary,
+        fontSize: theme.typography.bodySmall.fontSize,
+      }}
+    >
+      <div style={{ fontWeight: theme.typography.fontWeightMedium, wordBreak: 'break-all' }}>{cell.row.name}</div>
+      <div style={{ color: theme.colors.text.secondary }}>
+        {cell.row.kind} · {build.name}
+      </div>
+      <table>
+        <tbody>
+          {rows.map(([k, v]) => (
+            <tr key={k}>
+              <td style={{ paddingRight: 8, color: theme.colors.text.secondary }}>{k}</td>
+              <td data-field={k}>{v}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>,
+    document.body
+  );
+}

@@ -1,0 +1,13 @@
+// The evolution matrix view, for FlamediffPanel: it draws the frames of an
+// `evolution` query (pkg/evolution/frames.go).
+import { DataFrame } from '@grafana/data';
+
+import { isMatrixFrame } from './model';
+
+export { EvolutionView } from './EvolutionView';
+export type { EvolutionViewProps } from './EvolutionView';
+
+/** isEvolutionData: the series hold an "evolution" frame with component, kind and build fields. */
+export function isEvolutionData(series: DataFrame[]): boolean {
+  return series.some(isMatrixFrame);
+}
