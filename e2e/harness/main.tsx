@@ -29,8 +29,11 @@ import { bigFlameFrame } from './bigFrame';
 
 type ThemeMode = 'dark' | 'light';
 
-/** Resource answers by path (apps, builds, runs, functions), as the backend sends them. */
-export type Resources = Record<string, unknown | ((params: Record<string, string>) => unknown)>;
+/**
+ * Resource answers as the backend sends them, keyed by "path?query" (exact
+ * call) or by path alone (any parameters).
+ */
+export type Resources = Record<string, unknown>;
 
 /** What tests call on window.harness. */
 export interface HarnessApi {
@@ -96,12 +99,13 @@ function dataSource(resources: Resources): FlamediffDataSource {
   const settings = { id: 1, uid: 'flamediff', type: 'flamediff-clickhouse-datasource', name: 'Flamediff', jsonData: {} };
   const ds = new FlamediffDataSource(settings as unknown as DataSourceInstanceSettings<FlamediffOptions>);
   ds.getResource = async (path: string, params?: Record<string, string>) => {
-    harness.calls.push(`${path}?${new URLSearchParams(params ?? {}).toString()}`);
-    const answer = resources[path];
+    const call = `${path}?${new URLSearchParams(params ?? {}).toString()}`;
+    harness.calls.push(call);
+    const answer = resources[call] ?? resources[path];
     if (answer === undefined) {
-      throw new Error(`harness: no resource ${path}`);
+      throw new Error(`harness: no resource ${call}`);
     }
-    return typeof answer === 'function' ? answer(params ?? {}) : answer;
+    return answer;
   };
   return ds;
 }

@@ -153,7 +153,7 @@ func (t *Tree) orderSiblings(compare func(a, b *Node) int) {
 // largest single cost of a Build, and the database is idle meanwhile.
 func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
 	out := slices.Clone(s)
-	if len(s) < 1<<14 {
+	if len(s) < 1<<12 {
 		slices.SortFunc(out, compare)
 		return out
 	}

@@ -70,11 +70,9 @@ export function ConfigEditor(props: Props) {
           />
         </Field>
         <Field label={s.secure}>
-          <Switch
-            data-testid={selectors.config.secure}
-            value={json.secure ?? false}
-            onChange={(e) => set('secure', e.currentTarget.checked)}
-          />
+          <span data-testid={selectors.config.secure}>
+            <Switch value={json.secure ?? false} onChange={(e) => set('secure', e.currentTarget.checked)} />
+          </span>
         </Field>
         {json.secure && (
           <>

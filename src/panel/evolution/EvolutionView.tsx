@@ -1,7 +1,7 @@
 import React, { useMemo, useState } from 'react';
 
 import { DataFrame } from '@grafana/data';
-import { Alert, IconButton, useTheme2 } from '@grafana/ui';
+import { Alert, Button, useTheme2 } from '@grafana/ui';
 
 import { formatShare } from '../format';
 import { diffPaletteCSS, DIFF_STEPS } from '../render/colors';
@@ -97,7 +97,9 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
                 ? s.timelineTitle(selection.build.name)
                 : s.edgesTitle(selection.cell.row.name, data.builds[selection.cell.col].name)}
             </span>
-            <IconButton data-testid={sel.close} name="times" tooltip={s.close} onClick={() => setSelection(undefined)} />
+            <Button data-testid={sel.close} size="sm" fill="text" variant="secondary" onClick={() => setSelection(undefined)}>
+              {s.close}
+            </Button>
           </div>
           {'build' in selection ? (
             <Timeline data={data} build={selection.build.name} rows={rows} width={width} labelWidth={labelWidth} theme={theme} />

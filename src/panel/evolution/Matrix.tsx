@@ -8,7 +8,7 @@ import { Build, Component, EvolutionData, shortName } from './model';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
 /** Matrix geometry in CSS pixels. */
-export const ROW_H = 22;
+export const ROW_H = 28;
 export const HEADER_H = 26;
 const GLYPH_PAD = 3;
 const INDENT = 14;
@@ -68,7 +68,7 @@ export function Matrix(p: Props) {
       <div style={{ width: labelWidth + gridW, height: HEADER_H + rows.length * ROW_H, position: 'relative' }}>
         <div style={{ position: 'sticky', top: 0, zIndex: 2, display: 'flex', height: HEADER_H, background: bg }}>
           <div
-            style={{ position: 'sticky', left: 0, zIndex: 3, width: labelWidth, flex: 'none', background: bg, color: theme.colors.text.secondary, lineHeight: `${HEADER_H}px`, paddingLeft: 4 }}
+            style={{ position: 'sticky', left: 0, zIndex: 3, width: labelWidth, flex: 'none', boxSizing: 'border-box', background: bg, color: theme.colors.text.secondary, lineHeight: `${HEADER_H}px`, paddingLeft: 4 }}
           >
             {s.component}
           </div>
@@ -207,6 +207,7 @@ function RowLabel({ c, open, theme, onToggle }: RowLabelProps) {
       title={`${c.name} (${c.kind})`}
       style={{
         height: ROW_H,
+        boxSizing: 'border-box',
         lineHeight: `${ROW_H}px`,
         paddingLeft: 4 + c.depth * INDENT,
         whiteSpace: 'nowrap',

@@ -30,7 +30,8 @@ export function Timeline({ data, build, rows, width, labelWidth, theme }: Props)
     return <div data-testid={sel.timeline}>{s.noTimeline}</div>;
   }
   const max = Math.max(...shown.flatMap((c) => tl.shares.get(c.key)!));
-  const fw = Math.max(2, (width - labelWidth) / tl.frames);
+  // Leave room for the pane's vertical scroll bar.
+  const fw = Math.max(2, (width - labelWidth - 20) / tl.frames);
   const color = theme.colors.primary.main;
   return (
     <div data-testid={sel.timeline} data-build={build}>
@@ -38,7 +39,7 @@ export function Timeline({ data, build, rows, width, labelWidth, theme }: Props)
         <div key={c.key} data-testid={sel.timelineRow} data-component={c.name} style={{ display: 'flex', height: ROW_H, alignItems: 'center' }}>
           <div
             title={c.name}
-            style={{ width: labelWidth, flex: 'none', paddingLeft: 4 + c.depth * 14, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap', fontSize: theme.typography.bodySmall.fontSize }}
+            style={{ width: labelWidth, flex: 'none', boxSizing: 'border-box', paddingLeft: 4 + c.depth * 14, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap', fontSize: theme.typography.bodySmall.fontSize }}
           >
             {shortName(c)}
           </div>

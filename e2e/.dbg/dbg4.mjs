@@ -1,0 +1,14 @@
+import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+const frames = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const b = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless','--no-sandbox','--disable-gpu'] });
+const p = await b.newPage({ viewport: { width: 1200, height: 700 } });
+p.on('pageerror', e => console.log('pageerror', e.message));
+await p.goto('file:///work/main/e2e/harness/index.html');
+const f = frames.panelDiff.find(x => x.schema.meta.custom.variant === 'normal');
+await p.evaluate((f) => window.harness.mountGrafanaFlameGraph({ frame: f, width: 1200, height: 700 }), f);
+await p.waitForTimeout(1500);
+await p.screenshot({ path: '/tmp/afd/grafana.png' });
+console.log(await p.locator('body').innerText());
+console.log(await p.locator('canvas').evaluateAll(cs => cs.map(c => [c.width, c.height, c.getAttribute('data-testid'), c.parentElement.getAttribute('data-testid')])));
+await b.close();

@@ -1,0 +1,100 @@
+import { expect, test } from '@playwright/test';
+
+import { selectors } from '../src/selectors';
+import { chooseRadio, mount, openHarness, pickOption, toggle } from './harness';
+
+const q = selectors.query;
+const c = selectors.config;
+
+// Answers shaped like pkg/plugin/resources.go: apps are strings, builds and
+// runs objects with their name under "name".
+const build = (name: string, day: number) => ({ name, time: `2026-09-${String(day).padStart(2, '0')}T09:00:00Z`, runs: 10 });
+const run = (b: string, k: number) => ({
+  name: `run-0${k}`,
+  build: b,
+  start: '2026-09-07T09:00:00Z',
+  duration: 17 + k / 10,
+  sampleType: 'cpu',
+  unit: 'nanoseconds',
+  total: 17_000_000_000 + k,
+});
+const resources = {
+  apps: ['checkout-service', 'ios-app'],
+  'builds?app=checkout-service': [build('1.5.0', 6), build('1.6.0', 7), build('1.7.0', 8)],
+  'runs?app=checkout-service&build=1.7.0': [run('1.7.0', 1), run('1.7.0', 2)],
+  'runs?app=checkout-service&build=1.6.0': [run('1.6.0', 1), run('1.6.0', 2)],
+  'functions?app=checkout-service&q=Apply': ['checkout/pricing.ApplyDiscounts', 'checkout/pricing.ApplyTax'],
+  functions: [],
+};
+
+/** lastEmitted is the query or settings the editor passed to onChange last. */
+const lastEmitted = (page: import('@playwright/test').Page) => page.evaluate(() => window.harness.emitted[window.harness.emitted.length - 1]);
+
+test('QueryEditor: pickers fed by the resources build a diff query', async ({ page }) => {
+  await openHarness(page);
+  await mount(page, 'mountQueryEditor', { query: {}, resources });
+  await expect(page.getByTestId(q.root)).toBeVisible();
+  await pickOption(page, q.app, 'checkout-service');
+  await pickOption(page, q.headBuilds, '1.7.0');
+  await pickOption(page, q.baseBuilds, '1.6.0');
+  await pickOption(page, q.headRuns, 'run-02');
+  await toggle(page, q.inverted);
+  expect(await lastEmitted(page)).toEqual({
+    refId: 'A',
+    queryType: 'diff',
+    app: 'checkout-service',
+    head: { builds: ['1.7.0'], runs: ['run-02'] },
+    base: { builds: ['1.6.0'], runs: [] },
+    builds: [],
+    inverted: true,
+    collapseSystem: false,
+    maxNodes: 20000,
+    variants: true,
+  });
+  const calls = await page.evaluate(() => window.harness.calls);
+  expect(calls).toEqual(expect.arrayContaining(['apps?', 'builds?app=checkout-service', 'runs?app=checkout-service&build=1.7.0']));
+});
+
+test('QueryEditor: a timeseries query with builds, function and baseline', async ({ page }) => {
+  await openHarness(page);
+  await mount(page, 'mountQueryEditor', { query: { app: 'checkout-service' }, resources });
+  await chooseRadio(page, q.queryType, 'timeseries');
+  await expect(page.getByTestId(q.headBuilds)).toHaveCount(0);
+  await pickOption(page, q.builds, '1.5.0');
+  await pickOption(page, q.builds, '1.6.0');
+  await page.getByTestId(q.fn).locator('input').fill('Apply');
+  await page.getByRole('option', { name: 'checkout/pricing.ApplyDiscounts', exact: true }).click();
+  await pickOption(page, q.baseline, 'previous build');
+  expect(await lastEmitted(page)).toMatchObject({
+    queryType: 'timeseries',
+    app: 'checkout-service',
+    builds: ['1.5.0', '1.6.0'],
+    function: 'checkout/pricing.ApplyDiscounts',
+    baseline: 'previous',
+  });
+});
+
+test('ConfigEditor: connection, TLS, secret password and system-frame rules', async ({ page }) => {
+  await openHarness(page);
+  await mount(page, 'mountConfigEditor', {});
+  await page.getByTestId(c.host).fill('ch.example.com');
+  await page.getByTestId(c.port).fill('9440');
+  await toggle(page, c.secure);
+  await page.getByTestId(c.username).fill('grafana');
+  await page.getByTestId(c.password).fill('s3cret');
+  await page.getByTestId(c.database).fill('perf');
+  await page.getByTestId(c.systemFrames).fill('^libfoo\\.\n\n^vendor/ ');
+  await page.getByTestId(c.host).click(); // blur the rules
+  const last = (await lastEmitted(page)) as { jsonData: object; secureJsonData: object };
+  expect(last.jsonData).toEqual({
+    host: 'ch.example.com',
+    port: 9440,
+    secure: true,
+    username: 'grafana',
+    defaultDatabase: 'perf',
+    systemFrames: ['^libfoo\\.', '^vendor/'],
+  });
+  expect(last.secureJsonData).toEqual({ password: 's3cret' });
+  // TLS settings appear once the connection is secure.
+  await expect(page.getByText('TLS CA certificate')).toBeVisible();
+});

@@ -1,0 +1,486 @@
+package provisioning
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/changes"
+	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/pkg/demo"
+	"github.com/flamediff/flamediff/pkg/plugin"
+	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/sysframes"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+func TestDataSource(t *testing.T) {
+	ids := readPluginIDs(t)
+	ds := readDataSources(t).Datasources[0]
+	if ds.Type != ids.datasource || ds.UID != "flamediff" || ds.Access != "proxy" {
+		t.Errorf("data source type %q uid %q access %q, want %q, flamediff, proxy", ds.Type, ds.UID, ds.Access, ids.datasource)
+	}
+	settings := loadSettings(t)
+	if settings.Host != "clickhouse" || settings.Port != 9000 || settings.Protocol != "native" || settings.DefaultDatabase != "flamediff" {
+		t.Errorf("settings %+v, want clickhouse:9000 native, database flamediff", settings)
+	}
+}
+
+// loadSettings reads the provisioned data source the way the backend does.
+func loadSettings(t *testing.T) plugin.Settings {
+	t.Helper()
+	ds := readDataSources(t).Datasources[0]
+	raw, err := json.Marshal(ds.JSONData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plugin.LoadSettings(backend.DataSourceInstanceSettings{JSONData: raw, DecryptedSecureJSONData: ds.SecureJSONData})
+	if err != nil {
+		t.Fatalf("the backend rejects the provisioned settings: %v", err)
+	}
+	return s
+}
+
+func TestApp(t *testing.T) {
+	var f struct {
+		APIVersion int `yaml:"apiVersion"`
+		Apps       []struct {
+			Type     string `yaml:"type"`
+			OrgID    int    `yaml:"org_id"`
+			Disabled bool   `yaml:"disabled"`
+		} `yaml:"apps"`
+	}
+	readYAML(t, "plugins/app.yaml", &f)
+	if f.APIVersion != 1 || len(f.Apps) != 1 || f.Apps[0].Type != readPluginIDs(t).app || f.Apps[0].Disabled {
+		t.Errorf("plugins/app.yaml: %+v, want the enabled app %s", f, readPluginIDs(t).app)
+	}
+}
+
+// grafanaProvisioning is where docker-compose.yaml mounts this directory.
+const grafanaProvisioning = "/etc/grafana/provisioning"
+
+// dashboard is the part of Grafana's dashboard JSON the tests check.
+type dashboard struct {
+	UID        string `json:"uid"`
+	Title      string `json:"title"`
+	Templating struct {
+		List []variable `json:"list"`
+	} `json:"templating"`
+	Panels []panel `json:"panels"`
+}
+
+type variable struct {
+	Name       string  `json:"name"`
+	Type       string  `json:"type"`
+	Datasource *dsRef  `json:"datasource"`
+	Query      string  `json:"query"`
+	Multi      bool    `json:"multi"`
+	Current    current `json:"current"`
+}
+
+// current is a variable's selected value: one text, or a list for a
+// multi-value variable.
+type current struct{ Value []string }
+
+func (c *current) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	var one string
+	if json.Unmarshal(v.Value, &one) == nil {
+		c.Value = []string{one}
+		return nil
+	}
+	return json.Unmarshal(v.Value, &c.Value)
+}
+
+type dsRef struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+type panel struct {
+	ID              int              `json:"id"`
+	Type            string           `json:"type"`
+	Title           string           `json:"title"`
+	Datasource      *dsRef           `json:"datasource"`
+	Targets         []map[string]any `json:"targets"`
+	Transformations []struct {
+		ID      string `json:"id"`
+		Options struct {
+			Include struct {
+				Names []string `json:"names"`
+			} `json:"include"`
+		} `json:"options"`
+	} `json:"transformations"`
+}
+
+// readDashboards loads the dashboards the provider in dashboards.yaml
+// points Grafana at, keyed by uid.
+func readDashboards(t *testing.T) map[string]dashboard {
+	t.Helper()
+	var f struct {
+		APIVersion int `yaml:"apiVersion"`
+		Providers  []struct {
+			Type    string `yaml:"type"`
+			Options struct {
+				Path string `yaml:"path"`
+			} `yaml:"options"`
+		} `yaml:"providers"`
+	}
+	readYAML(t, "dashboards/dashboards.yaml", &f)
+	if f.APIVersion != 1 || len(f.Providers) != 1 || f.Providers[0].Type != "file" {
+		t.Fatalf("dashboards.yaml: %+v, want one file provider", f)
+	}
+	rel, err := filepath.Rel(grafanaProvisioning, f.Providers[0].Options.Path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		t.Fatalf("dashboard provider path %q is not under %s", f.Providers[0].Options.Path, grafanaProvisioning)
+	}
+	files, err := filepath.Glob(filepath.Join(rel, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in %s (%v)", rel, err)
+	}
+	out := map[string]dashboard{}
+	for _, file := range files {
+		var d dashboard
+		readJSON(t, file, &d)
+		if _, dup := out[d.UID]; dup || d.UID == "" {
+			t.Errorf("%s: uid %q empty or used twice", file, d.UID)
+		}
+		out[d.UID] = d
+	}
+	return out
+}
+
+// Every panel and variable uses the provisioned data source and a plugin
+// that exists; the two dashboards of SPEC §1 are there.
+func TestDashboards(t *testing.T) {
+	ids := readPluginIDs(t)
+	ds := readDataSources(t).Datasources[0]
+	want := dsRef{Type: ids.datasource, UID: ds.UID}
+	titles := map[string]bool{}
+	for uid, d := range readDashboards(t) {
+		titles[d.Title] = true
+		for _, v := range d.Templating.List {
+			if v.Type == "query" && (v.Datasource == nil || *v.Datasource != want) {
+				t.Errorf("%s: variable %s uses data source %+v, want %+v", uid, v.Name, v.Datasource, want)
+			}
+		}
+		for _, p := range d.Panels {
+			if !slices.Contains([]string{ids.panel, "table", "timeseries"}, p.Type) {
+				t.Errorf("%s: panel %q has type %q", uid, p.Title, p.Type)
+			}
+			if p.Datasource == nil || *p.Datasource != want || len(p.Targets) == 0 {
+				t.Errorf("%s: panel %q: data source %+v with %d targets, want %+v", uid, p.Title, p.Datasource, len(p.Targets), want)
+			}
+		}
+	}
+	for _, title := range []string{"Build comparison", "Builds over time"} {
+		if !titles[title] {
+			t.Errorf("no dashboard %q", title)
+		}
+	}
+}
+
+// variableRef matches Grafana's variable syntaxes: $var, ${var},
+// ${var:format} and [[var]].
+var variableRef = regexp.MustCompile(`\$\{(\w+)(?::[^}]*)?\}|\$(\w+)|\[\[(\w+)\]\]`)
+
+// interpolate replaces variables in every string of a query model like the
+// data source's applyTemplateVariables: a multi-value variable inside a
+// list becomes several entries.
+func interpolate(v any, vars map[string][]string) (any, error) {
+	switch v := v.(type) {
+	case string:
+		out, err := expand(v, vars)
+		if err != nil || len(out) == 1 {
+			return first(out), err
+		}
+		return nil, fmt.Errorf("%q has %d values where one is expected", v, len(out))
+	case []any:
+		var list []any
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("list entry %v is not a string", e)
+			}
+			out, err := expand(s, vars)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range out {
+				list = append(list, o)
+			}
+		}
+		return list, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			var err error
+			if out[k], err = interpolate(e, vars); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+func first(s []string) any {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[0]
+}
+
+// expand returns the values of s: one per value of the multi-value variable
+// it consists of, else one string with every variable replaced.
+func expand(s string, vars map[string][]string) ([]string, error) {
+	var err error
+	if m := variableRef.FindStringSubmatch(s); m != nil && m[0] == s {
+		name := m[1] + m[2] + m[3]
+		values, ok := vars[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown variable %q", name)
+		}
+		return values, nil
+	}
+	out := variableRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := variableRef.FindStringSubmatch(ref)
+		values, ok := vars[m[1]+m[2]+m[3]]
+		if !ok || len(values) != 1 {
+			err = fmt.Errorf("variable in %q is unknown or not single-valued", s)
+			return ref
+		}
+		return values[0]
+	})
+	return []string{out}, err
+}
+
+// resolveVariables computes every variable's values as Grafana would on
+// dashboard load: query variables ask the store what the data source's
+// metricFindQuery asks the backend's resources, and the selected value must
+// be one of the answers ("All" selects every one).
+func resolveVariables(ctx context.Context, t *testing.T, store *storage.Store, d dashboard) map[string][]string {
+	t.Helper()
+	vars := map[string][]string{}
+	for _, v := range d.Templating.List {
+		switch v.Type {
+		case "textbox", "custom", "constant":
+			vars[v.Name] = v.Current.Value
+			continue
+		case "query":
+		default:
+			t.Fatalf("%s: variable %s has type %s", d.UID, v.Name, v.Type)
+		}
+		q, err := expand(v.Query, vars)
+		if err != nil {
+			t.Fatalf("%s: variable %s: %v", d.UID, v.Name, err)
+		}
+		options, err := findValues(ctx, store, strings.Fields(q[0]))
+		if err != nil {
+			t.Fatalf("%s: variable %s query %q: %v", d.UID, v.Name, v.Query, err)
+		}
+		switch {
+		case slices.Equal(v.Current.Value, []string{"$__all"}):
+			vars[v.Name] = options
+		case len(v.Current.Value) > 0 && !slices.ContainsFunc(v.Current.Value, func(s string) bool { return !slices.Contains(options, s) }):
+			vars[v.Name] = v.Current.Value
+		default:
+			t.Fatalf("%s: variable %s selects %q, not among %q", d.UID, v.Name, v.Current.Value, options)
+		}
+	}
+	return vars
+}
+
+// findValues answers a variable query of the data source (see
+// metricFindQuery in src/datasource/datasource.ts).
+func findValues(ctx context.Context, store *storage.Store, q []string) ([]string, error) {
+	switch {
+	case len(q) == 1 && q[0] == "apps":
+		return store.Apps(ctx)
+	case len(q) == 2 && q[0] == "builds":
+		builds, err := store.Builds(ctx, q[1])
+		names := make([]string, len(builds))
+		for i, b := range builds {
+			names[i] = b.Name
+		}
+		return names, err
+	case len(q) == 3 && q[0] == "runs":
+		runs, err := store.Runs(ctx, q[1], []string{q[2]}, nil)
+		names := make([]string, len(runs))
+		for i, r := range runs {
+			names[i] = r.Run
+		}
+		return names, err
+	}
+	return nil, fmt.Errorf("not a variable query of the data source (apps, builds APP, runs APP BUILD)")
+}
+
+// seedDemo stores the demo builds of checkout-service around its regression
+// (1.7.0) with their changes, enough for every provisioned query.
+func seedDemo(ctx context.Context, t *testing.T) (*storage.Store, demo.App) {
+	t.Helper()
+	store, err := storage.OpenDSN(chtest.DSN(t), storage.Tables{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	app := demo.Generate(1)[0]
+	app.Builds = app.Builds[4:8]
+	for _, b := range app.Builds {
+		for _, r := range b.Runs {
+			meta := storage.RunMeta{App: app.Name, Build: b.Name, Run: r.Run, Start: r.Start, Commit: b.Commit}
+			if err := store.Ingest(ctx, meta, r.Profile, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := changes.Changes{Modified: b.Modified, Added: b.Added, Removed: b.Removed}
+		if err := store.SaveChanges(ctx, app.Name, b.Name, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store, app
+}
+
+// panelFrames says what each query type must return for its panel: the
+// name of a frame, or of a field, that the panel draws.
+var panelFrames = map[query.Type]string{
+	query.Diff:       "valueRight",
+	query.Runs:       "runs_summary",
+	query.Functions:  "delta",
+	query.Evolution:  "evolution",
+	query.TimeSeries: "timeseries",
+}
+
+// Every panel's query, with the dashboard's variables as Grafana fills them
+// in, parses and runs on the backend's executor against real data, and
+// returns what the panel shows; the alert rule fires on the demo's
+// regression and not before it.
+func TestQueriesAgainstClickHouse(t *testing.T) {
+	ctx := context.Background()
+	store, app := seedDemo(ctx, t)
+	rules, err := sysframes.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := &query.Executor{Store: store, Rules: rules}
+	run := func(t *testing.T, model any, r query.Range) data.Frames {
+		t.Helper()
+		raw, err := json.Marshal(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := query.Parse(raw)
+		if err != nil {
+			t.Fatalf("backend rejects %s: %v", raw, err)
+		}
+		frames, err := exec.Execute(ctx, m, r)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if want, ok := panelFrames[m.QueryType]; !ok || !hasName(frames, want) {
+			t.Errorf("%s returned no %q", raw, want)
+		}
+		return frames
+	}
+
+	for uid, d := range readDashboards(t) {
+		t.Run(uid, func(t *testing.T) {
+			vars := resolveVariables(ctx, t, store, d)
+			for _, p := range d.Panels {
+				for _, target := range p.Targets {
+					model, err := interpolate(target, vars)
+					if err != nil {
+						t.Fatalf("panel %q: %v", p.Title, err)
+					}
+					frames := run(t, model, query.Range{})
+					for _, tr := range p.Transformations {
+						for _, name := range tr.Options.Include.Names {
+							if !hasName(frames, name) {
+								t.Errorf("panel %q: transformation %s keeps %q, which no frame has", p.Title, tr.ID, name)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+
+	t.Run("alert", func(t *testing.T) {
+		rule := readAlertRule(t)
+		threshold := rule.threshold(t)
+		for i, b := range app.Builds {
+			// The rule's time range ends at b: b is the newest build.
+			frames := run(t, rule.query(t, "A").Model, query.Range{From: app.Builds[0].Time.Add(-time.Hour), To: b.Time})
+			last, err := evaluate(frames)
+			if err != nil {
+				t.Fatalf("build %s: %v", b.Name, err)
+			}
+			if fires := last > threshold; fires != (b.Name == "1.7.0") {
+				t.Errorf("up to build %d (%s): last value %v, rule fires %v; it must fire at the regression (1.7.0) only", i, b.Name, last, fires)
+			}
+		}
+	})
+}
+
+func hasName(frames data.Frames, name string) bool {
+	for _, f := range frames {
+		if f.Name == name {
+			return true
+		}
+		for _, fld := range f.Fields {
+			if fld.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// evaluate does what Grafana's alerting does with the frames of a data
+// source query before the rule's reduce (last) expression: every numeric
+// field of a wide frame becomes one series, identified by its labels. A
+// rule needs exactly one series here, or one per distinct label set:
+// series sharing labels make Grafana refuse the result ("frame cannot
+// uniquely be identified by its labels", grafana/grafana#74108), and a
+// value in nanoseconds thresholded at 0.05 would always fire.
+func evaluate(frames data.Frames) (float64, error) {
+	var series []*data.Field
+	for _, f := range frames {
+		for _, fld := range f.Fields {
+			if fld.Type().Numeric() {
+				series = append(series, fld)
+			}
+		}
+	}
+	if len(series) != 1 {
+		names := make([]string, len(series))
+		for i, s := range series {
+			names[i] = s.Name
+		}
+		return 0, fmt.Errorf("the query returns %d numeric series %q without labels; Grafana alerting needs one (the rule thresholds `regression`)", len(series), names)
+	}
+	s := series[0]
+	if s.Len() == 0 {
+		return 0, fmt.Errorf("series %s is empty", s.Name)
+	}
+	return s.FloatAt(s.Len() - 1)
+}
