@@ -476,7 +476,7 @@ func evaluate(frames data.Frames) (float64, error) {
 		for i, s := range series {
 			names[i] = s.Name
 		}
-		return 0, fmt.Errorf("the query returns %d numeric series %q without labels; Grafana alerting needs one (the rule thresholds `regression`)", len(series), names)
+		return 0, fmt.Errorf("the query returns %d numeric series %q without labels; Grafana alerting needs one: the rule asks for `field: regression` alone", len(series), names)
 	}
 	s := series[0]
 	if s.Len() == 0 {

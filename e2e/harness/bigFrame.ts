@@ -31,8 +31,8 @@ function totalsOf(level: number[], self: number[]): number[] {
 /**
  * bigFlameFrame generates a deterministic diff frame of n nodes in Grafana's
  * flame graph format (enum labels, value/self = base, valueRight/selfRight =
- * head, delta), shaped like a deep profile: mostly descending, with runs of
- * siblings; about 2% of nodes exist on one side only.
+ * head, delta), shaped like a deep profile: a few wide subtrees near the root
+ * over long narrow stacks; about 2% of nodes exist on one side only.
  */
 export function bigFlameFrame(n: number, seed = 42): DataFrame {
   const rnd = mulberry32(seed);
@@ -47,8 +47,10 @@ export function bigFlameFrame(n: number, seed = 42): DataFrame {
   for (let i = 1; i < n; i++) {
     const prev = level[i - 1];
     const r = rnd();
-    // Go deeper most of the time, else climb back to a random ancestor's level.
-    level[i] = r < 0.6 && prev < MAX_DEPTH ? prev + 1 : 1 + Math.floor(rnd() * prev);
+    // Go deeper more often than not, else climb back a few levels (rarely
+    // many): a few wide subtrees near the root and long narrow stacks.
+    const climb = 1 + Math.floor(-Math.log(1 - rnd()) * 2);
+    level[i] = r < 0.7 && prev < MAX_DEPTH ? prev + 1 : Math.max(1, prev - climb);
     label[i] = 1 + Math.floor(rnd() * rnd() * (LABELS - 1));
     const s = Math.floor(rnd() * 1000);
     const side = rnd();

@@ -188,6 +188,11 @@ func TestTimeSeriesOverGRPC(t *testing.T) {
 			t.Errorf("series named %q, want %q", name, c.wantField)
 		}
 	}
+	// An alert rule asks for the one field it thresholds.
+	one := f.mustQuery(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "baseline": "previous", "field": "regression"})
+	if len(one[0].Fields) != 2 || one[0].Fields[1].Name != "regression" {
+		t.Errorf("field regression: fields %v", one[0].Fields)
+	}
 	r := f.query(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "function": "no.Such"})
 	if r.Error == nil || !strings.Contains(r.Error.Error(), "no.Such") {
 		t.Errorf("unknown function: %v", r.Error)

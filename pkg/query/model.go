@@ -57,6 +57,10 @@ type Model struct {
 	Function string `json:"function"`
 	// Baseline makes a timeseries relative to that build's value.
 	Baseline string `json:"baseline"`
+	// Field narrows a timeseries to one of its numeric fields (value,
+	// change, pValue, significant, regression): Grafana Alerting makes a
+	// series of every numeric field, and a rule wants exactly one.
+	Field string `json:"field"`
 	// Threshold hides evolution components under this share of the total.
 	Threshold *float64 `json:"threshold"`
 }
@@ -100,6 +104,15 @@ func (m *Model) validate() error {
 	}
 	if m.QueryType == Diff && len(m.Base.Builds) == 0 {
 		return fmt.Errorf("diff query needs base.builds")
+	}
+	switch m.Field {
+	case "", "value":
+	case "change", "pValue", "significant", "regression":
+		if m.Baseline == "" {
+			return fmt.Errorf("field %q needs a baseline (a build or %q)", m.Field, "previous")
+		}
+	default:
+		return fmt.Errorf("unknown field %q (want value, change, pValue, significant or regression)", m.Field)
 	}
 	switch {
 	case m.MaxNodes == 0:

@@ -49,6 +49,8 @@ func TestParseRejects(t *testing.T) {
 		`{"queryType":"diff","app":"a","head":{"builds":["1"]}}`:                     "needs base.builds",
 		`{"queryType":"flamegraph","app":"a","head":{"builds":[""]}}`:                "head.builds: empty name",
 		`{"queryType":"flamegraph","app":"a","head":{"builds":["1"]},"maxNodes":-5}`: "maxNodes must be positive",
+		`{"queryType":"timeseries","app":"a","field":"regression"}`:                  "needs a baseline",
+		`{"queryType":"timeseries","app":"a","field":"drop","baseline":"previous"}`:  `unknown field "drop"`,
 		`{"queryType":"evolution","app":"a","threshold":1}`:                          "threshold must be a share",
 		`{"queryType":"evolution","app":"a","threshold":-0.1}`:                       "threshold must be a share",
 		`{"queryType":"evolution","app":"` + long + `"}`:                             "longer than",

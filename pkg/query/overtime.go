@@ -196,6 +196,14 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 			data.NewField("regression", nil, regression).SetConfig(percent),
 		)
 	}
+	if m.Field != "" {
+		for _, fl := range fields[1:] {
+			if fl.Name == m.Field {
+				fields = []*data.Field{fields[0], fl}
+				break
+			}
+		}
+	}
 	f := data.NewFrame(FrameTimeSeries, fields...)
 	f.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide, Custom: map[string]any{"builds": names}}
 	return data.Frames{f}, nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/pkg/changes"
+	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // changesCmd records a build's source changes for the evolution matrix,
@@ -34,12 +35,10 @@ func changesCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		if err := key.check(); err != nil {
 			return err
 		}
-		store, err := openStore(*dsn)
+		err = withStore(*dsn, func(store *storage.Store) error {
+			return store.SaveChanges(ctx, key.app, key.build, c)
+		})
 		if err != nil {
-			return err
-		}
-		defer store.Close()
-		if err := store.SaveChanges(ctx, key.app, key.build, c); err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(out, "recorded changes of %s/%s: %d modified, %d added, %d removed\n",

@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/profile"
+	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // exportCmd prints what is stored for a run, or a whole build (its runs'
@@ -27,12 +29,11 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if *output != "folded" && *output != "json" {
 			return usageError{fmt.Errorf("--output must be folded or json, not %q", *output)}
 		}
-		store, err := openStore(*dsn)
-		if err != nil {
+		var p *profile.Profile
+		err := withStore(*dsn, func(store *storage.Store) (err error) {
+			p, err = store.Export(ctx, key.app, key.build, *run)
 			return err
-		}
-		defer store.Close()
-		p, err := store.Export(ctx, key.app, key.build, *run)
+		})
 		if err != nil {
 			return err
 		}

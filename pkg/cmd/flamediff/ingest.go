@@ -59,12 +59,10 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if err != nil {
 			return err
 		}
-		store, err := openStore(*dsn)
+		err = withStore(*dsn, func(store *storage.Store) error {
+			return store.Ingest(ctx, meta, p, progress(os.Stderr, "storing "+args[0]))
+		})
 		if err != nil {
-			return err
-		}
-		defer store.Close()
-		if err := store.Ingest(ctx, meta, p, progress(os.Stderr, "storing "+args[0])); err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(out, "stored %s/%s/%s: %d samples, total %d %s\n",

@@ -54,9 +54,8 @@ var (
 	buildErr  error
 )
 
-// runBinary runs the built command and returns its stderr and exit code,
-// to check what a shell sees.
-func runBinary(t *testing.T, args ...string) (string, int) {
+// flamediffBinary builds the command once per test binary.
+func flamediffBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		if binDir, buildErr = os.MkdirTemp("", "flamediff-cli"); buildErr != nil {
@@ -71,8 +70,15 @@ func runBinary(t *testing.T, args ...string) (string, int) {
 	if buildErr != nil {
 		t.Fatalf("building flamediff: %v", buildErr)
 	}
+	return binary
+}
+
+// runBinary runs the built command and returns its stderr and exit code,
+// to check what a shell sees.
+func runBinary(t *testing.T, args ...string) (string, int) {
+	t.Helper()
 	var stderr bytes.Buffer
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(flamediffBinary(t), args...)
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
@@ -311,5 +317,25 @@ func TestChangesGitDiff(t *testing.T) {
 	want := changes.Changes{Modified: []string{"example.com/m.Edit"}, Added: []string{"example.com/m.New"}, Removed: []string{}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("git diff gave %+v, want %+v", c, want)
+	}
+}
+
+// The progress bar is drawn on a terminal (here util-linux's script(1)
+// gives the command one) and nowhere else.
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	file := "../../../testdata/perf-script/perf-java-stacks-01.folded"
+	args := []string{"ingest", "--dsn", dsn, "--app", "a", "--build", "b", "--run", "r", file}
+	if stderr, code := runBinary(t, args...); code != 0 || stderr != "" {
+		t.Errorf("ingest into a pipe: exit %d, stderr %q; want no output", code, stderr)
+	}
+	line := "'" + flamediffBinary(t) + "' '" + strings.Join(args, "' '") + "'"
+	out, err := exec.Command("script", "-qefc", line, "/dev/null").Output()
+	if err != nil {
+		t.Fatalf("script %s: %v", line, err)
+	}
+	if !strings.Contains(string(out), "storing "+file) || !strings.Contains(string(out), "%") {
+		t.Errorf("on a terminal ingest printed %q, want a progress bar", out)
 	}
 }

@@ -24,20 +24,17 @@ func seedCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error 
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		store, err := openStore(*dsn)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		if err := store.Migrate(ctx); err != nil {
-			return err
-		}
-		for _, app := range demo.Generate(*seed) {
-			if err := seedApp(ctx, store, app, out); err != nil {
-				return fmt.Errorf("seeding %s: %w", app.Name, err)
+		return withStore(*dsn, func(store *storage.Store) error {
+			if err := store.Migrate(ctx); err != nil {
+				return err
 			}
-		}
-		return nil
+			for _, app := range demo.Generate(*seed) {
+				if err := seedApp(ctx, store, app, out); err != nil {
+					return fmt.Errorf("seeding %s: %w", app.Name, err)
+				}
+			}
+			return nil
+		})
 	}
 }
 

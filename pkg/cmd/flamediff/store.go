@@ -15,12 +15,18 @@ func dsnFlag(fs *flag.FlagSet) *string {
 	return fs.String("dsn", "", "ClickHouse `DSN`, e.g. clickhouse://default:@127.0.0.1:9000/flamediff")
 }
 
-// openStore opens the store named by dsn; a missing DSN is a usage error.
-func openStore(dsn string) (*storage.Store, error) {
+// withStore runs do with the store named by dsn and closes it after; a
+// missing DSN is a usage error.
+func withStore(dsn string, do func(*storage.Store) error) error {
 	if dsn == "" {
-		return nil, usageError{errors.New("--dsn is required")}
+		return usageError{errors.New("--dsn is required")}
 	}
-	return storage.OpenDSN(dsn, storage.Tables{})
+	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return do(store)
 }
 
 // noArgs rejects positional arguments for commands that take none.
@@ -38,24 +44,21 @@ func migrateCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		store, err := openStore(*dsn)
-		if err != nil {
+		return withStore(*dsn, func(store *storage.Store) error {
+			if err := store.Migrate(ctx); err != nil {
+				return err
+			}
+			if err := store.CheckTables(ctx); err != nil {
+				return err
+			}
+			version, err := store.ServerVersion(ctx)
+			if err != nil {
+				return err
+			}
+			t := store.Tables()
+			_, err = fmt.Fprintf(out, "schema ready on ClickHouse %s: tables %s, %s, %s, %s, %s\n",
+				version, t.Runs, t.Stacks, t.Frames, t.Samples, t.Changes)
 			return err
-		}
-		defer store.Close()
-		if err := store.Migrate(ctx); err != nil {
-			return err
-		}
-		if err := store.CheckTables(ctx); err != nil {
-			return err
-		}
-		version, err := store.ServerVersion(ctx)
-		if err != nil {
-			return err
-		}
-		t := store.Tables()
-		_, err = fmt.Fprintf(out, "schema ready on ClickHouse %s: tables %s, %s, %s, %s, %s\n",
-			version, t.Runs, t.Stacks, t.Frames, t.Samples, t.Changes)
-		return err
+		})
 	}
 }

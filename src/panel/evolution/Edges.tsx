@@ -38,6 +38,8 @@ export function Edges({ data, component, build, width, theme }: Props) {
   const line = (e: Edge, x1: number, y1: number, x2: number, y2: number, i: number) => (
     <line
       key={`l${i}`}
+      data-testid={sel.edgeLine}
+      data-status={e.status}
       x1={x1}
       y1={y1}
       x2={x2}
@@ -54,7 +56,6 @@ export function Edges({ data, component, build, width, theme }: Props) {
       data-status={e.status}
       data-caller={e.caller}
       data-callee={e.callee}
-      data-color={e.status === 'added' ? EDGE_ADDED : EDGE_REMOVED}
       x={x}
       y={y + 4}
       textAnchor={anchor}

@@ -41,6 +41,7 @@ export const evolutionSelectors = {
   timelineRow: 'evolution-timeline-row',
   edges: 'evolution-edges',
   edge: 'evolution-edge',
+  edgeLine: 'evolution-edge-line',
   close: 'evolution-close',
   legend: 'evolution-legend',
 };

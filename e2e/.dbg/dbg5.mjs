@@ -1,0 +1,13 @@
+import { chromium } from 'playwright-core';
+const b = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless','--no-sandbox','--disable-gpu'] });
+const p = await b.newPage({ viewport: { width: 1240, height: 900 } });
+p.on('pageerror', e => console.log('pageerror', e.message));
+await p.goto('file:///work/main/e2e/harness/index.html');
+console.log(await p.evaluate(() => window.harness.mountBig({ nodes: 100000, which: 'grafana', width: 1200, height: 700 })));
+const c = p.locator('canvas[data-testid="flameGraph"]');
+console.log(await c.boundingBox());
+const box = await c.boundingBox();
+await p.mouse.click(box.x + box.width*0.1, box.y + 30);
+await p.waitForTimeout(500);
+await p.screenshot({ path: '/tmp/afd/g2.png' });
+await b.close();

@@ -1,0 +1,121 @@
+// Browser benchmark (npm run bench): a generated 1-million-node diff frame in
+// Debian's Chromium; time to the first drawn frame and the median frame time
+// while zooming and panning, Flamediff's panel versus @grafana/flamegraph.
+// Frame times are measured with the frame-rate limit off, so that a frame
+// costs what its work costs instead of waiting for vsync.
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const NODES = Number(process.env.BENCH_NODES || 1_000_000);
+const STEPS = Number(process.env.BENCH_STEPS || 40);
+const WIDTH = 1200;
+const HEIGHT = 700;
+const url = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'harness', 'index.html')).href;
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+async function open(browser, which) {
+  const page = await browser.newPage({ viewport: { width: WIDTH + 40, height: HEIGHT + 200 } });
+  page.on('pageerror', (e) => console.error(`${which}: page error: ${e.message}`));
+  await page.goto(url);
+  await page.waitForFunction(() => Boolean(window.harness));
+  const firstDraw = await page.evaluate((p) => window.harness.mountBig(p), { nodes: NODES, which, width: WIDTH, height: HEIGHT });
+  return { page, firstDraw };
+}
+
+/** Flamediff: ctrl+wheel zoom steps around the middle, then drag-pan steps; each step until painted. */
+async function flamediffFrames(page) {
+  return page.evaluate(async (steps) => {
+    const canvas = document.querySelector('[data-testid="flamediff-canvas"]');
+    const r = canvas.getBoundingClientRect();
+    const painted = () => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok())));
+    const at = (x, y) => ({ clientX: r.left + x, clientY: r.top + y, bubbles: true });
+    const times = [];
+    const step = async (fire) => {
+      const t0 = performance.now();
+      fire();
+      await painted();
+      times.push(performance.now() - t0);
+    };
+    for (let i = 0; i < steps; i++) {
+      // Zoom in (first half) then out again, around a point left of the middle.
+      const deltaY = i < steps / 2 ? -120 : 120;
+      await step(() => canvas.dispatchEvent(new WheelEvent('wheel', { ...at(r.width * 0.4, 60), deltaY, ctrlKey: true, cancelable: true })));
+    }
+    // Zoom in a little so that there is room to pan, then drag.
+    for (let i = 0; i < 6; i++) {
+      canvas.dispatchEvent(new WheelEvent('wheel', { ...at(r.width * 0.5, 60), deltaY: -200, ctrlKey: true, cancelable: true }));
+    }
+    await painted();
+    canvas.dispatchEvent(new MouseEvent('mousedown', at(600, 100)));
+    for (let i = 0; i < steps; i++) {
+      const x = 600 + (i < steps / 2 ? -15 : 15) * ((i % (steps / 2)) + 1);
+      await step(() => canvas.dispatchEvent(new MouseEvent('mousemove', at(x, 100 + (i % 5)))));
+    }
+    canvas.dispatchEvent(new MouseEvent('mouseup', at(600, 100)));
+    return times;
+  }, STEPS);
+}
+
+/**
+ * @grafana/flamegraph has no wheel zoom or pan: it zooms through its context
+ * menu ("Focus block"). A step is the click on "Focus block" until painted.
+ */
+async function grafanaFrames(page) {
+  const canvas = page.locator('canvas[data-testid="flameGraph"]');
+  const times = [];
+  const box = await canvas.boundingBox();
+  for (let i = 0; i < Math.min(STEPS, 12); i++) {
+    // Alternate between a block on the second level and the root to zoom back out.
+    const x = box.x + box.width * (i % 2 ? 0.02 : 0.1 + 0.06 * (i % 10));
+    await page.mouse.click(x, box.y + (i % 2 ? 5 : 30));
+    const focus = page.getByText('Focus block', { exact: true });
+    await focus.waitFor();
+    times.push(
+      await focus.evaluate(async (el) => {
+        const t0 = performance.now();
+        el.click();
+        await new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok())));
+        return performance.now() - t0;
+      })
+    );
+  }
+  return times;
+}
+
+const chromiumPath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-frame-rate-limit', '--disable-gpu-vsync'],
+});
+try {
+  const results = {};
+  for (const [which, frames] of [
+    ['flamediff', flamediffFrames],
+    ['grafana', grafanaFrames],
+  ]) {
+    const { page, firstDraw } = await open(browser, which);
+    const times = await frames(page);
+    results[which] = { firstDraw, medianFrame: median(times), p95Frame: [...times].sort((a, b) => a - b)[Math.floor(times.length * 0.95)], steps: times.length };
+    await page.close();
+  }
+  const f = results.flamediff;
+  const g = results.grafana;
+  console.log(`frame: ${NODES.toLocaleString('en')} nodes (diff), canvas ${WIDTH}x${HEIGHT}, ${chromiumPath}`);
+  console.log('renderer            first drawn frame   median frame (zoom/pan)   p95 frame');
+  for (const [name, r] of [
+    ['Flamediff panel', f],
+    ['@grafana/flamegraph', g],
+  ]) {
+    console.log(`${name.padEnd(20)}${r.firstDraw.toFixed(0).padStart(10)} ms${r.medianFrame.toFixed(1).padStart(20)} ms${r.p95Frame.toFixed(1).padStart(18)} ms`);
+  }
+  console.log(`speed-up: first frame ${(g.firstDraw / f.firstDraw).toFixed(1)}x, frame time ${(g.medianFrame / f.medianFrame).toFixed(1)}x`);
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,197 @@
+// Browser tests of the evolution matrix view on frames the backend computes
+// at test time from the seeded demo (checkout-service regresses at 1.7.0 in
+// checkout/pricing.ApplyDiscounts; ios-app swaps an image codec at 1.5.0).
+import { Locator, Page, expect, test } from '@playwright/test';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { DataFrameJSON } from '@grafana/data';
+
+import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
+import { clickhouse, flamediff, repo, tempDir } from './backend';
+import { buildHarness } from './evolution/build';
+import type { EvolutionHarness } from './evolution/main';
+
+const url = pathToFileURL(join(__dirname, 'evolution', 'index.html')).href;
+const frames: Record<'checkout' | 'ios', DataFrameJSON[]> = { checkout: [], ios: [] };
+
+test.beforeAll(async () => {
+  test.setTimeout(180_000);
+  const dir = tempDir();
+  const run = flamediff(dir);
+  const [ch] = await Promise.all([clickhouse(dir), buildHarness()]);
+  try {
+    const dsn = `clickhouse://${ch.addr}/e2e_evolution_${process.pid}_${Date.now()}`;
+    run(['migrate', '--dsn', dsn]);
+    run(['seed', '--dsn', dsn]);
+    const evolution = (app: string) => JSON.parse(run(['query', '--dsn', dsn, '--model', JSON.stringify({ queryType: 'evolution', app }), '--output', 'json']));
+    frames.checkout = evolution('checkout-service');
+    frames.ios = evolution('ios-app');
+  } finally {
+    ch.stop();
+  }
+});
+
+/** A matrix row of the "evolution" frame: the test's own oracle. */
+interface Cell {
+  component: string;
+  kind: string;
+  build: string;
+  share: number;
+  change: number | null;
+  modified: number;
+}
+
+function cells(set: DataFrameJSON[]): Cell[] {
+  const f = set.find((x) => x.schema?.name === 'evolution')!;
+  const names = f.schema!.fields.map((x) => x.name);
+  const col = (n: string) => f.data!.values[names.indexOf(n)] as unknown[];
+  return col('component').map((c, i) => ({
+    component: c as string,
+    kind: col('kind')[i] as string,
+    build: col('build')[i] as string,
+    share: col('share')[i] as number,
+    change: col('change')[i] as number | null,
+    modified: col('modified')[i] as number,
+  }));
+}
+
+type MountExtra = Pick<Parameters<EvolutionHarness['mount']>[0], 'options' | 'theme'>;
+
+async function mount(page: Page, set: DataFrameJSON[], extra: MountExtra = {}) {
+  await page.goto(url);
+  await page.waitForFunction(() => Boolean(window.evolution));
+  const isEvolution = await page.evaluate(([f, o]) => window.evolution.mount({ frames: f, width: 1280, height: 800, ...o }), [set, extra] as const);
+  expect(isEvolution).toBe(true);
+  await expect(page.getByTestId(sel.root)).toBeVisible();
+}
+
+const row = (page: Page, component: string) => page.locator(`[data-testid="${sel.row}"][data-component="${component}"]`);
+const glyph = (page: Page, component: string, build: string) =>
+  page.locator(`[data-testid="${sel.glyph}"][data-component="${component}"][data-build="${build}"]`);
+
+async function expand(page: Page, component: string) {
+  await row(page, component).getByTestId(sel.toggle).click();
+}
+
+const rgb = async (l: Locator, attr: 'fill' | 'stroke') => ((await l.getAttribute(attr)) ?? '').match(/\d+/g)!.map(Number);
+const isRed = ([r, g, b]: number[]) => r > 150 && g < 90 && b < 90;
+const isGrey = ([r, g, b]: number[]) => Math.max(r, g, b) - Math.min(r, g, b) < 20;
+const isBlue = ([r, g, b]: number[]) => b > 180 && b > r + 60 && b > g + 40;
+const width = async (l: Locator) => Number(await l.getAttribute('width'));
+const height = async (l: Locator) => Number(await l.getAttribute('height'));
+
+test('top-level components are sorted by peak share and absent builds have no glyph', async ({ page }) => {
+  await mount(page, frames.checkout);
+  const all = cells(frames.checkout);
+  const peak = new Map<string, number>();
+  for (const c of all.filter((x) => x.kind === 'package')) {
+    peak.set(c.component, Math.max(peak.get(c.component) ?? 0, c.share));
+  }
+  const shown = await page.locator(`[data-testid="${sel.row}"][data-depth="0"]`).evaluateAll((els) => els.map((e) => e.getAttribute('data-component')));
+  const shares = shown.map((c) => peak.get(c!)!);
+  expect(shares.length).toBeGreaterThan(5);
+  expect([...shares].sort((a, b) => b - a)).toEqual(shares);
+
+  // regexp arrives with the regression: glyphs exactly where the frame has rows.
+  const present = all.filter((c) => c.component === 'regexp' && c.kind === 'package').map((c) => c.build);
+  expect(present.length).toBeGreaterThan(0);
+  expect(present).not.toContain('1.0.0');
+  const drawn = await page.locator(`[data-testid="${sel.glyph}"][data-component="regexp"]`).evaluateAll((els) => els.map((e) => e.getAttribute('data-build')));
+  expect(drawn).toEqual(present);
+});
+
+test('the 1.7.0 regression in ApplyDiscounts is red, modified, and tall', async ({ page }) => {
+  await mount(page, frames.checkout);
+  await expand(page, 'checkout/pricing');
+  const method = 'checkout/pricing.ApplyDiscounts';
+  const byBuild = new Map(cells(frames.checkout).filter((c) => c.component === method).map((c) => [c.build, c]));
+  expect(byBuild.get('1.7.0')!.modified).toBeGreaterThan(0);
+  expect(byBuild.get('1.6.0')!.modified).toBe(0);
+
+  const at = (b: string) => glyph(page, method, b);
+  expect(isRed(await rgb(at('1.7.0').getByTestId(sel.bottom), 'fill'))).toBe(true);
+  expect(isRed(await rgb(at('1.6.0').getByTestId(sel.bottom), 'fill'))).toBe(false);
+  expect(await width(at('1.7.0').getByTestId(sel.top))).toBeGreaterThan(await width(at('1.6.0').getByTestId(sel.top)));
+  expect(await height(at('1.7.0').getByTestId(sel.bottom))).toBeGreaterThan(2 * (await height(at('1.6.0').getByTestId(sel.bottom))));
+  // The first build has nothing to compare with: neutral, not coloured.
+  expect(byBuild.get('1.0.0')!.change).toBeNull();
+  expect(await at('1.0.0').getByTestId(sel.bottom).getAttribute('stroke')).toBeTruthy();
+
+  await at('1.7.0').hover();
+  const tip = page.getByTestId(sel.tooltip);
+  await expect(tip).toContainText(method);
+  await expect(tip).toContainText(`+${(byBuild.get('1.7.0')!.change! * 100).toFixed(2)}%`);
+  await expect(tip.locator('td[data-field="Modified methods"]')).toHaveText(String(byBuild.get('1.7.0')!.modified));
+});
+
+test('expand and collapse show and hide children', async ({ page }) => {
+  await mount(page, frames.checkout);
+  const children = cells(frames.checkout).filter((c) => c.kind !== 'package' && c.component.startsWith('checkout/pricing.'));
+  await expect(row(page, 'checkout/pricing.ApplyDiscounts')).toHaveCount(0);
+  await expand(page, 'checkout/pricing');
+  await expect(row(page, 'checkout/pricing.ApplyDiscounts')).toHaveAttribute('data-depth', '1');
+  await expect(row(page, 'checkout/pricing.Rule')).toHaveAttribute('data-kind', 'class');
+  await expect(row(page, 'checkout/pricing.(*Rule).Match')).toHaveCount(0);
+  await expand(page, 'checkout/pricing.Rule');
+  await expect(row(page, 'checkout/pricing.(*Rule).Match')).toHaveAttribute('data-depth', '2');
+  await expect(page.locator(`[data-testid="${sel.row}"][data-component^="checkout/pricing."]`)).toHaveCount(new Set(children.map((c) => c.component)).size);
+  await expand(page, 'checkout/pricing');
+  await expect(page.locator(`[data-testid="${sel.row}"][data-component^="checkout/pricing."]`)).toHaveCount(0);
+});
+
+test('a build label opens its execution timeline', async ({ page }) => {
+  await mount(page, frames.checkout);
+  await page.locator(`[data-testid="${sel.build}"][data-build="1.7.0"]`).click();
+  const tl = page.getByTestId(sel.timeline);
+  await expect(tl).toHaveAttribute('data-build', '1.7.0');
+  // regexp only runs from 1.7.0 on: in its timeline, not in 1.6.0's.
+  await expect(tl.locator(`[data-testid="${sel.timelineRow}"][data-component="regexp"]`)).toHaveCount(1);
+  const frameCount = await tl.locator(`[data-testid="${sel.timelineRow}"][data-component="checkout/pricing"] rect`).count();
+  expect(frameCount).toBeGreaterThan(1);
+  await page.locator(`[data-testid="${sel.build}"][data-build="1.6.0"]`).click();
+  await expect(tl).toHaveAttribute('data-build', '1.6.0');
+  await expect(tl.locator(`[data-testid="${sel.timelineRow}"][data-component="regexp"]`)).toHaveCount(0);
+  await page.getByTestId(sel.close).click();
+  await expect(tl).toHaveCount(0);
+});
+
+test('a glyph opens its added (blue) and removed (grey) call edges', async ({ page }) => {
+  await mount(page, frames.checkout);
+  await expand(page, 'checkout/pricing');
+  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').click();
+  const added = page.locator(`[data-testid="${sel.edgeLine}"][data-status="added"]`);
+  await expect(added.first()).toBeVisible();
+  await expect(page.locator(`[data-testid="${sel.edge}"][data-callee="regexp.MustCompile"]`)).toHaveAttribute('data-status', 'added');
+  expect(isBlue(await rgb(added.first(), 'stroke'))).toBe(true);
+
+  await mount(page, frames.ios);
+  await expand(page, 'ImageKit');
+  await expand(page, 'ImageKit.ImageDecoder');
+  await glyph(page, 'ImageKit.ImageDecoder.decode(_:)', '1.5.0').click();
+  const removed = page.locator(`[data-testid="${sel.edgeLine}"][data-status="removed"]`);
+  await expect(removed).toHaveCount(1);
+  expect(isGrey(await rgb(removed, 'stroke'))).toBe(true);
+  await expect(page.locator(`[data-testid="${sel.edge}"][data-status="removed"]`)).toHaveAttribute('data-callee', 'ImageKit.PNGCodec.inflate(_:)');
+  expect(isBlue(await rgb(page.locator(`[data-testid="${sel.edgeLine}"][data-status="added"]`), 'stroke'))).toBe(true);
+});
+
+test('colour-blind palette draws faster cells blue, in the light theme', async ({ page }) => {
+  await mount(page, frames.checkout, { options: { palette: 'colorBlind' }, theme: 'light' });
+  const fastest = cells(frames.checkout)
+    .filter((c) => c.kind === 'package' && c.change !== null)
+    .reduce((a, b) => (b.change! < a.change! ? b : a));
+  expect(fastest.change!).toBeLessThan(-0.1);
+  expect(isBlue(await rgb(glyph(page, fastest.component, fastest.build).getByTestId(sel.bottom), 'fill'))).toBe(true);
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  expect(bg).toBe('rgb(255, 255, 255)');
+});
+
+test('screenshot of the seeded checkout-service matrix', async ({ page }) => {
+  await mount(page, frames.checkout);
+  await expand(page, 'checkout/pricing');
+  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').click();
+  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').hover();
+  await expect(page.getByTestId(sel.tooltip)).toBeVisible();
+  await page.screenshot({ path: join(repo, 'docs', 'img', 'evolution.png') });
+});
