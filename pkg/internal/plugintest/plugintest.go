@@ -59,6 +59,10 @@ type Client struct {
 // the test ends. The plugin's log goes to the test log only on failure.
 func Start(t testing.TB, binary string) *Client {
 	t.Helper()
+	cmd := exec.Command(binary)
+	// A race-enabled plugin dies at its first race, failing the test's
+	// queries, instead of reporting it into a log nobody reads.
+	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
 	proc := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: goplugin.HandshakeConfig{
 			ProtocolVersion:  grpcplugin.ProtocolVersion,
@@ -70,7 +74,7 @@ func Start(t testing.TB, binary string) *Client {
 			"resource":    &grpcplugin.ResourceGRPCPlugin{},
 			"data":        &grpcplugin.DataGRPCPlugin{},
 		},
-		Cmd:              exec.Command(binary),
+		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Error}),
 		StartTimeout:     30 * time.Second,
