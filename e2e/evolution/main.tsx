@@ -3,7 +3,15 @@
 import React from 'react';
 import { createRoot, Root } from 'react-dom/client';
 
-import { DataFrameJSON, ThemeContext, createTheme, dataFrameFromJSON } from '@grafana/data';
+import {
+  DataFrame,
+  DataFrameJSON,
+  FieldType,
+  ThemeContext,
+  createTheme,
+  dataFrameFromJSON,
+  toDataFrame,
+} from '@grafana/data';
 
 import { EvolutionView, isEvolutionData } from '../../src/panel/evolution';
 import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
@@ -11,7 +19,18 @@ import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
 /** What the tests call on window.evolution. */
 export interface EvolutionHarness {
   /** Mounts the view; returns isEvolutionData of the frames. */
-  mount(p: { frames: DataFrameJSON[]; options?: Partial<PanelOptions>; width?: number; height?: number; theme?: 'dark' | 'light' }): boolean;
+  mount(p: {
+    frames: DataFrameJSON[];
+    options?: Partial<PanelOptions>;
+    width?: number;
+    height?: number;
+    theme?: 'dark' | 'light';
+  }): boolean;
+  /**
+   * Mounts a generated matrix of components x builds (all packages, present
+   * everywhere) and resolves with the ms from mount until it is first painted.
+   */
+  mountSynthetic(p: { components: number; builds: number }): Promise<number>;
 }
 
 declare global {
@@ -22,18 +41,63 @@ declare global {
 
 let root: Root | undefined;
 
+function show(
+  series: DataFrame[],
+  options: Partial<PanelOptions> | undefined,
+  width: number,
+  height: number,
+  theme: 'dark' | 'light'
+) {
+  root?.unmount();
+  root = createRoot(document.getElementById('root')!);
+  const t = createTheme({ colors: { mode: theme } });
+  document.body.style.background = t.colors.background.primary;
+  root.render(
+    <ThemeContext.Provider value={t}>
+      <EvolutionView series={series} width={width} height={height} options={{ ...defaultPanelOptions, ...options }} />
+    </ThemeContext.Provider>
+  );
+}
+
+// synthetic is an "evolution" frame of n packages in b builds, with
+// pseudo-random times so that changes span the colour scale.
+function synthetic(n: number, b: number): DataFrame {
+  const rows = n * b;
+  const col = <T,>(f: (c: number, k: number) => T) =>
+    Array.from({ length: rows }, (_, i) => f(Math.floor(i / b), i % b));
+  const time = col((c, k) => 1000 + ((c * 7919 + k * 104729) % 997));
+  return toDataFrame({
+    name: 'evolution',
+    fields: [
+      { name: 'component', type: FieldType.string, values: col((c) => `pkg${c}`) },
+      { name: 'kind', type: FieldType.string, values: col(() => 'package') },
+      { name: 'parent', type: FieldType.string, values: col(() => '') },
+      { name: 'build', type: FieldType.string, values: col((_, k) => `b${k}`) },
+      { name: 'buildTime', type: FieldType.time, values: col((_, k) => k * 3_600_000) },
+      { name: 'time', type: FieldType.number, values: time },
+      { name: 'share', type: FieldType.number, values: col((c) => 1 / (c + 1)) },
+      {
+        name: 'change',
+        type: FieldType.number,
+        values: time.map((t, i) => (i % b === 0 ? null : t / time[i - 1] - 1)),
+      },
+      { name: 'modified', type: FieldType.number, values: col((c, k) => (c + k) % 12) },
+      { name: 'added', type: FieldType.number, values: col(() => 0) },
+    ],
+  });
+}
+
 window.evolution = {
   mount({ frames, options, width = 1200, height = 700, theme = 'dark' }) {
     const series = frames.map((f) => dataFrameFromJSON(f));
-    root?.unmount();
-    root = createRoot(document.getElementById('root')!);
-    const t = createTheme({ colors: { mode: theme } });
-    document.body.style.background = t.colors.background.primary;
-    root.render(
-      <ThemeContext.Provider value={t}>
-        <EvolutionView series={series} width={width} height={height} options={{ ...defaultPanelOptions, ...options }} />
-      </ThemeContext.Provider>
-    );
+    show(series, options, width, height, theme);
     return isEvolutionData(series);
+  },
+  mountSynthetic({ components, builds }) {
+    const series = [synthetic(components, builds)];
+    const t0 = performance.now();
+    show(series, undefined, 1280, 800, 'dark');
+    // Two frames: React commits, then the browser paints.
+    return new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(performance.now() - t0))));
   },
 };

@@ -16,8 +16,8 @@ const MAX_DEPTH = 48;
 const LABELS = 20000;
 
 /** totalsOf sums self values into totals over a pre-order tree, scanning backwards. */
-function totalsOf(level: number[], self: number[]): number[] {
-  const total = new Array<number>(level.length);
+function totalsOf(level: Int32Array, self: Float64Array): Float64Array {
+  const total = new Float64Array(level.length);
   const acc = new Float64Array(MAX_DEPTH + 2);
   for (let i = level.length - 1; i >= 0; i--) {
     const l = level[i];
@@ -36,10 +36,10 @@ function totalsOf(level: number[], self: number[]): number[] {
  */
 export function bigFlameFrame(n: number, seed = 42): DataFrame {
   const rnd = mulberry32(seed);
-  const level = new Array<number>(n);
-  const label = new Array<number>(n);
-  const self = new Array<number>(n);
-  const selfRight = new Array<number>(n);
+  const level = new Int32Array(n);
+  const label = new Int32Array(n);
+  const self = new Float64Array(n);
+  const selfRight = new Float64Array(n);
   level[0] = 0;
   label[0] = 0;
   self[0] = 0;
@@ -50,7 +50,8 @@ export function bigFlameFrame(n: number, seed = 42): DataFrame {
     // Go deeper more often than not, else climb back a few levels (rarely
     // many): a few wide subtrees near the root and long narrow stacks.
     const climb = 1 + Math.floor(-Math.log(1 - rnd()) * 2);
-    level[i] = r < 0.7 && prev < MAX_DEPTH ? prev + 1 : Math.max(1, prev - climb);
+    // A new top-level subtree now and then.
+    level[i] = rnd() < 1e-4 ? 1 : r < 0.7 && prev < MAX_DEPTH ? prev + 1 : Math.max(2, prev - climb);
     label[i] = 1 + Math.floor(rnd() * rnd() * (LABELS - 1));
     const s = Math.floor(rnd() * 1000);
     const side = rnd();
@@ -64,16 +65,18 @@ export function bigFlameFrame(n: number, seed = 42): DataFrame {
   for (let k = 1; k < LABELS; k++) {
     texts.push(`github.com/acme/svc${k % 97}/pkg${k % 13}.Func${k}`);
   }
+  // Plain packed arrays, like the ones JSON decoding gives a frame.
+  const plain = (a: Int32Array | Float64Array) => Array.from(a);
   return createDataFrame({
     meta: { preferredVisualisationType: 'flamegraph' },
     fields: [
       { name: 'level', type: FieldType.number, values: level },
-      { name: 'label', type: FieldType.enum, values: label, config: { type: { enum: { text: texts } } } },
-      { name: 'value', type: FieldType.number, values: value, config: { unit: 'ns' } },
-      { name: 'self', type: FieldType.number, values: self, config: { unit: 'ns' } },
-      { name: 'valueRight', type: FieldType.number, values: valueRight, config: { unit: 'ns' } },
-      { name: 'selfRight', type: FieldType.number, values: selfRight, config: { unit: 'ns' } },
-      { name: 'delta', type: FieldType.number, values: valueRight.map((v, i) => (v - value[i]) / rootBase) },
+      { name: 'label', type: FieldType.enum, values: plain(label), config: { type: { enum: { text: texts } } } },
+      { name: 'value', type: FieldType.number, values: plain(value), config: { unit: 'ns' } },
+      { name: 'self', type: FieldType.number, values: plain(self), config: { unit: 'ns' } },
+      { name: 'valueRight', type: FieldType.number, values: plain(valueRight), config: { unit: 'ns' } },
+      { name: 'selfRight', type: FieldType.number, values: plain(selfRight), config: { unit: 'ns' } },
+      { name: 'delta', type: FieldType.number, values: plain(valueRight.map((v, i) => (v - value[i]) / rootBase)) },
     ],
   });
 }

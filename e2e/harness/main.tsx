@@ -41,7 +41,10 @@ export interface HarnessApi {
   mountGrafanaFlameGraph(p: { frame: DataFrameJSON; width?: number; height?: number }): void;
   mountQueryEditor(p: { query: Partial<FlamediffQuery>; resources: Resources }): void;
   mountConfigEditor(p: { options?: Partial<DataSourceSettings<FlamediffOptions, FlamediffSecureOptions>> }): void;
-  /** Mounts the panel or Grafana's flame graph on a generated frame; resolves when it is first drawn (ms). */
+  /**
+   * Mounts the panel or Grafana's flame graph (both with their default views:
+   * graph and table) on a generated frame; resolves when it is first drawn (ms).
+   */
   mountBig(p: { nodes: number; which: 'flamediff' | 'grafana'; width: number; height: number }): Promise<number>;
   /** Every value the mounted editor passed to onChange, oldest first. */
   emitted: unknown[];
@@ -200,11 +203,11 @@ const harness: HarnessApi = {
     const frame = bigFlameFrame(nodes);
     const t0 = performance.now();
     if (which === 'flamediff') {
-      show(<FlamediffPanel {...panelProps([frame], { ...defaultPanelOptions, showTable: false }, width, height)} />, 'dark', true);
+      show(<FlamediffPanel {...panelProps([frame], defaultPanelOptions, width, height)} />, 'dark', true);
     } else {
       show(
         <div style={{ width, height }}>
-          <FlameGraph showFlameGraphOnly data={frame as never} getTheme={() => createTheme({ colors: { mode: 'dark' } }) as never} />
+          <FlameGraph data={frame as never} getTheme={() => createTheme({ colors: { mode: 'dark' } }) as never} />
         </div>,
         'dark',
         true

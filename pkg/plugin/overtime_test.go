@@ -188,6 +188,15 @@ func TestTimeSeriesOverGRPC(t *testing.T) {
 			t.Errorf("series named %q, want %q", name, c.wantField)
 		}
 	}
+	// Named builds are exactly those, in time order.
+	named := f.mustQuery(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "builds": []string{"2.2.0", "2.0.0"}})
+	if v, _ := named[0].FieldByName("value"); v.Len() != 2 || v.At(0).(float64) >= v.At(1).(float64) {
+		t.Errorf("builds 2.0.0 and 2.2.0: %v", named[0].Fields)
+	}
+	if r := f.query(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "builds": []string{"2.0.0", "9.9"}}); r.Error == nil ||
+		!strings.Contains(r.Error.Error(), `unknown build "9.9"`) {
+		t.Errorf("unknown named build: %v", r.Error)
+	}
 	// An alert rule asks for the one field it thresholds.
 	one := f.mustQuery(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "baseline": "previous", "field": "regression"})
 	if len(one[0].Fields) != 2 || one[0].Fields[1].Name != "regression" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -44,15 +45,16 @@ func (e *Executor) overTime(ctx context.Context, m Model, r Range) ([]buildRuns,
 	var names []string
 	var out []buildRuns
 	for _, b := range all {
-		if (len(named) > 0 && named[b.Name]) || (len(named) == 0 && r.contains(b.Time)) {
+		if (len(m.Builds) > 0 && named[b.Name]) || (len(m.Builds) == 0 && r.contains(b.Time)) {
 			names = append(names, b.Name)
 			out = append(out, buildRuns{Build: b})
-			delete(named, b.Name)
 		}
 	}
-	for _, b := range m.Builds {
-		if named[b] {
-			return nil, "", fmt.Errorf("%w %q of app %q", storage.ErrUnknownBuild, b, m.App)
+	if len(out) < len(named) {
+		for _, b := range m.Builds {
+			if !slices.Contains(names, b) {
+				return nil, "", fmt.Errorf("%w %q of app %q", storage.ErrUnknownBuild, b, m.App)
+			}
 		}
 	}
 	if len(out) == 0 {

@@ -39,6 +39,10 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if *run == "" {
 			return usageError{errors.New("--run is required")}
 		}
+		// Before parsing: a large file should not be read for nothing.
+		if err := requireDSN(*dsn); err != nil {
+			return err
+		}
 		meta := storage.RunMeta{App: key.app, Build: key.build, Run: *run, Commit: *commit, Branch: *branch}
 		if *start != "" {
 			t, err := time.Parse(time.RFC3339, *start)

@@ -207,6 +207,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{},
 		{"nosuch"},
 		{"migrate"},
+		{"ingest", "--app", "a", "--build", "b", "--run", "r", "no-such-file.folded"},
 		{"ingest", "--dsn", "clickhouse://127.0.0.1:1/x", "--app", "a", "--build", "b", "f"},
 		{"ingest", "--dsn", "clickhouse://127.0.0.1:1/x", "--app", "a", "--build", "b", "--run", "r", "--label", "novalue", "f"},
 		{"ingest", "--dsn", "clickhouse://127.0.0.1:1/x", "--app", "a", "--build", "b", "--run", "r", "--time", "yesterday", "f"},

@@ -18,8 +18,8 @@ func dsnFlag(fs *flag.FlagSet) *string {
 // withStore runs do with the store named by dsn and closes it after; a
 // missing DSN is a usage error.
 func withStore(dsn string, do func(*storage.Store) error) error {
-	if dsn == "" {
-		return usageError{errors.New("--dsn is required")}
+	if err := requireDSN(dsn); err != nil {
+		return err
 	}
 	store, err := storage.OpenDSN(dsn, storage.Tables{})
 	if err != nil {
@@ -27,6 +27,14 @@ func withStore(dsn string, do func(*storage.Store) error) error {
 	}
 	defer store.Close()
 	return do(store)
+}
+
+// requireDSN reports a missing --dsn as a usage error.
+func requireDSN(dsn string) error {
+	if dsn == "" {
+		return usageError{errors.New("--dsn is required")}
+	}
+	return nil
 }
 
 // noArgs rejects positional arguments for commands that take none.

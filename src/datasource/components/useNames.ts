@@ -10,21 +10,20 @@ export interface Names {
 }
 
 /**
- * useNames loads a resource list whenever key changes (skipped when key is
- * empty) and turns it into Select options; a stale answer is dropped.
+ * useNames loads a resource list whenever key changes (nothing when key is
+ * empty) and turns it into Select options; a stale answer is dropped. While
+ * a new key loads, the previous options stay.
  */
 export function useNames(key: string, load: () => Promise<string[]>): Names {
-  const [state, setState] = useState<Names>({ options: [], loading: false });
+  const [loaded, setLoaded] = useState<Names & { key: string }>({ key: '', options: [], loading: false });
   useEffect(() => {
     if (key === '') {
-      setState({ options: [], loading: false });
       return;
     }
     let live = true;
-    setState((s) => ({ ...s, loading: true }));
     load().then(
-      (list) => live && setState({ options: list.map((v) => ({ value: v, label: v })), loading: false }),
-      (e) => live && setState({ options: [], loading: false, error: e?.data?.message ?? e?.message ?? String(e) })
+      (list) => live && setLoaded({ key, options: list.map((v) => ({ value: v, label: v })), loading: false }),
+      (e) => live && setLoaded({ key, options: [], loading: false, error: e?.data?.message ?? e?.message ?? String(e) })
     );
     return () => {
       live = false;
@@ -32,7 +31,10 @@ export function useNames(key: string, load: () => Promise<string[]>): Names {
     // load changes identity every render; key says when to reload.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key]);
-  return state;
+  if (key === '') {
+    return { options: [], loading: false };
+  }
+  return loaded.key === key ? loaded : { options: loaded.options, loading: true };
 }
 
 /** withSelected keeps chosen values (e.g. template variables) among the options. */

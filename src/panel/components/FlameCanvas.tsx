@@ -39,8 +39,11 @@ export function FlameCanvas(props: Props) {
   const { data, side, width, height, rowHeight, onHover } = props;
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const view = useRef<Viewport>(fullView(side));
+  // The latest props, for the animation-frame callback and the wheel listener.
   const latest = useRef(props);
-  latest.current = props;
+  useLayoutEffect(() => {
+    latest.current = props;
+  });
   const scratch = useRef<Scratch>(newScratch(data.n));
   const frameReq = useRef(0);
   const drag = useRef<{ x: number; y: number; moved: boolean } | null>(null);
@@ -143,7 +146,9 @@ export function FlameCanvas(props: Props) {
     redraw();
   };
   const wheel = useRef(onWheel);
-  wheel.current = onWheel;
+  useLayoutEffect(() => {
+    wheel.current = onWheel;
+  });
   useEffect(() => {
     const canvas = canvasRef.current!;
     const listener = (e: WheelEvent) => wheel.current(e);

@@ -5,6 +5,7 @@ import { Alert, RadioButtonGroup } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
+import { EvolutionView, isEvolutionData } from '../evolution';
 import { isRunsFrame, isSummaryFrame, parseRuns, parseSummary } from '../model/runs';
 import { flameFramesByVariant } from '../model/variants';
 import { PanelOptions } from '../types';
@@ -15,10 +16,20 @@ type Mode = 'flame' | 'runs';
 const MODE_HEIGHT = 36;
 
 /**
- * FlamediffPanel draws whatever its query returned: flame graph frames (all
- * variants), runs frames, or both with a switch between them.
+ * FlamediffPanel draws whatever its query returned: the evolution matrix for
+ * evolution frames, otherwise flame graph frames (all variants), runs frames,
+ * or both with a switch between them.
  */
-export function FlamediffPanel({ data, options, width, height }: PanelProps<PanelOptions>) {
+export function FlamediffPanel(props: PanelProps<PanelOptions>) {
+  const { data, options, width, height } = props;
+  if (isEvolutionData(data.series)) {
+    return <EvolutionView series={data.series} width={width} height={height} options={options} />;
+  }
+  return <FlameOrRuns {...props} />;
+}
+
+/** FlameOrRuns is the panel for flame graph and runs frames. */
+function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>) {
   const frames = useMemo(() => flameFramesByVariant(data.series), [data.series]);
   const runs = useMemo(() => {
     const runsFrame = data.series.find(isRunsFrame);

@@ -78,7 +78,14 @@ export function Edges({ data, component, build, width, theme }: Props) {
       {outgoing.map((e, i) => line(e, colW + 20 + colW / 2 + 60, midY, colW * 2 + 40, y(i), i + incoming.length))}
       {incoming.map((e, i) => label(e, e.caller, colW - 4, y(i), 'end', i))}
       {outgoing.map((e, i) => label(e, e.callee, colW * 2 + 44, y(i), 'start', i + incoming.length))}
-      <rect x={colW + 20 + colW / 2 - 60} y={midY - 10} width={120} height={20} fill={theme.colors.background.secondary} stroke={theme.colors.border.strong} />
+      <rect
+        x={colW + 20 + colW / 2 - 60}
+        y={midY - 10}
+        width={120}
+        height={20}
+        fill={theme.colors.background.secondary}
+        stroke={theme.colors.border.strong}
+      />
       <text x={colW + 20 + colW / 2} y={midY + 4} textAnchor="middle" fill={text} fontSize={11}>
         {component.name.length > 20 ? `…${component.name.slice(-19)}` : component.name}
       </text>

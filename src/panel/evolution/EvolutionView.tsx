@@ -1,4 +1,4 @@
-import React, { useMemo, useState } from 'react';
+import React, { useCallback, useMemo, useState } from 'react';
 
 import { DataFrame } from '@grafana/data';
 import { Alert, Button, useTheme2 } from '@grafana/ui';
@@ -10,7 +10,7 @@ import { Edges } from './Edges';
 import { DEFAULT_CHANGE_SCALE } from './glyph';
 import { GlyphTooltip } from './GlyphTooltip';
 import { CellRef, Matrix } from './Matrix';
-import { Build, parseEvolution, toggle, visibleRows } from './model';
+import { Build, Component, parseEvolution, toggle, visibleRows } from './model';
 import { Timeline } from './Timeline';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
@@ -47,10 +47,16 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const [selection, setSelection] = useState<Selection>();
   const [hover, setHover] = useState<{ cell: CellRef; x: number; y: number }>();
+  // Stable, so that memoised row labels do not re-render on every hover.
+  const onToggle = useCallback((c: Component) => setExpanded((e) => toggle(e, c.key)), []);
   const rows = useMemo(() => (parsed.data ? visibleRows(parsed.data.roots, expanded) : []), [parsed, expanded]);
 
   if (!parsed.data) {
-    return <Alert title={s.badFrames} severity="error">{parsed.error}</Alert>;
+    return (
+      <Alert title={s.badFrames} severity="error">
+        {parsed.error}
+      </Alert>
+    );
   }
   const data = parsed.data;
   if (data.builds.length === 0) {
@@ -63,11 +69,37 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
   const colors = diffPaletteCSS(options.palette);
 
   return (
-    <div data-testid={sel.root} style={{ width, height, position: 'relative', overflow: 'hidden', color: theme.colors.text.primary }}>
-      <div data-testid={sel.legend} style={{ height: LEGEND_H, display: 'flex', gap: 8, alignItems: 'center', fontSize: theme.typography.bodySmall.fontSize, color: theme.colors.text.secondary, whiteSpace: 'nowrap', overflow: 'hidden' }}>
-        <span>{formatShare(-DEFAULT_CHANGE_SCALE, true)} {s.faster}</span>
-        <span style={{ width: 80, height: 10, flex: 'none', background: `linear-gradient(90deg, ${colors[0]}, ${colors[DIFF_STEPS]}, ${colors[2 * DIFF_STEPS]})` }} />
-        <span>{formatShare(DEFAULT_CHANGE_SCALE, true)} {s.slower}</span>
+    <div
+      data-testid={sel.root}
+      style={{ width, height, position: 'relative', overflow: 'hidden', color: theme.colors.text.primary }}
+    >
+      <div
+        data-testid={sel.legend}
+        style={{
+          height: LEGEND_H,
+          display: 'flex',
+          gap: 8,
+          alignItems: 'center',
+          fontSize: theme.typography.bodySmall.fontSize,
+          color: theme.colors.text.secondary,
+          whiteSpace: 'nowrap',
+          overflow: 'hidden',
+        }}
+      >
+        <span>
+          {formatShare(-DEFAULT_CHANGE_SCALE, true)} {s.faster}
+        </span>
+        <span
+          style={{
+            width: 80,
+            height: 10,
+            flex: 'none',
+            background: `linear-gradient(90deg, ${colors[0]}, ${colors[DIFF_STEPS]}, ${colors[2 * DIFF_STEPS]})`,
+          }}
+        />
+        <span>
+          {formatShare(DEFAULT_CHANGE_SCALE, true)} {s.slower}
+        </span>
         <span>· {s.modifiedLegend}</span>
         <span>· {s.timeLegend}</span>
       </div>
@@ -84,31 +116,67 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
         theme={theme}
         selectedBuild={selection && 'build' in selection ? selection.build.name : undefined}
         selectedCell={selection && 'cell' in selection ? selection.cell : undefined}
-        onToggle={(c) => setExpanded((e) => toggle(e, c.key))}
+        onToggle={onToggle}
         onBuild={(b) => setSelection({ build: b })}
         onCell={(c) => setSelection({ cell: c })}
         onHover={(c, x, y) => setHover(c && { cell: c, x, y })}
       />
       {selection && (
         <div style={{ height: detailH, borderTop: `1px solid ${theme.colors.border.weak}`, overflow: 'auto' }}>
-          <div style={{ height: DETAIL_HEADER_H, display: 'flex', alignItems: 'center', justifyContent: 'space-between', fontSize: theme.typography.bodySmall.fontSize }}>
+          <div
+            style={{
+              height: DETAIL_HEADER_H,
+              display: 'flex',
+              alignItems: 'center',
+              justifyContent: 'space-between',
+              fontSize: theme.typography.bodySmall.fontSize,
+            }}
+          >
             <span>
               {'build' in selection
                 ? s.timelineTitle(selection.build.name)
                 : s.edgesTitle(selection.cell.row.name, data.builds[selection.cell.col].name)}
             </span>
-            <Button data-testid={sel.close} size="sm" fill="text" variant="secondary" onClick={() => setSelection(undefined)}>
+            <Button
+              data-testid={sel.close}
+              size="sm"
+              fill="text"
+              variant="secondary"
+              onClick={() => setSelection(undefined)}
+            >
               {s.close}
             </Button>
           </div>
           {'build' in selection ? (
-            <Timeline data={data} build={selection.build.name} rows={rows} width={width} labelWidth={labelWidth} theme={theme} />
+            <Timeline
+              data={data}
+              build={selection.build.name}
+              rows={rows}
+              width={width}
+              labelWidth={labelWidth}
+              theme={theme}
+            />
           ) : (
-            <Edges data={data} component={selection.cell.row} build={data.builds[selection.cell.col].name} width={width} theme={theme} />
+            <Edges
+              data={data}
+              component={selection.cell.row}
+              build={data.builds[selection.cell.col].name}
+              width={width}
+              theme={theme}
+            />
           )}
         </div>
       )}
-      {hover && <GlyphTooltip cell={hover.cell} build={data.builds[hover.cell.col]} unit={data.unit} x={hover.x} y={hover.y} theme={theme} />}
+      {hover && (
+        <GlyphTooltip
+          cell={hover.cell}
+          build={data.builds[hover.cell.col]}
+          unit={data.unit}
+          x={hover.x}
+          y={hover.y}
+          theme={theme}
+        />
+      )}
     </div>
   );
 }

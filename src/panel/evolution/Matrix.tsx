@@ -14,6 +14,7 @@ const GLYPH_PAD = 3;
 const INDENT = 14;
 // Rows drawn beyond the viewport on each side, so fast scrolling shows no gaps.
 const OVERSCAN = 10;
+const CHUNK = 10;
 
 /** A cell under the mouse or clicked: row component and build index. */
 export interface CellRef {
@@ -46,29 +47,50 @@ interface Props {
  * rendered, so 500 components x 50 builds stays cheap.
  */
 export function Matrix(p: Props) {
-  const [scrollTop, setScrollTop] = useState(0);
+  // The top row in view, rounded down to a CHUNK: scrolling re-renders once per CHUNK rows.
+  const [top, setTop] = useState(0);
+  // Likewise the left column in view, rounded down to a CHUNK of builds.
+  const [left, setLeft] = useState(0);
   const { rows, data, theme, colWidth, labelWidth } = p;
-  const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
-  const last = Math.min(rows.length, Math.ceil((scrollTop + p.height) / ROW_H) + OVERSCAN);
+  const first = Math.max(0, top - OVERSCAN);
+  const last = Math.min(rows.length, top + Math.ceil(p.height / ROW_H) + CHUNK + OVERSCAN);
+  const cols = { from: Math.max(0, left - 1), to: left + Math.ceil((p.width - labelWidth) / colWidth) + CHUNK + 1 };
   const shown = rows.slice(first, last);
   const gridW = data.builds.length * colWidth;
   const bg = theme.colors.background.primary;
 
-  // One handler for all glyphs: the glyph group carries its row and column.
-  const cellAt = (e: React.MouseEvent): CellRef | undefined => {
-    const g = (e.target as Element).closest('[data-row]');
-    return g ? { row: rows[Number(g.getAttribute('data-row'))], col: Number(g.getAttribute('data-col')) } : undefined;
+  // One handler for all glyphs, by position: the inverse of the grid layout.
+  const cellAt = (e: React.MouseEvent<SVGSVGElement>): CellRef | undefined => {
+    const box = e.currentTarget.getBoundingClientRect();
+    const row = rows[Math.floor((e.clientY - box.top) / ROW_H)];
+    const col = Math.floor((e.clientX - box.left) / colWidth);
+    return row?.cells[col] ? { row, col } : undefined;
   };
 
   return (
     <div
+      data-testid={sel.matrix}
       style={{ width: p.width, height: p.height, overflow: 'auto', position: 'relative' }}
-      onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+      onScroll={(e) => {
+        setTop(Math.floor(e.currentTarget.scrollTop / ROW_H / CHUNK) * CHUNK);
+        setLeft(Math.floor(e.currentTarget.scrollLeft / colWidth / CHUNK) * CHUNK);
+      }}
     >
       <div style={{ width: labelWidth + gridW, height: HEADER_H + rows.length * ROW_H, position: 'relative' }}>
         <div style={{ position: 'sticky', top: 0, zIndex: 2, display: 'flex', height: HEADER_H, background: bg }}>
           <div
-            style={{ position: 'sticky', left: 0, zIndex: 3, width: labelWidth, flex: 'none', boxSizing: 'border-box', background: bg, color: theme.colors.text.secondary, lineHeight: `${HEADER_H}px`, paddingLeft: 4 }}
+            style={{
+              position: 'sticky',
+              left: 0,
+              zIndex: 3,
+              width: labelWidth,
+              flex: 'none',
+              boxSizing: 'border-box',
+              background: bg,
+              color: theme.colors.text.secondary,
+              lineHeight: `${HEADER_H}px`,
+              paddingLeft: 4,
+            }}
           >
             {s.component}
           </div>
@@ -98,15 +120,32 @@ export function Matrix(p: Props) {
             </button>
           ))}
         </div>
-        <div style={{ position: 'absolute', top: HEADER_H + first * ROW_H, left: 0, display: 'flex' }}>
-          <div style={{ position: 'sticky', left: 0, zIndex: 1, width: labelWidth, flex: 'none', background: bg }}>
-            {shown.map((c) => (
-              <RowLabel key={c.key} c={c} open={p.expanded.has(c.key)} theme={theme} onToggle={p.onToggle} />
+        <div style={{ display: 'flex' }}>
+          <div
+            style={{
+              position: 'sticky',
+              left: 0,
+              zIndex: 1,
+              width: labelWidth,
+              height: rows.length * ROW_H,
+              flex: 'none',
+              background: bg,
+            }}
+          >
+            {shown.map((c, i) => (
+              <RowLabel
+                key={c.key}
+                c={c}
+                index={first + i}
+                open={p.expanded.has(c.key)}
+                theme={theme}
+                onToggle={p.onToggle}
+              />
             ))}
           </div>
           <svg
             width={gridW}
-            height={shown.length * ROW_H}
+            height={rows.length * ROW_H}
             style={{ flex: 'none', cursor: 'pointer' }}
             onMouseMove={(e) => p.onHover(cellAt(e), e.clientX, e.clientY)}
             onMouseLeave={() => p.onHover(undefined, 0, 0)}
@@ -118,25 +157,19 @@ export function Matrix(p: Props) {
             }}
           >
             {shown.map((c, i) => (
-              <g key={c.key} transform={`translate(0, ${i * ROW_H})`}>
-                {c.cells.map((cell, j) =>
-                  cell ? (
-                    <Glyph
-                      key={j}
-                      row={c}
-                      rowIndex={first + i}
-                      col={j}
-                      build={data.builds[j].name}
-                      x={j * colWidth}
-                      width={colWidth}
-                      selected={p.selectedCell?.row === c && p.selectedCell.col === j}
-                      palette={p.palette}
-                      changeScale={p.changeScale}
-                      theme={theme}
-                    />
-                  ) : null
-                )}
-              </g>
+              <MatrixRow
+                key={c.key}
+                row={c}
+                index={first + i}
+                builds={data.builds}
+                from={cols.from}
+                to={cols.to}
+                colWidth={colWidth}
+                selectedCol={p.selectedCell?.row === c ? p.selectedCell.col : -1}
+                palette={p.palette}
+                changeScale={p.changeScale}
+                theme={theme}
+              />
             ))}
           </svg>
         </div>
@@ -145,9 +178,55 @@ export function Matrix(p: Props) {
   );
 }
 
+interface RowProps {
+  row: Component;
+  index: number;
+  builds: Build[];
+  /** Columns in view: [from, to). */
+  from: number;
+  to: number;
+  colWidth: number;
+  /** Column of the selected glyph in this row, -1 for none. */
+  selectedCol: number;
+  palette: Palette;
+  changeScale: number;
+  theme: GrafanaTheme2;
+}
+
+// Memoised, with absolute positions: scrolling renders only the rows that come into view.
+const MatrixRow = React.memo(function MatrixRow({
+  row,
+  index,
+  builds,
+  from,
+  to,
+  colWidth,
+  selectedCol,
+  ...rest
+}: RowProps) {
+  return (
+    <g transform={`translate(0, ${index * ROW_H})`}>
+      {row.cells.slice(from, to).map((cell, i) => {
+        const j = from + i;
+        return cell ? (
+          <Glyph
+            key={j}
+            row={row}
+            col={j}
+            build={builds[j].name}
+            x={j * colWidth}
+            width={colWidth}
+            selected={selectedCol === j}
+            {...rest}
+          />
+        ) : null;
+      })}
+    </g>
+  );
+});
+
 interface GlyphProps {
   row: Component;
-  rowIndex: number;
   col: number;
   build: string;
   x: number;
@@ -158,24 +237,37 @@ interface GlyphProps {
   theme: GrafanaTheme2;
 }
 
-function Glyph({ row, rowIndex, col, build, x, width, selected, palette, changeScale, theme }: GlyphProps) {
+function Glyph({ row, col, build, x, width, selected, palette, changeScale, theme }: GlyphProps) {
   const cell = row.cells[col]!;
   const w = width - 2 * GLYPH_PAD;
   const b = glyphBoxes(cell, row, w, ROW_H - 2 * GLYPH_PAD);
   const fill = changeColor(cell.change, changeScale, palette);
-  const stroke = selected ? theme.colors.text.primary : undefined;
   return (
     <g
       data-testid={sel.glyph}
-      data-row={rowIndex}
-      data-col={col}
       data-component={row.name}
       data-kind={row.kind}
       data-build={build}
       transform={`translate(${x + GLYPH_PAD}, ${GLYPH_PAD})`}
     >
-      <rect width={width - GLYPH_PAD} height={ROW_H - GLYPH_PAD} x={-GLYPH_PAD / 2} y={-GLYPH_PAD / 2} fill="transparent" stroke={stroke} />
-      <rect data-testid={sel.top} x={b.top.x} y={0} width={b.top.width} height={b.top.height} fill={theme.colors.text.secondary} />
+      {selected && (
+        <rect
+          width={width - GLYPH_PAD}
+          height={ROW_H - GLYPH_PAD}
+          x={-GLYPH_PAD / 2}
+          y={-GLYPH_PAD / 2}
+          fill="none"
+          stroke={theme.colors.text.primary}
+        />
+      )}
+      <rect
+        data-testid={sel.top}
+        x={b.top.x}
+        y={0}
+        width={b.top.width}
+        height={b.top.height}
+        fill={theme.colors.text.secondary}
+      />
       <rect
         data-testid={sel.bottom}
         x={b.bottom.x}
@@ -191,12 +283,13 @@ function Glyph({ row, rowIndex, col, build, x, width, selected, palette, changeS
 
 interface RowLabelProps {
   c: Component;
+  index: number;
   open: boolean;
   theme: GrafanaTheme2;
   onToggle(c: Component): void;
 }
 
-function RowLabel({ c, open, theme, onToggle }: RowLabelProps) {
+const RowLabel = React.memo(function RowLabel({ c, index, open, theme, onToggle }: RowLabelProps) {
   const leaf = c.children.length === 0;
   return (
     <div
@@ -206,6 +299,9 @@ function RowLabel({ c, open, theme, onToggle }: RowLabelProps) {
       data-depth={c.depth}
       title={`${c.name} (${c.kind})`}
       style={{
+        position: 'absolute',
+        top: index * ROW_H,
+        width: '100%',
         height: ROW_H,
         boxSizing: 'border-box',
         lineHeight: `${ROW_H}px`,
@@ -224,11 +320,19 @@ function RowLabel({ c, open, theme, onToggle }: RowLabelProps) {
         aria-expanded={leaf ? undefined : open}
         disabled={leaf}
         onClick={() => onToggle(c)}
-        style={{ width: 14, border: 'none', padding: 0, background: 'transparent', color: theme.colors.text.secondary, visibility: leaf ? 'hidden' : 'visible', cursor: 'pointer' }}
+        style={{
+          width: 14,
+          border: 'none',
+          padding: 0,
+          background: 'transparent',
+          color: theme.colors.text.secondary,
+          visibility: leaf ? 'hidden' : 'visible',
+          cursor: 'pointer',
+        }}
       >
         {open ? '▾' : '▸'}
       </button>
       {shortName(c)}
     </div>
   );
-}
+});

@@ -36,16 +36,37 @@ export function Timeline({ data, build, rows, width, labelWidth, theme }: Props)
   return (
     <div data-testid={sel.timeline} data-build={build}>
       {shown.map((c) => (
-        <div key={c.key} data-testid={sel.timelineRow} data-component={c.name} style={{ display: 'flex', height: ROW_H, alignItems: 'center' }}>
+        <div
+          key={c.key}
+          data-testid={sel.timelineRow}
+          data-component={c.name}
+          style={{ display: 'flex', height: ROW_H, alignItems: 'center' }}
+        >
           <div
             title={c.name}
-            style={{ width: labelWidth, flex: 'none', boxSizing: 'border-box', paddingLeft: 4 + c.depth * 14, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap', fontSize: theme.typography.bodySmall.fontSize }}
+            style={{
+              width: labelWidth,
+              flex: 'none',
+              boxSizing: 'border-box',
+              paddingLeft: 4 + c.depth * 14,
+              overflow: 'hidden',
+              textOverflow: 'ellipsis',
+              whiteSpace: 'nowrap',
+              fontSize: theme.typography.bodySmall.fontSize,
+            }}
           >
             {shortName(c)}
           </div>
           <svg width={fw * tl.frames} height={ROW_H - 2} style={{ flex: 'none' }}>
             {tl.shares.get(c.key)!.map((v, f) => (
-              <rect key={f} x={f * fw} width={Math.max(1, fw - 1)} height={ROW_H - 2} fill={color} fillOpacity={max > 0 ? v / max : 0}>
+              <rect
+                key={f}
+                x={f * fw}
+                width={Math.max(1, fw - 1)}
+                height={ROW_H - 2}
+                fill={color}
+                fillOpacity={max > 0 ? v / max : 0}
+              >
                 <title>{`${s.frame} ${f}: ${formatShare(v)}`}</title>
               </rect>
             ))}

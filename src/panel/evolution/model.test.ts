@@ -1,8 +1,26 @@
 import { DataFrame, FieldType, toDataFrame } from '@grafana/data';
 
-import { componentKey, edgesOf, isMatrixFrame, parseEvolution, shortName, timelineOf, toggle, visibleRows } from './model';
+import {
+  componentKey,
+  edgesOf,
+  isMatrixFrame,
+  parseEvolution,
+  shortName,
+  timelineOf,
+  toggle,
+  visibleRows,
+} from './model';
 
-type MatrixRow = [component: string, kind: string, parent: string, build: string, time: number, share: number, change: number | null, modified: number];
+type MatrixRow = [
+  component: string,
+  kind: string,
+  parent: string,
+  build: string,
+  time: number,
+  share: number,
+  change: number | null,
+  modified: number,
+];
 
 const buildTimes: Record<string, number> = { b1: 1000, b2: 2000, b3: 3000 };
 
@@ -110,10 +128,16 @@ describe('parseEvolution', () => {
   it('rejects frames it cannot read', () => {
     expect(() => parseEvolution([])).toThrow(/no "evolution" frame/);
     expect(() => parseEvolution([matrix([['x', 'module', '', 'b1', 1, 1, null, 0]])])).toThrow(/unknown kind "module"/);
-    const noTime = toDataFrame({ name: 'evolution', fields: ['component', 'kind', 'build'].map((name) => ({ name, values: ['a'] })) });
+    const noTime = toDataFrame({
+      name: 'evolution',
+      fields: ['component', 'kind', 'build'].map((name) => ({ name, values: ['a'] })),
+    });
     expect(isMatrixFrame(noTime)).toBe(true);
     expect(() => parseEvolution([noTime])).toThrow(/no field "parent"/);
-    const badEdge = toDataFrame({ name: 'evolution_edges', fields: ['build', 'caller', 'callee', 'status'].map((name) => ({ name, values: ['x'] })) });
+    const badEdge = toDataFrame({
+      name: 'evolution_edges',
+      fields: ['build', 'caller', 'callee', 'status'].map((name) => ({ name, values: ['x'] })),
+    });
     expect(() => parseEvolution([matrix(rows), badEdge])).toThrow(/unknown status "x"/);
   });
 });

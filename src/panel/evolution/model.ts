@@ -93,7 +93,9 @@ function column<T>(frame: DataFrame, name: string): T[] {
 
 /** isMatrixFrame: the "evolution" frame with its component, kind and build fields. */
 export function isMatrixFrame(frame: DataFrame): boolean {
-  return frame.name === FRAME_MATRIX && ['component', 'kind', 'build'].every((n) => frame.fields.some((f) => f.name === n));
+  return (
+    frame.name === FRAME_MATRIX && ['component', 'kind', 'build'].every((n) => frame.fields.some((f) => f.name === n))
+  );
 }
 
 function toMillis(v: unknown): number {
@@ -143,7 +145,16 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     const key = componentKey(kind, names[i]);
     let c = byKey.get(key);
     if (!c) {
-      c = { key, name: names[i], kind, depth: 0, children: [], cells: new Array(builds.length), peakShare: 0, maxTime: 0 };
+      c = {
+        key,
+        name: names[i],
+        kind,
+        depth: 0,
+        children: [],
+        cells: new Array(builds.length),
+        peakShare: 0,
+        maxTime: 0,
+      };
       byKey.set(key, c);
       parentName.set(c, parents[i] ?? '');
     }
@@ -170,7 +181,14 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     }
   }
   sortTree(roots, 0);
-  return { builds, roots, byKey, unit: field(matrix, 'time').config?.unit, edges: parseEdges(series), timeline: parseTimeline(series) };
+  return {
+    builds,
+    roots,
+    byKey,
+    unit: field(matrix, 'time').config?.unit,
+    edges: parseEdges(series),
+    timeline: parseTimeline(series),
+  };
 }
 
 // A method's parent is its class, or its package when it has none; a class's is its package.
@@ -223,7 +241,12 @@ function parseTimeline(series: DataFrame[]): TimelinePoint[] {
   const component = column<string>(f, 'component');
   const kind = column<string>(f, 'kind');
   const share = column<number>(f, 'share');
-  return build.map((b, i) => ({ build: b, frame: frame[i], key: componentKey(kind[i], component[i]), share: share[i] }));
+  return build.map((b, i) => ({
+    build: b,
+    frame: frame[i],
+    key: componentKey(kind[i], component[i]),
+    share: share[i],
+  }));
 }
 
 /**

@@ -30,6 +30,7 @@ export const evolutionStrings = {
 /** data-testid values of the evolution view, shared with the browser tests. */
 export const evolutionSelectors = {
   root: 'evolution-root',
+  matrix: 'evolution-matrix',
   row: 'evolution-row',
   toggle: 'evolution-toggle',
   build: 'evolution-build',

@@ -2,7 +2,7 @@ import { FieldType, createDataFrame } from '@grafana/data';
 
 import { diffRows, flameFrame, recursiveRows } from '../../testing/frames';
 import { toFlameData } from './flameData';
-import { comparisonVars, parseRuns, parseSummary, spread } from './runs';
+import { comparisonVars, measure, parseRuns, parseSummary, spread } from './runs';
 import { search } from './search';
 import { sortRows, topFunctions } from './topFunctions';
 import { flameFramesByVariant, frameVariant, variantOf } from './variants';
@@ -76,6 +76,15 @@ describe('runs', () => {
     expect(runs.map((r) => `${r.side}:${r.build}/${r.run}=${r.duration}`)).toEqual(['base:1.3/r1=10', 'base:1.3/r2=12', 'head:1.4/r1=15']);
     expect(spread(runs)).toEqual([10, 15]);
     expect(spread([])).toBeUndefined();
+  });
+
+  it('plots the profile total when the frame has one, as the summary is about it', () => {
+    const withTotal = createDataFrame({
+      fields: [...runsFrame.fields, { name: 'total', type: FieldType.number, values: [1e9, 3e9, 2e9] }],
+    });
+    const runs = parseRuns(withTotal);
+    expect(runs.map(measure)).toEqual([1e9, 3e9, 2e9]);
+    expect(spread(runs)).toEqual([1e9, 3e9]);
   });
 
   it('rejects an unknown side', () => {

@@ -53,15 +53,23 @@ function field(frame: DataFrame, name: string): Field | undefined {
   return frame.fields.find((f) => f.name === name);
 }
 
+/**
+ * numbers copies a numeric field into a typed array. The copy is one native
+ * conversion (the same ToNumber as Number()), then a check of the result: a
+ * per-value loop over the field's own array is several times slower on
+ * million-row frames, as its element kinds differ from field to field.
+ */
 function numbers(f: Field, n: number, name: string): Float64Array {
-  const out = new Float64Array(n);
   const v = f.values;
+  if (v.length < n) {
+    throw new Error(`field ${name}: ${v.length} values for ${n} rows`);
+  }
+  const out = new Float64Array(n);
+  out.set(v.length === n ? v : v.slice(0, n));
   for (let i = 0; i < n; i++) {
-    const x = Number(v[i]);
-    if (!Number.isFinite(x)) {
+    if (!Number.isFinite(out[i])) {
       throw new Error(`field ${name}: row ${i} is not a finite number`);
     }
-    out[i] = x;
   }
   return out;
 }
