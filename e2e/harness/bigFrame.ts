@@ -70,7 +70,7 @@ export function bigFlameFrame(n: number, seed = 42): DataFrame {
   return createDataFrame({
     meta: { preferredVisualisationType: 'flamegraph' },
     fields: [
-      { name: 'level', type: FieldType.number, values: level },
+      { name: 'level', type: FieldType.number, values: plain(level) },
       { name: 'label', type: FieldType.enum, values: plain(label), config: { type: { enum: { text: texts } } } },
       { name: 'value', type: FieldType.number, values: plain(value), config: { unit: 'ns' } },
       { name: 'self', type: FieldType.number, values: plain(self), config: { unit: 'ns' } },
