@@ -65,7 +65,7 @@ log "browser tests"
 npm run e2e
 
 log "plugin package: frontend (webpack) then backend (mage, the SDK's build targets)"
-go run github.com/magefile/mage -v build:linux
+go tool mage -v build:linux
 node -e '
   const fs = require("fs");
   const read = (f) => JSON.parse(fs.readFileSync(f, "utf8"));
