@@ -137,7 +137,7 @@ test('the 1.7.0 regression in ApplyDiscounts is red, modified, and tall', async 
   expect(byBuild.get('1.0.0')!.change).toBeNull();
   expect(await at('1.0.0').getByTestId(sel.bottom).getAttribute('stroke')).toBeTruthy();
 
-  await at('1.7.0').hover();
+  await at('1.7.0').getByTestId(sel.bottom).hover();
   const tip = page.getByTestId(sel.tooltip);
   await expect(tip).toContainText(method);
   await expect(tip).toContainText(`+${(byBuild.get('1.7.0')!.change! * 100).toFixed(2)}%`);
@@ -184,7 +184,7 @@ test('a build label opens its execution timeline', async ({ page }) => {
 test('a glyph opens its added (blue) and removed (grey) call edges', async ({ page }) => {
   await mount(page, frames.checkout);
   await expand(page, 'checkout/pricing');
-  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').click();
+  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).click();
   const added = page.locator(`[data-testid="${sel.edgeLine}"][data-status="added"]`);
   await expect(added.first()).toBeVisible();
   await expect(page.locator(`[data-testid="${sel.edge}"][data-callee="regexp.MustCompile"]`)).toHaveAttribute(
@@ -196,7 +196,7 @@ test('a glyph opens its added (blue) and removed (grey) call edges', async ({ pa
   await mount(page, frames.ios);
   await expand(page, 'ImageKit');
   await expand(page, 'ImageKit.ImageDecoder');
-  await glyph(page, 'ImageKit.ImageDecoder.decode(_:)', '1.5.0').click();
+  await glyph(page, 'ImageKit.ImageDecoder.decode(_:)', '1.5.0').getByTestId(sel.bottom).click();
   const removed = page.locator(`[data-testid="${sel.edgeLine}"][data-status="removed"]`);
   await expect(removed).toHaveCount(1);
   expect(isGrey(await rgb(removed, 'stroke'))).toBe(true);
@@ -237,8 +237,8 @@ test('500 components x 50 builds: only the rows in view are drawn, all reachable
 test('screenshot of the seeded checkout-service matrix', async ({ page }) => {
   await mount(page, frames.checkout);
   await expand(page, 'checkout/pricing');
-  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').click();
-  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').hover();
+  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).click();
+  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).hover();
   await expect(page.getByTestId(sel.tooltip)).toBeVisible();
   await page.screenshot({ path: join(repo, 'docs', 'img', 'evolution.png') });
 });
