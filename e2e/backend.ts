@@ -34,7 +34,9 @@ export async function clickhouse(dir: string): Promise<ClickHouse> {
   if (process.env.FLAMEDIFF_CLICKHOUSE_ADDR) {
     return { addr: process.env.FLAMEDIFF_CLICKHOUSE_ADDR, stop: () => undefined };
   }
-  const server: ChildProcess = spawn(buildGo('./pkg/chtest/cmd/chserver', dir), [], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server: ChildProcess = spawn(buildGo('./pkg/chtest/cmd/chserver', dir), [], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const first = await new Promise<string>((ok, fail) => {
     createInterface({ input: server.stdout! }).once('line', ok);
     server.once('exit', (code) => fail(new Error(`chserver exited with ${code} before printing its address`)));

@@ -8,7 +8,11 @@ const c = selectors.config;
 
 // Answers shaped like pkg/plugin/resources.go: apps are strings, builds and
 // runs objects with their name under "name".
-const build = (name: string, day: number) => ({ name, time: `2026-09-${String(day).padStart(2, '0')}T09:00:00Z`, runs: 10 });
+const build = (name: string, day: number) => ({
+  name,
+  time: `2026-09-${String(day).padStart(2, '0')}T09:00:00Z`,
+  runs: 10,
+});
 const run = (b: string, k: number) => ({
   name: `run-0${k}`,
   build: b,
@@ -28,7 +32,8 @@ const resources = {
 };
 
 /** lastEmitted is the query or settings the editor passed to onChange last. */
-const lastEmitted = (page: import('@playwright/test').Page) => page.evaluate(() => window.harness.emitted[window.harness.emitted.length - 1]);
+const lastEmitted = (page: import('@playwright/test').Page) =>
+  page.evaluate(() => window.harness.emitted[window.harness.emitted.length - 1]);
 
 test('QueryEditor: pickers fed by the resources build a diff query', async ({ page }) => {
   await openHarness(page);
@@ -52,7 +57,9 @@ test('QueryEditor: pickers fed by the resources build a diff query', async ({ pa
     variants: true,
   });
   const calls = await page.evaluate(() => window.harness.calls);
-  expect(calls).toEqual(expect.arrayContaining(['apps?', 'builds?app=checkout-service', 'runs?app=checkout-service&build=1.7.0']));
+  expect(calls).toEqual(
+    expect.arrayContaining(['apps?', 'builds?app=checkout-service', 'runs?app=checkout-service&build=1.7.0'])
+  );
 });
 
 test('QueryEditor: a timeseries query with builds, function and baseline', async ({ page }) => {

@@ -45,7 +45,13 @@ export interface Box {
  * drawn in the full view of one side: siblings lie left to right inside their
  * parent in row order, widths proportional to the side's value field.
  */
-export function nodeBox(frame: DataFrameJSON, label: string, side: 'head' | 'base', width: number, rowHeight = 20): Box {
+export function nodeBox(
+  frame: DataFrameJSON,
+  label: string,
+  side: 'head' | 'base',
+  width: number,
+  rowHeight = 20
+): Box {
   const fields = frame.schema!.fields;
   const col = (name: string) => frame.data!.values[fields.findIndex((f) => f.name === name)] as number[];
   const level = col('level');

@@ -11,7 +11,11 @@ test.describe("Grafana's flame graph on Flamediff frames", () => {
   });
 
   test('the testdata/panel diff renders as a diff: added red, removed green', async ({ page }) => {
-    await mount(page, 'mountGrafanaFlameGraph', { frame: variant(frames().panelDiff, 'normal'), width: 1200, height: 600 });
+    await mount(page, 'mountGrafanaFlameGraph', {
+      frame: variant(frames().panelDiff, 'normal'),
+      width: 1200,
+      height: 600,
+    });
     const root = page.getByTestId('grafana-flamegraph');
     await expect(root.getByText('+100% (added)')).toBeVisible();
     await expect(root.getByText('Baseline', { exact: true })).toBeVisible();
@@ -30,7 +34,11 @@ test.describe("Grafana's flame graph on Flamediff frames", () => {
   });
 
   test('a real pprof diff with enum labels renders without field errors', async ({ page }) => {
-    await mount(page, 'mountGrafanaFlameGraph', { frame: variant(frames().pprofDiff, 'normal'), width: 1200, height: 600 });
+    await mount(page, 'mountGrafanaFlameGraph', {
+      frame: variant(frames().pprofDiff, 'normal'),
+      width: 1200,
+      height: 600,
+    });
     const root = page.getByTestId('grafana-flamegraph');
     await expect(root.getByText('-100% (removed)')).toBeVisible();
     await expect(root).not.toContainText(/missing fields|wrong type/);

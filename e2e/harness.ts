@@ -1,23 +1,26 @@
 // Page helpers shared by the browser tests: open the harness page, mount
 // things through window.harness, read the panel's canvas.
 import { Page, expect } from '@playwright/test';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 import type { HarnessApi } from './harness/main';
 import { selectors } from '../src/selectors';
 
-const url = pathToFileURL(join(__dirname, 'harness', 'index.html')).href;
-
-/** openHarness loads the harness page (built by harness/build.mjs). */
+/** openHarness loads the harness page (built by harness/build.mjs, served by global-setup.ts). */
 export async function openHarness(page: Page): Promise<void> {
+  const url = process.env.FLAMEDIFF_E2E_URL;
+  if (!url) {
+    throw new Error('FLAMEDIFF_E2E_URL is not set: run the tests with npm run e2e (global-setup.ts)');
+  }
   await page.goto(url);
   await page.waitForFunction(() => Boolean(window.harness));
 }
 
 /** mount calls one of window.harness's mount functions with JSON arguments. */
 export async function mount<K extends keyof HarnessApi>(page: Page, fn: K, arg: unknown): Promise<void> {
-  await page.evaluate(([f, a]) => (window.harness[f as keyof HarnessApi] as (x: unknown) => void)(a), [fn, arg] as const);
+  await page.evaluate(([f, a]) => (window.harness[f as keyof HarnessApi] as (x: unknown) => void)(a), [
+    fn,
+    arg,
+  ] as const);
 }
 
 /** The panel's canvas. */

@@ -2,7 +2,18 @@ import { expect, test } from '@playwright/test';
 
 import { selectors } from '../src/selectors';
 import { frames, nodeBox, variant } from './frames';
-import { canvas, drawnCount, hoverLabel, isGreen, isRed, mount, openHarness, pickOption, pixel, toggle } from './harness';
+import {
+  canvas,
+  drawnCount,
+  hoverLabel,
+  isGreen,
+  isRed,
+  mount,
+  openHarness,
+  pickOption,
+  pixel,
+  toggle,
+} from './harness';
 
 const WIDTH = 1000;
 const HEIGHT = 400;
@@ -21,11 +32,18 @@ function wideNodes(set: 'panelDiff', name: string, side: 'head' | 'base', width:
 test.describe('flame graph panel on a diff of testdata/panel', () => {
   test.beforeEach(async ({ page }) => {
     await openHarness(page);
-    await mount(page, 'mountPanel', { frames: frames().panelDiff, width: WIDTH, height: HEIGHT, options: { showTable: false } });
+    await mount(page, 'mountPanel', {
+      frames: frames().panelDiff,
+      width: WIDTH,
+      height: HEIGHT,
+      options: { showTable: false },
+    });
     await expect(canvas(page)).toBeVisible();
   });
 
-  test('a node only in head is red, only in base green; shared nodes keep their colour across views', async ({ page }) => {
+  test('a node only in head is red, only in base green; shared nodes keep their colour across views', async ({
+    page,
+  }) => {
     const normal = variant(frames().panelDiff, 'normal');
     const onlyHead = mid(nodeBox(normal, 'app.newFeature', 'head', WIDTH));
     const work = mid(nodeBox(normal, 'app.work', 'head', WIDTH));
@@ -67,7 +85,9 @@ test.describe('flame graph panel on a diff of testdata/panel', () => {
     const right = WIDTH - 3;
     const level3 = 3 * ROW + ROW / 2;
     expect(await hoverLabel(page, right, level3)).toBe('runtime.entersyscall');
-    await canvas(page).click({ position: { x: mid(nodeBox(normal, 'app.work', 'head', WIDTH))[0], y: 2 * ROW + ROW / 2 } });
+    await canvas(page).click({
+      position: { x: mid(nodeBox(normal, 'app.work', 'head', WIDTH))[0], y: 2 * ROW + ROW / 2 },
+    });
     // app.work now fills the width: its children span it.
     expect(await hoverLabel(page, 3, level3)).toBe('app.parse');
     expect(await hoverLabel(page, right, level3)).toBe('app.compute');
@@ -94,7 +114,7 @@ test.describe('flame graph panel on a diff of testdata/panel', () => {
     expect(await hoverLabel(page, x, y)).toBe('app.newFeature');
     const tip = page.getByTestId(selectors.panel.tooltip);
     const i = (normal.data!.values[1] as number[]).findIndex(
-      (k) => normal.schema!.fields[1].config!.type!.enum!.text[k] === 'app.newFeature'
+      (k) => normal.schema!.fields[1].config!.type!.enum!.text![k] === 'app.newFeature'
     );
     const delta = (normal.data!.values[6] as number[])[i];
     await expect(tip).toContainText('Head total');

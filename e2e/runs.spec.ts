@@ -7,7 +7,11 @@ import { chooseRadio, mount, openHarness } from './harness';
 
 test.beforeEach(async ({ page }) => {
   await openHarness(page);
-  await mount(page, 'mountPanel', { frames: [...frames().checkoutDiff, ...frames().checkoutRuns], width: 1200, height: 600 });
+  await mount(page, 'mountPanel', {
+    frames: [...frames().checkoutDiff, ...frames().checkoutRuns],
+    width: 1200,
+    height: 600,
+  });
   await chooseRadio(page, selectors.panel.mode, 'Runs');
 });
 

@@ -10,10 +10,16 @@ import { canvas, chooseRadio, mount, openHarness } from './harness';
 test('screenshots of the comparison and the run details', async ({ page }) => {
   await openHarness(page);
   await page.setViewportSize({ width: 1400, height: 560 });
-  await mount(page, 'mountPanel', { frames: [...frames().checkoutDiff, ...frames().checkoutRuns], width: 1400, height: 560 });
+  await mount(page, 'mountPanel', {
+    frames: [...frames().checkoutDiff, ...frames().checkoutRuns],
+    width: 1400,
+    height: 560,
+  });
   await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
   // The seeded regression is in the table, slower.
-  await expect(page.getByTestId(selectors.panel.tableRow).filter({ hasText: 'pricing.ApplyDiscounts' })).toContainText('+');
+  await expect(page.getByTestId(selectors.panel.tableRow).filter({ hasText: 'pricing.ApplyDiscounts' })).toContainText(
+    '+'
+  );
   await page.screenshot({ path: join(repo, 'docs/img/comparison.png') });
 
   await chooseRadio(page, selectors.panel.mode, 'Runs');

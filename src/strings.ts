@@ -75,7 +75,8 @@ export const strings = {
     allRuns: 'all runs',
     function: 'Function',
     baseline: 'Baseline',
-    baselineHelp: 'Compare every build with this build, or with the build before it ("previous"); adds change, pValue and regression fields for alerts',
+    baselineHelp:
+      'Compare every build with this build, or with the build before it ("previous"); adds change, pValue and regression fields for alerts',
     previous: 'previous build',
     threshold: 'Threshold',
     thresholdHelp: 'Hide components under this share of the total time (0.02 = 2%)',
@@ -107,6 +108,7 @@ export const strings = {
     tablesHelp: 'Leave empty for the default names; point them at Distributed tables on a cluster',
     distributed: 'Distributed tables',
     systemFrames: 'System frame rules',
-    systemFramesHelp: 'One regular expression per line, matched against a frame name or module, marking it as system code',
+    systemFramesHelp:
+      'One regular expression per line, matched against a frame name or module, marking it as system code',
   },
 } as const;

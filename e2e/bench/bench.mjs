@@ -17,18 +17,22 @@ const WIDTH = 1200;
 const HEIGHT = 700;
 const url = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'harness', 'index.html')).href;
 
-/** In-page: the main-thread time of fire() and of the frame it causes, in ms. */
-const measureSource = `async (fire) => {
-  let start = 0;
-  requestAnimationFrame(() => { start = performance.now(); });
-  const t0 = performance.now();
-  fire();
-  await Promise.resolve();
-  const sync = performance.now() - t0;
-  const end = await new Promise((ok) => requestAnimationFrame(() => ok(performance.now())));
-  await new Promise((ok) => requestAnimationFrame(() => ok()));
-  return sync + (end - start);
-}`;
+/** Runs in the page: window.benchMeasure(fire) is the main-thread time of fire() and of the frame it causes, in ms. */
+function installMeasure() {
+  window.benchMeasure = async (fire) => {
+    let start = 0;
+    requestAnimationFrame(() => {
+      start = performance.now();
+    });
+    const t0 = performance.now();
+    fire();
+    await Promise.resolve();
+    const sync = performance.now() - t0;
+    const end = await new Promise((ok) => requestAnimationFrame(() => ok(performance.now())));
+    await new Promise((ok) => requestAnimationFrame(() => ok()));
+    return sync + (end - start);
+  };
+}
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -38,40 +42,44 @@ const median = (xs) => {
 async function open(browser, which) {
   const page = await browser.newPage({ viewport: { width: WIDTH + 40, height: HEIGHT + 200 } });
   page.on('pageerror', (e) => console.error(`${which}: page error: ${e.message}`));
+  await page.addInitScript(installMeasure);
   await page.goto(url);
   await page.waitForFunction(() => Boolean(window.harness));
-  const firstDraw = await page.evaluate((p) => window.harness.mountBig(p), { nodes: NODES, which, width: WIDTH, height: HEIGHT });
+  const firstDraw = await page.evaluate((p) => window.harness.mountBig(p), {
+    nodes: NODES,
+    which,
+    width: WIDTH,
+    height: HEIGHT,
+  });
   return { page, firstDraw };
 }
 
 /** Flamediff: ctrl+wheel zoom steps around the middle, then drag-pan steps; each step until painted. */
 async function flamediffFrames(page) {
-  return page.evaluate(
-    async ([steps, measureText]) => {
-      const measure = (0, eval)(measureText);
-      const canvas = document.querySelector('[data-testid="flamediff-canvas"]');
-      const r = canvas.getBoundingClientRect();
-      const at = (x, y) => ({ clientX: r.left + x, clientY: r.top + y, bubbles: true });
-      const wheel = (x, deltaY) => canvas.dispatchEvent(new WheelEvent('wheel', { ...at(x, 60), deltaY, ctrlKey: true, cancelable: true }));
-      const times = [];
-      for (let i = 0; i < steps; i++) {
-        // Zoom in (first half) then out again, around a point left of the middle.
-        times.push(await measure(() => wheel(r.width * 0.4, i < steps / 2 ? -120 : 120)));
-      }
-      // Zoom in a little so that there is room to pan, then drag.
-      for (let i = 0; i < 6; i++) {
-        wheel(r.width * 0.5, -200);
-      }
-      canvas.dispatchEvent(new MouseEvent('mousedown', at(r.width / 2, 100)));
-      for (let i = 0; i < steps; i++) {
-        const x = r.width / 2 + (i < steps / 2 ? -10 : 10) * ((i % (steps / 2)) + 1);
-        times.push(await measure(() => canvas.dispatchEvent(new MouseEvent('mousemove', at(x, 100 + (i % 5))))));
-      }
-      canvas.dispatchEvent(new MouseEvent('mouseup', at(r.width / 2, 100)));
-      return times;
-    },
-    [STEPS, measureSource]
-  );
+  return page.evaluate(async (steps) => {
+    const measure = window.benchMeasure;
+    const canvas = document.querySelector('[data-testid="flamediff-canvas"]');
+    const r = canvas.getBoundingClientRect();
+    const at = (x, y) => ({ clientX: r.left + x, clientY: r.top + y, bubbles: true });
+    const wheel = (x, deltaY) =>
+      canvas.dispatchEvent(new WheelEvent('wheel', { ...at(x, 60), deltaY, ctrlKey: true, cancelable: true }));
+    const times = [];
+    for (let i = 0; i < steps; i++) {
+      // Zoom in (first half) then out again, around a point left of the middle.
+      times.push(await measure(() => wheel(r.width * 0.4, i < steps / 2 ? -120 : 120)));
+    }
+    // Zoom in a little so that there is room to pan, then drag.
+    for (let i = 0; i < 6; i++) {
+      wheel(r.width * 0.5, -200);
+    }
+    canvas.dispatchEvent(new MouseEvent('mousedown', at(r.width / 2, 100)));
+    for (let i = 0; i < steps; i++) {
+      const x = r.width / 2 + (i < steps / 2 ? -10 : 10) * ((i % (steps / 2)) + 1);
+      times.push(await measure(() => canvas.dispatchEvent(new MouseEvent('mousemove', at(x, 100 + (i % 5))))));
+    }
+    canvas.dispatchEvent(new MouseEvent('mouseup', at(r.width / 2, 100)));
+    return times;
+  }, STEPS);
 }
 
 /**
@@ -88,7 +96,7 @@ async function grafanaFrames(page) {
     await page.mouse.click(x, box.y + (i % 2 ? 5 : 30));
     const focus = page.getByText('Focus block', { exact: true });
     await focus.waitFor();
-    times.push(await focus.evaluate((el, measureText) => (0, eval)(measureText)(() => el.click()), measureSource));
+    times.push(await focus.evaluate((el) => window.benchMeasure(() => el.click())));
   }
   return times;
 }
@@ -106,7 +114,12 @@ try {
   ]) {
     const { page, firstDraw } = await open(browser, which);
     const times = await frames(page);
-    results[which] = { firstDraw, medianFrame: median(times), p95Frame: [...times].sort((a, b) => a - b)[Math.floor(times.length * 0.95)], steps: times.length };
+    results[which] = {
+      firstDraw,
+      medianFrame: median(times),
+      p95Frame: [...times].sort((a, b) => a - b)[Math.floor(times.length * 0.95)],
+      steps: times.length,
+    };
     await page.close();
   }
   const f = results.flamediff;
@@ -117,9 +130,13 @@ try {
     ['Flamediff panel', f],
     ['@grafana/flamegraph', g],
   ]) {
-    console.log(`${name.padEnd(20)}${r.firstDraw.toFixed(0).padStart(10)} ms${r.medianFrame.toFixed(1).padStart(20)} ms${r.p95Frame.toFixed(1).padStart(18)} ms`);
+    console.log(
+      `${name.padEnd(20)}${r.firstDraw.toFixed(0).padStart(10)} ms${r.medianFrame.toFixed(1).padStart(20)} ms${r.p95Frame.toFixed(1).padStart(18)} ms`
+    );
   }
-  console.log(`speed-up: first frame ${(g.firstDraw / f.firstDraw).toFixed(1)}x, frame time ${(g.medianFrame / f.medianFrame).toFixed(1)}x`);
+  console.log(
+    `speed-up: first frame ${(g.firstDraw / f.firstDraw).toFixed(1)}x, frame time ${(g.medianFrame / f.medianFrame).toFixed(1)}x`
+  );
 } finally {
   await browser.close();
 }

@@ -37,7 +37,13 @@ export type Resources = Record<string, unknown>;
 
 /** What tests call on window.harness. */
 export interface HarnessApi {
-  mountPanel(p: { frames: DataFrameJSON[]; options?: Partial<PanelOptions>; width?: number; height?: number; theme?: ThemeMode }): void;
+  mountPanel(p: {
+    frames: DataFrameJSON[];
+    options?: Partial<PanelOptions>;
+    width?: number;
+    height?: number;
+    theme?: ThemeMode;
+  }): void;
   mountGrafanaFlameGraph(p: { frame: DataFrameJSON; width?: number; height?: number }): void;
   mountQueryEditor(p: { query: Partial<FlamediffQuery>; resources: Resources }): void;
   mountConfigEditor(p: { options?: Partial<DataSourceSettings<FlamediffOptions, FlamediffSecureOptions>> }): void;
@@ -74,7 +80,12 @@ function show(el: React.ReactElement, theme: ThemeMode = 'dark', sync = false) {
   }
 }
 
-function panelProps(series: DataFrame[], options: PanelOptions, width: number, height: number): PanelProps<PanelOptions> {
+function panelProps(
+  series: DataFrame[],
+  options: PanelOptions,
+  width: number,
+  height: number
+): PanelProps<PanelOptions> {
   const timeRange = getDefaultTimeRange();
   // Only the fields the panel reads are real; the rest satisfy the type.
   return {
@@ -99,16 +110,22 @@ function panelProps(series: DataFrame[], options: PanelOptions, width: number, h
 
 /** A real FlamediffDataSource whose resource calls are answered from `resources`. */
 function dataSource(resources: Resources): FlamediffDataSource {
-  const settings = { id: 1, uid: 'flamediff', type: 'flamediff-clickhouse-datasource', name: 'Flamediff', jsonData: {} };
+  const settings = {
+    id: 1,
+    uid: 'flamediff',
+    type: 'flamediff-clickhouse-datasource',
+    name: 'Flamediff',
+    jsonData: {},
+  };
   const ds = new FlamediffDataSource(settings as unknown as DataSourceInstanceSettings<FlamediffOptions>);
-  ds.getResource = async (path: string, params?: Record<string, string>) => {
+  ds.getResource = async <T,>(path: string, params?: Record<string, string>): Promise<T> => {
     const call = `${path}?${new URLSearchParams(params ?? {}).toString()}`;
     harness.calls.push(call);
     const answer = resources[call] ?? resources[path];
     if (answer === undefined) {
       throw new Error(`harness: no resource ${call}`);
     }
-    return answer;
+    return answer as T;
   };
   return ds;
 }

@@ -6,8 +6,11 @@ import { FlamediffDataSource } from './datasource';
 import { FlamediffOptions, FlamediffQuery, FlamediffSecureOptions } from './types';
 
 /** The flamediff-clickhouse-datasource plugin. */
-export const plugin = new DataSourcePlugin<FlamediffDataSource, FlamediffQuery, FlamediffOptions, FlamediffSecureOptions>(
-  FlamediffDataSource
-)
+export const plugin = new DataSourcePlugin<
+  FlamediffDataSource,
+  FlamediffQuery,
+  FlamediffOptions,
+  FlamediffSecureOptions
+>(FlamediffDataSource)
   .setConfigEditor(ConfigEditor)
   .setQueryEditor(QueryEditor);

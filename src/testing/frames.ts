@@ -8,11 +8,19 @@ export type Row = [number, string, number, number, number?, number?];
  * head values it is a diff frame (value/self = base, valueRight/selfRight = head).
  * enumLabels stores labels as an enum field, as the Flamediff backend does.
  */
-export function flameFrame(rows: Row[], opts: { enumLabels?: boolean; variant?: string; delta?: boolean } = {}): DataFrame {
+export function flameFrame(
+  rows: Row[],
+  opts: { enumLabels?: boolean; variant?: string; delta?: boolean } = {}
+): DataFrame {
   const isDiff = rows.some((r) => r[4] !== undefined);
   const texts = [...new Set(rows.map((r) => r[1]))];
   const label = opts.enumLabels
-    ? { name: 'label', type: FieldType.enum, values: rows.map((r) => texts.indexOf(r[1])), config: { type: { enum: { text: texts } } } }
+    ? {
+        name: 'label',
+        type: FieldType.enum,
+        values: rows.map((r) => texts.indexOf(r[1])),
+        config: { type: { enum: { text: texts } } },
+      }
     : { name: 'label', type: FieldType.string, values: rows.map((r) => r[1]) };
   const fields = [
     { name: 'level', type: FieldType.number, values: rows.map((r) => r[0]) },

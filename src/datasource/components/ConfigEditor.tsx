@@ -14,6 +14,8 @@ import { strings } from '../../strings';
 import { FlamediffOptions, FlamediffSecureOptions, Tables } from '../types';
 
 type Props = DataSourcePluginOptionsEditorProps<FlamediffOptions, FlamediffSecureOptions>;
+/** The jsonData options edited as plain text. */
+type TextOption = 'host' | 'username' | 'defaultDatabase' | 'dialTimeout' | 'queryTimeout';
 
 const s = strings.config;
 const WIDTH = 40;
@@ -34,19 +36,23 @@ export function ConfigEditor(props: Props) {
   const secure = options.secureJsonFields ?? {};
   const set = <K extends keyof FlamediffOptions>(key: K, value: FlamediffOptions[K]) =>
     updateDatasourcePluginJsonDataOption(props, key, value);
+  // A text option of jsonData: one Field with one Input.
+  const text = (key: TextOption, label: string, placeholder?: string, testId?: string) => (
+    <Field label={label}>
+      <Input
+        data-testid={testId}
+        width={WIDTH}
+        value={json[key] ?? ''}
+        placeholder={placeholder}
+        onChange={onUpdateDatasourceJsonDataOption(props, key)}
+      />
+    </Field>
+  );
 
   return (
     <div data-testid={selectors.config.root}>
       <FieldSet label={s.server}>
-        <Field label={s.host}>
-          <Input
-            data-testid={selectors.config.host}
-            width={WIDTH}
-            value={json.host ?? ''}
-            placeholder="localhost"
-            onChange={onUpdateDatasourceJsonDataOption(props, 'host')}
-          />
-        </Field>
+        {text('host', s.host, 'localhost', selectors.config.host)}
         <Field label={s.port}>
           <Input
             data-testid={selectors.config.port}
@@ -77,7 +83,10 @@ export function ConfigEditor(props: Props) {
         {json.secure && (
           <>
             <Field label={s.tlsSkipVerify}>
-              <Switch value={json.tlsSkipVerify ?? false} onChange={(e) => set('tlsSkipVerify', e.currentTarget.checked)} />
+              <Switch
+                value={json.tlsSkipVerify ?? false}
+                onChange={(e) => set('tlsSkipVerify', e.currentTarget.checked)}
+              />
             </Field>
             {certs.map(([key, label]) => (
               <Field label={label} key={key}>
@@ -94,14 +103,7 @@ export function ConfigEditor(props: Props) {
         )}
       </FieldSet>
       <FieldSet label={s.credentials}>
-        <Field label={s.username}>
-          <Input
-            data-testid={selectors.config.username}
-            width={WIDTH}
-            value={json.username ?? ''}
-            onChange={onUpdateDatasourceJsonDataOption(props, 'username')}
-          />
-        </Field>
+        {text('username', s.username, undefined, selectors.config.username)}
         <Field label={s.password}>
           <SecretInput
             data-testid={selectors.config.password}
@@ -112,23 +114,11 @@ export function ConfigEditor(props: Props) {
             onChange={onUpdateDatasourceSecureJsonDataOption(props, 'password')}
           />
         </Field>
-        <Field label={s.defaultDatabase}>
-          <Input
-            data-testid={selectors.config.database}
-            width={WIDTH}
-            value={json.defaultDatabase ?? ''}
-            placeholder="flamediff"
-            onChange={onUpdateDatasourceJsonDataOption(props, 'defaultDatabase')}
-          />
-        </Field>
+        {text('defaultDatabase', s.defaultDatabase, 'flamediff', selectors.config.database)}
       </FieldSet>
       <FieldSet label={s.timeouts}>
-        <Field label={s.dialTimeout}>
-          <Input width={WIDTH} value={json.dialTimeout ?? ''} placeholder="10" onChange={onUpdateDatasourceJsonDataOption(props, 'dialTimeout')} />
-        </Field>
-        <Field label={s.queryTimeout}>
-          <Input width={WIDTH} value={json.queryTimeout ?? ''} placeholder="60" onChange={onUpdateDatasourceJsonDataOption(props, 'queryTimeout')} />
-        </Field>
+        {text('dialTimeout', s.dialTimeout, '10')}
+        {text('queryTimeout', s.queryTimeout, '60')}
       </FieldSet>
       <FieldSet label={s.tables}>
         <Field label={s.distributed} description={s.tablesHelp}>
@@ -140,7 +130,9 @@ export function ConfigEditor(props: Props) {
               width={WIDTH}
               value={json.tables?.[t] ?? ''}
               placeholder={t}
-              onChange={(e: ChangeEvent<HTMLInputElement>) => set('tables', { ...json.tables, [t]: e.currentTarget.value })}
+              onChange={(e: ChangeEvent<HTMLInputElement>) =>
+                set('tables', { ...json.tables, [t]: e.currentTarget.value })
+              }
             />
           </Field>
         ))}

@@ -1,7 +1,16 @@
 import React from 'react';
 
 import { QueryEditorProps, SelectableValue } from '@grafana/data';
-import { AsyncSelect, InlineField, InlineFieldRow, InlineSwitch, Input, MultiSelect, RadioButtonGroup, Select } from '@grafana/ui';
+import {
+  AsyncSelect,
+  InlineField,
+  InlineFieldRow,
+  InlineSwitch,
+  Input,
+  MultiSelect,
+  RadioButtonGroup,
+  Select,
+} from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
@@ -47,7 +56,11 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
     onChange({ ...query, ...patch });
     onRunQuery();
   };
-  const selection = (side: 'head' | 'base', label: { builds: string; runs: string }, ids: { builds: string; runs: string }) => (
+  const selection = (
+    side: 'head' | 'base',
+    label: { builds: string; runs: string },
+    ids: { builds: string; runs: string }
+  ) => (
     <SelectionEditor
       datasource={datasource}
       app={query.app}
@@ -77,15 +90,30 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               allowCustomValue
               options={withSelected(apps.options, query.app ? [query.app] : [])}
               value={query.app || null}
-              onChange={(v) => update({ app: v.value ?? '', head: { builds: [], runs: [] }, base: { builds: [], runs: [] }, builds: [] })}
+              onChange={(v) =>
+                update({
+                  app: v.value ?? '',
+                  head: { builds: [], runs: [] },
+                  base: { builds: [], runs: [] },
+                  builds: [],
+                })
+              }
             />
           </div>
         </InlineField>
       </InlineFieldRow>
       {use.head &&
-        selection('head', { builds: s.headBuilds, runs: s.headRuns }, { builds: selectors.query.headBuilds, runs: selectors.query.headRuns })}
+        selection(
+          'head',
+          { builds: s.headBuilds, runs: s.headRuns },
+          { builds: selectors.query.headBuilds, runs: selectors.query.headRuns }
+        )}
       {use.base &&
-        selection('base', { builds: s.baseBuilds, runs: s.baseRuns }, { builds: selectors.query.baseBuilds, runs: selectors.query.baseRuns })}
+        selection(
+          'base',
+          { builds: s.baseBuilds, runs: s.baseRuns },
+          { builds: selectors.query.baseBuilds, runs: selectors.query.baseRuns }
+        )}
       {use.builds && (
         <InlineFieldRow>
           <InlineField label={s.builds} labelWidth={LABEL_WIDTH} error={builds.error} invalid={Boolean(builds.error)}>
@@ -133,7 +161,13 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
                 width={40}
                 isClearable
                 allowCustomValue
-                options={[{ value: PREVIOUS, label: s.previous }, ...withSelected(builds.options, query.baseline && query.baseline !== PREVIOUS ? [query.baseline] : [])]}
+                options={[
+                  { value: PREVIOUS, label: s.previous },
+                  ...withSelected(
+                    builds.options,
+                    query.baseline && query.baseline !== PREVIOUS ? [query.baseline] : []
+                  ),
+                ]}
                 value={query.baseline || null}
                 onChange={(v: SelectableValue<string> | null) => update({ baseline: v?.value })}
               />
@@ -169,7 +203,12 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       {use.tree && (
         <InlineFieldRow>
           <span data-testid={selectors.query.inverted}>
-            <InlineSwitch label={s.inverted} showLabel value={query.inverted} onChange={(e) => update({ inverted: e.currentTarget.checked })} />
+            <InlineSwitch
+              label={s.inverted}
+              showLabel
+              value={query.inverted}
+              onChange={(e) => update({ inverted: e.currentTarget.checked })}
+            />
           </span>
           <span data-testid={selectors.query.collapse}>
             <InlineSwitch
@@ -196,7 +235,12 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
           </InlineField>
           {use.variants && (
             <span data-testid={selectors.query.variants} title={s.variantsHelp}>
-              <InlineSwitch label={s.variants} showLabel value={query.variants} onChange={(e) => update({ variants: e.currentTarget.checked })} />
+              <InlineSwitch
+                label={s.variants}
+                showLabel
+                value={query.variants}
+                onChange={(e) => update({ variants: e.currentTarget.checked })}
+              />
             </span>
           )}
         </InlineFieldRow>

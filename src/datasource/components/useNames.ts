@@ -38,7 +38,10 @@ export function useNames(key: string, load: () => Promise<string[]>): Names {
 }
 
 /** withSelected keeps chosen values (e.g. template variables) among the options. */
-export function withSelected(options: Array<SelectableValue<string>>, values: string[]): Array<SelectableValue<string>> {
+export function withSelected(
+  options: Array<SelectableValue<string>>,
+  values: string[]
+): Array<SelectableValue<string>> {
   const known = new Set(options.map((o) => o.value));
   return [...options, ...values.filter((v) => !known.has(v)).map((v) => ({ value: v, label: v }))];
 }

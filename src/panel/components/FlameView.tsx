@@ -9,7 +9,15 @@ import { strings } from '../../strings';
 import { FlameData, SideName, sideOf, toFlameData } from '../model/flameData';
 import { search } from '../model/search';
 import { Variant, variantOf } from '../model/variants';
-import { autoDiffScale, diffColorIndex, diffPaletteCSS, packageColorIndex, packagePaletteCSS, selfColorIndex, selfPaletteCSS } from '../render/colors';
+import {
+  autoDiffScale,
+  diffColorIndex,
+  diffPaletteCSS,
+  packageColorIndex,
+  packagePaletteCSS,
+  selfColorIndex,
+  selfPaletteCSS,
+} from '../render/colors';
 import { DrawStyle } from '../render/draw';
 import { PanelOptions } from '../types';
 import { Focus, FlameCanvas } from './FlameCanvas';
@@ -111,7 +119,12 @@ export function FlameView({ frames, options, width, height }: Props) {
   };
 
   return (
-    <div className={styles.root} data-testid={selectors.panel.root} data-variant={frames.has(variant) ? variant : 'normal'} data-side={sideName}>
+    <div
+      className={styles.root}
+      data-testid={selectors.panel.root}
+      data-variant={frames.has(variant) ? variant : 'normal'}
+      data-side={sideName}
+    >
       <Toolbar
         isDiff={Boolean(data.head)}
         side={sideName}
@@ -152,7 +165,12 @@ export function FlameView({ frames, options, width, height }: Props) {
           {data.head && <Legend palette={options.palette} scale={scale} />}
         </div>
         {showTable && (
-          <TopTable data={data} selected={exact ? text : undefined} onSelect={focusLabel} height={height - TOOLBAR_HEIGHT} />
+          <TopTable
+            data={data}
+            selected={exact ? text : undefined}
+            onSelect={focusLabel}
+            height={height - TOOLBAR_HEIGHT}
+          />
         )}
       </div>
     </div>
@@ -160,7 +178,7 @@ export function FlameView({ frames, options, width, height }: Props) {
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
-  root: css({ display: 'flex', flexDirection: 'column', height: '100%' }),
+  root: css({ display: 'flex', flexDirection: 'column', height: '100%', color: theme.colors.text.primary }),
   main: css({ display: 'flex', gap: theme.spacing(1), minHeight: 0 }),
   graph: css({ position: 'relative', flex: 'none' }),
 });

@@ -38,7 +38,9 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
       return runsFrame
         ? {
             runs: parseRuns(runsFrame),
-            unit: (runsFrame.fields.find((f) => f.name === 'total') ?? runsFrame.fields.find((f) => f.name === 'duration'))?.config.unit,
+            unit: (
+              runsFrame.fields.find((f) => f.name === 'total') ?? runsFrame.fields.find((f) => f.name === 'duration')
+            )?.config.unit,
             summary: summaryFrame ? parseSummary(summaryFrame) : undefined,
           }
         : undefined;

@@ -29,7 +29,10 @@ export function Legend({ palette, scale }: Props) {
       <span className={styles.end}>
         {formatShare(-scale, true)} {s.legendFaster}
       </span>
-      <span className={styles.bar} style={{ background: `linear-gradient(90deg, ${fast}, ${colors[DIFF_STEPS]}, ${slow})` }} />
+      <span
+        className={styles.bar}
+        style={{ background: `linear-gradient(90deg, ${fast}, ${colors[DIFF_STEPS]}, ${slow})` }}
+      />
       <span className={styles.end}>
         {formatShare(scale, true)} {s.legendSlower}
       </span>

@@ -43,11 +43,10 @@ export function RunDetails({ runs, summary, unit, width }: Props) {
   const sides: Array<'base' | 'head'> = ['base', 'head'];
   const color = { base: theme.visualization.getColorByName('green'), head: theme.visualization.getColorByName('red') };
 
-  const toggle = (r: Run) =>
-    setPicked((p) => (p.includes(r) ? p.filter((q) => q !== r) : [...p, r].slice(-2)));
+  const toggle = (r: Run) => setPicked((p) => (p.includes(r) ? p.filter((q) => q !== r) : [...p, r].slice(-2)));
 
   return (
-    <div data-testid={selectors.runs.root}>
+    <div data-testid={selectors.runs.root} style={{ color: theme.colors.text.primary }}>
       <svg width={width} height={ROW * sides.length + 20}>
         {sides.map((side, k) => {
           const mine = runs.filter((r) => r.side === side);
@@ -59,9 +58,26 @@ export function RunDetails({ runs, summary, unit, width }: Props) {
               <text x={4} y={y + 4} fill={theme.colors.text.secondary} fontSize={12}>
                 {side === 'head' ? strings.panel.head : strings.panel.base}
               </text>
-              {range && <line x1={x(range[0])} x2={x(range[1])} y1={y} y2={y} stroke={color[side]} strokeOpacity={0.4} strokeWidth={6} />}
+              {range && (
+                <line
+                  x1={x(range[0])}
+                  x2={x(range[1])}
+                  y1={y}
+                  y2={y}
+                  stroke={color[side]}
+                  strokeOpacity={0.4}
+                  strokeWidth={6}
+                />
+              )}
               {mean !== undefined && Number.isFinite(mean) && (
-                <line x1={x(mean)} x2={x(mean)} y1={y - 20} y2={y + 20} stroke={theme.colors.text.primary} strokeWidth={2} />
+                <line
+                  x1={x(mean)}
+                  x2={x(mean)}
+                  y1={y - 20}
+                  y2={y + 20}
+                  stroke={theme.colors.text.primary}
+                  strokeWidth={2}
+                />
               )}
               {mine.map((r, k) => (
                 <circle
@@ -85,7 +101,13 @@ export function RunDetails({ runs, summary, unit, width }: Props) {
         <text x={MARGIN} y={ROW * sides.length + 14} fill={theme.colors.text.secondary} fontSize={11}>
           {formatValue(lo, unit)}
         </text>
-        <text x={MARGIN + plotW} y={ROW * sides.length + 14} fill={theme.colors.text.secondary} fontSize={11} textAnchor="end">
+        <text
+          x={MARGIN + plotW}
+          y={ROW * sides.length + 14}
+          fill={theme.colors.text.secondary}
+          fontSize={11}
+          textAnchor="end"
+        >
           {formatValue(hi, unit)}
         </text>
       </svg>
@@ -120,16 +142,16 @@ function Summary({ summary, unit }: { summary: RunsSummary; unit?: string }) {
         return (
           x && (
             <div key={side}>
-              <strong>{side === 'head' ? strings.panel.head : strings.panel.base}</strong>: {s.mean} {fmt(x.mean)}, {s.median}{' '}
-              {fmt(x.median)}, {s.stddev} {fmt(x.stddev)}
+              <strong>{side === 'head' ? strings.panel.head : strings.panel.base}</strong>: {s.mean} {fmt(x.mean)},{' '}
+              {s.median} {fmt(x.median)}, {s.stddev} {fmt(x.stddev)}
             </div>
           )
         );
       })}
       <div>
-        {s.change}: <strong>{formatShare(summary.change ?? NaN, true)}</strong> ({s.ci} {formatShare(summary.ciLow ?? NaN, true)} …{' '}
-        {formatShare(summary.ciHigh ?? NaN, true)}), {s.pValue} {summary.pValue?.toPrecision(3) ?? '–'},{' '}
-        {summary.significant ? s.significant : s.notSignificant}
+        {s.change}: <strong>{formatShare(summary.change ?? NaN, true)}</strong> ({s.ci}{' '}
+        {formatShare(summary.ciLow ?? NaN, true)} … {formatShare(summary.ciHigh ?? NaN, true)}), {s.pValue}{' '}
+        {summary.pValue?.toPrecision(3) ?? '–'}, {summary.significant ? s.significant : s.notSignificant}
       </div>
     </div>
   );

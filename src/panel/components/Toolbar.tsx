@@ -46,24 +46,20 @@ export function Toolbar(p: Props) {
           />
         </div>
       )}
-      <span data-testid={selectors.panel.inverted} title={p.canInvert ? undefined : s.variantMissing}>
-        <InlineSwitch
-          label={s.inverted}
-          showLabel
-          value={p.inverted}
-          disabled={!p.canInvert}
-          onChange={(e) => p.onInverted(e.currentTarget.checked)}
-        />
-      </span>
-      <span data-testid={selectors.panel.collapse} title={p.canCollapse ? undefined : s.variantMissing}>
-        <InlineSwitch
-          label={s.collapseSystem}
-          showLabel
-          value={p.collapsed}
-          disabled={!p.canCollapse}
-          onChange={(e) => p.onCollapsed(e.currentTarget.checked)}
-        />
-      </span>
+      <VariantSwitch
+        testId={selectors.panel.inverted}
+        label={s.inverted}
+        value={p.inverted}
+        enabled={p.canInvert}
+        onChange={p.onInverted}
+      />
+      <VariantSwitch
+        testId={selectors.panel.collapse}
+        label={s.collapseSystem}
+        value={p.collapsed}
+        enabled={p.canCollapse}
+        onChange={p.onCollapsed}
+      />
       <div className={styles.search}>
         <Input
           data-testid={selectors.panel.search}
@@ -85,9 +81,40 @@ export function Toolbar(p: Props) {
   );
 }
 
+/** VariantSwitch toggles to another variant's tree; without that frame it is disabled with a hint. */
+function VariantSwitch(p: {
+  testId: string;
+  label: string;
+  value: boolean;
+  enabled: boolean;
+  onChange: (v: boolean) => void;
+}) {
+  return (
+    <span data-testid={p.testId} title={p.enabled ? undefined : s.variantMissing}>
+      <InlineSwitch
+        label={p.label}
+        showLabel
+        value={p.value}
+        disabled={!p.enabled}
+        onChange={(e) => p.onChange(e.currentTarget.checked)}
+      />
+    </span>
+  );
+}
+
 const getStyles = (theme: GrafanaTheme2) => ({
-  bar: css({ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: theme.spacing(1), paddingBottom: theme.spacing(0.5) }),
+  bar: css({
+    display: 'flex',
+    flexWrap: 'wrap',
+    alignItems: 'center',
+    gap: theme.spacing(1),
+    paddingBottom: theme.spacing(0.5),
+  }),
   side: css({ display: 'inline-block' }),
-  search: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1) }),
-  matches: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize, whiteSpace: 'nowrap' }),
+  search: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1), flexShrink: 0 }),
+  matches: css({
+    color: theme.colors.text.secondary,
+    fontSize: theme.typography.bodySmall.fontSize,
+    whiteSpace: 'nowrap',
+  }),
 });

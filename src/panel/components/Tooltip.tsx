@@ -74,6 +74,10 @@ const getStyles = (theme: GrafanaTheme2) => ({
     maxWidth: 480,
     fontSize: theme.typography.bodySmall.fontSize,
   }),
-  label: css({ fontWeight: theme.typography.fontWeightMedium, wordBreak: 'break-all', marginBottom: theme.spacing(0.5) }),
+  label: css({
+    fontWeight: theme.typography.fontWeightMedium,
+    wordBreak: 'break-all',
+    marginBottom: theme.spacing(0.5),
+  }),
   key: css({ color: theme.colors.text.secondary, paddingRight: theme.spacing(2) }),
 });

@@ -6,6 +6,14 @@ import { Component, Edge, EvolutionData, edgesOf, componentKey, isWithin } from 
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
 const LINE_H = 18;
+// Average glyph width of the 11px labels, to shorten names to their column.
+const CHAR_W = 6.5;
+
+/** fit shortens a name from the left (the method end is what tells calls apart) to px. */
+function fit(name: string, px: number): string {
+  const n = Math.max(4, Math.floor(px / CHAR_W));
+  return name.length > n ? `…${name.slice(-(n - 1))}` : name;
+}
 /** Edge colours: added calls blue, removed calls grey (and dashed, for print and colour blindness). */
 export const EDGE_ADDED = 'rgb(50, 116, 217)';
 export const EDGE_REMOVED = 'rgb(150, 150, 150)';
@@ -32,7 +40,7 @@ export function Edges({ data, component, build, width, theme }: Props) {
   const incoming = edges.filter((e) => !inside(e.caller));
   const outgoing = edges.filter((e) => inside(e.caller));
   const colW = Math.max(120, (width - 40) / 3);
-  const h = Math.max(incoming.length, outgoing.length, 1) * LINE_H + LINE_H;
+  const h = (Math.max(incoming.length, outgoing.length, 1) + 1.5) * LINE_H;
   const midY = h / 2;
   const text = theme.colors.text.primary;
   const line = (e: Edge, x1: number, y1: number, x2: number, y2: number, i: number) => (
@@ -62,10 +70,12 @@ export function Edges({ data, component, build, width, theme }: Props) {
       fill={e.status === 'added' ? EDGE_ADDED : text}
       fontSize={11}
     >
-      {`${name} (${e.status === 'added' ? s.addedEdge : s.removedEdge})`}
+      <title>{name}</title>
+      {`${fit(name, colW - 70)} (${e.status === 'added' ? s.addedEdge : s.removedEdge})`}
     </text>
   );
-  const y = (i: number) => LINE_H * (i + 1);
+  // Row 0 holds the column titles.
+  const y = (i: number) => LINE_H * (i + 1.5);
   return (
     <svg data-testid={sel.edges} width={colW * 3 + 40} height={h}>
       <text x={colW - 4} y={12} textAnchor="end" fill={theme.colors.text.secondary} fontSize={11}>
@@ -87,7 +97,8 @@ export function Edges({ data, component, build, width, theme }: Props) {
         stroke={theme.colors.border.strong}
       />
       <text x={colW + 20 + colW / 2} y={midY + 4} textAnchor="middle" fill={text} fontSize={11}>
-        {component.name.length > 20 ? `…${component.name.slice(-19)}` : component.name}
+        <title>{component.name}</title>
+        {fit(component.name, 116)}
       </text>
     </svg>
   );

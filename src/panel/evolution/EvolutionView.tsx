@@ -10,7 +10,7 @@ import { Edges } from './Edges';
 import { DEFAULT_CHANGE_SCALE } from './glyph';
 import { GlyphTooltip } from './GlyphTooltip';
 import { CellRef, Matrix } from './Matrix';
-import { Build, Component, parseEvolution, toggle, visibleRows } from './model';
+import { Component, parseEvolution, toggle, visibleRows } from './model';
 import { Timeline } from './Timeline';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
@@ -22,7 +22,11 @@ export interface EvolutionViewProps {
   options: PanelOptions;
 }
 
-type Selection = { build: Build } | { cell: CellRef } | undefined;
+/**
+ * What the detail pane shows: a build's timeline, or with key the edges of
+ * that component's glyph. Names, not objects, so it survives a data refresh.
+ */
+type Selection = { build: string; key?: string };
 
 const LEGEND_H = 22;
 const DETAIL_HEADER_H = 24;
@@ -64,7 +68,11 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
   }
   const labelWidth = Math.round(Math.min(320, Math.max(140, width * 0.3)));
   const colWidth = Math.max(MIN_COL_W, Math.min(MAX_COL_W, Math.floor((width - labelWidth - 16) / data.builds.length)));
-  const detailH = selection ? Math.round(Math.min(280, height * 0.4)) : 0;
+  const col = selection ? data.builds.findIndex((b) => b.name === selection.build) : -1;
+  const row = selection?.key === undefined ? undefined : data.byKey.get(selection.key);
+  // Resolved against the current data: a selection that vanished on refresh shows nothing.
+  const detail = col < 0 || (selection?.key !== undefined && !row) ? undefined : { build: data.builds[col].name, row };
+  const detailH = detail ? Math.round(Math.min(280, height * 0.4)) : 0;
   const matrixH = height - LEGEND_H - detailH;
   const colors = diffPaletteCSS(options.palette);
 
@@ -114,14 +122,14 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
         palette={options.palette}
         changeScale={DEFAULT_CHANGE_SCALE}
         theme={theme}
-        selectedBuild={selection && 'build' in selection ? selection.build.name : undefined}
-        selectedCell={selection && 'cell' in selection ? selection.cell : undefined}
+        selectedBuild={detail && !row ? detail.build : undefined}
+        selectedCell={row && { row, col }}
         onToggle={onToggle}
-        onBuild={(b) => setSelection({ build: b })}
-        onCell={(c) => setSelection({ cell: c })}
+        onBuild={(b) => setSelection({ build: b.name })}
+        onCell={(c) => setSelection({ build: data.builds[c.col].name, key: c.row.key })}
         onHover={(c, x, y) => setHover(c && { cell: c, x, y })}
       />
-      {selection && (
+      {detail && (
         <div style={{ height: detailH, borderTop: `1px solid ${theme.colors.border.weak}`, overflow: 'auto' }}>
           <div
             style={{
@@ -132,11 +140,7 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
               fontSize: theme.typography.bodySmall.fontSize,
             }}
           >
-            <span>
-              {'build' in selection
-                ? s.timelineTitle(selection.build.name)
-                : s.edgesTitle(selection.cell.row.name, data.builds[selection.cell.col].name)}
-            </span>
+            <span>{detail.row ? s.edgesTitle(detail.row.name, detail.build) : s.timelineTitle(detail.build)}</span>
             <Button
               data-testid={sel.close}
               size="sm"
@@ -147,27 +151,21 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
               {s.close}
             </Button>
           </div>
-          {'build' in selection ? (
+          {detail.row ? (
+            <Edges data={data} component={detail.row} build={detail.build} width={width} theme={theme} />
+          ) : (
             <Timeline
               data={data}
-              build={selection.build.name}
+              build={detail.build}
               rows={rows}
               width={width}
               labelWidth={labelWidth}
               theme={theme}
             />
-          ) : (
-            <Edges
-              data={data}
-              component={selection.cell.row}
-              build={data.builds[selection.cell.col].name}
-              width={width}
-              theme={theme}
-            />
           )}
         </div>
       )}
-      {hover && (
+      {hover && data.byKey.get(hover.cell.row.key) === hover.cell.row && (
         <GlyphTooltip
           cell={hover.cell}
           build={data.builds[hover.cell.col]}

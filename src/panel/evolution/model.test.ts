@@ -1,5 +1,6 @@
 import { DataFrame, FieldType, toDataFrame } from '@grafana/data';
 
+import { isEvolutionData } from './index';
 import {
   componentKey,
   edgesOf,
@@ -123,6 +124,14 @@ describe('parseEvolution', () => {
     const f = data.byKey.get(componentKey('method', 'p.F'))!;
     expect(edgesOf(data, f, 'b2').map((e) => e.status)).toEqual(['added']);
     expect(edgesOf(data, f, 'b3').map((e) => e.status)).toEqual(['removed']);
+  });
+
+  it('is recognised by isEvolutionData only with the matrix frame', () => {
+    expect(isEvolutionData([edges, matrix(rows)])).toBe(true);
+    expect(isEvolutionData([edges, timeline])).toBe(false);
+    expect(isEvolutionData([toDataFrame({ name: 'evolution', fields: [{ name: 'component', values: ['a'] }] })])).toBe(
+      false
+    );
   });
 
   it('rejects frames it cannot read', () => {

@@ -32,7 +32,11 @@ describe('topFunctions', () => {
     const rows = topFunctions(toFlameData(flameFrame(diffRows)));
     const c = rows.find((r) => r.label === 'c')!;
     expect(c).toEqual({ label: 'c', selfBase: 0, totalBase: 0, selfHead: 20, totalHead: 20, delta: 0.2 });
-    expect(sortRows(rows, 'delta', true).map((r) => r.label).slice(0, 2)).toEqual(['total', 'c']);
+    expect(
+      sortRows(rows, 'delta', true)
+        .map((r) => r.label)
+        .slice(0, 2)
+    ).toEqual(['total', 'c']);
     expect(sortRows(rows, 'delta', true, false)[0].label).toBe('d');
     expect(sortRows(rows, 'label', true).map((r) => r.label)).toEqual(['a', 'b', 'c', 'd', 'gc', 'main', 'total']);
     expect(sortRows(rows, 'self', true)[0].label).toBe('a');
@@ -73,7 +77,11 @@ describe('runs', () => {
 
   it('parses runs and their spread', () => {
     const runs = parseRuns(runsFrame);
-    expect(runs.map((r) => `${r.side}:${r.build}/${r.run}=${r.duration}`)).toEqual(['base:1.3/r1=10', 'base:1.3/r2=12', 'head:1.4/r1=15']);
+    expect(runs.map((r) => `${r.side}:${r.build}/${r.run}=${r.duration}`)).toEqual([
+      'base:1.3/r1=10',
+      'base:1.3/r2=12',
+      'head:1.4/r1=15',
+    ]);
     expect(spread(runs)).toEqual([10, 15]);
     expect(spread([])).toBeUndefined();
   });
@@ -88,7 +96,9 @@ describe('runs', () => {
   });
 
   it('rejects an unknown side', () => {
-    const bad = createDataFrame({ fields: runsFrame.fields.map((f) => (f.name === 'side' ? { ...f, values: ['left', 'base', 'head'] } : f)) });
+    const bad = createDataFrame({
+      fields: runsFrame.fields.map((f) => (f.name === 'side' ? { ...f, values: ['left', 'base', 'head'] } : f)),
+    });
     expect(() => parseRuns(bad)).toThrow(/row 0 has side "left"/);
   });
 
@@ -97,7 +107,12 @@ describe('runs', () => {
     const want = { 'var-base_build': '1.3', 'var-base_run': 'r1', 'var-head_build': '1.4', 'var-head_run': 'r1' };
     expect(comparisonVars(h1, b1)).toEqual(want);
     expect(comparisonVars(b1, h1)).toEqual(want);
-    expect(comparisonVars(b2, b1)).toEqual({ 'var-base_build': '1.3', 'var-base_run': 'r2', 'var-head_build': '1.3', 'var-head_run': 'r1' });
+    expect(comparisonVars(b2, b1)).toEqual({
+      'var-base_build': '1.3',
+      'var-base_run': 'r2',
+      'var-head_build': '1.3',
+      'var-head_run': 'r1',
+    });
   });
 
   it('parses the summary frame', () => {

@@ -40,9 +40,14 @@ describe('toFlameData', () => {
     expect(Array.from(d.end)).toEqual([5, 5, 5, 5, 5]);
   });
 
-  const frameWith = (fields: Array<{ name: string; type: FieldType; values: unknown[]; config?: object }>) => createDataFrame({ fields });
+  const frameWith = (fields: Array<{ name: string; type: FieldType; values: unknown[]; config?: object }>) =>
+    createDataFrame({ fields });
   it.each([
-    ['a missing field', frameWith([{ name: 'level', type: FieldType.number, values: [0] }]), /missing field\(s\) label, value, self/],
+    [
+      'a missing field',
+      frameWith([{ name: 'level', type: FieldType.number, values: [0] }]),
+      /missing field\(s\) label, value, self/,
+    ],
     [
       'a level jump',
       frameWith([

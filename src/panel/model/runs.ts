@@ -82,7 +82,11 @@ export function parseSummary(frame: DataFrame): RunsSummary {
   for (let i = 0; i < rows; i++) {
     const s = side ? String(side.values[i]) : '';
     if (s === 'head' || s === 'base') {
-      out.sides[s] = { mean: num(f('mean'), i) ?? NaN, median: num(f('median'), i) ?? NaN, stddev: num(f('stddev'), i) ?? NaN };
+      out.sides[s] = {
+        mean: num(f('mean'), i) ?? NaN,
+        median: num(f('median'), i) ?? NaN,
+        stddev: num(f('stddev'), i) ?? NaN,
+      };
     }
     out.change ??= num(f('change'), i);
     out.ciLow ??= num(f('ciLow'), i);

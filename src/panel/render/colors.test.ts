@@ -76,11 +76,13 @@ describe('single graph colours', () => {
     expect(fnv1a('runtime')).toBe(fnv1a('runtime'));
     expect(fnv1a('')).toBe(0x811c9dc5);
     expect(fnv1a('a')).toBe(0xe40c292c);
-    const d = toFlameData(flameFrame([
-      [0, 'runtime.a', 3, 0],
-      [1, 'runtime.b', 2, 2],
-      [1, 'net/http.c', 1, 1],
-    ]));
+    const d = toFlameData(
+      flameFrame([
+        [0, 'runtime.a', 3, 0],
+        [1, 'runtime.b', 2, 2],
+        [1, 'net/http.c', 1, 1],
+      ])
+    );
     const idx = packageColorIndex(d);
     expect(idx[0]).toBe(idx[1]);
   });

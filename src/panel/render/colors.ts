@@ -100,7 +100,9 @@ export function diffColorIndex(data: FlameData, scale: number): Uint8Array {
 }
 
 // Hues spread around the wheel so that neighbouring packages differ.
-const packageHues = [24, 34, 194, 163, 211, 246, 305, 47, 104, 39, 217, 24, 0, 204, 303, 252, 104, 41, 191, 24, 2, 207, 306, 255];
+const packageHues = [
+  24, 34, 194, 163, 211, 246, 305, 47, 104, 39, 217, 24, 0, 204, 303, 252, 104, 41, 191, 24, 2, 207, 306, 255,
+];
 
 /** packagePaletteCSS returns the package colours, lighter for the light theme. */
 export function packagePaletteCSS(light: boolean): string[] {

@@ -10,10 +10,28 @@ const labelsOf = (idx: Int32Array) => Array.from(idx, (i) => data.labels[data.la
 describe('visibleNodes', () => {
   it.each([
     ['head, full view: every node with a width', 'head', fullView(head), geo, ['total', 'main', 'a', 'b', 'c', 'gc']],
-    ['base, full view: nodes only in head vanish', 'base', fullView(data.base), { ...geo, width: 100 }, ['total', 'main', 'a', 'b', 'd']],
+    [
+      'base, full view: nodes only in head vanish',
+      'base',
+      fullView(data.base),
+      { ...geo, width: 100 },
+      ['total', 'main', 'a', 'b', 'd'],
+    ],
     ['zoomed on b: siblings outside the view are culled', 'head', zoomTo(head, 3), geo, ['total', 'main', 'b']],
-    ['too narrow: sub-pixel nodes and their subtrees go', 'head', fullView(head), { ...geo, width: 5 }, ['total', 'main', 'a', 'b']],
-    ['short canvas: levels below the view are skipped', 'head', fullView(head), { ...geo, height: 30 }, ['total', 'main', 'gc']],
+    [
+      'too narrow: sub-pixel nodes and their subtrees go',
+      'head',
+      fullView(head),
+      { ...geo, width: 5 },
+      ['total', 'main', 'a', 'b'],
+    ],
+    [
+      'short canvas: levels below the view are skipped',
+      'head',
+      fullView(head),
+      { ...geo, height: 30 },
+      ['total', 'main', 'gc'],
+    ],
     ['scrolled: levels above the view are not drawn', 'head', { ...fullView(head), scrollY: 40 }, geo, ['a', 'b', 'c']],
   ] as const)('%s', (_, side, view, g, want) => {
     expect(labelsOf(visibleNodes(data, side === 'head' ? head : data.base, view, g))).toEqual(want);
