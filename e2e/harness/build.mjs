@@ -1,5 +1,6 @@
-// Bundles the browser-test harness (e2e/harness/main.tsx) into
-// e2e/harness/dist/harness.js, loaded by index.html over file://.
+// Bundles a browser-test harness page's script: by default the panel harness
+// (e2e/harness/main.tsx into e2e/harness/dist/harness.js); with two
+// arguments, ENTRY into OUTFILE (the evolution harness uses that).
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -11,8 +12,8 @@ const require = createRequire(import.meta.url);
 const react = dirname(require.resolve('react/package.json'));
 
 await build({
-  entryPoints: [join(here, 'main.tsx')],
-  outfile: join(here, 'dist', 'harness.js'),
+  entryPoints: [process.argv[2] ?? join(here, 'main.tsx')],
+  outfile: process.argv[3] ?? join(here, 'dist', 'harness.js'),
   bundle: true,
   format: 'iife',
   platform: 'browser',
