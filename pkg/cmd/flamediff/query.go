@@ -108,16 +108,15 @@ func storedQuery(ctx context.Context, dsn, model, output string, out io.Writer) 
 	if err != nil {
 		return usageError{err}
 	}
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	rules, err := sysframes.New(nil)
 	if err != nil {
 		return err
 	}
-	frames, err := (&query.Executor{Store: store, Rules: rules}).Execute(ctx, m, query.Range{})
+	var frames data.Frames
+	err = withStore(dsn, func(store *storage.Store) error {
+		frames, err = (&query.Executor{Store: store, Rules: rules}).Execute(ctx, m, query.Range{})
+		return err
+	})
 	if err != nil {
 		return err
 	}

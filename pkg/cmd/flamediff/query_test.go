@@ -1,0 +1,53 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flamediff/flamediff/pkg/chtest"
+)
+
+// A stored query (--dsn --model) answers exactly what the local engine
+// answers on the same files: ingest, aggregation in ClickHouse and the
+// executor lose nothing.
+func TestStoredQueryEqualsLocalQuery(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	sides := map[string][]string{}
+	for _, side := range []string{"base", "head"} {
+		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
+		if len(files) == 0 {
+			t.Fatal("no testdata/pprof profiles")
+		}
+		sides[side] = files
+		for i, f := range files {
+			mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", side, "--run", string(rune('a'+i)), f)
+		}
+	}
+	local := mustRun(t, append(append(append([]string{"query", "--type", "diff", "--output", "json", "--variants", "--head"},
+		sides["head"]...), "--base"), sides["base"]...)...)
+	stored := mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model",
+		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true}`)
+	if local != stored {
+		t.Errorf("stored and local diffs differ:\n stored %.300s\n local  %.300s", stored, local)
+	}
+	table := mustRun(t, "query", "--dsn", dsn, "--output", "table", "--model",
+		`{"queryType":"runs","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`)
+	if !strings.Contains(table, "pValue") || strings.Count(table, "head") < len(sides["head"]) {
+		t.Errorf("runs table:\n%s", table)
+	}
+	for _, bad := range [][]string{
+		{"query", "--dsn", dsn},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"nope","app":"a"}`},
+		{"query", "--dsn", dsn, "--model", `{}`, "--head", "x.pb.gz"},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"flamegraph","app":"app","head":{"builds":["head"]}}`, "--output", "folded"},
+	} {
+		if _, err := flamediff(t, bad...); err == nil || !isUsage(err) {
+			t.Errorf("%v: error %v, want a usage error", bad[3:], err)
+		}
+	}
+}
+
+func isUsage(err error) bool { return errors.As(err, new(usageError)) }
