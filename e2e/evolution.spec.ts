@@ -142,6 +142,7 @@ test('the 1.7.0 regression in ApplyDiscounts is red, modified, and tall', async 
   await expect(tip).toContainText(method);
   await expect(tip).toContainText(`+${(byBuild.get('1.7.0')!.change! * 100).toFixed(2)}%`);
   await expect(tip.locator('td[data-field="Modified methods"]')).toHaveText(String(byBuild.get('1.7.0')!.modified));
+  await expect(tip.getByTestId(sel.changeList)).toContainText(method);
 });
 
 test('expand and collapse show and hide children', async ({ page }) => {

@@ -1,6 +1,7 @@
 package evolution
 
 import (
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -22,7 +23,8 @@ func (r Result) Frames(unit string) data.Frames {
 // MatrixFrame is the long-format "evolution" frame, one row per Row in
 // order, with fields component, kind, parent, build, buildTime (time),
 // time (in unit), share, change (nullable; null for no previous build),
-// modified and added.
+// modified and added (counts), modifiedMethods and addedMethods (the
+// names, one per line).
 func MatrixFrame(rows []Row, unit string) *data.Frame {
 	n := len(rows)
 	component, kind, parent, build := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -30,7 +32,9 @@ func MatrixFrame(rows []Row, unit string) *data.Frame {
 	t, share := make([]float64, n), make([]float64, n)
 	change := make([]*float64, n)
 	modified, added := make([]int64, n), make([]int64, n)
+	modifiedMethods, addedMethods := make([]string, n), make([]string, n)
 	for i, r := range rows {
+		modifiedMethods[i], addedMethods[i] = strings.Join(r.ModifiedMethods, "\n"), strings.Join(r.AddedMethods, "\n")
 		component[i], kind[i], parent[i], build[i] = r.Component, string(r.Kind), r.Parent, r.Build
 		buildTime[i], t[i], share[i], change[i] = r.BuildTime, r.Time, r.Share, r.Change
 		modified[i], added[i] = int64(r.Modified), int64(r.Added)
@@ -46,6 +50,8 @@ func MatrixFrame(rows []Row, unit string) *data.Frame {
 		data.NewField("change", nil, change).SetConfig(&data.FieldConfig{Unit: "percentunit"}),
 		data.NewField("modified", nil, modified),
 		data.NewField("added", nil, added),
+		data.NewField("modifiedMethods", nil, modifiedMethods),
+		data.NewField("addedMethods", nil, addedMethods),
 	)
 }
 

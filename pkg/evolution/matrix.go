@@ -50,6 +50,9 @@ type Row struct {
 	// Modified and Added count the build's modified and added methods
 	// (from Build.Changes) that belong to the component; for a method 0 or 1.
 	Modified, Added int
+	// ModifiedMethods and AddedMethods name them, sorted: the change list
+	// the panel shows on hover.
+	ModifiedMethods, AddedMethods []string
 }
 
 // EdgeStatus says whether a call edge appeared or disappeared.
@@ -230,10 +233,10 @@ func (h *hierarchy) order(peak map[component]float64, visible func(component) bo
 }
 
 func matrixRows(builds []Build, h *hierarchy, perBuild []map[component]float64, order []component) []Row {
-	modified := make([]map[component]int, len(builds))
-	added := make([]map[component]int, len(builds))
+	modified := make([]map[component][]string, len(builds))
+	added := make([]map[component][]string, len(builds))
 	for i, b := range builds {
-		modified[i], added[i] = h.count(b.Changes.Modified), h.count(b.Changes.Added)
+		modified[i], added[i] = h.changed(b.Changes.Modified), h.changed(b.Changes.Added)
 	}
 	var rows []Row
 	for _, c := range order {
@@ -246,7 +249,8 @@ func matrixRows(builds []Build, h *hierarchy, perBuild []map[component]float64, 
 				Component: c.name, Kind: c.kind, Parent: h.parent[c].name,
 				Build: b.Name, BuildTime: b.Time,
 				Time: v, Share: share(v, b.Total),
-				Modified: modified[i][c], Added: added[i][c],
+				Modified: len(modified[i][c]), Added: len(added[i][c]),
+				ModifiedMethods: modified[i][c], AddedMethods: added[i][c],
 			}
 			if i > 0 {
 				if prev, ok := perBuild[i-1][c]; ok && prev != 0 {
@@ -260,13 +264,14 @@ func matrixRows(builds []Build, h *hierarchy, perBuild []map[component]float64, 
 	return rows
 }
 
-// count tallies changed methods per component (the method itself, its
-// class and its package).
-func (h *hierarchy) count(methods []string) map[component]int {
-	n := map[component]int{}
+// changed lists the changed methods of each component (the method itself,
+// its class and its package), in the order of methods (Changes keeps its
+// lists sorted).
+func (h *hierarchy) changed(methods []string) map[component][]string {
+	n := map[component][]string{}
 	for _, m := range methods {
 		for _, c := range h.path(m) {
-			n[c]++
+			n[c] = append(n[c], m)
 		}
 	}
 	return n

@@ -65,6 +65,7 @@ type cell struct {
 	time     float64
 	change   *float64
 	modified int64
+	methods  string // modifiedMethods
 }
 
 func matrixCells(t *testing.T, frames data.Frames) map[[2]string]cell {
@@ -86,9 +87,10 @@ func matrixCells(t *testing.T, frames data.Frames) map[[2]string]cell {
 		return f
 	}
 	comp, kind, build, tm, change, mod := field("component"), field("kind"), field("build"), field("time"), field("change"), field("modified")
+	methods := field("modifiedMethods")
 	out := map[[2]string]cell{}
 	for i := 0; i < comp.Len(); i++ {
-		c := cell{kind: kind.At(i).(string), time: tm.At(i).(float64), modified: mod.At(i).(int64)}
+		c := cell{kind: kind.At(i).(string), time: tm.At(i).(float64), modified: mod.At(i).(int64), methods: methods.At(i).(string)}
 		if v, ok := change.ConcreteAt(i); ok {
 			x := v.(float64)
 			c.change = &x
@@ -110,7 +112,7 @@ func TestEvolutionOverGRPC(t *testing.T) {
 		if before.change == nil || math.Abs(*before.change) > 1e-9 || after.change == nil || math.Abs(*after.change) > 1e-9 {
 			t.Errorf("%s: changes %v before and %v after the regression, want 0", comp, before.change, after.change)
 		}
-		if rise.modified != 1 || before.modified != 0 || after.modified != 0 {
+		if rise.modified != 1 || before.modified != 0 || after.modified != 0 || rise.methods != "app/slow.Work" {
 			t.Errorf("%s: modified %d/%d/%d, want 0/1/0", comp, before.modified, rise.modified, after.modified)
 		}
 	}

@@ -19,6 +19,27 @@ interface Props {
 }
 
 const OFFSET = 12;
+/** Changed methods listed at most; the rest are counted. */
+const MAX_LISTED = 8;
+
+/** ChangeList names a cell's modified or added methods. */
+function ChangeList({ title, names, theme }: { title: string; names: string[]; theme: GrafanaTheme2 }) {
+  if (names.length === 0) {
+    return null;
+  }
+  const rest = names.length - MAX_LISTED;
+  return (
+    <div data-testid={sel.changeList} style={{ marginTop: theme.spacing(0.5) }}>
+      <div style={{ color: theme.colors.text.secondary }}>{title}</div>
+      {names.slice(0, MAX_LISTED).map((n) => (
+        <div key={n} style={{ wordBreak: 'break-all' }}>
+          {n}
+        </div>
+      ))}
+      {rest > 0 && <div style={{ color: theme.colors.text.secondary }}>{s.more(rest)}</div>}
+    </div>
+  );
+}
 
 /**
  * GlyphTooltip shows a cell's figures next to the mouse. It is portalled to
@@ -70,6 +91,8 @@ export function GlyphTooltip({ cell, build, unit, x, y, theme }: Props) {
           ))}
         </tbody>
       </table>
+      <ChangeList title={s.modified} names={c.modifiedMethods} theme={theme} />
+      <ChangeList title={s.added} names={c.addedMethods} theme={theme} />
     </div>,
     document.body
   );

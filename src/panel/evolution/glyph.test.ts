@@ -2,7 +2,15 @@ import { changeColor, glyphBoxes, modifiedClass } from './glyph';
 import { Cell, Component } from './model';
 
 const row = { maxTime: 200 } as Component;
-const cell = (time: number, modified: number): Cell => ({ time, modified, share: 0, change: 0, added: 0 });
+const cell = (time: number, modified: number): Cell => ({
+  time,
+  modified,
+  share: 0,
+  change: 0,
+  added: 0,
+  modifiedMethods: [],
+  addedMethods: [],
+});
 
 describe('glyph sizes', () => {
   it('puts modified counts into four classes', () => {

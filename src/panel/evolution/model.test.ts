@@ -108,6 +108,18 @@ describe('parseEvolution', () => {
     expect(f.cells.map((c) => c?.change)).toEqual([null, 0.6]);
     expect(f.maxTime).toBe(80);
     expect(data.unit).toBe('ns');
+    expect(t.cells[1]).toMatchObject({ modifiedMethods: [], addedMethods: [] });
+  });
+
+  it('reads the names of changed methods, one per line', () => {
+    const frame = matrix([['p.F', 'method', 'p', 'b1', 10, 0.5, null, 2]]);
+    frame.fields.push(
+      { name: 'modifiedMethods', type: FieldType.string, values: ['p.F\np.G'], config: {} },
+      { name: 'addedMethods', type: FieldType.string, values: [''], config: {} }
+    );
+    const cell = parseEvolution([frame]).byKey.get(componentKey('method', 'p.F'))!.cells[0]!;
+    expect(cell.modifiedMethods).toEqual(['p.F', 'p.G']);
+    expect(cell.addedMethods).toEqual([]);
   });
 
   it('reads edges and timelines', () => {

@@ -23,6 +23,9 @@ export interface Cell {
   change: number | null;
   modified: number;
   added: number;
+  /** The names of the modified and added methods (empty when the frame has none). */
+  modifiedMethods: string[];
+  addedMethods: string[];
 }
 
 /** A row of the matrix: a package, class or method. */
@@ -98,6 +101,17 @@ export function isMatrixFrame(frame: DataFrame): boolean {
   );
 }
 
+/** optionalColumn is column for a field older backends may not send. */
+function optionalColumn<T>(frame: DataFrame, name: string): T[] {
+  const f = frame.fields.find((x) => x.name === name);
+  return f ? Array.from(f.values as ArrayLike<T>) : [];
+}
+
+/** lines splits a one-name-per-line field value. */
+function lines(v: string | undefined): string[] {
+  return v ? v.split('\n').filter((l) => l !== '') : [];
+}
+
 function toMillis(v: unknown): number {
   const t = typeof v === 'number' ? v : new Date(v as string).getTime();
   return Number.isFinite(t) ? t : 0;
@@ -125,6 +139,8 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
   const changes = column<number | null | undefined>(matrix, 'change');
   const modified = column<number>(matrix, 'modified');
   const added = column<number>(matrix, 'added');
+  const modifiedMethods = optionalColumn<string>(matrix, 'modifiedMethods');
+  const addedMethods = optionalColumn<string>(matrix, 'addedMethods');
 
   const buildIndex = new Map<string, Build>();
   buildCol.forEach((b, i) => {
@@ -165,6 +181,8 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
       change: typeof change === 'number' && Number.isFinite(change) ? change : null,
       modified: modified[i] ?? 0,
       added: added[i] ?? 0,
+      modifiedMethods: lines(modifiedMethods[i]),
+      addedMethods: lines(addedMethods[i]),
     };
     c.peakShare = Math.max(c.peakShare, shares[i]);
     c.maxTime = Math.max(c.maxTime, times[i]);

@@ -25,6 +25,7 @@ export const evolutionStrings = {
   removedEdge: 'removed',
   close: 'Close',
   frame: 'Time frame',
+  more: (n: number) => `…and ${n} more`,
 };
 
 /** data-testid values of the evolution view, shared with the browser tests. */
@@ -38,6 +39,7 @@ export const evolutionSelectors = {
   top: 'evolution-glyph-top',
   bottom: 'evolution-glyph-bottom',
   tooltip: 'evolution-tooltip',
+  changeList: 'evolution-change-list',
   timeline: 'evolution-timeline',
   timelineRow: 'evolution-timeline-row',
   edges: 'evolution-edges',
