@@ -5,10 +5,10 @@ import { DataFrame, Field, FieldType } from '@grafana/data';
  * units) of every node. A single graph has one side; a diff has a base and a head.
  */
 export interface Side {
-  total: Float64Array;
-  self: Float64Array;
-  /** x of each node's left edge, in value units, computed from the widths. */
-  start: Float64Array;
+  total: ArrayLike<number>;
+  self: ArrayLike<number>;
+  /** x of each node's left edge, in value units, computed from the widths (on first use). */
+  readonly start: Float64Array;
   /** Sum of the level-0 totals: the full width of this side. */
   rootTotal: number;
 }
@@ -31,7 +31,7 @@ export interface FlameData {
   /** head is valueRight/selfRight; undefined for a single graph. */
   head?: Side;
   /** (head_total - base_total) / base root total; zeros for a single graph. */
-  delta: Float64Array;
+  delta: ArrayLike<number>;
   /** config.unit of the value field (ns, bytes, short, ...). */
   unit?: string;
 }
@@ -59,22 +59,23 @@ function field(frame: DataFrame, name: string): Field | undefined {
  * per-value loop over the field's own array is several times slower on
  * million-row frames, as its element kinds differ from field to field.
  */
-function numbers(f: Field, n: number, name: string): Float64Array {
+function numbers(f: Field, n: number, name: string): ArrayLike<number> {
   const v = f.values as ArrayLike<number>;
   if (v.length < n) {
     throw new Error(`field ${name}: ${v.length} values for ${n} rows`);
   }
-  // One pass that copies and checks: a million values, twice as fast as a
-  // copy followed by a check.
-  const out = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    const x = v[i];
-    if (!Number.isFinite(x)) {
+    if (!Number.isFinite(v[i])) {
       throw new Error(`field ${name}: row ${i} is not a finite number`);
     }
-    out[i] = x;
   }
-  return out;
+  // The frame's own array serves as is when it is exactly the rows: a
+  // million-node frame is not copied again (copying costs more than
+  // drawing the first frame).
+  if (v.length === n && (Array.isArray(v) || v instanceof Float64Array)) {
+    return v;
+  }
+  return Float64Array.from({ length: n }, (_, i) => v[i]);
 }
 
 /** labelsOf interns the label field: enum fields keep their text table. */
@@ -136,23 +137,44 @@ function structure(level: Int32Array): { end: Int32Array; maxLevel: number } {
   return { end, maxLevel };
 }
 
-/** layoutSide places every node after its previous siblings inside its parent. */
-export function layoutSide(level: Int32Array, total: Float64Array, self: Float64Array): Side {
+/**
+ * layoutSide places every node after its previous siblings inside its
+ * parent. The placement is computed on first use: a diff's other side is
+ * only laid out when the user switches to it, so a million-node frame draws
+ * sooner.
+ */
+export function layoutSide(
+  level: Int32Array,
+  end: Int32Array,
+  total: ArrayLike<number>,
+  self: ArrayLike<number>
+): Side {
   const n = level.length;
-  const start = new Float64Array(n);
-  // next[l] is where the next child at level l starts.
-  const next = new Float64Array(level.length > 0 ? level.length + 1 : 1);
   let rootTotal = 0;
-  for (let i = 0; i < n; i++) {
-    const l = level[i];
-    start[i] = next[l];
-    next[l] += total[i];
-    next[l + 1] = start[i];
-    if (l === 0) {
-      rootTotal += total[i];
-    }
+  for (let i = 0; i < n; i = end[i]) {
+    rootTotal += total[i]; // the level-0 nodes, jumping over their subtrees
   }
-  return { total, self, start, rootTotal };
+  let start: Float64Array | undefined;
+  const place = (): Float64Array => {
+    const out = new Float64Array(n);
+    // next[l] is where the next child at level l starts.
+    const next = new Float64Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      const l = level[i];
+      out[i] = next[l];
+      next[l] += total[i];
+      next[l + 1] = out[i];
+    }
+    return out;
+  };
+  return {
+    total,
+    self,
+    get start() {
+      return (start ??= place());
+    },
+    rootTotal,
+  };
 }
 
 /**
@@ -172,7 +194,7 @@ export function toFlameData(frame: DataFrame): FlameData {
   const { end, maxLevel } = structure(level);
   const { labels, labelIdx } = labelsOf(field(frame, 'label')!, n);
   const valueField = field(frame, 'value')!;
-  const base = layoutSide(level, numbers(valueField, n, 'value'), numbers(field(frame, 'self')!, n, 'self'));
+  const base = layoutSide(level, end, numbers(valueField, n, 'value'), numbers(field(frame, 'self')!, n, 'self'));
 
   const valueRight = field(frame, 'valueRight');
   const selfRight = field(frame, 'selfRight');
@@ -181,13 +203,14 @@ export function toFlameData(frame: DataFrame): FlameData {
   }
   let head: Side | undefined;
   const deltaField = field(frame, 'delta');
-  const delta = valueRight && deltaField ? numbers(deltaField, n, 'delta') : new Float64Array(n);
+  const computed = new Float64Array(valueRight && deltaField ? 0 : n);
+  const delta = valueRight && deltaField ? numbers(deltaField, n, 'delta') : computed;
   if (valueRight && selfRight) {
-    head = layoutSide(level, numbers(valueRight, n, 'valueRight'), numbers(selfRight, n, 'selfRight'));
+    head = layoutSide(level, end, numbers(valueRight, n, 'valueRight'), numbers(selfRight, n, 'selfRight'));
     if (!deltaField) {
       const denom = base.rootTotal;
       for (let i = 0; i < n && denom > 0; i++) {
-        delta[i] = (head.total[i] - base.total[i]) / denom;
+        computed[i] = (head.total[i] - base.total[i]) / denom;
       }
     }
   }
