@@ -233,7 +233,7 @@ func (e *Executor) baselineBuild(ctx context.Context, m Model, builds []buildRun
 // when the function recurses).
 func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, baseline *buildRuns) (map[string][]float64, error) {
 	all := builds
-	if baseline != nil && !contains(builds, baseline) {
+	if baseline != nil && !slices.ContainsFunc(builds, func(b buildRuns) bool { return b.Name == baseline.Name }) {
 		all = append(builds[:len(builds):len(builds)], *baseline)
 	}
 	out := map[string][]float64{}
@@ -281,13 +281,4 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 		out[r.Build] = append(out[r.Build], sums[i])
 	}
 	return out, nil
-}
-
-func contains(builds []buildRuns, b *buildRuns) bool {
-	for i := range builds {
-		if &builds[i] == b {
-			return true
-		}
-	}
-	return false
 }

@@ -44,31 +44,12 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) data.
 	return out
 }
 
-// TreeOptions returns the engine options of the view m asks for.
+// TreeOptions returns the engine options of the view m asks for. The
+// engine asks IsSystem once per distinct frame of a Build.
 func TreeOptions(b *tree.Builder, m Model, rules *sysframes.Rules) tree.Options {
-	return tree.Options{
-		Inverted: m.Inverted, CollapseSystem: m.CollapseSystem,
-		IsSystem: classifier(b.Frames(), rules), MaxNodes: m.MaxNodes,
+	o := tree.Options{Inverted: m.Inverted, CollapseSystem: m.CollapseSystem, MaxNodes: m.MaxNodes}
+	if rules != nil {
+		o.IsSystem = rules.ForFrames(b.Frames())
 	}
-}
-
-// classifier answers "is this frame system code?" once per distinct frame:
-// collapsing asks it for every frame of every stack.
-func classifier(f *tree.Frames, rules *sysframes.Rules) func(uint32) bool {
-	if rules == nil {
-		return nil
-	}
-	known := make([]int8, f.Len()) // 0 unknown, 1 system, -1 user
-	return func(id uint32) bool {
-		if int(id) >= len(known) {
-			return rules.IsSystem(f.Name(id), f.Module(id))
-		}
-		if known[id] == 0 {
-			known[id] = -1
-			if rules.IsSystem(f.Name(id), f.Module(id)) {
-				known[id] = 1
-			}
-		}
-		return known[id] == 1
-	}
+	return o
 }

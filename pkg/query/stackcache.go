@@ -24,6 +24,7 @@ type StackCache struct {
 	mu      sync.RWMutex
 	limit   int
 	held    int
+	gen     uint64                   // counts resets: an ingest fetched across one may be incomplete
 	stacks  map[uint64][]uint64      // stack hash → frame hashes, root first
 	frames  map[uint64]storage.Frame // frame hash → name and module
 	ingests map[uint64]bool          // ingests whose every stack is held
@@ -44,6 +45,7 @@ func NewStackCache(limit int) *StackCache {
 }
 
 func (c *StackCache) reset() {
+	c.gen++
 	c.held = 0
 	c.stacks = map[uint64][]uint64{}
 	c.frames = map[uint64]storage.Frame{}
@@ -119,11 +121,11 @@ func (c *StackCache) put(hash uint64, frames []storage.Frame) {
 }
 
 // complete marks the runs' ingests as wholly held, unless the cache
-// started over since started (the held count dropped) and lost some.
-func (c *StackCache) complete(runs []storage.Run, heldBefore int) {
+// started over since generation gen and may have lost some of them.
+func (c *StackCache) complete(runs []storage.Run, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.held < heldBefore {
+	if c.gen != gen {
 		return
 	}
 	for _, r := range runs {
@@ -131,21 +133,20 @@ func (c *StackCache) complete(runs []storage.Run, heldBefore int) {
 	}
 }
 
-func (c *StackCache) heldNow() int {
+func (c *StackCache) generation() uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.held
+	return c.gen
 }
 
-// fetch reads the stacks of runs the cache lacks into it, passing each to
-// also (if not nil) as it arrives.
+// fetch reads the stacks of runs (callers pass the uncached ones) into the
+// cache, passing each to also (if not nil) as it arrives.
 func (c *StackCache) fetch(ctx context.Context, store *storage.Store, runs []storage.Run, also func(uint64, []storage.Frame)) error {
-	missing := c.uncached(runs)
-	if len(missing) == 0 {
+	if len(runs) == 0 {
 		return nil
 	}
-	before := c.heldNow()
-	if err := store.Stacks(ctx, missing, func(hash uint64, frames []storage.Frame) error {
+	gen := c.generation()
+	if err := store.Stacks(ctx, runs, func(hash uint64, frames []storage.Frame) error {
 		c.put(hash, frames)
 		if also != nil {
 			also(hash, frames)
@@ -154,7 +155,7 @@ func (c *StackCache) fetch(ctx context.Context, store *storage.Store, runs []sto
 	}); err != nil {
 		return err
 	}
-	c.complete(missing, before)
+	c.complete(runs, gen)
 	return nil
 }
 

@@ -84,22 +84,22 @@ func Start(t testing.TB, binary string) *Client {
 	if err != nil {
 		t.Fatalf("start plugin %s: %v", binary, err)
 	}
-	c := &Client{proc: proc}
-	for name, dst := range map[string]any{"diagnostics": &c.diag, "resource": &c.res, "data": &c.data} {
-		raw, err := rpc.Dispense(name)
-		if err != nil {
-			t.Fatalf("dispense %s: %v", name, err)
-		}
-		switch d := dst.(type) {
-		case *grpcplugin.DiagnosticsClient:
-			*d = raw.(grpcplugin.DiagnosticsClient)
-		case *grpcplugin.ResourceClient:
-			*d = raw.(grpcplugin.ResourceClient)
-		case *grpcplugin.DataClient:
-			*d = raw.(grpcplugin.DataClient)
-		}
+	return &Client{
+		proc: proc,
+		diag: dispense[grpcplugin.DiagnosticsClient](t, rpc, "diagnostics"),
+		res:  dispense[grpcplugin.ResourceClient](t, rpc, "resource"),
+		data: dispense[grpcplugin.DataClient](t, rpc, "data"),
 	}
-	return c
+}
+
+// dispense gets one of the plugin's services as its client type.
+func dispense[T any](t testing.TB, rpc goplugin.ClientProtocol, name string) T {
+	t.Helper()
+	raw, err := rpc.Dispense(name)
+	if err != nil {
+		t.Fatalf("dispense %s: %v", name, err)
+	}
+	return raw.(T)
 }
 
 // Exited reports whether the plugin process has died.
