@@ -164,7 +164,7 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 	for i, b := range builds {
 		times[i], names[i] = b.Time, b.Name
 		cur := values[b.Name]
-		mean[i] = stats.Compare(nil, cur).Head.Mean
+		mean[i] = stats.Describe(cur).Mean
 		var ref []float64
 		switch {
 		case baseline != nil:

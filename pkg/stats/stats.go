@@ -99,6 +99,10 @@ func finite(xs []float64) []float64 {
 	return out
 }
 
+// Describe summarises one side's values as Compare does (NaN and ±Inf
+// dropped). Inputs are not modified.
+func Describe(xs []float64) Side { return describe(finite(xs)) }
+
 func describe(xs []float64) Side {
 	s := Side{N: len(xs), Mean: math.NaN(), Median: math.NaN(), StdDev: math.NaN()}
 	if len(xs) == 0 {

@@ -245,3 +245,10 @@ func BenchmarkCompare(b *testing.B) {
 		Compare(base, head)
 	}
 }
+
+func TestDescribeDropsNonFinite(t *testing.T) {
+	s := Describe([]float64{1, math.NaN(), 2, math.Inf(1), 3})
+	if s.N != 3 || s.Mean != 2 || s.Median != 2 || s.StdDev != 1 {
+		t.Errorf("Describe: %+v, want n 3, mean 2, median 2, stddev 1", s)
+	}
+}
