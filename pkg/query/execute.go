@@ -135,16 +135,18 @@ type valueRow struct {
 	firstSeen uint64
 }
 
-// load fills an engine with the head and base runs. While ClickHouse
-// aggregates the per-side sums, the stacks are interned in the engine on
-// the side: from the cache for a selection seen before, else as their
-// texts arrive on a second connection (and go into the cache).
+// load fills an engine with the head and base runs. ClickHouse sums each
+// side per stack while the stacks are interned in the engine on the side:
+// those of a selection seen before from the cache, else every stack of
+// the runs the cache lacks, read on a second connection (and cached).
+// Stacks still missing after the sums are in are read by hash.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
 	all := append(head[:len(head):len(head)], base...)
 	groups := [][]storage.Run{head}
 	if len(base) > 0 {
 		groups = append(groups, base)
 	}
+	app := head[0].App
 	cache := e.cache()
 	in := newInterner(tree.NewBuilder(tree.NewFrames()))
 	known := cache.selection(all)
@@ -153,14 +155,15 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	defer cancel()
 	sideline := make(chan error, 1)
 	go func() {
-		switch missing := cache.uncached(all); {
-		case known != nil:
-			sideline <- e.intern(ctx, cache, in, all, known)
-		case len(missing) == len(all): // nothing cached: intern what arrives
-			sideline <- cache.fetch(ctx, e.Store, missing, in.fromStorage)
-		default:
-			sideline <- cache.fetch(ctx, e.Store, missing, nil)
+		hashes := known
+		if missing := cache.uncached(all); known == nil && len(missing) > 0 {
+			var err error
+			if hashes, err = cache.fillRuns(ctx, e.Store, missing); err != nil {
+				sideline <- err
+				return
+			}
 		}
+		sideline <- e.intern(ctx, cache, in, app, hashes)
 	}()
 	var rows []valueRow
 	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
@@ -178,7 +181,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	}
 	if known == nil {
 		hashes := distinctHashes(rows)
-		if err := e.intern(ctx, cache, in, all, hashes); err != nil {
+		if err := e.intern(ctx, cache, in, app, hashes); err != nil {
 			return nil, err
 		}
 		cache.remember(all, hashes)
@@ -187,11 +190,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	b := in.b
 	sides := [...]tree.Side{tree.Head, tree.Base}
 	for _, r := range rows {
-		id, ok := in.ids[r.hash]
-		if !ok { // samples without a stack row: tables edited by hand
-			return nil, fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, r.hash)
-		}
-		b.Add(sides[r.group], id, r.value, r.firstSeen)
+		b.Add(sides[r.group], in.ids[r.hash], r.value, r.firstSeen)
 	}
 	b.SetRuns(tree.Head, len(head))
 	b.SetRuns(tree.Base, len(base))
@@ -220,9 +219,11 @@ func (e *Executor) cache() *StackCache {
 }
 
 // intern puts the stacks of hashes that the interner lacks into it, from
-// the cache. Stacks the cache lost meanwhile (it starts over when full)
-// are read again into a cache of this query's own.
-func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, runs []storage.Run, hashes []uint64) error {
+// the cache, reading into it those it lacks. Stacks the cache lost
+// meanwhile (it starts over when full) are read again into a cache of this
+// query's own. A hash without a stack row or frame texts (tables edited
+// by hand) is an error.
+func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, app string, hashes []uint64) error {
 	var todo []uint64
 	for _, h := range hashes {
 		if _, ok := in.ids[h]; !ok {
@@ -230,60 +231,56 @@ func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, 
 		}
 	}
 	in.b.Reserve(len(todo), 16*len(todo))
-	lacking := cache.resolve(todo, in.fromCache)
-	if len(lacking) == 0 {
-		return nil
+	lacking := cache.resolve(todo, in.add)
+	for _, c := range []*StackCache{cache, NewStackCache(math.MaxInt)} {
+		if len(lacking) == 0 {
+			return nil
+		}
+		if err := c.fill(ctx, e.Store, app, lacking); err != nil {
+			return err
+		}
+		lacking = c.resolve(lacking, in.add)
 	}
-	own := NewStackCache(math.MaxInt)
-	if err := own.fetch(ctx, e.Store, runs, nil); err != nil {
-		return err
-	}
-	if still := own.resolve(lacking, in.fromCache); len(still) > 0 {
-		return fmt.Errorf("%w: stack %x has samples but no text", storage.ErrMissingFrame, still[0])
+	if len(lacking) > 0 {
+		return fmt.Errorf("%w: stack %x has samples but no text, or lacks a frame", storage.ErrMissingFrame, lacking[0])
 	}
 	return nil
 }
 
-// interner puts stacks into an engine, each distinct frame (by hash)
-// interned once, and maps storage stack hashes to engine stacks.
+// interner puts stacks into an engine and maps storage stack hashes to
+// engine stacks. Each frame of the cache's frame table is interned once.
 type interner struct {
-	b        *tree.Builder
-	frameIDs map[uint64]uint32
-	ids      map[uint64]tree.StackID
+	b   *tree.Builder
+	ids map[uint64]tree.StackID
+	// frameIDs[i] is 1 + the engine frame id of frame i of table, or 0.
+	table    *frameTable
+	frameIDs []uint32
 	stack    []uint32
 }
 
 func newInterner(b *tree.Builder) *interner {
-	return &interner{b: b, frameIDs: map[uint64]uint32{}, ids: map[uint64]tree.StackID{}}
+	return &interner{b: b, ids: map[uint64]tree.StackID{}}
 }
 
-func (in *interner) frame(f storage.Frame) uint32 {
-	id, ok := in.frameIDs[f.Hash]
-	if !ok {
-		id = in.b.Frames().Intern(f.Name, f.Module)
-		in.frameIDs[f.Hash] = id
+// add interns a stack as the cache holds it. A new frame table (the
+// cache started over, or another cache) only costs re-interning frame
+// texts, which Frames.Intern maps to the same ids.
+func (in *interner) add(hash uint64, frames []uint32, table *frameTable) {
+	if in.table != table {
+		in.table, in.frameIDs = table, nil
 	}
-	return id
-}
-
-// fromStorage interns a stack as storage.Stacks delivers it.
-func (in *interner) fromStorage(hash uint64, frames []storage.Frame) {
+	if n := len(table.frames); len(in.frameIDs) < n {
+		in.frameIDs = append(in.frameIDs, make([]uint32, n-len(in.frameIDs))...)
+	}
 	in.stack = in.stack[:0]
 	for _, f := range frames {
-		in.stack = append(in.stack, in.frame(f))
-	}
-	in.ids[hash] = in.b.Stack(in.stack)
-}
-
-// fromCache interns a stack as the cache holds it.
-func (in *interner) fromCache(hash uint64, frames []uint64, text map[uint64]storage.Frame) {
-	in.stack = in.stack[:0]
-	for _, h := range frames {
-		id, ok := in.frameIDs[h]
-		if !ok {
-			id = in.frame(text[h])
+		id := in.frameIDs[f]
+		if id == 0 {
+			text := table.frames[f]
+			id = in.b.Frames().Intern(text.Name, text.Module) + 1
+			in.frameIDs[f] = id
 		}
-		in.stack = append(in.stack, id)
+		in.stack = append(in.stack, id-1)
 	}
 	in.ids[hash] = in.b.Stack(in.stack)
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"slices"
 	"sync"
 
@@ -14,23 +15,32 @@ import (
 const DefaultStackCacheFrames = 10_000_000
 
 // StackCache remembers stack texts across queries. A stack hash names its
-// frames for good (storage derives it from them) and the stacks of an
-// ingest never change, so the cache is complete per ingest: a query whose
-// runs are all cached skips fetching stack texts from ClickHouse, which is
-// most of a query's cost beyond the aggregation itself. Dashboards re-query
-// the same builds on every refresh and toggle. It is safe for concurrent
-// use; when full it starts over rather than tracking recency.
+// frames for good (storage derives it from them), so a cached stack never
+// goes stale: a query reads from ClickHouse only the stacks (and frame
+// texts) the cache lacks, which is most of a query's cost beyond the
+// aggregation itself. Dashboards re-query the same builds on every refresh
+// and toggle, and a new build shares most of its stacks with the last. It
+// is safe for concurrent use; when full it starts over rather than
+// tracking recency. Every stack it holds has all its frame texts.
 type StackCache struct {
-	mu      sync.RWMutex
-	limit   int
-	held    int
-	gen     uint64                   // counts resets: an ingest fetched across one may be incomplete
-	stacks  map[uint64][]uint64      // stack hash → frame hashes, root first
-	frames  map[uint64]storage.Frame // frame hash → name and module
-	ingests map[uint64]bool          // ingests whose every stack is held
+	mu    sync.RWMutex
+	limit int
+	held  int
+	gen   uint64 // counts resets: an ingest read across one may be incomplete
+	// stacks maps a stack hash to its frames (root first) as indexes
+	// into text, which stay valid until the cache starts over.
+	stacks  map[uint64][]uint32
+	text    *frameTable
+	ingests map[uint64]bool // ingests whose every stack is held
 	// selections maps a set of ingests (selectionKey) to the hashes of
 	// all its stacks; ingests never change, so neither does the set.
 	selections map[string][]uint64
+}
+
+// frameTable holds frame texts by index, and the index of each frame hash.
+type frameTable struct {
+	index  map[uint64]uint32
+	frames []storage.Frame
 }
 
 // NewStackCache returns an empty cache holding at most limit frame
@@ -47,9 +57,9 @@ func NewStackCache(limit int) *StackCache {
 func (c *StackCache) reset() {
 	c.gen++
 	c.held = 0
-	c.stacks = map[uint64][]uint64{}
-	c.frames = map[uint64]storage.Frame{}
 	c.ingests = map[uint64]bool{}
+	c.stacks = map[uint64][]uint32{}
+	c.text = &frameTable{index: map[uint64]uint32{}}
 	c.selections = map[string][]uint64{}
 }
 
@@ -86,7 +96,7 @@ func (c *StackCache) remember(runs []storage.Run, hashes []uint64) {
 	c.held += len(hashes)
 }
 
-// uncached returns the runs whose stacks the cache does not hold.
+// uncached returns the runs whose stacks the cache may not all hold.
 func (c *StackCache) uncached(runs []storage.Run) []storage.Run {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -99,69 +109,96 @@ func (c *StackCache) uncached(runs []storage.Run) []storage.Run {
 	return out
 }
 
-// put stores one stack.
-func (c *StackCache) put(hash uint64, frames []storage.Frame) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.stacks[hash]; ok {
-		return
-	}
-	if c.held+len(frames) > c.limit {
-		c.reset()
-	}
-	hashes := make([]uint64, len(frames))
-	for i, f := range frames {
-		hashes[i] = f.Hash
-		if _, ok := c.frames[f.Hash]; !ok {
-			c.frames[f.Hash] = f
-		}
-	}
-	c.stacks[hash] = hashes
-	c.held += len(frames)
-}
-
-// complete marks the runs' ingests as wholly held, unless the cache
-// started over since generation gen and may have lost some of them.
-func (c *StackCache) complete(runs []storage.Run, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen != gen {
-		return
-	}
-	for _, r := range runs {
-		c.ingests[r.IngestID] = true
-	}
-}
-
-func (c *StackCache) generation() uint64 {
+// fillRuns reads every stack of runs into the cache (callers pass the
+// uncached ones) and returns their hashes.
+func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []storage.Run) ([]uint64, error) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.gen
+	gen := c.gen
+	c.mu.RUnlock()
+	var set storage.StackSet
+	if err := store.RunStackFrames(ctx, runs, set.Add); err != nil {
+		return nil, err
+	}
+	if err := c.put(ctx, store, runs[0].App, &set); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		for _, r := range runs {
+			c.ingests[r.IngestID] = true
+		}
+	}
+	return set.Hashes, nil
 }
 
-// fetch reads the stacks of runs (callers pass the uncached ones) into the
-// cache, passing each to also (if not nil) as it arrives.
-func (c *StackCache) fetch(ctx context.Context, store *storage.Store, runs []storage.Run, also func(uint64, []storage.Frame)) error {
-	if len(runs) == 0 {
-		return nil
+// fill reads the stacks of app among hashes (callers pass those the cache
+// lacks) into the cache.
+func (c *StackCache) fill(ctx context.Context, store *storage.Store, app string, hashes []uint64) error {
+	var set storage.StackSet
+	if err := store.StackFrames(ctx, app, hashes, set.Add); err != nil {
+		return err
 	}
-	gen := c.generation()
-	if err := store.Stacks(ctx, runs, func(hash uint64, frames []storage.Frame) error {
-		c.put(hash, frames)
-		if also != nil {
-			also(hash, frames)
+	return c.put(ctx, store, app, &set)
+}
+
+// put adds the stacks of set, reading the frame texts the cache lacks.
+// A stack whose frames went missing meanwhile (the cache started over)
+// is left out: resolve reports it as lacking.
+func (c *StackCache) put(ctx context.Context, store *storage.Store, app string, set *storage.StackSet) error {
+	var need []uint64
+	c.mu.RLock()
+	for _, h := range set.FrameHashes {
+		if _, ok := c.text.index[h]; !ok {
+			need = append(need, h)
 		}
+	}
+	c.mu.RUnlock()
+	fetched := make(map[uint64]storage.Frame, len(need))
+	if err := store.Frames(ctx, app, need, func(f storage.Frame) error {
+		fetched[f.Hash] = f
 		return nil
 	}); err != nil {
 		return err
 	}
-	c.complete(runs, gen)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held+set.Refs > c.limit {
+		c.reset()
+	}
+	const missing = math.MaxUint32
+	renumber := make([]uint32, len(set.FrameHashes))
+	for l, h := range set.FrameHashes {
+		i, ok := c.text.index[h]
+		if !ok {
+			f, ok := fetched[h]
+			if !ok { // not stored, or cached when put began and gone since
+				renumber[l] = missing
+				continue
+			}
+			i = uint32(len(c.text.frames))
+			c.text.index[h] = i
+			c.text.frames = append(c.text.frames, f)
+		}
+		renumber[l] = i
+	}
+next:
+	for k, fs := range set.Frames {
+		for j, l := range fs {
+			if fs[j] = renumber[l]; fs[j] == missing {
+				continue next
+			}
+		}
+		c.stacks[set.Hashes[k]] = fs
+		c.held += len(fs)
+	}
 	return nil
 }
 
 // resolve calls visit with the frames of every hash it holds, under one
-// read lock, and returns the hashes it lacks (evicted meanwhile).
-func (c *StackCache) resolve(hashes []uint64, visit func(hash uint64, frames []uint64, text map[uint64]storage.Frame)) []uint64 {
+// read lock, and returns the hashes it lacks.
+func (c *StackCache) resolve(hashes []uint64, visit func(hash uint64, frames []uint32, text *frameTable)) []uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var lacking []uint64
@@ -171,7 +208,7 @@ func (c *StackCache) resolve(hashes []uint64, visit func(hash uint64, frames []u
 			lacking = append(lacking, h)
 			continue
 		}
-		visit(h, frames, c.frames)
+		visit(h, frames, c.text)
 	}
 	return lacking
 }

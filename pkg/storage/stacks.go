@@ -2,8 +2,12 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 )
 
 // Frame is one frame of a stack read back from storage.
@@ -160,93 +164,207 @@ func (s *Store) Timeline(ctx context.Context, groups [][]Run,
 var ErrMissingFrame = errors.New("stack refers to a missing frame")
 
 // Stacks calls visit once for every distinct stack in the samples of runs,
-// with its frames root first. The stack and frame texts are fetched once
-// each, selected by subqueries over the same runs (no hash lists sent),
-// the two queries running at once on two connections. The frames slice is
-// reused between calls: copy what you keep.
+// with its frames root first (RunStackFrames, then Frames). The frames
+// slice is reused between calls: copy what you keep.
 func (s *Store) Stacks(ctx context.Context, runs []Run, visit func(stackHash uint64, frames []Frame) error) error {
-	g, err := newGrouping([][]Run{runs})
-	if err != nil {
-		return fmt.Errorf("read stacks: %w", err)
-	}
-	inSamples := "stack_hash " + s.in + " (SELECT stack_hash FROM " + s.q.samples + " WHERE app = ? AND ingest_id IN ?)"
-	sampleArgs := []any{g.app, groupSet(g.ids)}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type frameRows struct {
-		frames map[uint64]Frame
-		err    error
-	}
-	framesDone := make(chan frameRows, 1)
-	go func() {
-		frames := map[uint64]Frame{}
-		rows, err := s.conn.Query(ctx, "SELECT frame_hash, any(name), any(module) FROM "+s.q.frames+
-			" WHERE app = ? AND frame_hash "+s.in+" (SELECT arrayJoin(frame_hashes) FROM "+s.q.stacks+
-			" WHERE app = ? AND "+inSamples+") GROUP BY frame_hash", append([]any{g.app, g.app}, sampleArgs...)...)
-		if err != nil {
-			framesDone <- frameRows{err: fmt.Errorf("read frames: %w", err)}
-			return
-		}
-		_, err = collect(rows, "read frames", func(scan func(...any) error) (struct{}, error) {
-			var f Frame
-			err := scan(&f.Hash, &f.Name, &f.Module)
-			frames[f.Hash] = f
-			return struct{}{}, err
-		})
-		framesDone <- frameRows{frames, err}
-	}()
-
-	// Stacks are kept as frame hashes until the frame texts are in. The
-	// stacks table may hold a stack twice until ClickHouse merges its
-	// parts: duplicates are dropped here, which is much cheaper than a
-	// GROUP BY over arrays on the server.
-	seen := map[uint64]bool{}
-	var stackHashes []uint64
-	var frameHashes []uint64
-	var ends []int
-	rows, err := s.conn.Query(ctx, "SELECT stack_hash, frame_hashes FROM "+s.q.stacks+
-		" WHERE app = ? AND "+inSamples, append([]any{g.app}, sampleArgs...)...)
-	if err == nil {
-		var hash uint64
-		var hashes []uint64
-		_, err = collect(rows, "read stacks", func(scan func(...any) error) (struct{}, error) {
-			err := scan(&hash, &hashes)
-			if seen[hash] {
-				return struct{}{}, err
-			}
-			seen[hash] = true
-			stackHashes, frameHashes = append(stackHashes, hash), append(frameHashes, hashes...)
-			ends = append(ends, len(frameHashes))
-			return struct{}{}, err
-		})
-	} else {
-		err = fmt.Errorf("read stacks: %w", err)
-	}
-	if err != nil {
-		cancel()
-		<-framesDone
+	var set StackSet
+	if err := s.RunStackFrames(ctx, runs, set.Add); err != nil {
 		return err
 	}
-	fr := <-framesDone
-	if fr.err != nil {
-		return fr.err
+	if len(set.Hashes) == 0 {
+		return nil
+	}
+	text := make([]Frame, len(set.FrameHashes))
+	found := make([]bool, len(set.FrameHashes))
+	if err := s.Frames(ctx, runs[0].App, set.FrameHashes, func(f Frame) error {
+		i := set.index[f.Hash]
+		text[i], found[i] = f, true
+		return nil
+	}); err != nil {
+		return err
 	}
 	var stack []Frame
-	start := 0
-	for i, hash := range stackHashes {
+	for i, hash := range set.Hashes {
 		stack = stack[:0]
-		for _, h := range frameHashes[start:ends[i]] {
-			f, ok := fr.frames[h]
-			if !ok {
-				return fmt.Errorf("read stacks: stack %x: %w %x", hash, ErrMissingFrame, h)
+		for _, f := range set.Frames[i] {
+			if !found[f] {
+				return fmt.Errorf("read stacks: stack %x: %w %x", hash, ErrMissingFrame, set.FrameHashes[f])
 			}
-			stack = append(stack, f)
+			stack = append(stack, text[f])
 		}
-		start = ends[i]
 		if err := visit(hash, stack); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// RunStackFrames calls visit once for every distinct stack in the samples
+// of runs, with its frame hashes root first. The stacks are selected by a
+// subquery over the same runs (no hash list sent). The frames slice is
+// reused between calls.
+func (s *Store) RunStackFrames(ctx context.Context, runs []Run, visit func(stackHash uint64, frames []uint64) error) error {
+	g, err := newGrouping([][]Run{runs})
+	if err != nil {
+		return fmt.Errorf("read stacks: %w", err)
+	}
+	return s.readStacks(ctx, "stack_hash "+s.in+" (SELECT stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ?)",
+		[]any{g.app, g.app, groupSet(g.ids)}, nil, once(visit))
+}
+
+// StackFrames calls visit with the frame hashes (root first) of each
+// stack of app among hashes, once per stack; a hash the stacks table does
+// not hold is skipped. The hashes travel as an external table, so the
+// lookup is one query whatever their number, and the frames slice is
+// reused between calls.
+func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, visit func(stackHash uint64, frames []uint64) error) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	t, err := hashTable("_stack_hashes", hashes)
+	if err != nil {
+		return fmt.Errorf("read stacks: %w", err)
+	}
+	return s.readStacks(ctx, "stack_hash "+s.in+" _stack_hashes", []any{app}, t, once(visit))
+}
+
+// once passes on the first row of each stack: the stacks table may hold
+// a stack twice until ClickHouse merges its parts, and dropping the
+// copies here is much cheaper than a GROUP BY over arrays on the server.
+func once(visit func(hash uint64, frames []uint64) error) func(hash uint64, frames []uint64) error {
+	seen := map[uint64]bool{}
+	return func(hash uint64, frames []uint64) error {
+		if seen[hash] {
+			return nil
+		}
+		seen[hash] = true
+		return visit(hash, frames)
+	}
+}
+
+// Frames calls visit with the text of each frame of app among hashes
+// (sent as an external table), once per frame.
+func (s *Store) Frames(ctx context.Context, app string, hashes []uint64, visit func(Frame) error) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	t, err := hashTable("_frame_hashes", hashes)
+	if err != nil {
+		return fmt.Errorf("read frames: %w", err)
+	}
+	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)),
+		"SELECT frame_hash, any(name), any(module) FROM "+s.q.frames+
+			" WHERE app = ? AND frame_hash "+s.in+" _frame_hashes GROUP BY frame_hash", app)
+	if err != nil {
+		return fmt.Errorf("read frames: %w", err)
+	}
+	_, err = collect(rows, "read frames", func(scan func(...any) error) (struct{}, error) {
+		var f Frame
+		if err := scan(&f.Hash, &f.Name, &f.Module); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, visit(f)
+	})
+	return err
+}
+
+// frameHashBytes renders a stack's frame hashes as one string of 8
+// little-endian bytes per hash: clickhouse-go decodes an Array(UInt64)
+// row by reflection, one element at a time, which costs several times
+// what the server spends on the whole read. (The detour through hex and
+// toFixedString keeps the trailing zero bytes that reinterpretAsString
+// and FixedString-to-String casts drop on older servers.)
+const frameHashBytes = "unhex(arrayStringConcat(arrayMap(h -> hex(toFixedString(reinterpretAsString(h), 8)), frame_hashes)))"
+
+// readStacks reads the stack rows of app that match where, passing ext
+// along as external data. The frames slice is reused.
+func (s *Store) readStacks(ctx context.Context, where string, args []any, ext *ext.Table, row func(hash uint64, frames []uint64) error) error {
+	if ext != nil {
+		ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(ext))
+	}
+	rows, err := s.conn.Query(ctx, "SELECT stack_hash, "+frameHashBytes+" FROM "+s.q.stacks+" WHERE app = ? AND "+where, args...)
+	if err != nil {
+		return fmt.Errorf("read stacks: %w", err)
+	}
+	var hash uint64
+	var raw []byte
+	var frames []uint64
+	_, err = collect(rows, "read stacks", func(scan func(...any) error) (struct{}, error) {
+		if err := scan(&hash, &raw); err != nil {
+			return struct{}{}, err
+		}
+		if len(raw)%8 != 0 {
+			return struct{}{}, fmt.Errorf("stack %x: %d bytes of frame hashes, not a multiple of 8", hash, len(raw))
+		}
+		frames = frames[:0]
+		for i := 0; i < len(raw); i += 8 {
+			frames = append(frames, binary.LittleEndian.Uint64(raw[i:]))
+		}
+		return struct{}{}, row(hash, frames)
+	})
+	return err
+}
+
+// hashTable is an external table of one UInt64 column h.
+func hashTable(name string, hashes []uint64) (*ext.Table, error) {
+	t, err := ext.NewTable(name, ext.Column("h", "UInt64"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.Block().Columns[0].Append(hashes); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// StackSet collects stacks read from storage (RunStackFrames,
+// StackFrames) with their frames numbered in order of first appearance,
+// so that each distinct frame is looked up once however many stacks use
+// it.
+type StackSet struct {
+	Hashes []uint64
+	// Frames[i] lists the frames of stack Hashes[i], root first, as
+	// indexes into FrameHashes. Callers may renumber them in place.
+	Frames      [][]uint32
+	FrameHashes []uint64
+	// Refs is the number of frame references of all stacks.
+	Refs int
+
+	index  map[uint64]uint32
+	buf    []uint32
+	chunks [][]uint32
+}
+
+// setChunk is the size of the blocks stack frame lists are carved from:
+// sets hold millions of stacks, and one allocation each would dominate.
+const setChunk = 1 << 16
+
+// Add adds one stack; it fits the visit argument of the readers.
+func (s *StackSet) Add(hash uint64, frames []uint64) error {
+	if s.index == nil {
+		s.index = map[uint64]uint32{}
+	}
+	s.buf = s.buf[:0]
+	for _, h := range frames {
+		i, ok := s.index[h]
+		if !ok {
+			i = uint32(len(s.FrameHashes))
+			s.index[h] = i
+			s.FrameHashes = append(s.FrameHashes, h)
+		}
+		s.buf = append(s.buf, i)
+	}
+	n := len(s.chunks)
+	if n == 0 || cap(s.chunks[n-1])-len(s.chunks[n-1]) < len(s.buf) {
+		s.chunks = append(s.chunks, make([]uint32, 0, max(setChunk, len(s.buf))))
+		n++
+	}
+	c := s.chunks[n-1]
+	start := len(c)
+	c = append(c, s.buf...)
+	s.chunks[n-1] = c
+	s.Hashes = append(s.Hashes, hash)
+	s.Frames = append(s.Frames, c[start:len(c):len(c)])
+	s.Refs += len(s.buf)
 	return nil
 }

@@ -3,6 +3,10 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -561,5 +565,80 @@ func TestSearchFunctions(t *testing.T) {
 	}
 	if _, err := s.SearchFunctions(context.Background(), "a", "", -1); err == nil {
 		t.Error("negative limit accepted")
+	}
+}
+
+// Stack texts are read by hash through external tables and come back as
+// packed bytes, which must hold frame hashes of any bytes
+// (reinterpretAsString drops trailing zeros).
+func TestStackReadsByHash(t *testing.T) {
+	native := newStore(t, Options{})
+	ctx := context.Background()
+	ingest(t, native, meta("a", "b", "1"), build("main;a 3", "main;b;c 2", "x@lib 1"))
+	ingest(t, native, meta("other", "b", "1"), build("main;a 5"))
+	odd := []uint64{1, 256, 0, 1 << 63, math.MaxUint64}
+	insert := func(table string, rows ...[]any) {
+		batch, err := native.conn.PrepareBatch(ctx, "INSERT INTO "+table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if err := batch.Append(r...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := batch.Send(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var frameRows [][]any
+	for i, h := range odd {
+		frameRows = append(frameRows, []any{"a", h, fmt.Sprint("odd", i), ""})
+	}
+	insert("frames (app, frame_hash, name, module)", frameRows...)
+	insert("stacks (app, stack_hash, frame_hashes)", []any{"a", uint64(42), odd})
+	runs, err := native.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64][]uint64{42: odd}
+	if err := native.RunStackFrames(ctx, runs, func(h uint64, frames []uint64) error {
+		want[h] = slices.Clone(frames)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 4 {
+		t.Fatalf("%d stacks, want 3 ingested and 1 inserted", len(want))
+	}
+
+	hashes := append(slices.Collect(maps.Keys(want)), 7) // 7: no such stack
+	// (Not over HTTP: clickhouse-go's HTTP handshake sends a setting that
+	// ClickHouse 18.16 rejects.)
+	got := map[uint64][]uint64{}
+	if err := native.StackFrames(ctx, "a", hashes, func(h uint64, frames []uint64) error {
+		got[h] = slices.Clone(frames)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("stacks by hash\n got %v\nwant %v", got, want)
+	}
+	names := map[uint64]string{}
+	if err := native.Frames(ctx, "a", odd, func(f Frame) error {
+		names[f.Hash] = f.Name
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != len(odd) || names[math.MaxUint64] != "odd4" {
+		t.Errorf("frames by hash %v", names)
+	}
+	if err := native.StackFrames(ctx, "other", []uint64{42}, func(uint64, []uint64) error {
+		t.Error("a stack of app a read as app other's")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package tree
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -13,16 +14,14 @@ import (
 // o.MaxNodes the smallest nodes are merged into "other" children (see
 // Options). Build does not modify the Builder.
 func (b *Builder) Build(o Options) *Tree {
-	v := b.newView(o)
+	order := b.frames.compareChronological
+	if o.Inverted {
+		order = b.frames.compareAlphabetical
+	}
 	t := &Tree{Frames: b.frames, Diff: b.runs[Base] > 0}
-	t.Nodes = v.trie(o.Inverted)
+	t.Nodes = b.newView(o).trie(o.Inverted, order)
 	for i := range t.Nodes {
 		t.Nodes[i].scale(b.runs)
-	}
-	if o.Inverted {
-		t.orderSiblings(b.frames.compareAlphabetical)
-	} else {
-		t.orderSiblings(b.frames.compareChronological)
 	}
 	if o.MaxNodes > 0 && len(t.Nodes) > o.MaxNodes {
 		t.prune(max(o.MaxNodes, 2))
@@ -31,64 +30,224 @@ func (b *Builder) Build(o Options) *Tree {
 }
 
 // trie lays the view's stacks out as a pre-order node array with raw sums
-// (not yet per run) and children in frame id order. Sorting the stacks
-// makes this a single sequential pass: a stack shares with the previous one
-// exactly the path both have in common, so no lookup of children is needed.
-func (v *view) trie(inverted bool) []Node {
-	order := sortInHalves(v.active, func(x, y uint32) int {
+// (not yet per run), siblings in the given order. The stacks are sorted
+// by frame ids first: the stacks through any node are then a contiguous
+// range, split among its children where the common prefix of neighbours
+// equals the node's depth. So each node is written once, in its final
+// place, with no lookup of children and no reordering afterwards; and as
+// the size of every subtree is known beforehand, big subtrees are laid out
+// on other cores at the same time.
+func (v *view) trie(inverted bool, order func(a, b siblingKey) int) []Node {
+	l := &layout{v: v, inverted: inverted, order: order}
+	l.ids = sortInHalves(v.active, func(x, y uint32) int {
 		return compareStacks(v.stack(x), v.stack(y), inverted)
 	})
+	l.lcp = make([]uint32, len(l.ids))
+	l.first = make([]uint64, len(l.ids))
+	l.before = make([]int, len(l.ids)+1)
 	n := 1
 	var prev []uint32
-	for _, id := range order {
-		cur := v.stack(id)
-		n += len(cur) - commonPrefix(prev, cur, inverted)
-		prev = cur
-	}
-
-	nodes := make([]Node, 1, n)
-	nodes[0] = Node{Frame: RootFrame, FirstSeen: notSeen}
-	path := []uint32{0} // path[d] is the open node at depth d
-	closeTop := func() {
-		i := path[len(path)-1]
-		path = path[:len(path)-1]
-		nd := &nodes[i]
-		nd.Size = uint32(len(nodes)) - i
-		nd.HeadTotal += nd.HeadSelf
-		nd.BaseTotal += nd.BaseSelf
-		if len(path) > 0 {
-			p := &nodes[path[len(path)-1]]
-			p.HeadTotal += nd.HeadTotal
-			p.BaseTotal += nd.BaseTotal
-			p.FirstSeen = min(p.FirstSeen, nd.FirstSeen)
-		}
-	}
-	prev = nil
-	for _, id := range order {
+	rootFirst := uint64(notSeen)
+	for i, id := range l.ids {
 		cur := v.stack(id)
 		common := commonPrefix(prev, cur, inverted)
-		for len(path) > common+1 {
-			closeTop()
-		}
-		for d := common; d < len(cur); d++ {
-			path = append(path, uint32(len(nodes)))
-			nodes = append(nodes, Node{Frame: frameAt(cur, d, inverted), Depth: uint32(d + 1), FirstSeen: notSeen})
-		}
-		leaf := &nodes[path[len(path)-1]]
-		for _, s := range v.sides {
-			if s == Head {
-				leaf.HeadSelf += float64(v.b.value[s][id])
-			} else {
-				leaf.BaseSelf += float64(v.b.value[s][id])
-			}
-		}
-		leaf.FirstSeen = min(leaf.FirstSeen, v.firstSeen(id))
+		l.lcp[i] = uint32(common)
+		n += len(cur) - common
+		l.before[i+1] = n - 1
+		l.first[i] = v.firstSeen(id)
+		rootFirst = min(rootFirst, l.first[i])
 		prev = cur
 	}
-	for len(path) > 0 {
-		closeTop()
+	l.nodes = make([]Node, n)
+	l.cores = make(chan struct{}, runtime.GOMAXPROCS(0)-1)
+	l.subtree(&worker{}, 0, len(l.ids), 0, siblingKey{RootFrame, rootFirst})
+	return l.nodes
+}
+
+// siblingKey is what orders the children of a node.
+type siblingKey struct {
+	frame uint32
+	first uint64 // smallest firstSeen of the stacks through the node
+}
+
+func (f *Frames) compareAlphabetical(a, b siblingKey) int {
+	return cmp.Or(
+		strings.Compare(f.Name(a.frame), f.Name(b.frame)),
+		strings.Compare(f.Module(a.frame), f.Module(b.frame)),
+		cmp.Compare(a.frame, b.frame))
+}
+
+func (f *Frames) compareChronological(a, b siblingKey) int {
+	if c := cmp.Compare(a.first, b.first); c != 0 {
+		return c
 	}
-	return nodes
+	return f.compareAlphabetical(a, b)
+}
+
+// layout is the state of one trie: the sorted stacks (ids), the common
+// prefix of each with the one before (lcp), their first-seen keys, and
+// before[i], the nodes that stacks ids[:i] add to the trie.
+type layout struct {
+	v        *view
+	inverted bool
+	order    func(a, b siblingKey) int
+	ids      []uint32
+	lcp      []uint32
+	first    []uint64
+	before   []int
+	nodes    []Node
+	// cores holds a token per core lent to a subtree laid out aside.
+	cores chan struct{}
+}
+
+// worker lays out nodes from pos on, keeping a stack of the children of
+// the nodes it is laying out.
+type worker struct {
+	pos      int
+	children []child
+}
+
+// child is a node not yet laid out: its key and its stacks ids[start:end].
+type child struct {
+	siblingKey
+	start, end int
+}
+
+// asideNodes is the least number of nodes worth laying out on another core.
+const asideNodes = 1 << 15
+
+// size is the number of nodes of the subtree of the child at depth+1
+// whose stacks are ids[start:end]: the first stack adds its frames below
+// depth, each other one its frames past the prefix it shares with the
+// stack before it.
+func (l *layout) size(start, end, depth int) int {
+	return len(l.v.stack(l.ids[start])) - depth + l.before[end] - l.before[start+1]
+}
+
+// subtree lays out the node of key at depth whose stacks are
+// ids[start:end] (sharing their first depth frames), then its subtree, and
+// returns its totals.
+func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head, base float64) {
+	at := w.pos
+	w.pos++
+	nd := Node{Frame: key.frame, Depth: uint32(depth)}
+	// Stacks that end here sort first (a prefix precedes its extensions).
+	i := start
+	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
+		l.addSelf(&nd, l.ids[i])
+	}
+	switch {
+	case end-i == 1: // one stack left: a chain, no branching
+		head, base = l.chain(w, i, depth)
+	case end-i > 1:
+		bottom := len(w.children)
+		for j := i; j < end; {
+			k, first := j+1, l.first[j]
+			for ; k < end && int(l.lcp[k]) > depth; k++ {
+				first = min(first, l.first[k])
+			}
+			frame := frameAt(l.v.stack(l.ids[j]), depth, l.inverted)
+			w.children = append(w.children, child{siblingKey{frame, first}, j, k})
+			j = k
+		}
+		if kids := w.children[bottom:]; len(kids) > 1 {
+			slices.SortFunc(kids, func(a, b child) int { return l.order(a.siblingKey, b.siblingKey) })
+		}
+		head, base = l.children(w, bottom, depth)
+		w.children = w.children[:bottom]
+	}
+	nd.HeadTotal = nd.HeadSelf + head
+	nd.BaseTotal = nd.BaseSelf + base
+	nd.Size = uint32(w.pos - at)
+	l.nodes[at] = nd
+	return nd.HeadTotal, nd.BaseTotal
+}
+
+// children lays out the children of a node at depth, w.children[bottom:],
+// from w.pos on, and returns the sum of their totals. When they are many
+// nodes and a core is free, the first of them (about half the nodes) go
+// to another worker.
+func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
+	top := len(w.children)
+	split, nodes := l.split(w.children[bottom:top], depth)
+	var aside chan [2]float64 // the totals of the children laid out aside
+	if split > 0 {
+		kids := slices.Clone(w.children[bottom : bottom+split])
+		aside = make(chan [2]float64, 1)
+		go func(w *worker) {
+			var sum [2]float64
+			for _, ch := range kids {
+				h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
+				sum[0], sum[1] = sum[0]+h, sum[1]+b
+			}
+			<-l.cores
+			aside <- sum
+		}(&worker{pos: w.pos})
+		w.pos += nodes
+	}
+	// Deeper calls push onto w.children and pop back, but may move it:
+	// read it by index.
+	for c := bottom + split; c < top; c++ {
+		ch := w.children[c]
+		h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
+		head, base = head+h, base+b
+	}
+	if aside != nil {
+		sum := <-aside
+		head, base = head+sum[0], base+sum[1]
+	}
+	return head, base
+}
+
+// split returns how many of kids (children of a node at depth) to lay out
+// aside, and their number of nodes: none unless they are big enough to be
+// worth it and a core is free (taking its token).
+func (l *layout) split(kids []child, depth int) (split, nodes int) {
+	if len(kids) < 2 || l.size(kids[0].start, kids[len(kids)-1].end, depth) < 2*asideNodes {
+		return 0, 0
+	}
+	select {
+	case l.cores <- struct{}{}:
+	default:
+		return 0, 0
+	}
+	total := 0
+	for _, ch := range kids {
+		total += l.size(ch.start, ch.end, depth)
+	}
+	for split < len(kids)-1 && 2*nodes < total {
+		nodes += l.size(kids[split].start, kids[split].end, depth)
+		split++
+	}
+	return split, nodes
+}
+
+// chain lays out the rest of stack ids[i] past depth: one node per frame,
+// each with the leaf's value as its total, which it returns.
+func (l *layout) chain(w *worker, i, depth int) (head, base float64) {
+	id := l.ids[i]
+	stack := l.v.stack(id)
+	var leaf Node
+	l.addSelf(&leaf, id)
+	head, base = leaf.HeadSelf, leaf.BaseSelf
+	for d := depth; d < len(stack); d++ {
+		l.nodes[w.pos] = Node{Frame: frameAt(stack, d, l.inverted), Depth: uint32(d + 1),
+			Size: uint32(len(stack) - d), HeadTotal: head, BaseTotal: base}
+		w.pos++
+	}
+	l.nodes[w.pos-1].HeadSelf, l.nodes[w.pos-1].BaseSelf = head, base
+	return head, base
+}
+
+// addSelf adds stack id's sums on the taking-part sides to nd's self.
+func (l *layout) addSelf(nd *Node, id uint32) {
+	for _, s := range l.v.sides {
+		if s == Head {
+			nd.HeadSelf += float64(l.v.b.value[s][id])
+		} else {
+			nd.BaseSelf += float64(l.v.b.value[s][id])
+		}
+	}
 }
 
 // scale turns sums over runs into per-run values.
@@ -100,51 +259,6 @@ func (n *Node) scale(runs [2]int) {
 	if r := runs[Base]; r > 0 {
 		n.BaseTotal /= float64(r)
 		n.BaseSelf /= float64(r)
-	}
-}
-
-func (f *Frames) compareAlphabetical(a, b *Node) int {
-	return cmp.Or(
-		strings.Compare(f.Name(a.Frame), f.Name(b.Frame)),
-		strings.Compare(f.Module(a.Frame), f.Module(b.Frame)),
-		cmp.Compare(a.Frame, b.Frame))
-}
-
-func (f *Frames) compareChronological(a, b *Node) int {
-	if c := cmp.Compare(a.FirstSeen, b.FirstSeen); c != 0 {
-		return c
-	}
-	return f.compareAlphabetical(a, b)
-}
-
-// orderSiblings reorders every node's children by compare, moving whole
-// subtrees: it computes each node's new pre-order position, then applies
-// that permutation in place.
-func (t *Tree) orderSiblings(compare func(a, b *Node) int) {
-	nodes := t.Nodes
-	pos := make([]uint32, len(nodes)) // new position of each node
-	var kids []uint32
-	for i := range nodes {
-		end := uint32(i) + nodes[i].Size
-		kids = kids[:0]
-		for c := uint32(i) + 1; c < end; c += nodes[c].Size {
-			kids = append(kids, c)
-		}
-		if len(kids) > 1 {
-			slices.SortFunc(kids, func(x, y uint32) int { return compare(&nodes[x], &nodes[y]) })
-		}
-		next := pos[i] + 1
-		for _, c := range kids {
-			pos[c] = next
-			next += nodes[c].Size
-		}
-	}
-	for i := range nodes {
-		for pos[i] != uint32(i) {
-			j := pos[i]
-			nodes[i], nodes[j] = nodes[j], nodes[i]
-			pos[i], pos[j] = pos[j], pos[i]
-		}
 	}
 }
 

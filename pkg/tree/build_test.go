@@ -1,6 +1,8 @@
 package tree
 
 import (
+	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -173,5 +175,36 @@ func TestEachStack(t *testing.T) {
 	want := []string{"A 1/0", "A;B 2/0", "C 0/2"} // pre-order
 	if !slices.Equal(got, want) {
 		t.Errorf("EachStack = %v, want %v", got, want)
+	}
+}
+
+// Big subtrees are laid out on other cores; the tree must be the one a
+// single core lays out, node for node (raw sums are integers, so the order
+// of additions cannot change them).
+func TestParallelLayoutMatchesSequential(t *testing.T) {
+	p := newProgram(5, 2_000)
+	b := NewBuilder(NewFrames())
+	for i := range 2_000 {
+		b.Frames().Intern(fmt.Sprint("f", i), "")
+	}
+	var buf []uint32
+	for i := range 20_000 {
+		buf = p.stack(buf)
+		id := b.Stack(buf)
+		b.Add(Side(i%2), id, int64(1+i%7), uint64(i))
+	}
+	b.SetRuns(Base, 3)
+	b.SetRuns(Head, 2)
+	for _, o := range []Options{{}, {Inverted: true}} {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		want := mustBuild(t, b, o)
+		runtime.GOMAXPROCS(4)
+		got := mustBuild(t, b, o)
+		if want.Len() < 4*asideNodes {
+			t.Fatalf("%+v: %d nodes, too few to lay out in parallel", o, want.Len())
+		}
+		if !slices.Equal(got.Nodes, want.Nodes) {
+			t.Errorf("%+v: the parallel layout differs from the sequential one", o)
+		}
 	}
 }

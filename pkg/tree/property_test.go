@@ -25,9 +25,11 @@ func randomSamples(r *rand.Rand) (samples []sample, baseRuns, headRuns int) {
 }
 
 // referenceTotals builds the tree the slow obvious way: every prefix of
-// every (collapsed, flipped) stack gets the stack's per-run value.
-func referenceTotals(b *Builder, o Options) map[string][2]float64 {
+// every (collapsed, flipped) stack gets the stack's per-run value, and the
+// smallest first-seen key of the stacks through it.
+func referenceTotals(b *Builder, o Options) (map[string][2]float64, map[string]uint64) {
 	totals := map[string][2]float64{"": {}}
+	firsts := map[string]uint64{"": notSeen}
 	for id := range b.Stacks() {
 		var frames []uint32
 		prevSys := false
@@ -59,9 +61,19 @@ func referenceTotals(b *Builder, o Options) map[string][2]float64 {
 			}
 			t := totals[key]
 			totals[key] = [2]float64{t[0] + add[0], t[1] + add[1]}
+			f, ok := firsts[key]
+			if !ok {
+				f = notSeen
+			}
+			for s := range 2 {
+				if b.runs[s] > 0 {
+					f = min(f, b.first[s][id])
+				}
+			}
+			firsts[key] = f
 		}
 	}
-	return totals
+	return totals, firsts
 }
 
 func treeTotals(tr *Tree) map[string][2]float64 {
@@ -85,16 +97,25 @@ func closeTotals(a, b map[string][2]float64) bool {
 }
 
 // checkSiblingOrder verifies that every node's children are in the order
-// of compare.
-func checkSiblingOrder(t *testing.T, tr *Tree, compare func(a, b *Node) int) {
+// of compare, given the first-seen key of every path (referenceTotals).
+func checkSiblingOrder(t *testing.T, tr *Tree, firsts map[string]uint64, compare func(a, b siblingKey) int) {
 	t.Helper()
+	paths := make([]string, tr.Len())
+	var path []string
 	for i, n := range tr.Nodes {
-		var prev *Node
+		if n.Depth > 0 {
+			path = append(path[:n.Depth-1], fmt.Sprintf("%d;", n.Frame))
+		}
+		paths[i] = strings.Join(path, "")
+	}
+	key := func(i int) siblingKey { return siblingKey{tr.Nodes[i].Frame, firsts[paths[i]]} }
+	for i, n := range tr.Nodes {
+		prev := -1
 		for c := i + 1; c < i+int(n.Size); c += int(tr.Nodes[c].Size) {
-			if prev != nil && compare(prev, &tr.Nodes[c]) > 0 {
+			if prev >= 0 && compare(key(prev), key(c)) > 0 {
 				t.Fatalf("children of node %d out of order at %d:\n%s", i, c, strings.Join(outline(tr), "\n"))
 			}
-			prev = &tr.Nodes[c]
+			prev = c
 		}
 	}
 }
@@ -105,13 +126,14 @@ func checkProperties(t *testing.T, seed uint64, maxNodes int) {
 	isSys := sys(b.frames)
 	for _, o := range []Options{{}, {Inverted: true}, {CollapseSystem: true, IsSystem: isSys}, {Inverted: true, CollapseSystem: true, IsSystem: isSys}} {
 		tr := mustBuild(t, b, o)
-		if want, got := referenceTotals(b, o), treeTotals(tr); !closeTotals(got, want) {
+		want, firsts := referenceTotals(b, o)
+		if got := treeTotals(tr); !closeTotals(got, want) {
 			t.Fatalf("%+v: totals by path\n got %v\nwant %v", o, got, want)
 		}
 		if o.Inverted {
-			checkSiblingOrder(t, tr, b.frames.compareAlphabetical)
+			checkSiblingOrder(t, tr, firsts, b.frames.compareAlphabetical)
 		} else {
-			checkSiblingOrder(t, tr, b.frames.compareChronological)
+			checkSiblingOrder(t, tr, firsts, b.frames.compareChronological)
 		}
 
 		// maxNodes keeps the root totals and the node limit.

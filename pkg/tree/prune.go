@@ -103,13 +103,12 @@ func emitKept(nodes []Node, kept []bool, count int) []Node {
 		if !kept[i] {
 			o := &stack[len(stack)-1].other
 			if o.Size == 0 {
-				*o = Node{Frame: OtherFrame, Size: 1, FirstSeen: notSeen}
+				*o = Node{Frame: OtherFrame, Size: 1}
 			}
 			o.HeadTotal += nd.HeadTotal
 			o.HeadSelf += nd.HeadTotal
 			o.BaseTotal += nd.BaseTotal
 			o.BaseSelf += nd.BaseTotal
-			o.FirstSeen = min(o.FirstSeen, nd.FirstSeen)
 			i += int(nd.Size)
 			continue
 		}

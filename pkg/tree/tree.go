@@ -25,8 +25,6 @@ type Node struct {
 	// Size is the number of nodes in the subtree, the node included: the
 	// subtree is Nodes[i:i+Size] and the next sibling is at i+Size.
 	Size uint32
-	// FirstSeen is the smallest firstSeen of the stacks through the node.
-	FirstSeen uint64
 
 	HeadTotal, HeadSelf float64
 	// BaseTotal and BaseSelf are 0 unless the tree is a diff.

@@ -42,7 +42,7 @@ func (b *Builder) newView(o Options) *view {
 			v.sides = append(v.sides, s)
 		}
 	}
-	for id := range b.stackHash {
+	for id := range b.stackKey {
 		for _, s := range v.sides {
 			if b.first[s][id] != notSeen {
 				v.active = append(v.active, uint32(id))
@@ -61,7 +61,7 @@ func (b *Builder) newView(o Options) *view {
 	}
 	v.start = make([]int, len(b.stackStart))
 	next := 0 // the next active stack
-	for id := range b.stackHash {
+	for id := range b.stackKey {
 		v.start[id] = len(v.frames)
 		if next == len(v.active) || v.active[next] != uint32(id) {
 			continue
@@ -76,7 +76,7 @@ func (b *Builder) newView(o Options) *view {
 			prevSys = sys
 		}
 	}
-	v.start[len(b.stackHash)] = len(v.frames)
+	v.start[len(b.stackKey)] = len(v.frames)
 	return v
 }
 
