@@ -165,48 +165,66 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		}
 		sideline <- e.intern(ctx, cache, in, app, hashes)
 	}()
-	var rows []valueRow
+	// Once the side line is done, rows go into the engine as they arrive;
+	// until then, and for stacks it did not intern, they wait.
+	b := in.b
+	sides := [...]tree.Side{tree.Head, tree.Base}
+	var pending []valueRow
+	done := false
+	finish := func(err error) error {
+		done = true
+		return err
+	}
 	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
-		rows = append(rows, valueRow{g, hash, value, firstSeen})
+		if !done {
+			select {
+			case sideErr := <-sideline:
+				if err := finish(sideErr); err != nil {
+					return err
+				}
+			default:
+			}
+		}
+		if done { // in is ours now
+			if id, ok := in.ids[hash]; ok {
+				b.Add(sides[g], id, value, firstSeen)
+				return nil
+			}
+		}
+		pending = append(pending, valueRow{g, hash, value, firstSeen})
 		return nil
 	})
-	if err != nil {
-		cancel()
-	}
-	if sideErr := <-sideline; err == nil {
-		err = sideErr
+	if !done {
+		if err != nil {
+			cancel()
+		}
+		if sideErr := finish(<-sideline); err == nil {
+			err = sideErr
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if known == nil {
-		hashes := distinctHashes(rows)
-		if err := e.intern(ctx, cache, in, app, hashes); err != nil {
-			return nil, err
+	var missing []uint64 // stacks of pending rows the side line did not intern
+	seen := map[uint64]bool{}
+	for _, r := range pending {
+		if _, ok := in.ids[r.hash]; !ok && !seen[r.hash] {
+			seen[r.hash] = true
+			missing = append(missing, r.hash)
 		}
-		cache.remember(all, hashes)
 	}
-
-	b := in.b
-	sides := [...]tree.Side{tree.Head, tree.Base}
-	for _, r := range rows {
+	if err := e.intern(ctx, cache, in, app, missing); err != nil {
+		return nil, err
+	}
+	for _, r := range pending {
 		b.Add(sides[r.group], in.ids[r.hash], r.value, r.firstSeen)
+	}
+	if known == nil {
+		cache.remember(all, in.hashes)
 	}
 	b.SetRuns(tree.Head, len(head))
 	b.SetRuns(tree.Base, len(base))
 	return b, nil
-}
-
-func distinctHashes(rows []valueRow) []uint64 {
-	seen := make(map[uint64]bool, len(rows))
-	var out []uint64
-	for _, r := range rows {
-		if !seen[r.hash] {
-			seen[r.hash] = true
-			out = append(out, r.hash)
-		}
-	}
-	return out
 }
 
 // cache returns the executor's stack cache, or a fresh one for this
@@ -250,8 +268,9 @@ func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, 
 // interner puts stacks into an engine and maps storage stack hashes to
 // engine stacks. Each frame of the cache's frame table is interned once.
 type interner struct {
-	b   *tree.Builder
-	ids map[uint64]tree.StackID
+	b      *tree.Builder
+	ids    map[uint64]tree.StackID
+	hashes []uint64 // the keys of ids, in interning order
 	// frameIDs[i] is 1 + the engine frame id of frame i of table, or 0.
 	table    *frameTable
 	frameIDs []uint32
@@ -283,4 +302,5 @@ func (in *interner) add(hash uint64, frames []uint32, table *frameTable) {
 		in.stack = append(in.stack, id-1)
 	}
 	in.ids[hash] = in.b.Stack(in.stack)
+	in.hashes = append(in.hashes, hash)
 }
