@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -220,7 +222,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		b.Add(sides[r.group], in.ids[r.hash], r.value, r.firstSeen)
 	}
 	if known == nil {
-		cache.remember(all, in.hashes)
+		cache.remember(all, slices.Collect(maps.Keys(in.ids)))
 	}
 	b.SetRuns(tree.Head, len(head))
 	b.SetRuns(tree.Base, len(base))
@@ -268,9 +270,8 @@ func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, 
 // interner puts stacks into an engine and maps storage stack hashes to
 // engine stacks. Each frame of the cache's frame table is interned once.
 type interner struct {
-	b      *tree.Builder
-	ids    map[uint64]tree.StackID
-	hashes []uint64 // the keys of ids, in interning order
+	b   *tree.Builder
+	ids map[uint64]tree.StackID
 	// frameIDs[i] is 1 + the engine frame id of frame i of table, or 0.
 	table    *frameTable
 	frameIDs []uint32
@@ -302,5 +303,4 @@ func (in *interner) add(hash uint64, frames []uint32, table *frameTable) {
 		in.stack = append(in.stack, id-1)
 	}
 	in.ids[hash] = in.b.Stack(in.stack)
-	in.hashes = append(in.hashes, hash)
 }

@@ -31,7 +31,7 @@ func (b *Builder) Build(o Options) *Tree {
 
 // trie lays the view's stacks out as a pre-order node array with raw sums
 // (not yet per run), siblings in the given order. The stacks are sorted
-// by frame ids first: the stacks through any node are then a contiguous
+// first (compareStacks): the stacks through any node are then a contiguous
 // range, split among its children where the common prefix of neighbours
 // equals the node's depth. So each node is written once, in its final
 // place, with no lookup of children and no reordering afterwards; and as
@@ -45,20 +45,18 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int) []Node {
 	l.lcp = make([]uint32, len(l.ids))
 	l.first = make([]uint64, len(l.ids))
 	l.before = make([]int, len(l.ids)+1)
-	n := 1
 	var prev []uint32
 	rootFirst := uint64(notSeen)
 	for i, id := range l.ids {
 		cur := v.stack(id)
 		common := commonPrefix(prev, cur, inverted)
 		l.lcp[i] = uint32(common)
-		n += len(cur) - common
-		l.before[i+1] = n - 1
+		l.before[i+1] = l.before[i] + len(cur) - common
 		l.first[i] = v.firstSeen(id)
 		rootFirst = min(rootFirst, l.first[i])
 		prev = cur
 	}
-	l.nodes = make([]Node, n)
+	l.nodes = make([]Node, 1+l.before[len(l.ids)]) // the root and every stack's new nodes
 	l.cores = make(chan struct{}, runtime.GOMAXPROCS(0)-1)
 	l.subtree(&worker{}, 0, len(l.ids), 0, siblingKey{RootFrame, rootFirst})
 	return l.nodes
