@@ -18,13 +18,17 @@ func (b *Builder) Build(o Options) *Tree {
 	if o.Inverted {
 		order = b.frames.compareAlphabetical
 	}
+	limit := 0
+	if o.MaxNodes > 0 {
+		limit = max(o.MaxNodes, 2)
+	}
 	t := &Tree{Frames: b.frames, Diff: b.runs[Base] > 0}
-	t.Nodes = b.newView(o).trie(o.Inverted, order)
+	t.Nodes = b.newView(o).trie(o.Inverted, order, limit)
 	for i := range t.Nodes {
 		t.Nodes[i].scale(b.runs)
 	}
-	if o.MaxNodes > 0 && len(t.Nodes) > o.MaxNodes {
-		t.prune(max(o.MaxNodes, 2))
+	if limit > 0 && len(t.Nodes) > limit {
+		t.prune(limit)
 	}
 	return t
 }
@@ -36,8 +40,10 @@ func (b *Builder) Build(o Options) *Tree {
 // equals the node's depth. So each node is written once, in its final
 // place, with no lookup of children and no reordering afterwards; and as
 // the size of every subtree is known beforehand, big subtrees are laid out
-// on other cores at the same time.
-func (v *view) trie(inverted bool, order func(a, b siblingKey) int) []Node {
+// on other cores at the same time. With a node limit (0: none) that the
+// trie exceeds, only the nodes that pruning might keep are laid out
+// (planCut).
+func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int) []Node {
 	l := &layout{v: v, inverted: inverted, order: order}
 	l.ids = sortInHalves(v.active, func(x, y uint32) int {
 		return compareStacks(v.stack(x), v.stack(y), inverted)
@@ -56,10 +62,103 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int) []Node {
 		rootFirst = min(rootFirst, l.first[i])
 		prev = cur
 	}
-	l.nodes = make([]Node, 1+l.before[len(l.ids)]) // the root and every stack's new nodes
+	size := 1 + l.before[len(l.ids)] // the root and every stack's new nodes
+	if limit > 0 && size > limit {
+		size = l.planCut(limit)
+	}
+	l.nodes = make([]Node, size)
 	l.cores = make(chan struct{}, runtime.GOMAXPROCS(0)-1)
-	l.subtree(&worker{}, 0, len(l.ids), 0, siblingKey{RootFrame, rootFirst})
-	return l.nodes
+	w := &worker{}
+	l.subtree(w, 0, len(l.ids), 0, siblingKey{RootFrame, rootFirst})
+	return l.nodes[:w.pos]
+}
+
+// planCut readies the layout to leave out the nodes that pruning to limit
+// nodes cannot keep, so that a big tree pruned to a small one (a query's
+// maxNodes) is never laid out whole. The cut is the importance of the
+// limit-th most important node below the root: the nodes at least as
+// important, more than limit with the root, are laid out; each node with
+// children left out gets one OtherFrame child summing them. Prune keeps at
+// most limit nodes, taking them by decreasing importance, so it stops
+// before it would reach a node left out, and the pruned tree is the one a
+// whole layout gives. It returns the most nodes the layout can write.
+func (l *layout) planCut(limit int) int {
+	n := len(l.ids)
+	for _, s := range l.v.sides {
+		l.sums[s] = make([]int64, n+1)
+		for i, id := range l.ids {
+			l.sums[s][i+1] = l.sums[s][i] + l.v.b.value[s][id]
+		}
+	}
+	l.root = l.rangeTotals(0, n)
+	l.root.scale(l.v.b.runs)
+	// The node at depth d of the first stack that reaches it spans the
+	// stacks up to the next one sharing fewer than d frames with it. Nodes
+	// of one stack that end at the same stack span the same stacks and
+	// rank alike (chains, mostly): one entry each, with its count.
+	type open struct{ low, high, start int } // depths low..high of stack ids[start]
+	var path []open
+	var ranks []rankCount
+	for i, id := range l.ids {
+		common := int(l.lcp[i])
+		for len(path) > 0 && path[len(path)-1].high > common {
+			o := &path[len(path)-1]
+			low := max(o.low, common+1)
+			ranks = append(ranks, rankCount{l.rank(o.start, i), o.high - low + 1})
+			if o.high = low - 1; o.high < o.low {
+				path = path[:len(path)-1]
+			}
+		}
+		if depth := len(l.v.stack(id)); depth > common {
+			path = append(path, open{common + 1, depth, i})
+		}
+	}
+	for _, o := range path {
+		ranks = append(ranks, rankCount{l.rank(o.start, n), o.high - o.low + 1})
+	}
+	l.cut = kthLargest(ranks, limit)
+	l.cutting = true
+	kept := 1 // the root
+	for _, r := range ranks {
+		if r.rank >= l.cut {
+			kept += r.count
+		}
+	}
+	return 2 * kept
+}
+
+// rangeTotals is a node with the raw totals of the stacks ids[start:end].
+func (l *layout) rangeTotals(start, end int) Node {
+	var nd Node
+	if sums := l.sums[Head]; sums != nil {
+		nd.HeadTotal = float64(sums[end] - sums[start])
+	}
+	if sums := l.sums[Base]; sums != nil {
+		nd.BaseTotal = float64(sums[end] - sums[start])
+	}
+	return nd
+}
+
+// rank is the importance prune will see for the node of the stacks
+// ids[start:end]: integer sums below 2^53 are exact in float64 whichever
+// way they are added, so it is the same number.
+func (l *layout) rank(start, end int) float64 {
+	nd := l.rangeTotals(start, end)
+	nd.scale(l.v.b.runs)
+	return importance(nd.HeadTotal, nd.BaseTotal, l.root)
+}
+
+// leftOut says whether the child of the stacks ids[start:end] is below
+// the cut, adding its totals to other (a node's OtherFrame child) if so.
+func (l *layout) leftOut(start, end int, other *Node) bool {
+	if !l.cutting || l.rank(start, end) >= l.cut {
+		return false
+	}
+	nd := l.rangeTotals(start, end)
+	other.HeadTotal += nd.HeadTotal
+	other.BaseTotal += nd.BaseTotal
+	other.Size = 1
+	return true
 }
 
 // siblingKey is what orders the children of a node.
@@ -96,6 +195,14 @@ type layout struct {
 	nodes    []Node
 	// cores holds a token per core lent to a subtree laid out aside.
 	cores chan struct{}
+
+	// With cutting (planCut), children less important than cut are left
+	// out; sums[s][i] is side s's raw value of the stacks ids[:i], and
+	// root the per-run root totals.
+	cutting bool
+	cut     float64
+	sums    [2][]int64
+	root    Node
 }
 
 // worker lays out nodes from pos on, keeping a stack of the children of
@@ -134,9 +241,12 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
 		l.addSelf(&nd, l.ids[i])
 	}
+	var other Node // the children left out (cutting)
 	switch {
 	case end-i == 1: // one stack left: a chain, no branching
-		head, base = l.chain(w, i, depth)
+		if !l.leftOut(i, end, &other) {
+			head, base = l.chain(w, i, depth)
+		}
 	case end-i > 1:
 		bottom := len(w.children)
 		for j := i; j < end; {
@@ -144,8 +254,10 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 			for ; k < end && int(l.lcp[k]) > depth; k++ {
 				first = min(first, l.first[k])
 			}
-			frame := frameAt(l.v.stack(l.ids[j]), depth, l.inverted)
-			w.children = append(w.children, child{siblingKey{frame, first}, j, k})
+			if !l.leftOut(j, k, &other) {
+				frame := frameAt(l.v.stack(l.ids[j]), depth, l.inverted)
+				w.children = append(w.children, child{siblingKey{frame, first}, j, k})
+			}
 			j = k
 		}
 		if kids := w.children[bottom:]; len(kids) > 1 {
@@ -153,6 +265,13 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 		}
 		head, base = l.children(w, bottom, depth)
 		w.children = w.children[:bottom]
+	}
+	if other.Size > 0 {
+		other.Frame, other.Depth = OtherFrame, uint32(depth+1)
+		other.HeadSelf, other.BaseSelf = other.HeadTotal, other.BaseTotal
+		l.nodes[w.pos] = other
+		w.pos++
+		head, base = head+other.HeadTotal, base+other.BaseTotal
 	}
 	nd.HeadTotal = nd.HeadSelf + head
 	nd.BaseTotal = nd.BaseSelf + base
@@ -199,9 +318,10 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 
 // split returns how many of kids (children of a node at depth) to lay out
 // aside, and their number of nodes: none unless they are big enough to be
-// worth it and a core is free (taking its token).
+// worth it and a core is free (taking its token). Nodes left out (cutting)
+// make subtree sizes unknown beforehand, so that layout stays on one core.
 func (l *layout) split(kids []child, depth int) (split, nodes int) {
-	if len(kids) < 2 || l.size(kids[0].start, kids[len(kids)-1].end, depth) < 2*asideNodes {
+	if l.cutting || len(kids) < 2 || l.size(kids[0].start, kids[len(kids)-1].end, depth) < 2*asideNodes {
 		return 0, 0
 	}
 	select {

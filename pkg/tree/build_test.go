@@ -2,6 +2,8 @@ package tree
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -207,4 +209,52 @@ func TestParallelLayoutMatchesSequential(t *testing.T) {
 			t.Errorf("%+v: the parallel layout differs from the sequential one", o)
 		}
 	}
+}
+
+// Under maxNodes, Build lays out only the nodes pruning may keep; the tree
+// must be the one pruning the whole tree gives, node for node, ties
+// included (random values in 0..9 tie often, and a chain's nodes all tie).
+// Only the "other" sums may differ, in the last bits: they add per-run
+// values in another order.
+func TestCutLayoutMatchesWholeTreePruned(t *testing.T) {
+	cut := 0 // cases where the layout left nodes out, so the test is not vacuous
+	for seed := range uint64(400) {
+		samples, baseRuns, headRuns := randomSamples(rand.New(rand.NewPCG(seed, 9)))
+		b := newTestBuilder(samples, baseRuns, headRuns)
+		isSys := sys(b.frames)
+		for _, o := range []Options{{}, {Inverted: true}, {CollapseSystem: true, IsSystem: isSys}} {
+			whole := mustBuild(t, b, o)
+			for _, limit := range []int{2, 3, 5, whole.Len() / 2, whole.Len() - 1} {
+				if limit < 2 || limit >= whole.Len() {
+					continue
+				}
+				want := &Tree{Frames: whole.Frames, Nodes: slices.Clone(whole.Nodes), Diff: whole.Diff}
+				want.prune(limit)
+				o.MaxNodes = limit
+				got := mustBuild(t, b, o)
+				if !slices.EqualFunc(got.Nodes, want.Nodes, sameNode) {
+					t.Fatalf("seed %d %+v: cut layout\n%s\nwant\n%s", seed, o,
+						strings.Join(outline(got), "\n"), strings.Join(outline(want), "\n"))
+				}
+				order := b.frames.compareChronological
+				if o.Inverted {
+					order = b.frames.compareAlphabetical
+				}
+				if len(b.newView(o).trie(o.Inverted, order, limit)) < whole.Len() {
+					cut++
+				}
+			}
+		}
+	}
+	if cut < 100 {
+		t.Fatalf("only %d builds left nodes out", cut)
+	}
+}
+
+// sameNode is node equality up to float rounding.
+func sameNode(a, b Node) bool {
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y)) }
+	return a.Frame == b.Frame && a.Depth == b.Depth && a.Size == b.Size &&
+		near(a.HeadTotal, b.HeadTotal) && near(a.HeadSelf, b.HeadSelf) &&
+		near(a.BaseTotal, b.BaseTotal) && near(a.BaseSelf, b.BaseSelf)
 }

@@ -5,12 +5,25 @@ import (
 	"slices"
 )
 
-// prune keeps at most limit (>= 2) nodes: the most important nodes, where a
-// node's importance is its largest share of its side's root total, plus one
-// "other" child per kept node whose dropped children it sums. Importance
-// never grows from parent to child (values are non-negative), so taking
-// nodes in decreasing importance (ties in pre-order) always keeps a parent
-// before its children and the kept nodes form a tree. Totals stay exact.
+// importance is what prune ranks a node by: its largest share of its
+// side's root total.
+func importance(head, base float64, root Node) float64 {
+	share := func(v, total float64) float64 {
+		if total == 0 {
+			return 0
+		}
+		return v / total
+	}
+	return max(share(head, root.HeadTotal), share(base, root.BaseTotal))
+}
+
+// prune keeps at most limit (>= 2) nodes: the most important nodes (see
+// importance), plus one "other" child per kept node whose dropped children
+// it sums. Importance never grows from parent to child (values are
+// non-negative), so taking nodes in decreasing importance (ties in
+// pre-order) always keeps a parent before its children and the kept nodes
+// form a tree. Totals stay exact. The tree may already hold OtherFrame
+// nodes where Build left out nodes too small to be kept (layout.planCut).
 func (t *Tree) prune(limit int) {
 	nodes := t.Nodes
 	n := len(nodes)
@@ -25,19 +38,16 @@ func (t *Tree) prune(limit int) {
 		}
 	}
 
-	headRoot, baseRoot := nodes[0].HeadTotal, nodes[0].BaseTotal
-	share := func(v, root float64) float64 {
-		if root == 0 {
-			return 0
-		}
-		return v / root
-	}
-	importance := make([]float64, n)
+	root := nodes[0]
+	rank := make([]float64, n)
 	for i, nd := range nodes {
-		importance[i] = max(share(nd.HeadTotal, headRoot), share(nd.BaseTotal, baseRoot))
+		rank[i] = importance(nd.HeadTotal, nd.BaseTotal, root)
+		if nd.Frame == OtherFrame {
+			rank[i] = -1 // stands for nodes Build left out: never kept
+		}
 	}
 	before := func(x, y uint32) int {
-		return cmp.Or(cmp.Compare(importance[y], importance[x]), cmp.Compare(x, y))
+		return cmp.Or(cmp.Compare(rank[y], rank[x]), cmp.Compare(x, y))
 	}
 	order := make([]uint32, n)
 	for i := range order {
@@ -122,27 +132,14 @@ func emitKept(nodes []Node, kept []bool, count int) []Node {
 	return out
 }
 
-// selectFirst reorders s so that its first k elements are the k smallest
-// by compare (a strict total order), in no particular order (quickselect
-// with three-way partitioning).
-func selectFirst(s []uint32, k int, compare func(x, y uint32) int) {
+// selectFirst reorders s so that its first k elements are k smallest by
+// compare, in no particular order (quickselect).
+func selectFirst[T any](s []T, k int, compare func(x, y T) int) {
 	lo, hi := 0, len(s)
 	for hi-lo > 1 && k > lo && k < hi {
 		pivot := s[lo+(hi-lo)/2]
-		lt, i, gt := lo, lo, hi
-		for i < gt {
-			switch c := compare(s[i], pivot); {
-			case c < 0:
-				s[lt], s[i] = s[i], s[lt]
-				lt++
-				i++
-			case c > 0:
-				gt--
-				s[i], s[gt] = s[gt], s[i]
-			default:
-				i++
-			}
-		}
+		lt, gt := partition3(s[lo:hi], func(x T) int { return compare(x, pivot) })
+		lt, gt = lo+lt, lo+gt
 		switch {
 		case k <= lt:
 			hi = lt
@@ -152,4 +149,56 @@ func selectFirst(s []uint32, k int, compare func(x, y uint32) int) {
 			return
 		}
 	}
+}
+
+// rankCount is count nodes of one importance.
+type rankCount struct {
+	rank  float64
+	count int
+}
+
+// kthLargest returns the k-th largest rank of rs (1 <= k <= the sum of
+// counts), each rank counted count times; it reorders rs.
+func kthLargest(rs []rankCount, k int) float64 {
+	for {
+		pivot := rs[len(rs)/2].rank
+		above, below := partition3(rs, func(r rankCount) int { return cmp.Compare(pivot, r.rank) })
+		var n, ties int
+		for _, r := range rs[:above] {
+			n += r.count
+		}
+		for _, r := range rs[above:below] {
+			ties += r.count
+		}
+		switch {
+		case k <= n:
+			rs = rs[:above]
+		case k <= n+ties:
+			return pivot
+		default:
+			k -= n + ties
+			rs = rs[below:]
+		}
+	}
+}
+
+// partition3 reorders s into the elements that side sends left (< 0),
+// then those it calls ties (0), then the rest, and returns where the ties
+// start and end (Dijkstra's three-way partition).
+func partition3[T any](s []T, side func(x T) int) (lt, gt int) {
+	i, gt := 0, len(s)
+	for i < gt {
+		switch c := side(s[i]); {
+		case c < 0:
+			s[lt], s[i] = s[i], s[lt]
+			lt++
+			i++
+		case c > 0:
+			gt--
+			s[i], s[gt] = s[gt], s[i]
+		default:
+			i++
+		}
+	}
+	return lt, gt
 }

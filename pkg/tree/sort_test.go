@@ -41,3 +41,25 @@ func TestSelectFirstAndSortInHalves(t *testing.T) {
 		}
 	}
 }
+
+// kthLargest counts each rank count times: it must agree with sorting the
+// ranks spelled out one per node.
+func TestKthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 1; n < 200; n += 7 {
+		rs := make([]rankCount, n)
+		var all []float64
+		for i := range rs {
+			rs[i] = rankCount{float64(rng.IntN(20)) / 4, 1 + rng.IntN(5)}
+			for range rs[i].count {
+				all = append(all, rs[i].rank)
+			}
+		}
+		slices.SortFunc(all, func(x, y float64) int { return cmp.Compare(y, x) })
+		for _, k := range []int{1, 2, len(all) / 2, len(all)} {
+			if got := kthLargest(slices.Clone(rs), k); got != all[k-1] {
+				t.Errorf("n=%d k=%d: %g, want %g", n, k, got, all[k-1])
+			}
+		}
+	}
+}
