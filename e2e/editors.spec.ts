@@ -81,7 +81,7 @@ test('QueryEditor: a timeseries query with builds, function and baseline', async
   });
 });
 
-test('ConfigEditor: connection, TLS, secret password and system-frame rules', async ({ page }) => {
+test('ConfigEditor: connection, TLS, secret password, table names and system-frame rules', async ({ page }) => {
   await openHarness(page);
   await mount(page, 'mountConfigEditor', {});
   await page.getByTestId(c.host).fill('ch.example.com');
@@ -91,6 +91,7 @@ test('ConfigEditor: connection, TLS, secret password and system-frame rules', as
   await page.getByTestId(c.password).fill('s3cret');
   await page.getByTestId(c.database).fill('perf');
   await page.getByTestId(c.systemFrames).fill('^libfoo\\.\n\n^vendor/ ');
+  await page.getByPlaceholder('run_stacks').fill('perf.run_stacks_all');
   await page.getByTestId(c.host).click(); // blur the rules
   const last = (await lastEmitted(page)) as { jsonData: object; secureJsonData: object };
   expect(last.jsonData).toEqual({
@@ -100,6 +101,7 @@ test('ConfigEditor: connection, TLS, secret password and system-frame rules', as
     username: 'grafana',
     defaultDatabase: 'perf',
     systemFrames: ['^libfoo\\.', '^vendor/'],
+    tables: { runStacks: 'perf.run_stacks_all' },
   });
   expect(last.secureJsonData).toEqual({ password: 's3cret' });
   // TLS settings appear once the connection is secure.

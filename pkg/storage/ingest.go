@@ -199,8 +199,8 @@ func newIngestID() uint64 {
 
 // Ingest stores p as run meta.App/Build/Run. Frames and stacks are
 // interned, samples are summed per (stack, time frame) and written under a
-// fresh ingest id, and the runs row that makes them visible is written
-// last: a run is either entirely visible or absent, whatever fails or is
+// fresh ingest id with the list of its stacks, and the runs row that makes
+// them visible is written last: a run is either entirely visible or absent, whatever fails or is
 // cancelled on the way. Re-ingesting a run replaces it (its newest commit
 // wins); the old rows stay, invisible. progress, if not nil, is called
 // after each INSERT with rows written so far and rows to write.
@@ -230,7 +230,7 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 	}
 	r := prepare(p, duration)
 	id := newIngestID()
-	total := len(r.frames) + len(r.stackHash) + len(r.sStack) + 1
+	total := len(r.frames) + 2*len(r.stackHash) + len(r.sStack) + 1
 	done := 0
 	report := func(n int) {
 		done += n
@@ -257,6 +257,11 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 			n := hi - lo
 			return appendColumns(b, repeat(app, n), repeat(meta.Build, n), repeat(meta.Run, n), repeat(id, n),
 				r.sStack[lo:hi], r.sFrame[lo:hi], r.sFirstSeen[lo:hi], r.sValue[lo:hi])
+		})
+	}
+	if err == nil {
+		err = s.insert(ctx, s.q.runStacks, &runStacksSchema, len(r.stackHash), report, func(b driver.Batch, lo, hi int) error {
+			return appendColumns(b, repeat(app, hi-lo), repeat(id, hi-lo), r.stackHash[lo:hi])
 		})
 	}
 	if err == nil {

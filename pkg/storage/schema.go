@@ -14,15 +14,17 @@ import (
 // connection's database. Pointing the names at Distributed tables works
 // (set Options.Distributed too).
 type Tables struct {
-	Runs    string `json:"runs,omitempty"`
-	Stacks  string `json:"stacks,omitempty"`
-	Frames  string `json:"frames,omitempty"`
-	Samples string `json:"samples,omitempty"`
-	Changes string `json:"changes,omitempty"`
+	Runs      string `json:"runs,omitempty"`
+	Stacks    string `json:"stacks,omitempty"`
+	Frames    string `json:"frames,omitempty"`
+	Samples   string `json:"samples,omitempty"`
+	RunStacks string `json:"runStacks,omitempty"`
+	Changes   string `json:"changes,omitempty"`
 }
 
 // DefaultTables are the names used where Tables leaves a field empty.
-var DefaultTables = Tables{Runs: "runs", Stacks: "stacks", Frames: "frames", Samples: "samples", Changes: "changes"}
+var DefaultTables = Tables{Runs: "runs", Stacks: "stacks", Frames: "frames", Samples: "samples",
+	RunStacks: "run_stacks", Changes: "changes"}
 
 func (t Tables) withDefaults() Tables {
 	for _, f := range t.fields() {
@@ -45,12 +47,13 @@ func (t *Tables) fields() []tableField {
 		{&t.Frames, &d.Frames, &framesSchema},
 		{&t.Stacks, &d.Stacks, &stacksSchema},
 		{&t.Samples, &d.Samples, &samplesSchema},
+		{&t.RunStacks, &d.RunStacks, &runStacksSchema},
 		{&t.Runs, &d.Runs, &runsSchema},
 		{&t.Changes, &d.Changes, &changesSchema},
 	}
 }
 
-type quotedTables struct{ runs, stacks, frames, samples, changes string }
+type quotedTables struct{ runs, stacks, frames, samples, runStacks, changes string }
 
 func (t Tables) quoted() (quotedTables, error) {
 	var q quotedTables
@@ -59,7 +62,7 @@ func (t Tables) quoted() (quotedTables, error) {
 		dst        *string
 	}{
 		{t.Runs, "runs", &q.runs}, {t.Stacks, "stacks", &q.stacks}, {t.Frames, "frames", &q.frames},
-		{t.Samples, "samples", &q.samples}, {t.Changes, "changes", &q.changes},
+		{t.Samples, "samples", &q.samples}, {t.RunStacks, "run stacks", &q.runStacks}, {t.Changes, "changes", &q.changes},
 	} {
 		s, err := quoteIdent(p.name)
 		if err != nil {
@@ -100,6 +103,15 @@ var samplesSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, ingest_id, stack_hash, time_frame",
+}
+
+// runStacksSchema lists the distinct stacks of each ingest: what a cold
+// read of a run's stack texts selects them by, a fraction of its sample
+// rows (one per stack and time frame).
+var runStacksSchema = tableSchema{
+	columns: []column{{"app", "String"}, {"ingest_id", "UInt64"}, {"stack_hash", "UInt64"}},
+	engine:  "MergeTree()",
+	orderBy: "app, ingest_id, stack_hash",
 }
 
 var runsSchema = tableSchema{
@@ -185,6 +197,37 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if err := s.conn.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("migrate: %s: %w", strings.SplitN(stmt, "(", 2)[0], err)
 		}
+	}
+	if err := s.backfillRunStacks(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// backfillRunStacks lists the stacks of the committed ingests that the
+// run stacks table lacks: those written before the table existed. Finding
+// them reads only the runs table and the run stacks' ingest ids, so a
+// migrate with nothing to do stays cheap. An ingest running meanwhile may
+// get its stacks listed twice, which readers do not mind.
+func (s *Store) backfillRunStacks(ctx context.Context) error {
+	notIn := strings.Replace(s.in, "IN", "NOT IN", 1)
+	rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+
+		notIn+" (SELECT ingest_id FROM "+s.q.runStacks+")")
+	if err != nil {
+		return fmt.Errorf("find ingests to list the stacks of: %w", err)
+	}
+	ids, err := collect(rows, "find ingests to list the stacks of", func(scan func(...any) error) (uint64, error) {
+		var id uint64
+		err := scan(&id)
+		return id, err
+	})
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	err = s.conn.Exec(ctx, "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+") SELECT app, ingest_id, stack_hash FROM "+
+		s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(ids))
+	if err != nil {
+		return fmt.Errorf("list the stacks of %d earlier ingests: %w", len(ids), err)
 	}
 	return nil
 }

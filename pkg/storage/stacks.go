@@ -201,14 +201,14 @@ func (s *Store) Stacks(ctx context.Context, runs []Run, visit func(stackHash uin
 
 // RunStackFrames calls visit once for every distinct stack in the samples
 // of runs, with its frame hashes root first. The stacks are selected by a
-// subquery over the same runs (no hash list sent). The frames slice is
-// reused between calls.
+// subquery over the runs' stack lists (the run stacks table; no hash list
+// sent). The frames slice is reused between calls.
 func (s *Store) RunStackFrames(ctx context.Context, runs []Run, visit func(stackHash uint64, frames []uint64) error) error {
 	g, err := newGrouping([][]Run{runs})
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
-	return s.readStacks(ctx, "stack_hash "+s.in+" (SELECT stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ?)",
+	return s.readStacks(ctx, "stack_hash "+s.in+" (SELECT stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ?)",
 		[]any{g.app, g.app, groupSet(g.ids)}, nil, once(visit))
 }
 
@@ -228,9 +228,10 @@ func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, vi
 	return s.readStacks(ctx, "stack_hash "+s.in+" _stack_hashes", []any{app}, t, once(visit))
 }
 
-// once passes on the first row of each stack: the stacks table may hold
-// a stack twice until ClickHouse merges its parts, and dropping the
-// copies here is much cheaper than a GROUP BY over arrays on the server.
+// once passes on the first row of each stack: the stacks table holds a
+// stack twice until ClickHouse merges the parts two ingests wrote, and
+// dropping the copies here costs less than a GROUP BY over arrays or a
+// LIMIT 1 BY on the server (120 ms of server time for 262k rows).
 func once(visit func(hash uint64, frames []uint64) error) func(hash uint64, frames []uint64) error {
 	seen := map[uint64]bool{}
 	return func(hash uint64, frames []uint64) error {

@@ -81,6 +81,60 @@ func TestMigrateAndCheckTables(t *testing.T) {
 	}
 }
 
+// Ingests written before the run stacks table existed get their stack
+// lists from Migrate, once.
+func TestMigrateListsStacksOfEarlierIngests(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	ingest(t, s, meta("a", "1", "r1"), build("main;a 3", "main;b 2"))
+	ingest(t, s, meta("a", "1", "r2"), build("main;a 1", "main;c 1"))
+	ingest(t, s, meta("b", "1", "r1"), build("main;x 1"))
+	ingest(t, s, meta("a", "1", "gone"), build("main;d 1"))
+	if err := s.DeleteRun(ctx, "a", "1", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	listed := func() map[string]int {
+		rows, err := s.conn.Query(ctx, "SELECT app, count() FROM run_stacks GROUP BY app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := map[string]int{}
+		for rows.Next() {
+			var app string
+			var c uint64
+			if err := rows.Scan(&app, &c); err != nil {
+				t.Fatal(err)
+			}
+			n[app] = int(c)
+		}
+		return n
+	}
+	want := listed()
+	if !maps.Equal(want, map[string]int{"a": 5, "b": 1}) { // (ingest, stack) pairs; a deleted run keeps its list, as its samples
+		t.Fatalf("ingest listed %v", want)
+	}
+	if err := s.conn.Exec(ctx, "DROP TABLE run_stacks"); err != nil { // as before the table existed
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := listed(); !maps.Equal(got, want) {
+		t.Fatalf("after migrating twice: %v, want %v", got, want)
+	}
+	runs, err := s.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := s.Stacks(ctx, runs, func(uint64, []Frame) error { n++; return nil }); err != nil || n != 3 {
+		t.Fatalf("stacks of app a: %d, %v; want 3", n, err)
+	}
+}
+
 func dbOf(t *testing.T, s *Store) string {
 	t.Helper()
 	var db string
@@ -575,6 +629,7 @@ func TestStackReadsByHash(t *testing.T) {
 	native := newStore(t, Options{})
 	ctx := context.Background()
 	ingest(t, native, meta("a", "b", "1"), build("main;a 3", "main;b;c 2", "x@lib 1"))
+	ingest(t, native, meta("a", "b", "2"), build("main;a 4")) // the stack again, in another part
 	ingest(t, native, meta("other", "b", "1"), build("main;a 5"))
 	odd := []uint64{1, 256, 0, 1 << 63, math.MaxUint64}
 	insert := func(table string, rows ...[]any) {
@@ -596,18 +651,25 @@ func TestStackReadsByHash(t *testing.T) {
 		frameRows = append(frameRows, []any{"a", h, fmt.Sprint("odd", i), ""})
 	}
 	insert("frames (app, frame_hash, name, module)", frameRows...)
+	// Twice, in two parts, as two ingests of the same stack leave it until
+	// ClickHouse merges them: readers pass it on once.
+	insert("stacks (app, stack_hash, frame_hashes)", []any{"a", uint64(42), odd})
 	insert("stacks (app, stack_hash, frame_hashes)", []any{"a", uint64(42), odd})
 	runs, err := native.Runs(ctx, "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint64][]uint64{42: odd}
+	want := map[uint64][]uint64{}
 	if err := native.RunStackFrames(ctx, runs, func(h uint64, frames []uint64) error {
+		if _, dup := want[h]; dup {
+			t.Errorf("stack %x read twice", h)
+		}
 		want[h] = slices.Clone(frames)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+	want[42] = odd
 	if len(want) != 4 {
 		t.Fatalf("%d stacks, want 3 ingested and 1 inserted", len(want))
 	}
@@ -617,6 +679,9 @@ func TestStackReadsByHash(t *testing.T) {
 	// ClickHouse 18.16 rejects.)
 	got := map[uint64][]uint64{}
 	if err := native.StackFrames(ctx, "a", hashes, func(h uint64, frames []uint64) error {
+		if _, dup := got[h]; dup {
+			t.Errorf("stack %x read twice", h)
+		}
 		got[h] = slices.Clone(frames)
 		return nil
 	}); err != nil {

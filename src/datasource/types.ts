@@ -51,6 +51,7 @@ export interface Tables {
   stacks?: string;
   frames?: string;
   samples?: string;
+  runStacks?: string;
   changes?: string;
 }
 

@@ -19,7 +19,15 @@ type TextOption = 'host' | 'username' | 'defaultDatabase' | 'dialTimeout' | 'que
 
 const s = strings.config;
 const WIDTH = 40;
-const tableNames: Array<keyof Tables> = ['runs', 'stacks', 'frames', 'samples', 'changes'];
+/** Each table setting with its default name (pkg/storage.DefaultTables). */
+const tableNames: Array<[keyof Tables, string]> = [
+  ['runs', 'runs'],
+  ['stacks', 'stacks'],
+  ['frames', 'frames'],
+  ['samples', 'samples'],
+  ['runStacks', 'run_stacks'],
+  ['changes', 'changes'],
+];
 const certs: Array<[keyof FlamediffSecureOptions, string]> = [
   ['tlsCACert', s.tlsCACert],
   ['tlsClientCert', s.tlsClientCert],
@@ -124,12 +132,12 @@ export function ConfigEditor(props: Props) {
         <Field label={s.distributed} description={s.tablesHelp}>
           <Switch value={json.distributed ?? false} onChange={(e) => set('distributed', e.currentTarget.checked)} />
         </Field>
-        {tableNames.map((t) => (
-          <Field label={t} key={t}>
+        {tableNames.map(([t, name]) => (
+          <Field label={name} key={t}>
             <Input
               width={WIDTH}
               value={json.tables?.[t] ?? ''}
-              placeholder={t}
+              placeholder={name}
               onChange={(e: ChangeEvent<HTMLInputElement>) =>
                 set('tables', { ...json.tables, [t]: e.currentTarget.value })
               }
