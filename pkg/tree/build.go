@@ -98,7 +98,8 @@ func (l *layout) planCut(limit int) int {
 	// rank alike (chains, mostly): one entry each, with its count.
 	type open struct{ low, high, start int } // depths low..high of stack ids[start]
 	var path []open
-	var ranks []rankCount
+	// Each stack opens one entry and splits at most one open entry.
+	ranks := make([]rankCount, 0, 2*n)
 	for i, id := range l.ids {
 		common := int(l.lcp[i])
 		for len(path) > 0 && path[len(path)-1].high > common {
