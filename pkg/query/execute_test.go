@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -14,10 +16,12 @@ import (
 
 func TestMain(m *testing.M) { chtest.Main(m) }
 
-// storeWithPprof loads testdata/pprof: build "base" and build "head".
-func storeWithPprof(t *testing.T) *storage.Store {
+// storeWithPprof loads testdata/pprof: build "base" and build "head". It
+// returns the store and its DSN.
+func storeWithPprof(t *testing.T) (*storage.Store, string) {
 	t.Helper()
-	store, err := storage.OpenDSN(chtest.DSN(t), storage.Tables{})
+	dsn := chtest.DSN(t)
+	store, err := storage.OpenDSN(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +45,14 @@ func storeWithPprof(t *testing.T) *storage.Store {
 			}
 		}
 	}
-	return store
+	return store, dsn
 }
 
 // The stack cache must never change an answer: not when warm, not when it
 // is too small and starts over in the middle of a query, not when queries
 // over different selections share it.
 func TestStackCacheKeepsAnswers(t *testing.T) {
-	store := storeWithPprof(t)
+	store, dsn := storeWithPprof(t)
 	ctx := context.Background()
 	queries := []string{
 		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true}`,
@@ -85,6 +89,29 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 			}
 		}
 	}
+
+	// Ingests that run_stacks does not list (written by an older CLI
+	// since the last migrate) answer alike: their stacks are read by
+	// hash once the sums are in.
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
+		t.Fatal(err)
+	}
+	unlisted := &Executor{Store: store, Stacks: NewStackCache(0)}
+	for _, q := range queries {
+		if got := answer(unlisted, q); got != want[q] {
+			t.Errorf("without run_stacks rows: %s answered differently", q)
+		}
+	}
+
 	warm := NewStackCache(0)
 	e := &Executor{Store: store, Stacks: warm}
 	answer(e, queries[0])
