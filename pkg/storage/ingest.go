@@ -200,8 +200,8 @@ func newIngestID() uint64 {
 // Ingest stores p as run meta.App/Build/Run. Frames and stacks are
 // interned, samples are summed per (stack, time frame) and written under a
 // fresh ingest id with the list of its stacks, and the runs row that makes
-// them visible is written last: a run is either entirely visible or absent, whatever fails or is
-// cancelled on the way. Re-ingesting a run replaces it (its newest commit
+// them visible is written last: a run is either entirely visible or
+// absent, whatever fails or is cancelled on the way. Re-ingesting a run replaces it (its newest commit
 // wins); the old rows stay, invisible. progress, if not nil, is called
 // after each INSERT with rows written so far and rows to write.
 func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, progress func(done, total int)) error {

@@ -659,14 +659,18 @@ func TestStackReadsByHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint64][]uint64{}
-	if err := native.RunStackFrames(ctx, runs, func(h uint64, frames []uint64) error {
-		if _, dup := want[h]; dup {
-			t.Errorf("stack %x read twice", h)
+	// into collects what a reader passes on, each stack once.
+	into := func(m map[uint64][]uint64) func(uint64, []uint64) error {
+		return func(h uint64, frames []uint64) error {
+			if _, dup := m[h]; dup {
+				t.Errorf("stack %x read twice", h)
+			}
+			m[h] = slices.Clone(frames)
+			return nil
 		}
-		want[h] = slices.Clone(frames)
-		return nil
-	}); err != nil {
+	}
+	want := map[uint64][]uint64{}
+	if err := native.RunStackFrames(ctx, runs, into(want)); err != nil {
 		t.Fatal(err)
 	}
 	want[42] = odd
@@ -678,13 +682,7 @@ func TestStackReadsByHash(t *testing.T) {
 	// (Not over HTTP: clickhouse-go's HTTP handshake sends a setting that
 	// ClickHouse 18.16 rejects.)
 	got := map[uint64][]uint64{}
-	if err := native.StackFrames(ctx, "a", hashes, func(h uint64, frames []uint64) error {
-		if _, dup := got[h]; dup {
-			t.Errorf("stack %x read twice", h)
-		}
-		got[h] = slices.Clone(frames)
-		return nil
-	}); err != nil {
+	if err := native.StackFrames(ctx, "a", hashes, into(got)); err != nil {
 		t.Fatal(err)
 	}
 	if !maps.EqualFunc(got, want, slices.Equal) {

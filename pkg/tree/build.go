@@ -105,7 +105,7 @@ func (l *layout) planCut(limit int) int {
 		for len(path) > 0 && path[len(path)-1].high > common {
 			o := &path[len(path)-1]
 			low := max(o.low, common+1)
-			ranks = append(ranks, rankCount{l.rank(o.start, i), o.high - low + 1})
+			ranks = append(ranks, rankCount{l.rank(l.rangeTotals(o.start, i)), o.high - low + 1})
 			if o.high = low - 1; o.high < o.low {
 				path = path[:len(path)-1]
 			}
@@ -115,7 +115,7 @@ func (l *layout) planCut(limit int) int {
 		}
 	}
 	for _, o := range path {
-		ranks = append(ranks, rankCount{l.rank(o.start, n), o.high - o.low + 1})
+		ranks = append(ranks, rankCount{l.rank(l.rangeTotals(o.start, n)), o.high - o.low + 1})
 	}
 	l.cut = kthLargest(ranks, limit)
 	l.cutting = true
@@ -140,22 +140,24 @@ func (l *layout) rangeTotals(start, end int) Node {
 	return nd
 }
 
-// rank is the importance prune will see for the node of the stacks
-// ids[start:end]: integer sums below 2^53 are exact in float64 whichever
+// rank is the importance prune will see for a node of these raw totals
+// (rangeTotals): integer sums below 2^53 are exact in float64 whichever
 // way they are added, so it is the same number.
-func (l *layout) rank(start, end int) float64 {
-	nd := l.rangeTotals(start, end)
-	nd.scale(l.v.b.runs)
-	return importance(nd.HeadTotal, nd.BaseTotal, l.root)
+func (l *layout) rank(raw Node) float64 {
+	raw.scale(l.v.b.runs)
+	return importance(raw.HeadTotal, raw.BaseTotal, l.root)
 }
 
 // leftOut says whether the child of the stacks ids[start:end] is below
 // the cut, adding its totals to other (a node's OtherFrame child) if so.
 func (l *layout) leftOut(start, end int, other *Node) bool {
-	if !l.cutting || l.rank(start, end) >= l.cut {
+	if !l.cutting {
 		return false
 	}
 	nd := l.rangeTotals(start, end)
+	if l.rank(nd) >= l.cut {
+		return false
+	}
 	other.HeadTotal += nd.HeadTotal
 	other.BaseTotal += nd.BaseTotal
 	other.Size = 1
