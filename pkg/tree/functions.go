@@ -41,7 +41,7 @@ func (b *Builder) Functions(o Options) []Function {
 	o.Focus = nil
 	v, _ := b.newView(o) // without Focus there is no error
 	test := b.newTester(o, v.active)
-	var runs []float64 // with statistics, each row's per-run totals
+	var runs []float64                     // with statistics, each row's per-run totals
 	rowOf := make([]int32, b.frames.Len()) // frame id -> row + 1
 	byName := make(map[string]int32)
 	var rows []Function
