@@ -69,8 +69,9 @@ func (b *Builder) Build(o Options) (*Tree, error) {
 //
 // With a tester (statistics), the layout notes which node each stack's
 // value lands in (owner) and what each "other" node it makes holds, and
-// the cut is sigBoost times lower, so that prune can prefer significant
-// nodes up to that much smaller than the ones it would keep otherwise.
+// the cut is up to sigBoost times lower, so that prune can prefer
+// significant nodes up to that much smaller than the ones it would keep
+// otherwise.
 func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, test *tester) *layout {
 	l := &layout{v: v, inverted: inverted, order: order}
 	if test != nil {
@@ -153,7 +154,10 @@ func (l *layout) planCut(limit int) int {
 	}
 	l.cut = kthLargest(ranks, limit)
 	if l.test != nil {
-		l.cut /= sigBoost
+		// Also test (lay out) nodes up to sigBoost times smaller, but no
+		// more than testedPerKept per kept node: a flat tail of similar
+		// nodes would otherwise be tested whole.
+		l.cut = max(l.cut/sigBoost, kthLargest(ranks, min(testedPerKept*limit, l.before[n])))
 	}
 	l.cutting = true
 	kept := 1 // the root
