@@ -76,7 +76,7 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, t
 	l := &layout{v: v, inverted: inverted, order: order}
 	if test != nil {
 		l.test = test
-		l.owner = make([]int32, len(v.active))
+		l.owner = make([]int32, len(v.b.stackKey))
 		l.others = make(map[int32]otherInfo)
 	}
 	l.ids = sortInHalves(v.active, func(x, y uint32) int {
@@ -313,7 +313,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
 		l.v.addSelf(&nd, l.ids[i])
 		if l.owner != nil {
-			l.owner[i] = int32(at)
+			l.owner[l.ids[i]] = int32(at)
 		}
 	}
 	other := leftOutNodes{mark: len(w.out)} // the children left out (cutting)
@@ -348,7 +348,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 		if l.owner != nil {
 			for _, r := range w.out[other.mark:] {
 				for k := r[0]; k < r[1]; k++ {
-					l.owner[k] = int32(w.pos)
+					l.owner[l.ids[k]] = int32(w.pos)
 				}
 			}
 			w.out = w.out[:other.mark]
@@ -439,7 +439,7 @@ func (l *layout) chain(w *worker, i, depth int) (head, base float64) {
 	}
 	l.nodes[w.pos-1].HeadSelf, l.nodes[w.pos-1].BaseSelf = head, base
 	if l.owner != nil {
-		l.owner[i] = int32(w.pos - 1)
+		l.owner[id] = int32(w.pos - 1)
 	}
 	return head, base
 }

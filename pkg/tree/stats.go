@@ -212,8 +212,9 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	nodes := t.Nodes
 	w, hr := test.width(), test.runs[Head]
 	vals := make([]float64, len(nodes)*w)
-	for i, id := range l.ids {
-		l.v.b.addStackRuns(vals[int(l.owner[i])*w:], id)
+	// In stack order, the per-run values are read in memory order.
+	for _, id := range l.v.active {
+		l.v.b.addStackRuns(vals[int(l.owner[id])*w:], id)
 	}
 	parent := parents(nodes)
 	for i := len(nodes) - 1; i > 0; i-- {
