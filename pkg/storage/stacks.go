@@ -123,8 +123,9 @@ func (s *Store) scanRows(ctx context.Context, what, query string, args []any, de
 // stack, and calls visit once per (group, stack) with the sum and the
 // earliest first-seen key (Profile.FirstSeen) among them. Pass one group
 // per run for per-run values, or one group per side of a diff to let the
-// server add the runs up. A run may be in several groups. Rows stream in
-// no particular order; more than Options.MaxRows of them fail with
+// server add the runs up. A run may be in several groups (then visit gets
+// a group's stacks once per run: add the values up). Rows stream in no
+// particular order; more than Options.MaxRows of them fail with
 // ErrTooManyRows. An error from visit stops the read and is returned.
 //
 // The sums are whole runs': they come from the run stacks table (one row
@@ -160,6 +161,9 @@ func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 		part("sum(value) AS v, min(first_seen) AS f FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ? GROUP BY k, h", rest)
 	}
 	q := "SELECT k, h, v, f FROM (" + strings.Join(parts, " UNION ALL ") + ") LIMIT ?"
+	if len(parts) > 1 && !g.perIngest() { // a group's runs in both parts
+		q = "SELECT k, h, sum(v), min(f) FROM (" + strings.Join(parts, " UNION ALL ") + ") GROUP BY k, h LIMIT ?"
+	}
 	var hash, seen uint64
 	var value int64
 	return s.scanRows(ctx, "read stack values", q, args, []any{&hash, &value, &seen},

@@ -527,10 +527,11 @@ func TestStackValuesAndStacks(t *testing.T) {
 		name   string
 		groups [][]Run
 		want   []map[string]int64
+		shared bool // a run in two groups: one row per run and stack
 	}{
-		{"per side", [][]Run{base, head}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(head1)}},
-		{"per run", [][]Run{base[:1], base[1:], head}, []map[string]int64{totals(base1), totals(base2), totals(head1)}},
-		{"run in two groups", [][]Run{base, base[:1]}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(base1)}},
+		{"per side", [][]Run{base, head}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(head1)}, false},
+		{"per run", [][]Run{base[:1], base[1:], head}, []map[string]int64{totals(base1), totals(base2), totals(head1)}, false},
+		{"run in two groups", [][]Run{base, base[:1]}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(base1)}, true},
 	}
 	// The same sums whether the run stacks rows hold them, hold an ingest
 	// twice (two migrates at once: that ingest is read from the samples)
@@ -552,6 +553,9 @@ func TestStackValuesAndStacks(t *testing.T) {
 					got[i] = map[string]int64{}
 				}
 				err := s.StackValues(ctx, tt.groups, func(g int, h uint64, v int64, _ uint64) error {
+					if _, dup := got[g][text[h]]; dup && !tt.shared {
+						t.Errorf("group %d, stack %s visited twice", g, text[h])
+					}
 					got[g][text[h]] += v
 					return nil
 				})
