@@ -189,8 +189,16 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		}
 	}
 	// Once the side line is done, rows go into the engine as they arrive;
-	// until then, and for stacks it did not intern, they wait.
+	// until then, and for stacks it did not intern, they wait: on a cold
+	// query, most of them (one per run and stack).
 	var pending []valueRow
+	if known == nil {
+		n := 0
+		for _, r := range all {
+			n += int(r.Stacks)
+		}
+		pending = make([]valueRow, 0, n)
+	}
 	done := false
 	finish := func(err error) error {
 		done = true
