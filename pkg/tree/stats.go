@@ -116,6 +116,14 @@ func (b *Builder) newTester(o Options, active []uint32) *tester {
 	return t
 }
 
+// clone is a tester for another goroutine (test reuses buffers).
+func (t *tester) clone() *tester {
+	c := *t
+	c.x, c.y = make([]float64, len(t.x)), make([]float64, len(t.y))
+	c.quantile = stats.NewTQuantiles(ciLevel)
+	return &c
+}
+
 // width is the number of per-run values a node holds: head runs, then
 // base runs.
 func (t *tester) width() int { return t.runs[Head] + t.runs[Base] }
@@ -224,11 +232,28 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	copy(vals, test.rootRuns[Head])
 	copy(vals[hr:], test.rootRuns[Base])
 	st := make([]NodeStats, len(nodes))
-	for i := range nodes {
-		st[i] = test.test(vals[i*w:(i+1)*w:(i+1)*w], t.Delta(i))
-		if info, ok := l.others[int32(i)]; ok {
-			st[i].OtherCount, st[i].OtherMaxDelta = info.count, info.maxDelta
+	testRange := func(test *tester, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			st[i] = test.test(vals[i*w:(i+1)*w:(i+1)*w], t.Delta(i))
 		}
+	}
+	// The tests (a t distribution each) are the larger part of the cost:
+	// half of them go to another core when there are many.
+	mid := 0
+	var done chan struct{}
+	if len(nodes) >= 1<<12 {
+		mid, done = len(nodes)/2, make(chan struct{})
+		go func() {
+			testRange(test.clone(), 0, mid)
+			close(done)
+		}()
+	}
+	testRange(test, mid, len(nodes))
+	if done != nil {
+		<-done
+	}
+	for i, info := range l.others {
+		st[i].OtherCount, st[i].OtherMaxDelta = info.count, info.maxDelta
 	}
 	test.adjust(st, func(i int) bool { return nodes[i].Frame != OtherFrame })
 	return st
