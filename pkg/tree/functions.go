@@ -41,10 +41,11 @@ func (b *Builder) Functions(o Options) []Function {
 	o.Focus = nil
 	v, _ := b.newView(o) // without Focus there is no error
 	test := b.newTester(o)
-	// With statistics, each row's and the root's per-run totals.
-	var runs, rootRuns []float64
+	// With statistics, each row's and the root's per-run totals, and the
+	// stack's at hand (added to each of its rows from the cache).
+	var runs, rootRuns, stackRuns []float64
 	if test != nil {
-		rootRuns = make([]float64, test.width())
+		rootRuns, stackRuns = make([]float64, test.width()), make([]float64, test.width())
 	}
 	rowOf := make([]int32, b.frames.Len()) // frame id -> row + 1
 	byName := make(map[string]int32)
@@ -59,7 +60,9 @@ func (b *Builder) Functions(o Options) []Function {
 			base = 0
 		}
 		if test != nil {
-			b.addStackRuns(rootRuns, id)
+			clear(stackRuns)
+			b.addStackRuns(stackRuns, id)
+			addRuns(rootRuns, stackRuns)
 		}
 		stack := v.stack(id)
 		for d, f := range stack {
@@ -91,7 +94,7 @@ func (b *Builder) Functions(o Options) []Function {
 				row.HeadTotal += head
 				row.BaseTotal += base
 				if test != nil {
-					b.addStackRuns(runs[int(r)*test.width():], id)
+					addRuns(runs[int(r)*len(stackRuns):], stackRuns)
 				}
 			}
 		}
