@@ -282,17 +282,17 @@ func (t *Tree) folder(st []NodeStats, parent []uint32, test *tester) func(out []
 	hr := test.runs[Head]
 	return func(out []Node, at int, dropped []int32) {
 		runs := make([]float64, test.width())
-		var s NodeStats
+		var merged int
+		var maxMerged float64
 		for _, d := range dropped {
 			addRuns(runs[:hr], old[d].HeadRuns)
 			addRuns(runs[hr:], old[d].BaseRuns)
-			s.OtherCount += count[d]
-			s.OtherMaxDelta = largerDelta(s.OtherMaxDelta, maxDelta[d])
+			merged += count[d]
+			maxMerged = largerDelta(maxMerged, maxDelta[d])
 		}
 		o := out[at]
-		c, m := s.OtherCount, s.OtherMaxDelta
 		st[at] = test.test(runs, deltaOf(o.HeadTotal, o.BaseTotal, nodes[0], t.Normalize))
-		st[at].OtherCount, st[at].OtherMaxDelta = c, m
+		st[at].OtherCount, st[at].OtherMaxDelta = merged, maxMerged
 	}
 }
 
