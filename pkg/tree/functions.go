@@ -40,8 +40,13 @@ type Function struct {
 func (b *Builder) Functions(o Options) []Function {
 	o.Focus = nil
 	v, _ := b.newView(o) // without Focus there is no error
-	test := b.newTester(o, v.active)
-	var runs []float64                     // with statistics, each row's per-run totals
+	test := b.newTester(o)
+	// With statistics, each row's and the root's per-run totals, and the
+	// stack's at hand (added to each of its rows from the cache).
+	var runs, rootRuns, stackRuns []float64
+	if test != nil {
+		rootRuns, stackRuns = make([]float64, test.width()), make([]float64, test.width())
+	}
 	rowOf := make([]int32, b.frames.Len()) // frame id -> row + 1
 	byName := make(map[string]int32)
 	var rows []Function
@@ -53,6 +58,11 @@ func (b *Builder) Functions(o Options) []Function {
 		}
 		if b.runs[Base] == 0 {
 			base = 0
+		}
+		if test != nil {
+			clear(stackRuns)
+			b.addStackRuns(stackRuns, id)
+			addRuns(rootRuns, stackRuns)
 		}
 		stack := v.stack(id)
 		for d, f := range stack {
@@ -84,7 +94,7 @@ func (b *Builder) Functions(o Options) []Function {
 				row.HeadTotal += head
 				row.BaseTotal += base
 				if test != nil {
-					b.addStackRuns(runs[int(r)*test.width():], id)
+					addRuns(runs[int(r)*len(stackRuns):], stackRuns)
 				}
 			}
 		}
@@ -106,6 +116,7 @@ func (b *Builder) Functions(o Options) []Function {
 		}
 	}
 	if test != nil {
+		test.setRoot(rootRuns)
 		st := make([]NodeStats, len(rows))
 		w := test.width()
 		for i := range rows {

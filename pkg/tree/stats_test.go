@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
@@ -552,4 +553,48 @@ func TestStatsFocus(t *testing.T) {
 	if _, err := b.Build(Options{Focus: []string{"main", "nowhere"}}); err == nil || !strings.Contains(err.Error(), "main > nowhere") {
 		t.Errorf("unknown path: %v", err)
 	}
+}
+
+// On real profiles (3 runs a side; head compiles a regexp on every call),
+// runs added with AddRunProfile show the regression: regexp.Compile ranks
+// among the first rows (it was 119th by head self time) with an interval
+// above 0, after the significant rows. With 3 runs a side (Welch's t on 2
+// degrees of freedom) over 505 functions it falls short of q < 0.05 (q
+// 0.12), as does its path in the tree (q 0.05-0.1): 3 runs are too few.
+func TestStatsRealRegression(t *testing.T) {
+	b := NewBuilder(NewFrames())
+	for _, side := range []Side{Base, Head} {
+		files := pprofRuns(t, map[Side]string{Base: "base", Head: "head"}[side])
+		b.SetRuns(side, len(files))
+		for run, name := range files {
+			p, err := ingest.ParseFile(name, ingest.Pprof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.AddRunProfile(side, run, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fn := b.Functions(Options{})
+	i := slices.IndexFunc(fn, func(f Function) bool { return f.Name == "regexp.Compile" })
+	if i < 0 || i >= 15 || fn[i].PValue > 0.01 || fn[i].DeltaLow <= 0 {
+		t.Fatalf("regexp.Compile at %d: %+v", i, fn[max(i, 0)])
+	}
+	for k := 1; k < len(fn); k++ {
+		if fn[k].Significant && !fn[k-1].Significant {
+			t.Fatalf("row %d (%s) significant after an insignificant row", k, fn[k].Name)
+		}
+	}
+	// In the tree, the regressed path is kept under maxNodes with an
+	// interval above 0 all the way down to regexp.compile.
+	tr := mustBuild(t, b, Options{MaxNodes: 200})
+	at := paths(tr)
+	for _, path := range []string{"runtime.main;main.main;main.iteration", "runtime.main;main.main;main.iteration;main.validateHead;regexp.MustCompile;regexp.Compile;regexp.compile"} {
+		k, ok := at[path]
+		if !ok || tr.Stats[k].DeltaLow <= 0 || tr.Stats[k].PValue > 0.01 {
+			t.Errorf("%s: kept %v, %+v", path, ok, tr.Stats[max(k, 0)])
+		}
+	}
+	t.Logf("regexp.Compile ranked %d of %d: delta %.3g [%.3g, %.3g], q %.3g", i+1, len(fn), fn[i].Delta, fn[i].DeltaLow, fn[i].DeltaHigh, fn[i].QValue)
 }
