@@ -77,7 +77,9 @@ func BenchmarkUnderLoad(b *testing.B) {
 					case resp.Responses["A"].Error == nil:
 						ok++
 					case resp.Responses["A"].Status == backend.Status(503):
-						busy++
+						if busy++; busy == 1 {
+							b.Logf("busy: %v", resp.Responses["A"].Error)
+						}
 					default:
 						b.Errorf("diff failed: %v %v", resp.Responses["A"].Status, resp.Responses["A"].Error)
 					}

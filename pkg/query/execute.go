@@ -163,6 +163,11 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	defer cancel()
 	sideline := make(chan error, 1)
 	go func() {
+		defer func() { // a panic here would kill the process, out of the caller's reach
+			if p := recover(); p != nil {
+				sideline <- fmt.Errorf("stack reader panicked: %v", p)
+			}
+		}()
 		hashes := known
 		if missing := cache.uncached(all); known == nil && len(missing) > 0 {
 			var err error
