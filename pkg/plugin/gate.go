@@ -35,6 +35,9 @@ func (g *gate) enter(ctx context.Context) (func(), error) {
 	case <-t.C:
 		return nil, fmt.Errorf("%w: %d queries running, this one waited %v for its turn", errBusy, cap(g.slots), g.wait)
 	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded { // the cause is the load, not the query
+			return nil, fmt.Errorf("%w: %d queries running, this one waited until its deadline for its turn", errBusy, cap(g.slots))
+		}
 		return nil, ctx.Err()
 	}
 }

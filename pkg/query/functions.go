@@ -16,7 +16,7 @@ import (
 // stack cache.
 type functionIndex struct {
 	names []string
-	edges []evolution.Edge
+	edges []uint64 // caller<<32 | callee
 	// stack maps a stack hash to its number; stack k's functions are
 	// funcs[funcStart[k]:funcStart[k+1]], its edges likewise.
 	stack      map[uint64]uint32
@@ -25,7 +25,7 @@ type functionIndex struct {
 	edgeIDs    []int32
 	edgeStart  []uint32
 	nameIDs    map[string]int32
-	edgeIndex  map[[2]int32]int32
+	edgeIndex  map[uint64]int32
 	frameNames []int32 // frame of the current frame table -> function + 1
 	table      *frameTable
 }
@@ -42,7 +42,7 @@ func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*fun
 		cache.remember(runs, hashes)
 	}
 	x := &functionIndex{stack: make(map[uint64]uint32, len(hashes)), funcStart: []uint32{0}, edgeStart: []uint32{0},
-		nameIDs: map[string]int32{}, edgeIndex: map[[2]int32]int32{}}
+		nameIDs: map[string]int32{}, edgeIndex: map[uint64]int32{}}
 	lacking := cache.resolve(hashes, x.add)
 	if len(lacking) > 0 { // the cache started over meanwhile: read them into one of this query's own
 		own := NewStackCache(math.MaxInt)
@@ -94,14 +94,42 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 }
 
 func (x *functionIndex) edge(caller, callee int32) int32 {
-	k := [2]int32{caller, callee}
+	k := uint64(caller)<<32 | uint64(callee)
 	id, ok := x.edgeIndex[k]
 	if !ok {
 		id = int32(len(x.edges))
 		x.edgeIndex[k] = id
-		x.edges = append(x.edges, evolution.Edge{Caller: x.names[caller], Callee: x.names[callee]})
+		x.edges = append(x.edges, k)
 	}
 	return id
+}
+
+// changedEdges gives each build the edges that differ between some two
+// consecutive builds, among those it has (seen[build][edge]): evolution
+// only reports the edges each build added or removed, and as every build
+// gets the same subset, those come out exactly. Edges every build shares
+// (most of them) never become strings.
+func (x *functionIndex) changedEdges(seen [][]bool) []map[evolution.Edge]struct{} {
+	out := make([]map[evolution.Edge]struct{}, len(seen))
+	for g := range out {
+		out[g] = map[evolution.Edge]struct{}{}
+	}
+	for id, k := range x.edges {
+		changed := false
+		for g := 1; g < len(seen) && !changed; g++ {
+			changed = seen[g][id] != seen[g-1][id]
+		}
+		if !changed {
+			continue
+		}
+		e := evolution.Edge{Caller: x.names[k>>32], Callee: x.names[uint32(k)]}
+		for g := range seen {
+			if seen[g][id] {
+				out[g][e] = struct{}{}
+			}
+		}
+	}
+	return out
 }
 
 // containsID: stacks are short, so a scan beats a set per stack.

@@ -134,14 +134,9 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 	if err != nil {
 		return nil, err
 	}
+	changed := x.changedEdges(edges)
 	for g := range in {
-		in[g].Total, in[g].Functions = totals[g].total, x.byName(totals[g])
-		in[g].Edges = map[evolution.Edge]struct{}{}
-		for id, ok := range edges[g] {
-			if ok {
-				in[g].Edges[x.edges[id]] = struct{}{}
-			}
-		}
+		in[g].Total, in[g].Functions, in[g].Edges = totals[g].total, x.byName(totals[g]), changed[g]
 		for _, tf := range timeline[g] {
 			in[g].Timeline = append(in[g].Timeline, evolution.TimeFrame{Total: tf.total, Functions: x.byName(tf)})
 		}
