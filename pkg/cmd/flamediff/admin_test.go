@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,6 +137,19 @@ datasources:
 		"--head", head, "--base", base)
 	if stored != local || !strings.Contains(stored, "main;libx;work 4 6\n") {
 		t.Errorf("stored query:\n%s\nlocal query:\n%s", stored, local)
+	}
+	// Without --dsn the settings give the connection too.
+	o, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(o.Addr[0], ":")
+	connected := writeFile(t, "connected.yaml", fmt.Sprintf(`datasources:
+  - type: flamediff-clickhouse-datasource
+    jsonData: {host: %q, port: %s, username: default, defaultDatabase: %q, tables: {runs: my_runs}}
+`, host, port, o.Auth.Database))
+	if got := mustRun(t, "apps", "--settings", connected); got != "app\n" {
+		t.Errorf("apps with the settings' connection: %q", got)
 	}
 	for _, bad := range []string{"x: [", "datasources: [{type: prometheus}]"} {
 		if _, err := flamediff(t, "apps", "--settings", writeFile(t, "bad.yaml", bad)); err == nil {
