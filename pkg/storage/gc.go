@@ -180,40 +180,35 @@ func (s *Store) countIngestRows(ctx context.Context, ids []uint64) (uint64, erro
 	return total, nil
 }
 
-// deleteIngests deletes a table's rows of ingests and waits for the
-// mutations to finish. The ids are literal: 18.16 does not finish a
-// mutation whose IN holds a subquery.
+// deleteIngests deletes a table's rows of ingests and waits until they are
+// gone (mutations run in the background). The ids are literal: 18.16 does
+// not finish a mutation whose IN holds a subquery.
 func (s *Store) deleteIngests(ctx context.Context, quoted, name string, ids []uint64) error {
-	if len(ids) == 0 {
-		return nil
-	}
 	for lo := 0; lo < len(ids); lo += gcChunk {
-		err := s.conn.Exec(ctx, "ALTER TABLE "+quoted+" DELETE WHERE ingest_id IN ?", groupSet(ids[lo:min(len(ids), lo+gcChunk)]))
-		if err != nil {
+		chunk := groupSet(ids[lo:min(len(ids), lo+gcChunk)])
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+quoted+" DELETE WHERE ingest_id IN ?", chunk); err != nil {
 			return fmt.Errorf("delete from %s: %w", name, err)
 		}
-	}
-	where, args := systemTable(name)
-	for {
-		var pending uint64
-		err := s.conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE "+where+" AND is_done = 0", args...).Scan(&pending)
-		if err != nil {
-			return fmt.Errorf("wait for the deletion from %s: %w", name, err)
-		}
-		if pending == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("wait for the deletion from %s: %w", name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
+		for {
+			var left uint64
+			if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+quoted+" WHERE ingest_id IN ?", chunk).Scan(&left); err != nil {
+				return fmt.Errorf("wait for the deletion from %s: %w", name, err)
+			}
+			if left == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("wait for the deletion from %s: %w", name, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}
+	return nil
 }
 
-// systemTable is the condition that picks a table's rows in system.parts
-// and system.mutations, with its arguments; an unqualified name is in the
-// connection's database.
+// systemTable is the condition that picks a table's rows in system.parts,
+// with its arguments; an unqualified name is in the connection's database.
 func systemTable(name string) (where string, args []any) {
 	if db, table, ok := strings.Cut(name, "."); ok {
 		return "database = ? AND table = ?", []any{db, table}
