@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// Type is a query type (SPEC §4).
+// Type is a query type (docs/QUERIES.md).
 type Type string
 
 // The query types.
