@@ -14,6 +14,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -51,7 +52,7 @@ var (
 func NewDatasource(_ context.Context, in backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	d := &Datasource{}
 	d.setupErr = d.setup(in)
-	d.resources = newResources(d)
+	d.resources = httpadapter.New(Resources(d.store))
 	return d, nil
 }
 
@@ -147,7 +148,7 @@ func errorResponse(ctx context.Context, err error) backend.DataResponse {
 	status := backend.StatusBadGateway
 	msg := err.Error()
 	switch {
-	case isUserError(err):
+	case IsUserError(err):
 		status = backend.StatusBadRequest
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		status, msg = backend.StatusTimeout, "query timed out (raise queryTimeout in the data source settings or select fewer runs): "+msg
@@ -159,8 +160,8 @@ func errorResponse(ctx context.Context, err error) backend.DataResponse {
 	return backend.ErrDataResponseWithSource(status, backend.ErrorSourceDownstream, msg)
 }
 
-// isUserError reports errors caused by what the query asked for.
-func isUserError(err error) bool {
+// IsUserError reports errors caused by what the query asked for.
+func IsUserError(err error) bool {
 	for _, target := range []error{
 		storage.ErrUnknownApp, storage.ErrUnknownBuild, storage.ErrUnknownRun, storage.ErrNoRuns,
 		storage.ErrTooManyRows, query.ErrMismatch, query.ErrUnknownFunction,

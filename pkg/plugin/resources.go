@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
-
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -35,12 +32,13 @@ type (
 	}
 )
 
-// newResources routes GET apps, builds?app=, runs?app=&build= (build
-// repeatable, optional) and functions?app=&q=[&limit=].
-func newResources(d *Datasource) backend.CallResourceHandler {
+// Resources routes GET /apps, /builds?app=, /runs?app=&build= (build
+// repeatable, optional) and /functions?app=&q=[&limit=] to store: the data
+// source's resources, also served by `flamediff serve`.
+func Resources(store *storage.Store) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /apps", func(w http.ResponseWriter, r *http.Request) {
-		apps, err := d.store.Apps(r.Context())
+		apps, err := store.Apps(r.Context())
 		reply(w, apps, err)
 	})
 	mux.HandleFunc("GET /builds", func(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +46,7 @@ func newResources(d *Datasource) backend.CallResourceHandler {
 		if !ok {
 			return
 		}
-		builds, err := d.store.Builds(r.Context(), app)
+		builds, err := store.Builds(r.Context(), app)
 		out := make([]buildInfo, len(builds))
 		for i, b := range builds {
 			out[i] = buildInfo{Name: b.Name, Time: b.Time, Runs: b.Runs}
@@ -60,7 +58,7 @@ func newResources(d *Datasource) backend.CallResourceHandler {
 		if !ok {
 			return
 		}
-		runs, err := d.store.Runs(r.Context(), app, r.URL.Query()["build"], nil)
+		runs, err := store.Runs(r.Context(), app, r.URL.Query()["build"], nil)
 		out := make([]runInfo, len(runs))
 		for i, run := range runs {
 			out[i] = runInfo{Name: run.Run, Build: run.Build, Start: run.Start, Duration: run.Duration.Seconds(),
@@ -83,10 +81,10 @@ func newResources(d *Datasource) backend.CallResourceHandler {
 			}
 			limit = n
 		}
-		names, err := d.store.SearchFunctions(r.Context(), app, r.URL.Query().Get("q"), limit)
+		names, err := store.SearchFunctions(r.Context(), app, r.URL.Query().Get("q"), limit)
 		reply(w, names, err)
 	})
-	return httpadapter.New(mux)
+	return mux
 }
 
 // required reads a mandatory query parameter, answering 400 without it.

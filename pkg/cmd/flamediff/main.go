@@ -29,6 +29,8 @@ var commands = map[string]command{
 	"changes": {"record a build's source changes", changesCmd},
 	"query":   {"run the tree engine on local profile files", queryCmd},
 	"seed":    {"load a realistic demo data set", seedCmd},
+	"report":  {"write a diff or flame graph as one self-contained HTML file", reportCmd},
+	"serve":   {"serve a local web UI over stored runs", serveCmd},
 }
 
 // usageError marks a mistake in the command line (exit code 2).

@@ -58,41 +58,57 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err := validateLocal(&m, len(head.listFlag), len(base.listFlag), *output); err != nil {
 			return usageError{err}
 		}
-		f, err := ingest.ParseFormat(*format)
-		if err != nil {
-			return usageError{err}
-		}
-		rules, err := sysframes.New(system)
-		if err != nil {
-			return usageError{err}
-		}
-		b := tree.NewBuilder(tree.NewFrames())
-		unit, err := loadSide(b, tree.Head, head.listFlag, f)
+		l, err := loadLocal(head.listFlag, base.listFlag, *format, system)
 		if err != nil {
 			return err
-		}
-		if len(base.listFlag) > 0 {
-			baseUnit, err := loadSide(b, tree.Base, base.listFlag, f)
-			if err != nil {
-				return err
-			}
-			if baseUnit != unit {
-				return fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", unit, baseUnit)
-			}
 		}
 		if *output == "table" {
 			m.QueryType = query.Functions // the table is the top functions of any view
 		}
-		frames := query.Render(b, m, rules, unit)
+		frames := query.Render(l.b, m, l.rules, l.unit)
 		switch *output {
 		case "json":
 			return writeJSON(out, frames)
 		case "folded":
-			return writeFolded(out, b, m, rules)
+			return writeFolded(out, l.b, m, l.rules)
 		default:
 			return writeTable(out, frames[0], m)
 		}
 	}
+}
+
+// local is the engine filled from profile files, one run per file.
+type local struct {
+	b                      *tree.Builder
+	rules                  *sysframes.Rules
+	unit                   string
+	headTotals, baseTotals []int64 // each file's total, in file order
+}
+
+// loadLocal parses the head and base files (of format, "auto" guesses)
+// into one engine; system adds system frame rules.
+func loadLocal(head, base []string, format string, system []string) (*local, error) {
+	f, err := ingest.ParseFormat(format)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	l := &local{b: tree.NewBuilder(tree.NewFrames())}
+	if l.rules, err = sysframes.New(system); err != nil {
+		return nil, usageError{err}
+	}
+	if l.unit, l.headTotals, err = loadSide(l.b, tree.Head, head, f); err != nil {
+		return nil, err
+	}
+	if len(base) > 0 {
+		var baseUnit string
+		if baseUnit, l.baseTotals, err = loadSide(l.b, tree.Base, base, f); err != nil {
+			return nil, err
+		}
+		if baseUnit != l.unit {
+			return nil, fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", l.unit, baseUnit)
+		}
+	}
+	return l, nil
 }
 
 // storedQuery runs a query model against ClickHouse through the data
@@ -168,24 +184,25 @@ func validateLocal(m *query.Model, heads, bases int, output string) error {
 }
 
 // loadSide parses every file of one side into the engine (one run each) and
-// returns their common unit.
-func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) (string, error) {
+// returns their common unit and each file's total.
+func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) (string, []int64, error) {
 	unit := ""
-	for _, name := range files {
+	totals := make([]int64, len(files))
+	for i, name := range files {
 		p, err := ingest.ParseFile(name, f)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if unit != "" && p.Unit != unit {
-			return "", fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
+			return "", nil, fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
 		}
-		unit = p.Unit
+		unit, totals[i] = p.Unit, p.Total()
 		if err := b.AddProfile(side, p); err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
+			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	b.SetRuns(side, len(files))
-	return unit, nil
+	return unit, totals, nil
 }
 
 func writeJSON(out io.Writer, frames data.Frames) error {
