@@ -19,8 +19,6 @@ export function mount(page: React.ReactElement) {
       background: theme.colors.background.primary,
       color: theme.colors.text.primary,
       fontFamily: theme.typography.fontFamily,
-      fontSize: theme.typography.body.fontSize,
-      lineHeight: theme.typography.body.lineHeight,
     },
   });
   createRoot(document.getElementById('root')!).render(
