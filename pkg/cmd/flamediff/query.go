@@ -24,41 +24,32 @@ import (
 // run, so that any CI job can diff profiles without ClickHouse.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
-	var head, base filesFlag
-	fs.Var(&head, "head", "head profile `FILE`s, one per run (repeatable, or several after one flag)")
-	fs.Var(&base, "base", "base profile `FILE`s, one per run")
+	src := addSourceFlags(fs)
 	inverted := fs.Bool("inverted", false, "flip stacks: callers under callees")
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
-	var system listFlag
-	fs.Var(&system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
-	maxNodes := fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	output := fs.String("output", "table", "json, table or folded")
-	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
-	dsn := fs.String("dsn", "", "query stored runs in this ClickHouse `DSN` instead of files (with --model)")
-	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (SPEC §4); with --dsn")
 	return func(ctx context.Context, args []string, out io.Writer) error {
-		if len(args) > 0 {
-			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+		stored, err := src.check(args)
+		if err != nil {
+			return err
 		}
-		if *dsn != "" || *model != "" {
-			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
-				return usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
-			}
-			return storedQuery(ctx, *dsn, *model, *output, out)
+		if stored {
+			return storedQuery(ctx, *src.dsn, *src.model, *output, out)
 		}
+		head, base := src.head.listFlag, src.base.listFlag
 		m := query.Model{
 			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
-			MaxNodes: *maxNodes, Variants: *variants,
+			MaxNodes: *src.maxNodes, Variants: *variants,
 			Head: query.Selection{Builds: []string{"head"}},
 		}
-		if len(base.listFlag) > 0 {
+		if len(base) > 0 {
 			m.Base.Builds = []string{"base"}
 		}
-		if err := validateLocal(&m, len(head.listFlag), len(base.listFlag), *output); err != nil {
+		if err := validateLocal(&m, len(head), len(base), *output); err != nil {
 			return usageError{err}
 		}
-		l, err := loadLocal(head.listFlag, base.listFlag, *format, system)
+		l, err := src.load()
 		if err != nil {
 			return err
 		}
@@ -75,6 +66,46 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			return writeTable(out, frames[0], m)
 		}
 	}
+}
+
+// sourceFlags name what a command reads: profile files of each side (with
+// their format, system frame rules and node budget), or stored runs (a DSN
+// and a query model).
+type sourceFlags struct {
+	head, base         filesFlag
+	system             listFlag
+	maxNodes           *int
+	format, dsn, model *string
+}
+
+func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
+	s := &sourceFlags{}
+	fs.Var(&s.head, "head", "head profile `FILE`s, one per run (repeatable, or several after one flag)")
+	fs.Var(&s.base, "base", "base profile `FILE`s, one per run")
+	fs.Var(&s.system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
+	s.maxNodes = fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
+	s.format = fs.String("format", "auto", "input format: auto, pprof, folded or perf")
+	s.dsn = fs.String("dsn", "", "read stored runs in this ClickHouse `DSN` instead of files (with --model)")
+	s.model = fs.String("model", "", "the query as Grafana sends it, a `JSON` object (SPEC §4); with --dsn")
+	return s
+}
+
+// check rejects positional arguments and files mixed with stored runs; it
+// reports whether stored runs are asked for.
+func (s *sourceFlags) check(args []string) (stored bool, err error) {
+	if len(args) > 0 {
+		return false, usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+	}
+	stored = *s.dsn != "" || *s.model != ""
+	if stored && (len(s.head.listFlag) > 0 || len(s.base.listFlag) > 0) {
+		return false, usageError{errors.New("--dsn/--model read stored runs; --head/--base files do not apply")}
+	}
+	return stored, nil
+}
+
+// load parses the files into one engine.
+func (s *sourceFlags) load() (*local, error) {
+	return loadLocal(s.head.listFlag, s.base.listFlag, *s.format, s.system)
 }
 
 // local is the engine filled from profile files, one run per file.

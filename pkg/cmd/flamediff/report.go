@@ -22,30 +22,19 @@ import (
 // file that opens from disk: a file a CI job can attach to a pull request.
 func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	typ := fs.String("type", "diff", "diff or flamegraph (files); --model names its own type")
-	var head, base filesFlag
-	fs.Var(&head, "head", "head profile `FILE`s, one per run (repeatable, or several after one flag)")
-	fs.Var(&base, "base", "base profile `FILE`s, one per run")
-	var system listFlag
-	fs.Var(&system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
-	maxNodes := fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are shown")
-	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
-	dsn := fs.String("dsn", "", "report stored runs of this ClickHouse `DSN` instead of files (with --model)")
-	model := fs.String("model", "", "the query, a `JSON` object as Grafana sends it (SPEC §4); with --dsn")
+	src := addSourceFlags(fs)
 	outFile := fs.String("o", "report.html", "write the report to `FILE`")
 	title := fs.String("title", "", "the page's title (default: what is compared)")
 	return func(ctx context.Context, args []string, out io.Writer) error {
-		if len(args) > 0 {
-			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+		stored, err := src.check(args)
+		if err != nil {
+			return err
 		}
 		var r web.Report
-		var err error
-		if *dsn != "" || *model != "" {
-			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
-				return usageError{errors.New("--dsn/--model report stored runs; --head/--base files do not apply")}
-			}
-			r, err = storedReport(ctx, *dsn, *model)
+		if stored {
+			r, err = storedReport(ctx, *src.dsn, *src.model)
 		} else {
-			r, err = fileReport(query.Type(*typ), head.listFlag, base.listFlag, *format, system, *maxNodes)
+			r, err = fileReport(query.Type(*typ), src)
 		}
 		if err != nil {
 			return err
@@ -53,7 +42,7 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if *title != "" {
 			r.Title = *title
 		}
-		f, err := os.Create(*outFile)
+		f, err := os.Create(*outFile) // #nosec G703 -- the user names the file to write
 		if err != nil {
 			return err
 		}
@@ -71,11 +60,12 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 
 // fileReport renders every variant of the files' tree (so the toolbar's
 // toggles work offline) and one run per file for the run details.
-func fileReport(typ query.Type, head, base []string, format string, system []string, maxNodes int) (web.Report, error) {
+func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if typ != query.Diff && typ != query.FlameGraph {
 		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
 	}
-	m := query.Model{QueryType: typ, App: "files", MaxNodes: maxNodes, Variants: true,
+	head, base := src.head.listFlag, src.base.listFlag
+	m := query.Model{QueryType: typ, App: "files", MaxNodes: *src.maxNodes, Variants: true,
 		Head: query.Selection{Builds: []string{"head"}}}
 	if len(base) > 0 {
 		m.Base.Builds = []string{"base"}
@@ -83,7 +73,7 @@ func fileReport(typ query.Type, head, base []string, format string, system []str
 	if err := validateLocal(&m, len(head), len(base), "json"); err != nil {
 		return web.Report{}, usageError{err}
 	}
-	l, err := loadLocal(head, base, format, system)
+	l, err := src.load()
 	if err != nil {
 		return web.Report{}, err
 	}

@@ -63,23 +63,17 @@ func serveTest(t *testing.T) (url, dsn string) {
 	return strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "flamediff serve: "), "/"), dsn
 }
 
-func get(t *testing.T, url string) (int, string) {
+// call sends a request (a POST when body is not empty) and returns the
+// answer's status and body.
+func call(t *testing.T, url, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	var resp *http.Response
+	var err error
+	if body == "" {
+		resp, err = http.Get(url)
+	} else {
+		resp, err = http.Post(url, "application/json", strings.NewReader(body))
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
-
-func post(t *testing.T, url, body string) (int, string) {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +89,11 @@ func post(t *testing.T, url, body string) (int, string) {
 // them and its resources as the data source's, over HTTP, from ClickHouse.
 func TestServe(t *testing.T) {
 	url, dsn := serveTest(t)
-	if code, page := get(t, url+"/"); code != http.StatusOK || !strings.Contains(page, `data-gzip="js"`) {
+	if code, page := call(t, url+"/", ""); code != http.StatusOK || !strings.Contains(page, `data-gzip="js"`) {
 		t.Fatalf("GET /: %d %.200s", code, page)
 	}
 	model := `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true}`
-	code, frames := post(t, url+"/api/query", model)
+	code, frames := call(t, url+"/api/query", model)
 	if want := mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model", model); code != http.StatusOK || frames != want {
 		t.Errorf("POST /api/query: %d\n got  %.300s\n want %.300s", code, frames, want)
 	}
@@ -110,7 +104,7 @@ func TestServe(t *testing.T) {
 		"/api/resources/runs?app=app&build=head":     `"build":"head"`,
 		"/api/resources/functions?app=app&q=regexp.": `"regexp.`,
 	} {
-		if code, body := get(t, url+path); code != http.StatusOK || !strings.Contains(body, want) {
+		if code, body := call(t, url+path, ""); code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("GET %s: %d %.200s, want %s", path, code, body, want)
 		}
 	}
@@ -123,13 +117,13 @@ func TestServe(t *testing.T) {
 		{"/api/query", `{"queryType":"diff","app":"unknown","head":{"builds":["head"]},"base":{"builds":["base"]}}`, http.StatusBadRequest},
 		{"/api/query", `not json`, http.StatusBadRequest},
 	} {
-		code, body := post(t, url+c.path, c.body)
+		code, body := call(t, url+c.path, c.body)
 		var e struct{ Error string }
 		if code != c.code || json.Unmarshal([]byte(body), &e) != nil || e.Error == "" {
 			t.Errorf("POST %s %s: %d %s, want %d with an error", c.path, c.body, code, body, c.code)
 		}
 	}
-	if code, _ := get(t, url+"/api/resources/builds"); code != http.StatusBadRequest {
+	if code, _ := call(t, url+"/api/resources/builds", ""); code != http.StatusBadRequest {
 		t.Errorf("builds without app: %d, want 400", code)
 	}
 }
