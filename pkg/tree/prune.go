@@ -103,7 +103,7 @@ func emitKept(nodes []Node, kept []bool, count int) []Node {
 			o.other.Depth = out[o.at].Depth + 1
 			out = append(out, o.other)
 		}
-		out[o.at].Size = uint32(len(out) - o.at)
+		out[o.at].Size = uint32(len(out) - o.at) // #nosec G115 -- a subtree's node count: a tree of 2^32 nodes does not fit in memory
 	}
 	for i := 0; i < len(nodes); {
 		nd := nodes[i]
