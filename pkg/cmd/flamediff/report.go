@@ -59,7 +59,8 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 }
 
 // fileReport renders every variant of the files' tree (so the toolbar's
-// toggles work offline) and one run per file for the run details.
+// toggles work offline), its functions (the top table) and one run per
+// file for the run details.
 func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if typ != query.Diff && typ != query.FlameGraph {
 		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
@@ -78,6 +79,8 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 		return web.Report{}, err
 	}
 	frames := query.Render(l.b, m, l.rules, l.unit)
+	m.QueryType, m.Variants = query.Functions, false
+	frames = append(frames, query.Render(l.b, m, l.rules, l.unit)...)
 	frames = append(frames, query.RunsFrames(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)...)
 	title := names(head)
 	if len(base) > 0 {
@@ -108,8 +111,9 @@ func names(files []string) string {
 }
 
 // storedReport runs the model through the data source's executor, with
-// every variant of a flame graph and, for a flame graph or diff, the runs
-// of the same selections for the run details.
+// every variant of a flame graph and, for a flame graph or diff, the
+// functions (the top table) and the runs of the same selections (the run
+// details).
 func storedReport(ctx context.Context, dsn, model string) (web.Report, error) {
 	if dsn == "" || model == "" {
 		return web.Report{}, usageError{errors.New("a stored report needs both --dsn and --model")}
@@ -130,11 +134,16 @@ func storedReport(ctx context.Context, dsn, model string) (web.Report, error) {
 		if frames, err = exec.Execute(ctx, m, query.Range{}); err != nil || !flame {
 			return err
 		}
-		runs := m
-		runs.QueryType = query.Runs
-		more, err := exec.Execute(ctx, runs, query.Range{})
-		frames = append(frames, more...)
-		return err
+		for _, typ := range []query.Type{query.Functions, query.Runs} {
+			more := m
+			more.QueryType, more.Variants = typ, false
+			answer, err := exec.Execute(ctx, more, query.Range{})
+			if err != nil {
+				return err
+			}
+			frames = append(frames, answer...)
+		}
+		return nil
 	})
 	if err != nil {
 		return web.Report{}, err

@@ -60,8 +60,9 @@ func frameNames(t *testing.T, frames []json.RawMessage) []string {
 	return names
 }
 
-// A report of files carries the four variants `query` computes and the run
-// details of one run per file; it references nothing outside itself.
+// A report of files carries the four variants and the functions `query`
+// computes and the run details of one run per file; it references nothing
+// outside itself.
 func TestReportFromFiles(t *testing.T) {
 	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
 	out := filepath.Join(t.TempDir(), "r.html")
@@ -73,8 +74,13 @@ func TestReportFromFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, append([]string{"query", "--type", "diff", "--variants", "--output", "json"}, args...)...)), &want); err != nil {
 		t.Fatal(err)
 	}
+	var functions []json.RawMessage
+	if err := json.Unmarshal([]byte(mustRun(t, append([]string{"query", "--type", "functions", "--output", "json"}, args...)...)), &functions); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, functions...)
 	if len(data.Frames) != len(want)+2 {
-		t.Fatalf("report has frames %v, want the %d variants, runs and runs_summary", frameNames(t, data.Frames), len(want))
+		t.Fatalf("report has frames %v, want the %d variants and functions, runs and runs_summary", frameNames(t, data.Frames), len(want))
 	}
 	for i := range want {
 		if !bytes.Equal(data.Frames[i], want[i]) {
@@ -117,7 +123,7 @@ func TestReportFromStore(t *testing.T) {
 	mustRun(t, "report", "--dsn", dsn, "-o", out, "--title", "PR 42", "--model",
 		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`)
 	_, data := reportData(t, out)
-	if got := strings.Join(frameNames(t, data.Frames), ","); got != "flamegraph,flamegraph,flamegraph,flamegraph,runs,runs_summary" {
+	if got := strings.Join(frameNames(t, data.Frames), ","); got != "flamegraph,flamegraph,flamegraph,flamegraph,functions,runs,runs_summary" {
 		t.Errorf("frames %s", got)
 	}
 	if data.Title != "PR 42" {
