@@ -173,7 +173,7 @@ func labelField(t *tree.Tree) *data.Field {
 				if len(texts) == maxEnumLabels {
 					return stringLabels(t)
 				}
-				idx = data.EnumItemIndex(len(texts))
+				idx = data.EnumItemIndex(len(texts)) // #nosec G115 -- len(texts) < maxEnumLabels = 1<<16 here, the enum index's range
 				byText[label] = idx
 				texts = append(texts, label)
 			}

@@ -92,7 +92,7 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, t
 	for i, id := range l.ids {
 		cur := v.stack(id)
 		common := commonPrefix(prev, cur, inverted)
-		l.lcp[i] = uint32(common)
+		l.lcp[i] = uint32(common) // #nosec G115 -- a common prefix of two stacks, no longer than a stack
 		l.before[i+1] = l.before[i] + len(cur) - common
 		l.first[i] = v.firstSeen(id)
 		rootFirst = min(rootFirst, l.first[i])
@@ -310,7 +310,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	l.v.b.stop.check()
 	at := w.pos
 	w.pos++
-	nd := Node{Frame: key.frame, Depth: uint32(depth)}
+	nd := Node{Frame: key.frame, Depth: uint32(depth)} // #nosec G115 -- a depth, no deeper than a stack
 	// Stacks that end here sort first (a prefix precedes its extensions).
 	i := start
 	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
@@ -345,7 +345,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 		w.children = w.children[:bottom]
 	}
 	if other.Size > 0 {
-		other.Frame, other.Depth = OtherFrame, uint32(depth+1)
+		other.Frame, other.Depth = OtherFrame, uint32(depth+1) // #nosec G115 -- a depth, no deeper than a stack
 		other.HeadSelf, other.BaseSelf = other.HeadTotal, other.BaseTotal
 		l.nodes[w.pos] = other.Node
 		if l.owner != nil {
@@ -362,7 +362,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	}
 	nd.HeadTotal = nd.HeadSelf + head
 	nd.BaseTotal = nd.BaseSelf + base
-	nd.Size = uint32(w.pos - at)
+	nd.Size = uint32(w.pos - at) // #nosec G115 -- a subtree's node count: a tree of 2^32 nodes does not fit in memory
 	l.nodes[at] = nd
 	return nd.HeadTotal, nd.BaseTotal
 }
@@ -440,8 +440,8 @@ func (l *layout) chain(w *worker, i, depth int) (head, base float64) {
 	l.v.addSelf(&leaf, id)
 	head, base = leaf.HeadSelf, leaf.BaseSelf
 	for d := depth; d < len(stack); d++ {
-		l.nodes[w.pos] = Node{Frame: frameAt(stack, d, l.inverted), Depth: uint32(d + 1),
-			Size: uint32(len(stack) - d), HeadTotal: head, BaseTotal: base}
+		l.nodes[w.pos] = Node{Frame: frameAt(stack, d, l.inverted), Depth: uint32(d + 1), // #nosec G115 -- a depth and a node count, no larger than a stack
+			Size: uint32(len(stack) - d), HeadTotal: head, BaseTotal: base} // #nosec G115 -- a depth and a node count, no larger than a stack
 		w.pos++
 	}
 	l.nodes[w.pos-1].HeadSelf, l.nodes[w.pos-1].BaseSelf = head, base
