@@ -114,7 +114,7 @@ func TestServe(t *testing.T) {
 		code       int
 	}{
 		{"/api/query", `{"queryType":"nope","app":"app"}`, http.StatusBadRequest},
-		{"/api/query", `{"queryType":"diff","app":"unknown","head":{"builds":["head"]},"base":{"builds":["base"]}}`, http.StatusBadRequest},
+		{"/api/query", `{"queryType":"diff","app":"unknown","head":{"builds":["head"]},"base":{"builds":["base"]}}`, http.StatusNotFound}, // as the data source answers
 		{"/api/query", `not json`, http.StatusBadRequest},
 	} {
 		code, body := call(t, url+c.path, c.body)
