@@ -60,6 +60,7 @@ var userErrors = []struct {
 	{query.ErrTooBig, http.StatusBadRequest},
 	{query.ErrMismatch, http.StatusBadRequest},
 	{query.ErrUnknownFunction, http.StatusBadRequest},
+	{query.ErrUnknownFocus, http.StatusBadRequest},
 }
 
 // classify decides the status of err, which ended a call whose context is

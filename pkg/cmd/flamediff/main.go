@@ -38,7 +38,7 @@ var commands = map[string]command{
 	"gc":     {"remove rows no reader can see", "--dsn DSN [--grace DURATION]", gcCmd},
 	"changes": {"record a build's source changes",
 		"--dsn DSN --app APP --build BUILD CHANGES.json|-\n       flamediff changes --git-diff A..B [--repo DIR] [--dsn DSN --app APP --build BUILD]", changesCmd},
-	"query": {"run the tree engine on local profile files or stored runs",
+	"query": {"run the tree engine on profile files or stored runs; gate CI on regressions",
 		"--type TYPE --head FILE... [--base FILE...] [flags]\n       flamediff query --dsn DSN --model JSON [flags]", queryCmd},
 	"seed": {"load a realistic demo data set", "--dsn DSN [--seed N]", seedCmd},
 	"report": {"write a diff or flame graph as one self-contained HTML file",
@@ -58,6 +58,9 @@ func main() {
 	case errors.As(err, new(usageError)):
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(2)
+	case errors.As(err, new(regressionFound)):
+		fmt.Fprintln(os.Stderr, "flamediff:", err)
+		os.Exit(3)
 	default:
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(1)

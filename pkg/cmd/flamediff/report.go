@@ -68,7 +68,7 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if len(base) > 0 {
 		m.Base.Builds = []string{"base"}
 	}
-	if err := validateLocal(&m, len(head), len(base), "json"); err != nil {
+	if err := validateLocal(&m, len(head), len(base)); err != nil {
 		return web.Report{}, usageError{err}
 	}
 	l, err := src.load()
