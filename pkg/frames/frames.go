@@ -71,6 +71,9 @@ func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 			data.NewField("selfRight", nil, selfRight).SetConfig(cfg),
 			data.NewField("delta", nil, delta).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
 	}
+	if pkg := packageField(t); pkg != nil {
+		fields = append(fields, pkg)
+	}
 	frame := data.NewFrame("flamegraph", fields...)
 	frame.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeFlameGraph}
 	return frame
@@ -79,29 +82,10 @@ func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 // labelField interns the node labels into an enum field, in order of first
 // appearance; frames that share a name share an enum text.
 func labelField(t *tree.Tree) *data.Field {
-	index := make(map[uint32]data.EnumItemIndex) // frame id -> enum index
-	byText := make(map[string]data.EnumItemIndex)
-	var texts []string
-	values := make([]data.EnumItemIndex, t.Len())
-	for i, nd := range t.Nodes {
-		idx, ok := index[nd.Frame]
-		if !ok {
-			label := t.Label(i)
-			if idx, ok = byText[label]; !ok {
-				if len(texts) == maxEnumLabels {
-					return stringLabels(t)
-				}
-				idx = data.EnumItemIndex(len(texts))
-				byText[label] = idx
-				texts = append(texts, label)
-			}
-			index[nd.Frame] = idx
-		}
-		values[i] = idx
+	if f := enumField("label", t, t.Label); f != nil {
+		return f
 	}
-	return data.NewField("label", nil, values).SetConfig(&data.FieldConfig{
-		TypeConfig: &data.FieldTypeConfig{Enum: &data.EnumFieldConfig{Text: texts}},
-	})
+	return stringLabels(t)
 }
 
 func stringLabels(t *tree.Tree) *data.Field {
