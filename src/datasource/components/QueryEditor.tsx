@@ -36,7 +36,13 @@ const uses = (t: QueryType) => ({
   variants: t === 'flamegraph' || t === 'diff',
   fn: t === 'timeseries',
   threshold: t === 'evolution',
+  stats: t === 'diff' || t === 'functions',
 });
+
+const normalizations: Array<SelectableValue<string>> = [
+  { value: 'absolute', label: s.absolute, description: s.absoluteHelp },
+  { value: 'relative', label: s.relative, description: s.relativeHelp },
+];
 
 /** PREVIOUS is the baseline value that compares each build with the one before it. */
 const PREVIOUS = 'previous';
@@ -233,6 +239,40 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               }}
             />
           </InlineField>
+          {use.stats && (
+            <InlineField label={s.normalize} tooltip={s.normalizeHelp}>
+              <div data-testid={selectors.query.normalize}>
+                <RadioButtonGroup
+                  options={normalizations}
+                  value={query.normalize ?? 'absolute'}
+                  onChange={(v) => update({ normalize: v })}
+                />
+              </div>
+            </InlineField>
+          )}
+          {use.stats && (
+            <InlineField label={s.alpha} tooltip={s.alphaHelp}>
+              <Input
+                data-testid={selectors.query.alpha}
+                type="number"
+                width={10}
+                min={0}
+                max={0.5}
+                step={0.01}
+                placeholder="0.05"
+                defaultValue={query.alpha}
+                onBlur={(e) => {
+                  const text = e.currentTarget.value;
+                  const n = Number(text);
+                  if (text === '') {
+                    update({ alpha: undefined });
+                  } else if (n > 0 && n <= 0.5 && n !== query.alpha) {
+                    update({ alpha: n });
+                  }
+                }}
+              />
+            </InlineField>
+          )}
           {use.variants && (
             <span data-testid={selectors.query.variants} title={s.variantsHelp}>
               <InlineSwitch

@@ -2,11 +2,11 @@ import { css } from '@emotion/css';
 import React from 'react';
 
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { Button, InlineSwitch, Input, Select, useStyles2 } from '@grafana/ui';
+import { Button, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { SideName } from '../model/flameData';
+import { Normalization, SideName } from '../model/flameData';
 
 interface Props {
   isDiff: boolean;
@@ -22,9 +22,22 @@ interface Props {
   onSearch: (text: string) => void;
   matches?: number;
   onReset: () => void;
+  /** Shown when the frame has statistics. */
+  hasStats: boolean;
+  significantOnly: boolean;
+  onSignificantOnly: (v: boolean) => void;
+  normalize: Normalization;
+  /** Undefined when the other normalisation is neither at hand nor queryable. */
+  onNormalize?: (v: Normalization) => void;
+  /** Loads the zoomed node in full detail; undefined when nothing is zoomed or the panel cannot query. */
+  onFullDetail?: () => void;
 }
 
 const s = strings.panel;
+const normOptions: Array<SelectableValue<Normalization>> = [
+  { value: 'absolute', label: s.absolute },
+  { value: 'relative', label: s.relative },
+];
 const sideOptions: Array<SelectableValue<SideName>> = [
   { value: 'head', label: s.head },
   { value: 'base', label: s.base },
@@ -45,6 +58,21 @@ export function Toolbar(p: Props) {
             width={12}
           />
         </div>
+      )}
+      {p.isDiff && p.onNormalize && (
+        <div data-testid={selectors.panel.normalize} aria-label={s.normalize} role="group">
+          <RadioButtonGroup size="sm" options={normOptions} value={p.normalize} onChange={p.onNormalize} />
+        </div>
+      )}
+      {p.hasStats && (
+        <span data-testid={selectors.panel.significantOnly} title={s.significantOnlyHelp}>
+          <InlineSwitch
+            label={s.significantOnly}
+            showLabel
+            value={p.significantOnly}
+            onChange={(e) => p.onSignificantOnly(e.currentTarget.checked)}
+          />
+        </span>
       )}
       <VariantSwitch
         testId={selectors.panel.inverted}
@@ -74,6 +102,18 @@ export function Toolbar(p: Props) {
           </span>
         )}
       </div>
+      {p.onFullDetail && (
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="search-plus"
+          title={s.fullDetailHelp}
+          onClick={p.onFullDetail}
+          data-testid={selectors.panel.fullDetail}
+        >
+          {s.fullDetail}
+        </Button>
+      )}
       <Button size="sm" variant="secondary" icon="history" onClick={p.onReset} data-testid={selectors.panel.reset}>
         {s.reset}
       </Button>
