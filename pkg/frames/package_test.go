@@ -12,8 +12,11 @@ import (
 // TestPackageField: every node's package is the evolution matrix's package
 // of its label, so the panel and the matrix group frames alike.
 func TestPackageField(t *testing.T) {
-	tr := builder("head java/lang/Thread.run;compress/flate.(*compressor).deflate;std::vector<int>::push_back(int&&) 5",
+	tr, err := builder("head java/lang/Thread.run;compress/flate.(*compressor).deflate;std::vector<int>::push_back(int&&) 5",
 		"head java/lang/Thread.run;main.main 3").Build(tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := packageField(tr)
 	texts := f.Config.TypeConfig.Enum.Text
 	want := map[string]string{"total": "", "java/lang/Thread.run": "java/lang", "main.main": "main",

@@ -126,7 +126,7 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Render(b, m, e.Rules, unit), nil
+	return Render(b, m, e.Rules, unit)
 }
 
 // valueRow is one (side, stack) sum read from ClickHouse.

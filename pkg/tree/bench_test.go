@@ -81,7 +81,7 @@ func BenchmarkBuildDiff(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for b.Loop() {
-				t = builder.Build(o)
+				t, _ = builder.Build(o)
 			}
 			runtime.ReadMemStats(&after)
 			allocated := float64(after.TotalAlloc-before.TotalAlloc) / float64(b.N)
@@ -182,7 +182,9 @@ func BenchmarkMerge40(b *testing.B) {
 			}
 			builder.SetRuns(Base, len(runs)/2)
 			builder.SetRuns(Head, len(runs)-len(runs)/2)
-			builder.Build(Options{})
+			if _, err := builder.Build(Options{}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("pprof.Merge", func(b *testing.B) {

@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -45,6 +46,11 @@ type Builder struct {
 	value [2][]int64
 	first [2][]uint64
 	runs  [2]int
+	// runValue[s] holds side s's per-run values (AddRun), stack-major:
+	// stack id, run r at id*stride[s]+r; stride[s] is the side's run count
+	// at its first AddRun (0: no AddRun yet).
+	runValue [2][]int64
+	stride   [2]int
 }
 
 // NewBuilder returns an empty Builder whose stacks refer to frames of f.
@@ -140,6 +146,7 @@ func (b *Builder) Reserve(stacks, frames int) {
 	for s := range b.value {
 		b.value[s] = slices.Grow(b.value[s], stacks)
 		b.first[s] = slices.Grow(b.first[s], stacks)
+		b.runValue[s] = slices.Grow(b.runValue[s], stacks*b.stride[s])
 	}
 	for 2*(len(b.stackKey)+stacks) >= len(b.table) {
 		b.grow()
@@ -160,6 +167,31 @@ func (b *Builder) Add(side Side, s StackID, value int64, firstSeen uint64) {
 	}
 }
 
+// AddRun adds run's value for stack s on a side, as Add does, and keeps
+// it apart per run so that Build and Functions can test every node's
+// change across runs (see NodeStats). SetRuns(side, n) must come before
+// the side's first AddRun and not change after it; run is in [0, n).
+// Callers that have no run index use Add and get no statistics.
+func (b *Builder) AddRun(side Side, run int, s StackID, value int64, firstSeen uint64) {
+	stride := b.stride[side]
+	if stride == 0 {
+		stride = b.runs[side]
+		b.stride[side] = stride
+	}
+	if run < 0 || run >= stride {
+		panic(fmt.Sprintf("tree: AddRun of run %d on a side of %d runs", run, stride))
+	}
+	rv := b.runValue[side]
+	if need := (int(s) + 1) * stride; len(rv) < need {
+		old := len(rv)
+		rv = slices.Grow(rv, need-old)[:need]
+		clear(rv[old:])
+		b.runValue[side] = rv
+	}
+	rv[int(s)*stride+run] += value
+	b.Add(side, s, value, firstSeen)
+}
+
 // SetRuns sets the number of runs of a side, the divisor that turns sums into
 // per-run averages. A side with 0 runs takes no part in Build or Functions;
 // Build makes a diff exactly when Base has runs. Negative n counts as 0.
@@ -172,6 +204,16 @@ func (b *Builder) SetRuns(side Side, n int) {
 // does not change the side's run count (call SetRuns). A profile that fails
 // p.CheckValid is refused with that error and nothing is added.
 func (b *Builder) AddProfile(side Side, p *profile.Profile) error {
+	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.Add(side, s, value, first) })
+}
+
+// AddRunProfile is AddProfile for run run of the side (see AddRun): the
+// way to get statistics from profile files.
+func (b *Builder) AddRunProfile(side Side, run int, p *profile.Profile) error {
+	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.AddRun(side, run, s, value, first) })
+}
+
+func (b *Builder) addProfile(p *profile.Profile, add func(s StackID, value int64, first uint64)) error {
 	if err := p.CheckValid(); err != nil {
 		return err
 	}
@@ -185,7 +227,7 @@ func (b *Builder) AddProfile(side Side, p *profile.Profile) error {
 		for _, f := range s.Stack {
 			buf = append(buf, ids[f])
 		}
-		b.Add(side, b.Stack(buf), s.Value, p.FirstSeen(i))
+		add(b.Stack(buf), s.Value, p.FirstSeen(i))
 	}
 	return nil
 }

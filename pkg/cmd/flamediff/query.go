@@ -83,7 +83,10 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if *output == "table" {
 			m.QueryType = query.Functions // the table is the top functions of any view
 		}
-		frames := query.Render(b, m, rules, unit)
+		frames, err := query.Render(b, m, rules, unit)
+		if err != nil {
+			return err
+		}
 		switch *output {
 		case "json":
 			return writeJSON(out, frames)
@@ -196,7 +199,10 @@ func writeJSON(out io.Writer, frames data.Frames) error {
 // writeFolded prints the averaged tree as folded stacks: `a;b;c value` for a
 // single side, `a;b;c base head` (difffolded's format) for a diff.
 func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes.Rules) error {
-	t := b.Build(query.TreeOptions(b, m, rules))
+	t, err := b.Build(query.TreeOptions(b, m, rules))
+	if err != nil {
+		return err
+	}
 	var sb strings.Builder
 	names := make([]string, 0, 64)
 	t.EachStack(func(stack []uint32, head, base float64) {
@@ -211,7 +217,7 @@ func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes
 			fmt.Fprintf(&sb, " %s\n", number(head))
 		}
 	})
-	_, err := io.WriteString(out, sb.String())
+	_, err = io.WriteString(out, sb.String())
 	return err
 }
 
