@@ -59,7 +59,8 @@ export const NORMALIZE_VAR = 'normalize';
  * "normalize": "$normalize" follows it.
  */
 export function keepNormalization(value: string): void {
-  if (getTemplateSrv().getVariables().some((v) => v.name === NORMALIZE_VAR)) {
+  // Outside Grafana (the test harness) there is no template service.
+  if (getTemplateSrv()?.getVariables().some((v) => v.name === NORMALIZE_VAR)) {
     locationService.partial({ [`var-${NORMALIZE_VAR}`]: value }, true);
   }
 }
