@@ -9,7 +9,7 @@ const panel = (f: string) => join('testdata/panel', f);
 const pprof = (side: string) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
 
 /** SMALL_TREE is a maxNodes that leaves `other` nodes in the checkout diff, for drilling into. */
-export const SMALL_TREE = 40;
+export const SMALL_TREE = 12;
 
 /**
  * globalSetup produces every frame the tests mount, with the real backend,
@@ -71,7 +71,11 @@ export default async function globalSetup() {
  * error where focus is supported). Tests of a missing part are skipped with
  * that reason, and run as soon as the backend has it.
  */
-function supports(stored: (model: object) => Array<{ schema?: { fields: Array<{ name: string }>; meta?: { custom?: Record<string, unknown> } } }>): Supports {
+function supports(
+  stored: (
+    model: object
+  ) => Array<{ schema?: { fields: Array<{ name: string }>; meta?: { custom?: Record<string, unknown> } } }>
+): Supports {
   const diff = stored(checkoutModel({ variants: false }));
   const relative = stored(checkoutModel({ variants: false, normalize: 'relative' }));
   let focus = false;

@@ -28,7 +28,11 @@ test('screenshots of the comparison, its tooltip, a drill-down and the run detai
   // The tooltip of the seeded regression's widest node.
   const normal = variant(frames().checkoutDiff, 'normal');
   const labels = labelsOf(normal);
-  await page.getByTestId(selectors.panel.tableRow).filter({ hasText: 'checkout/pricing.ApplyDiscounts' }).first().click();
+  await page
+    .getByTestId(selectors.panel.tableRow)
+    .filter({ hasText: 'checkout/pricing.ApplyDiscounts' })
+    .first()
+    .click();
   const level = col(normal, 'level')![labels.indexOf('checkout/pricing.ApplyDiscounts')];
   await canvas(page).hover({ position: { x: 200, y: level * 20 + 5 } });
   await expect(page.getByTestId(selectors.panel.tooltip)).toBeVisible();

@@ -30,6 +30,20 @@ function boxes(frame: DataFrameJSON, side: 'head' | 'base', graphWidth: number) 
   });
 }
 
+/** pathOf is the focus path of node i: the labels from the root's child down to it. */
+function pathOf(frame: DataFrameJSON, i: number): string[] {
+  const labels = labelsOf(frame);
+  const level = col(frame, 'level')!;
+  const path = [labels[i]];
+  for (let j = i - 1, l = level[i]; j >= 0 && l > 1; j--) {
+    if (level[j] < l) {
+      l = level[j];
+      path.unshift(labels[j]);
+    }
+  }
+  return path;
+}
+
 /** The graph's width: the canvas beside the table. */
 const graphWidth = async (page: Page) => (await canvas(page).boundingBox())!.width;
 
@@ -56,7 +70,10 @@ test.describe('noise in grey', () => {
     const delta = col(normal, 'delta')!;
     const wide = (i: number) => b[i].width >= 12;
     const pick = (ok: (i: number) => boolean) =>
-      delta.map((_, i) => i).filter((i) => ok(i) && wide(i)).sort((x, y) => Math.abs(delta[y]) - Math.abs(delta[x]))[0];
+      delta
+        .map((_, i) => i)
+        .filter((i) => ok(i) && wide(i))
+        .sort((x, y) => Math.abs(delta[y]) - Math.abs(delta[x]))[0];
     const noise = pick((i) => sig[i] === false && delta[i] !== 0);
     const real = pick((i) => sig[i] === true && delta[i] > 0);
     expect(noise, 'an insignificant node with a delta, wide enough to test').toBeDefined();
@@ -87,9 +104,9 @@ test.describe('normalisation', () => {
   test('the toolbar toggle asks the backend for the other normalisation', async ({ page }) => {
     await mountCheckout(page, frames().checkoutDiff);
     await page.getByTestId(p.normalize).getByRole('radio', { name: 'Relative' }).click();
-    await expect.poll(async () => (await queries(page)).some((q) => q.normalize === 'relative' && q.variants)).toBe(
-      true
-    );
+    await expect
+      .poll(async () => (await queries(page)).some((q) => q.normalize === 'relative' && q.variants))
+      .toBe(true);
     test.skip(!frames().supports.normalize, 'the backend query model has no normalize yet (stats-query not merged)');
     await expect(page.getByTestId(p.root)).toHaveAttribute('data-normalize', 'relative');
   });
@@ -194,28 +211,22 @@ test.describe('drill into anything', () => {
     await mountCheckout(page, frames().checkoutSmall, checkoutModel({ maxNodes: SMALL_TREE }), { showTable: false });
     const b = boxes(small, 'head', await graphWidth(page));
     const labels = labelsOf(small);
-    const level = col(small, 'level')!;
-    const other = b.findIndex((x, i) => labels[i] === 'other' && x.width > 6);
+    const other = b.findIndex((x, i) => labels[i] === 'other' && x.width > 4);
     expect(other, 'an other node wide enough to click').toBeGreaterThan(0);
-    // The path of its parent, from the root's child down.
-    const path: string[] = [];
-    for (let i = other, l = level[other]; i >= 0; i--) {
-      if (level[i] < l) {
-        l = level[i];
-        if (l > 0) {
-          path.unshift(labels[i]);
-        }
-      }
-    }
+    // An other node is not a frame: the focus is its parent's path.
+    const path = pathOf(small, other).slice(0, -1);
     const before = await drawnCount(page);
-    await canvas(page).click({ position: { x: b[other].x + b[other].width / 2, y: b[other].y + 3 } });
+    const at = { x: b[other].x + b[other].width / 2, y: b[other].y + 3 };
+    expect(await hoverLabel(page, at.x, at.y)).toBe('other');
+    await expect(page.getByTestId(p.tooltip)).toContainText('Click or press Enter to load them in full detail');
+    await canvas(page).click({ position: at });
     const crumb = page.getByTestId(p.breadcrumb);
     await expect(crumb).toBeVisible();
     await expect(crumb).toContainText(path[path.length - 1]);
     expect((await queries(page)).at(-1)).toMatchObject({ focus: path, variants: false });
     test.skip(!frames().supports.focus, 'the backend query model has no focus yet (stats-query not merged)');
     // The focused node fills the width at its level.
-    await expect.poll(() => hoverLabel(page, 3, (path.length) * ROW + ROW / 2)).toBe(path[path.length - 1]);
+    await expect.poll(() => hoverLabel(page, 3, path.length * ROW + ROW / 2)).toBe(path[path.length - 1]);
     await crumb.getByRole('button', { name: 'All' }).click();
     await expect(crumb).toHaveCount(0);
     await expect.poll(() => drawnCount(page)).toBe(before);
@@ -225,26 +236,34 @@ test.describe('drill into anything', () => {
     const normal = variant(frames().checkoutDiff, 'normal');
     await mountCheckout(page, frames().checkoutDiff, checkoutModel(), { showTable: false });
     const b = boxes(normal, 'head', await graphWidth(page));
-    const labels = labelsOf(normal);
-    const node = b.findIndex((x) => x.level === 2 && x.width > 40);
+    const node = b.findIndex((x) => x.level === 3 && x.width > 40);
+    const path = pathOf(normal, node);
+    await expect(page.getByTestId(p.fullDetail)).toHaveCount(0);
     await canvas(page).click({ position: { x: b[node].x + 5, y: b[node].y + 3 } });
     await page.getByTestId(p.fullDetail).click();
-    await expect(page.getByTestId(p.breadcrumb)).toContainText(labels[node]);
-    expect((await queries(page)).at(-1)).toMatchObject({ focus: [labels[1], labels[node]].slice(-2) });
+    await expect(page.getByTestId(p.breadcrumb)).toContainText(path[path.length - 1]);
+    expect((await queries(page)).at(-1)).toMatchObject({ focus: path, variants: false });
   });
 });
 
 test('colour by package follows the backend package field (the evolution matrix rule)', async ({ page }) => {
   const single = frames().panelSingle[0];
   await openHarness(page);
-  await mount(page, 'mountPanel', { frames: frames().panelSingle, width: 1000, height: 400, options: { showTable: false } });
+  await mount(page, 'mountPanel', {
+    frames: frames().panelSingle,
+    width: 1000,
+    height: 400,
+    options: { showTable: false },
+  });
   await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
   const pkgTexts: string[] = single.schema!.fields.find((f) => f.name === 'package')!.config!.type!.enum!.text!;
   const pkg = col(single, 'package')!.map((k) => pkgTexts[k]);
   const labels = labelsOf(single);
   const b = boxes(single, 'base', 1000);
   const wide = b.map((_, i) => i).filter((i) => b[i].width > 10);
-  const [x, y] = wide.flatMap((i) => wide.filter((j) => j > i && pkg[j] === pkg[i] && labels[j] !== labels[i]).map((j) => [i, j]))[0];
+  const [x, y] = wide.flatMap((i) =>
+    wide.filter((j) => j > i && pkg[j] === pkg[i] && labels[j] !== labels[i]).map((j) => [i, j])
+  )[0];
   const at = (i: number) => pixel(page, b[i].x + b[i].width / 2, b[i].y + 3);
   expect(pkg[x]).toBe(pkg[y]);
   expect(await at(x)).toEqual(await at(y));

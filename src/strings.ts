@@ -115,7 +115,8 @@ export const strings = {
       'Compare every build with this build, or with the build before it ("previous"); adds change, pValue and regression fields for alerts',
     previous: 'previous build',
     normalize: 'Normalise',
-    normalizeHelp: 'How a diff is compared: absolute change of the base total, or change of each side’s share of its own total',
+    normalizeHelp:
+      'How a diff is compared: absolute change of the base total, or change of each side’s share of its own total',
     absolute: 'absolute',
     absoluteHelp: 'delta = (head - base) / base total',
     relative: 'relative',

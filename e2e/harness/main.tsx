@@ -174,7 +174,10 @@ const harness: HarnessApi = {
     harness.queries = [];
     const series = frames.map(dataFrameFromJSON);
     const panel = <FlamediffPanel {...panelProps(series, { ...defaultPanelOptions, ...options }, width, height)} />;
-    show(query ? <QuerierContext.Provider value={backendQuerier(query)}>{panel}</QuerierContext.Provider> : panel, theme);
+    show(
+      query ? <QuerierContext.Provider value={backendQuerier(query)}>{panel}</QuerierContext.Provider> : panel,
+      theme
+    );
   },
   mountGrafanaFlameGraph({ frame, width = 1000, height = 600 }) {
     const data = dataFrameFromJSON(frame);

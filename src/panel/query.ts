@@ -60,7 +60,11 @@ export const NORMALIZE_VAR = 'normalize';
  */
 export function keepNormalization(value: string): void {
   // Outside Grafana (the test harness) there is no template service.
-  if (getTemplateSrv()?.getVariables().some((v) => v.name === NORMALIZE_VAR)) {
+  if (
+    getTemplateSrv()
+      ?.getVariables()
+      .some((v) => v.name === NORMALIZE_VAR)
+  ) {
     locationService.partial({ [`var-${NORMALIZE_VAR}`]: value }, true);
   }
 }

@@ -76,7 +76,12 @@ const getStyles = (theme: GrafanaTheme2) => ({
     overflow: 'hidden',
     textOverflow: 'ellipsis',
   }),
-  current: css({ fontWeight: theme.typography.fontWeightMedium, maxWidth: 320, overflow: 'hidden', textOverflow: 'ellipsis' }),
+  current: css({
+    fontWeight: theme.typography.fontWeightMedium,
+    maxWidth: 320,
+    overflow: 'hidden',
+    textOverflow: 'ellipsis',
+  }),
   note: css({ color: theme.colors.text.secondary }),
   error: css({ color: theme.colors.error.text }),
 });

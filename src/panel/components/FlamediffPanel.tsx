@@ -71,7 +71,9 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
           <RadioButtonGroup size="sm" options={modes} value={shown} onChange={setMode} />
         </div>
       )}
-      {shown === 'flame' && <FlameView series={data.series} querier={querier} options={options} width={width} height={innerHeight} />}
+      {shown === 'flame' && (
+        <FlameView series={data.series} querier={querier} options={options} width={width} height={innerHeight} />
+      )}
       {shown === 'runs' && runs && 'error' in runs && (
         <Alert title={strings.panel.badFrame} severity="error" data-testid={selectors.panel.error}>
           {runs.error}

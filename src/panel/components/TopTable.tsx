@@ -29,10 +29,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
   const styles = useStyles2(getStyles);
   const { diff, stats, unit } = functions;
   const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: 'rank', desc: true });
-  const rows = useMemo(
-    () => sortRows(functions.rows, sort.key, sort.desc).slice(0, MAX_ROWS),
-    [functions, sort]
-  );
+  const rows = useMemo(() => sortRows(functions.rows, sort.key, sort.desc).slice(0, MAX_ROWS), [functions, sort]);
 
   const header = (key: SortKey, label: string) => (
     <th className={styles.th} aria-sort={sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
@@ -80,7 +77,11 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
               key={r.name}
               data-testid={selectors.panel.tableRow}
               data-significant={r.significant === null ? undefined : String(r.significant)}
-              className={cx(styles.row, r.name === selected && styles.selected, r.significant === false && styles.noise)}
+              className={cx(
+                styles.row,
+                r.name === selected && styles.selected,
+                r.significant === false && styles.noise
+              )}
               tabIndex={0}
               aria-selected={r.name === selected}
               onClick={() => onSelect(r.name)}

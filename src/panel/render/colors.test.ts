@@ -57,7 +57,11 @@ describe('diff colours', () => {
   });
 
   it('greys every insignificant node when asked, whatever its delta', () => {
-    const sig = { name: 'significant', type: FieldType.boolean, values: [null, true, false, false, false, true, false] };
+    const sig = {
+      name: 'significant',
+      type: FieldType.boolean,
+      values: [null, true, false, false, false, true, false],
+    };
     const d = toFlameData(flameFrame(diffRows, { extra: [sig] }));
     const greyed = diffColorIndex(d, 0.1, true);
     const byLabel = (idx: Uint8Array, l: string) => idx[d.labels.indexOf(l)];
