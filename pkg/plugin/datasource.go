@@ -163,7 +163,7 @@ func errorResponse(ctx context.Context, err error) backend.DataResponse {
 func isUserError(err error) bool {
 	for _, target := range []error{
 		storage.ErrUnknownApp, storage.ErrUnknownBuild, storage.ErrUnknownRun, storage.ErrNoRuns,
-		storage.ErrTooManyRows, query.ErrMismatch, query.ErrUnknownFunction,
+		storage.ErrTooManyRows, query.ErrMismatch, query.ErrUnknownFunction, query.ErrUnknownFocus,
 	} {
 		if errors.Is(err, target) {
 			return true

@@ -20,10 +20,10 @@ import (
 // types or units).
 var ErrMismatch = errors.New("runs cannot be combined")
 
-// Executor answers queries from the runs stored in ClickHouse. Aggregation
-// happens in the database (one GROUP BY per side, stack texts fetched once
-// per distinct stack); the engine then builds the tree. It is safe for
-// concurrent use.
+// Executor answers queries from the runs stored in ClickHouse. A tree
+// query reads each run's per-stack sums (kept at ingest) and the texts of
+// the stacks it has not cached; the engine then builds the tree and its
+// per-node statistics. It is safe for concurrent use.
 type Executor struct {
 	Store *storage.Store
 	// Rules classify system frames for collapseSystem (nil: nothing is
@@ -129,7 +129,7 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 	return Render(b, m, e.Rules, unit)
 }
 
-// valueRow is one (side, stack) sum read from ClickHouse.
+// valueRow is one (run, stack) sum read from ClickHouse.
 type valueRow struct {
 	group     int
 	hash      uint64
@@ -137,16 +137,19 @@ type valueRow struct {
 	firstSeen uint64
 }
 
-// load fills an engine with the head and base runs. ClickHouse sums each
-// side per stack while the stacks are interned in the engine on the side:
-// those of a selection seen before from the cache, else every stack of
-// the runs the cache lacks, read on a second connection (and cached).
-// Stacks still missing after the sums are in are read by hash.
+// load fills an engine with the value of every stack in every head and
+// base run (one row per run and stack, summed at ingest; see
+// Store.StackValues), each run under its index in chronological order, so
+// that the engine can test each node across runs. Meanwhile the stacks are
+// interned in the engine on the side: those of a selection seen before
+// from the cache, else every stack of the runs the cache lacks, read on a
+// second connection (and cached). Stacks still missing after the values
+// are in are read by hash.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
-	all := append(head[:len(head):len(head)], base...)
-	groups := [][]storage.Run{head}
-	if len(base) > 0 {
-		groups = append(groups, base)
+	all := append(head[:len(head):len(head)], base...) // Store.Runs lists them by start time
+	groups := make([][]storage.Run, len(all))
+	for i := range all {
+		groups[i] = all[i : i+1]
 	}
 	app := head[0].App
 	cache := e.cache()
@@ -167,10 +170,18 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		}
 		sideline <- e.intern(ctx, cache, in, app, hashes)
 	}()
+	b := in.b
+	b.SetRuns(tree.Head, len(head))
+	b.SetRuns(tree.Base, len(base))
+	add := func(r valueRow, id tree.StackID) {
+		if r.group < len(head) {
+			b.AddRun(tree.Head, r.group, id, r.value, r.firstSeen)
+		} else {
+			b.AddRun(tree.Base, r.group-len(head), id, r.value, r.firstSeen)
+		}
+	}
 	// Once the side line is done, rows go into the engine as they arrive;
 	// until then, and for stacks it did not intern, they wait.
-	b := in.b
-	sides := [...]tree.Side{tree.Head, tree.Base}
 	var pending []valueRow
 	done := false
 	finish := func(err error) error {
@@ -187,13 +198,14 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 			default:
 			}
 		}
+		r := valueRow{g, hash, value, firstSeen}
 		if done { // in is ours now
 			if id, ok := in.ids[hash]; ok {
-				b.Add(sides[g], id, value, firstSeen)
+				add(r, id)
 				return nil
 			}
 		}
-		pending = append(pending, valueRow{g, hash, value, firstSeen})
+		pending = append(pending, r)
 		return nil
 	})
 	if !done {
@@ -219,13 +231,11 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		return nil, err
 	}
 	for _, r := range pending {
-		b.Add(sides[r.group], in.ids[r.hash], r.value, r.firstSeen)
+		add(r, in.ids[r.hash])
 	}
 	if known == nil {
 		cache.remember(all, slices.Collect(maps.Keys(in.ids)))
 	}
-	b.SetRuns(tree.Head, len(head))
-	b.SetRuns(tree.Base, len(base))
 	return b, nil
 }
 

@@ -17,8 +17,10 @@ type Welch struct {
 	SE float64
 	// DF is the Welch–Satterthwaite degrees of freedom (+Inf when SE is 0).
 	DF float64
-	// P is the two-sided p-value: 1 when SE is 0 and Diff is 0, 0 when SE
-	// is 0 and Diff is not (every run of each side agrees, and they differ).
+	// P is the two-sided p-value. When SE is 0 (each side's values all
+	// equal) it is 1 if the sides agree and otherwise 2/C(n_x+n_y, n_x),
+	// the exact permutation test's: the t statistic is infinite, but a
+	// handful of runs cannot make a difference certain.
 	P float64
 }
 
@@ -37,7 +39,7 @@ func WelchTest(x, y []float64) Welch {
 		// No spread beyond float rounding: the sides are constants.
 		w.SE, w.DF, w.P = 0, math.Inf(1), 1
 		if math.Abs(w.Diff) > 1e-12*max(math.Abs(mx), math.Abs(my)) {
-			w.P = 0
+			w.P = min(1, 2/binomial(len(x)+len(y), len(x)))
 		} else {
 			w.Diff = 0
 		}
@@ -47,6 +49,15 @@ func WelchTest(x, y []float64) Welch {
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: w.DF}
 	w.P = 2 * t.CDF(-math.Abs(w.Diff)/w.SE)
 	return w
+}
+
+// binomial is n choose k as a float64.
+func binomial(n, k int) float64 {
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(n-k+i) / float64(i)
+	}
+	return c
 }
 
 // Half is the half width of the two-sided confidence interval of Diff at

@@ -170,11 +170,13 @@ func validateLocal(m *query.Model, heads, bases int, output string) error {
 	return err
 }
 
-// loadSide parses every file of one side into the engine (one run each) and
-// returns their common unit.
+// loadSide parses every file of one side into the engine (one run each, in
+// the order given: name them chronologically) and returns their common
+// unit.
 func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) (string, error) {
 	unit := ""
-	for _, name := range files {
+	b.SetRuns(side, len(files))
+	for run, name := range files {
 		p, err := ingest.ParseFile(name, f)
 		if err != nil {
 			return "", err
@@ -183,11 +185,10 @@ func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) 
 			return "", fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
 		}
 		unit = p.Unit
-		if err := b.AddProfile(side, p); err != nil {
+		if err := b.AddRunProfile(side, run, p); err != nil {
 			return "", fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	b.SetRuns(side, len(files))
 	return unit, nil
 }
 
