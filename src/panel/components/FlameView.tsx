@@ -177,6 +177,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   const onNormalize = (v: Normalization) => {
     keepNormalization(v);
     setNorm(v);
+    setFocus(undefined);
     if (haveNorm(v) || !querier) {
       return;
     }
@@ -191,6 +192,8 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   // drillTo queries a subtree at full detail (path [] returns to the panel's frames).
   const drillTo = (path: string[]) => {
     const id = ++seq.current;
+    // A zoom request names a node of the frames it was made on.
+    setFocus(undefined);
     if (path.length === 0 || !querier) {
       setDrill(undefined);
       return;
