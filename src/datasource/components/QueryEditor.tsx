@@ -184,24 +184,14 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       {use.threshold && (
         <InlineFieldRow>
           <InlineField label={s.threshold} labelWidth={LABEL_WIDTH} tooltip={s.thresholdHelp}>
-            <Input
-              data-testid={selectors.query.threshold}
-              type="number"
+            <OptionalNumber
+              testId={selectors.query.threshold}
               width={12}
-              min={0}
-              max={1}
               step={0.005}
               placeholder="0.02"
-              defaultValue={query.threshold}
-              onBlur={(e) => {
-                const text = e.currentTarget.value;
-                const n = Number(text);
-                if (text === '') {
-                  update({ threshold: undefined });
-                } else if (n >= 0 && n <= 1 && n !== query.threshold) {
-                  update({ threshold: n });
-                }
-              }}
+              value={query.threshold}
+              valid={(n) => n >= 0 && n <= 1}
+              onChange={(threshold) => update({ threshold })}
             />
           </InlineField>
         </InlineFieldRow>
@@ -252,24 +242,14 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
           )}
           {use.stats && (
             <InlineField label={s.alpha} tooltip={s.alphaHelp}>
-              <Input
-                data-testid={selectors.query.alpha}
-                type="number"
+              <OptionalNumber
+                testId={selectors.query.alpha}
                 width={10}
-                min={0}
-                max={0.5}
                 step={0.01}
                 placeholder="0.05"
-                defaultValue={query.alpha}
-                onBlur={(e) => {
-                  const text = e.currentTarget.value;
-                  const n = Number(text);
-                  if (text === '') {
-                    update({ alpha: undefined });
-                  } else if (n > 0 && n <= 0.5 && n !== query.alpha) {
-                    update({ alpha: n });
-                  }
-                }}
+                value={query.alpha}
+                valid={(n) => n > 0 && n <= 0.5}
+                onChange={(alpha) => update({ alpha })}
               />
             </InlineField>
           )}
@@ -286,5 +266,39 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
         </InlineFieldRow>
       )}
     </div>
+  );
+}
+
+/**
+ * OptionalNumber edits a number the backend defaults when it is absent: on
+ * blur an empty field clears it (undefined) and a valid new number sets it.
+ */
+function OptionalNumber(p: {
+  testId: string;
+  width: number;
+  step: number;
+  placeholder: string;
+  value?: number;
+  valid: (n: number) => boolean;
+  onChange: (v: number | undefined) => void;
+}) {
+  return (
+    <Input
+      data-testid={p.testId}
+      type="number"
+      width={p.width}
+      step={p.step}
+      placeholder={p.placeholder}
+      defaultValue={p.value}
+      onBlur={(e) => {
+        const text = e.currentTarget.value;
+        const n = Number(text);
+        if (text === '') {
+          p.onChange(undefined);
+        } else if (p.valid(n) && n !== p.value) {
+          p.onChange(n);
+        }
+      }}
+    />
   );
 }

@@ -65,27 +65,28 @@ export function Toolbar(p: Props) {
         </div>
       )}
       {p.hasStats && (
-        <span data-testid={selectors.panel.significantOnly} title={s.significantOnlyHelp}>
-          <InlineSwitch
-            label={s.significantOnly}
-            showLabel
-            value={p.significantOnly}
-            onChange={(e) => p.onSignificantOnly(e.currentTarget.checked)}
-          />
-        </span>
+        <Switch
+          testId={selectors.panel.significantOnly}
+          label={s.significantOnly}
+          title={s.significantOnlyHelp}
+          value={p.significantOnly}
+          onChange={p.onSignificantOnly}
+        />
       )}
-      <VariantSwitch
+      <Switch
         testId={selectors.panel.inverted}
         label={s.inverted}
         value={p.inverted}
-        enabled={p.canInvert}
+        disabled={!p.canInvert}
+        title={p.canInvert ? undefined : s.variantMissing}
         onChange={p.onInverted}
       />
-      <VariantSwitch
+      <Switch
         testId={selectors.panel.collapse}
         label={s.collapseSystem}
         value={p.collapsed}
-        enabled={p.canCollapse}
+        disabled={!p.canCollapse}
+        title={p.canCollapse ? undefined : s.variantMissing}
         onChange={p.onCollapsed}
       />
       <div className={styles.search}>
@@ -121,21 +122,25 @@ export function Toolbar(p: Props) {
   );
 }
 
-/** VariantSwitch toggles to another variant's tree; without that frame it is disabled with a hint. */
-function VariantSwitch(p: {
+/**
+ * Switch is a labelled toggle of the toolbar; a variant toggle whose frame is
+ * missing is disabled, its title saying how to enable it.
+ */
+function Switch(p: {
   testId: string;
   label: string;
+  title?: string;
   value: boolean;
-  enabled: boolean;
+  disabled?: boolean;
   onChange: (v: boolean) => void;
 }) {
   return (
-    <span data-testid={p.testId} title={p.enabled ? undefined : s.variantMissing}>
+    <span data-testid={p.testId} title={p.title}>
       <InlineSwitch
         label={p.label}
         showLabel
         value={p.value}
-        disabled={!p.enabled}
+        disabled={p.disabled}
         onChange={(e) => p.onChange(e.currentTarget.checked)}
       />
     </span>
