@@ -118,15 +118,23 @@ func unitOf(groups ...[]storage.Run) (string, error) {
 
 // tree answers flamegraph, diff and functions queries.
 func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
-	head, base, unit, err := e.sides(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	b, err := e.load(ctx, head, base)
+	b, unit, err := e.Engine(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	return Render(b, m, e.Rules, unit)
+}
+
+// Engine returns the engine filled with the runs of a flamegraph, diff or
+// functions query, and their unit: what Render turns into frames, and
+// what the CLI's CI gate reads.
+func (e *Executor) Engine(ctx context.Context, m Model) (*tree.Builder, string, error) {
+	head, base, unit, err := e.sides(ctx, m)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := e.load(ctx, head, base)
+	return b, unit, err
 }
 
 // valueRow is one (run, stack) sum read from ClickHouse.

@@ -167,6 +167,12 @@ func (m Model) Normalization() tree.Normalization {
 	return tree.Absolute
 }
 
+// IsTree reports whether the query is answered by the tree engine
+// (flamegraph, diff, functions).
+func (m Model) IsTree() bool {
+	return m.QueryType == FlameGraph || m.QueryType == Diff || m.QueryType == Functions
+}
+
 // IsDiff reports whether the query compares head against base.
 func (m Model) IsDiff() bool {
 	return m.QueryType == Diff || (m.QueryType != FlameGraph && len(m.Base.Builds) > 0)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aclements/go-moremath/stats"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // WelchTest agrees with go-moremath's Welch t-test (an independent
@@ -33,10 +34,11 @@ func TestWelchMatchesMoremath(t *testing.T) {
 }
 
 func TestWelchEdges(t *testing.T) {
-	if w := WelchTest([]float64{1}, []float64{1, 2}); !math.IsNaN(w.P) || !math.IsNaN(w.Half(0.95)) {
+	q := NewTQuantiles(0.95)
+	if w := WelchTest([]float64{1}, []float64{1, 2}); !math.IsNaN(w.P) || !math.IsNaN(w.Half(q)) {
 		t.Errorf("one value: %+v", w)
 	}
-	if w := WelchTest([]float64{5, 5}, []float64{5, 5, 5}); w.P != 1 || w.Diff != 0 || w.Half(0.95) != 0 {
+	if w := WelchTest([]float64{5, 5}, []float64{5, 5, 5}); w.P != 1 || w.Diff != 0 || w.Half(q) != 0 {
 		t.Errorf("equal constants: %+v", w)
 	}
 	// Constant sides that differ: the permutation test's 2/C(4,2).
@@ -49,6 +51,7 @@ func TestWelchEdges(t *testing.T) {
 func TestWelchCoverage(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	covered, n := 0, 4000
+	q := NewTQuantiles(0.95)
 	for range n {
 		x, y := make([]float64, 10), make([]float64, 6)
 		for i := range x {
@@ -58,7 +61,7 @@ func TestWelchCoverage(t *testing.T) {
 			y[i] = 2 * r.NormFloat64()
 		}
 		w := WelchTest(x, y)
-		if h := w.Half(0.95); math.Abs(w.Diff-1) <= h {
+		if h := w.Half(q); math.Abs(w.Diff-1) <= h {
 			covered++
 		}
 	}
@@ -109,6 +112,19 @@ func TestBenjaminiHochberg(t *testing.T) {
 			if !(math.IsNaN(q[i]) && math.IsNaN(want) || math.Abs(q[i]-want) < 1e-12) {
 				t.Fatalf("p %v: q[%d] = %v, want %v", p, i, q[i], want)
 			}
+		}
+	}
+}
+
+// Memoized quantiles are gonum's at the rounded-down degrees of freedom:
+// never below the exact quantile, and within 1% of it from 2 up.
+func TestTQuantiles(t *testing.T) {
+	q := NewTQuantiles(0.95)
+	for df := 1.0; df < 60; df += 0.37 {
+		exact := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
+		got := q.At(df)
+		if got < exact || df >= 2 && got > 1.01*exact {
+			t.Errorf("df %v: %v, exact %v", df, got, exact)
 		}
 	}
 }

@@ -69,13 +69,14 @@ func (b *Builder) Build(o Options) (*Tree, error) {
 //
 // With a tester (statistics), the layout notes which node each stack's
 // value lands in (owner) and what each "other" node it makes holds, and
-// the cut is sigBoost times lower, so that prune can prefer significant
-// nodes up to that much smaller than the ones it would keep otherwise.
+// the cut is up to sigBoost times lower, so that prune can prefer
+// significant nodes up to that much smaller than the ones it would keep
+// otherwise.
 func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, test *tester) *layout {
 	l := &layout{v: v, inverted: inverted, order: order}
 	if test != nil {
 		l.test = test
-		l.owner = make([]int32, len(v.active))
+		l.owner = make([]int32, len(v.b.stackKey))
 		l.others = make(map[int32]otherInfo)
 	}
 	l.ids = sortInHalves(v.active, func(x, y uint32) int {
@@ -153,7 +154,10 @@ func (l *layout) planCut(limit int) int {
 	}
 	l.cut = kthLargest(ranks, limit)
 	if l.test != nil {
-		l.cut /= sigBoost
+		// Also test (lay out) nodes up to sigBoost times smaller, but no
+		// more than testedPerKept per kept node: a flat tail of similar
+		// nodes would otherwise be tested whole.
+		l.cut = max(l.cut/sigBoost, kthLargest(ranks, min(testedPerKept*limit, l.before[n])))
 	}
 	l.cutting = true
 	kept := 1 // the root
@@ -309,7 +313,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
 		l.v.addSelf(&nd, l.ids[i])
 		if l.owner != nil {
-			l.owner[i] = int32(at)
+			l.owner[l.ids[i]] = int32(at)
 		}
 	}
 	other := leftOutNodes{mark: len(w.out)} // the children left out (cutting)
@@ -344,7 +348,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 		if l.owner != nil {
 			for _, r := range w.out[other.mark:] {
 				for k := r[0]; k < r[1]; k++ {
-					l.owner[k] = int32(w.pos)
+					l.owner[l.ids[k]] = int32(w.pos)
 				}
 			}
 			w.out = w.out[:other.mark]
@@ -435,7 +439,7 @@ func (l *layout) chain(w *worker, i, depth int) (head, base float64) {
 	}
 	l.nodes[w.pos-1].HeadSelf, l.nodes[w.pos-1].BaseSelf = head, base
 	if l.owner != nil {
-		l.owner[i] = int32(w.pos - 1)
+		l.owner[id] = int32(w.pos - 1)
 	}
 	return head, base
 }

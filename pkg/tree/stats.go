@@ -84,6 +84,7 @@ type tester struct {
 	rootRuns [2][]float64
 	root     Node // per-run root totals (means)
 	x, y     []float64
+	quantile *stats.TQuantiles
 }
 
 // newTester returns nil when b has no statistics to give (StatsNotice).
@@ -111,6 +112,7 @@ func (b *Builder) newTester(o Options, active []uint32) *tester {
 		t.root.BaseTotal += v / float64(b.runs[Base])
 	}
 	t.x, t.y = make([]float64, b.runs[Head]), make([]float64, b.runs[Base])
+	t.quantile = stats.NewTQuantiles(ciLevel)
 	return t
 }
 
@@ -133,7 +135,7 @@ func (t *tester) test(runs []float64, delta float64) NodeStats {
 	}
 	w := stats.WelchTest(t.x, t.y)
 	s.PValue = w.P
-	half := w.Half(ciLevel) * scale
+	half := w.Half(t.quantile) * scale
 	s.DeltaLow, s.DeltaHigh = delta-half, delta+half
 	if math.IsInf(scale, 0) || math.IsNaN(half) {
 		s.DeltaLow, s.DeltaHigh = math.NaN(), math.NaN()
@@ -196,16 +198,23 @@ func largerDelta(a, b float64) float64 {
 // otherwise a significant node may be and still be kept ahead of them.
 const sigBoost = 4
 
+// testedPerKept bounds the nodes tested under MaxNodes to this many times
+// MaxNodes (the largest ones): tests cost time, and each one raises
+// Benjamini-Hochberg's bar for the others.
+const testedPerKept = 2
+
 // stats tests every node of t, just laid out by l and scaled: a node's
 // per-run totals are those of the stacks it owns plus its children's.
 // The tested family is every node but "other" ones: under MaxNodes, the
-// nodes at least 1/sigBoost as large as the smallest that can be kept.
+// nodes at least 1/sigBoost as large as the smallest that can be kept,
+// and at most testedPerKept times MaxNodes of them (the largest).
 func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	nodes := t.Nodes
 	w, hr := test.width(), test.runs[Head]
 	vals := make([]float64, len(nodes)*w)
-	for i, id := range l.ids {
-		l.v.b.addStackRuns(vals[int(l.owner[i])*w:], id)
+	// In stack order, the per-run values are read in memory order.
+	for _, id := range l.v.active {
+		l.v.b.addStackRuns(vals[int(l.owner[id])*w:], id)
 	}
 	parent := parents(nodes)
 	for i := len(nodes) - 1; i > 0; i-- {

@@ -308,8 +308,9 @@ func TestStatsNormalize(t *testing.T) {
 	}
 }
 
-// The q-values of a tree are Benjamini-Hochberg over its tested nodes,
-// computed here the slow way; p-values are Welch's on the node's runs.
+// The q-values of a tree are Benjamini-Hochberg over its tested nodes
+// (stats.BenjaminiHochberg, itself checked against the definition), and
+// its p-values Welch's on the node's runs.
 func TestStatsQValuesAreBH(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 11))
 	p := newSimProgram(r, 150)
@@ -328,22 +329,9 @@ func TestStatsQValuesAreBH(t *testing.T) {
 			}
 			ps = append(ps, s.PValue)
 		}
-		m := float64(len(ps))
 		discoveries := 0
-		for i, pi := range ps {
-			want := 1.0
-			for _, pj := range ps {
-				if pj >= pi {
-					rank := 0
-					for _, pk := range ps {
-						if pk <= pj {
-							rank++
-						}
-					}
-					want = min(want, pj*m/float64(rank))
-				}
-			}
-			if got := tr.Stats[i].QValue; math.Abs(got-want) > 1e-12 {
+		for i, want := range stats.BenjaminiHochberg(ps) {
+			if got := tr.Stats[i].QValue; got != want {
 				t.Fatalf("%v node %d: q %v, want %v", norm, i, got, want)
 			}
 			if tr.Stats[i].Significant != (want < DefaultAlpha) {

@@ -98,8 +98,9 @@ func (t *Tree) EachStack(fn func(stack []uint32, head, base float64)) {
 }
 
 // CheckValid verifies the tree's invariants: a single root, pre-order depth
-// and subtree sizes that agree, children one level below their parent, and
-// on each side total = self + children's totals (up to float rounding).
+// and subtree sizes that agree, children one level below their parent, on
+// each side total = self + children's totals and, with statistics, total =
+// the average of the node's runs (up to float rounding).
 func (t *Tree) CheckValid() error {
 	n := len(t.Nodes)
 	if n == 0 {
@@ -142,6 +143,19 @@ func (t *Tree) CheckValid() error {
 			return fmt.Errorf("node %d (%s): total != self + children (head %g = %g + %g, base %g = %g + %g)",
 				i, t.Label(i), nd.HeadTotal, nd.HeadSelf, head, nd.BaseTotal, nd.BaseSelf, base)
 		}
+		if t.Stats != nil {
+			if h, b := meanOf(t.Stats[i].HeadRuns), meanOf(t.Stats[i].BaseRuns); math.Abs(h-nd.HeadTotal) > tol || math.Abs(b-nd.BaseTotal) > tol {
+				return fmt.Errorf("node %d (%s): runs average %g/%g, totals %g/%g", i, t.Label(i), h, b, nd.HeadTotal, nd.BaseTotal)
+			}
+		}
 	}
 	return nil
+}
+
+func meanOf(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }

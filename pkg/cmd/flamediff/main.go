@@ -27,7 +27,7 @@ var commands = map[string]command{
 	"ingest":  {"store one run's profile", ingestCmd},
 	"export":  {"print a stored run or build as folded stacks or JSON", exportCmd},
 	"changes": {"record a build's source changes", changesCmd},
-	"query":   {"run the tree engine on local profile files", queryCmd},
+	"query":   {"run the tree engine on profile files or stored runs; gate CI on regressions", queryCmd},
 	"seed":    {"load a realistic demo data set", seedCmd},
 }
 
@@ -43,6 +43,9 @@ func main() {
 	case errors.As(err, new(usageError)):
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(2)
+	case errors.As(err, new(regressionFound)):
+		fmt.Fprintln(os.Stderr, "flamediff:", err)
+		os.Exit(3)
 	default:
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(1)
