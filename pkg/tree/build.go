@@ -33,7 +33,7 @@ func (b *Builder) Build(o Options) (*Tree, error) {
 	if t.Diff {
 		t.StatsNotice = b.StatsNotice()
 	}
-	test := b.newTester(o, v.all)
+	test := b.newTester(o)
 	l := v.trie(o.Inverted, order, limit, test)
 	t.Nodes = l.nodes
 	if len(o.Focus) > 0 {

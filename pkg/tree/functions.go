@@ -40,8 +40,12 @@ type Function struct {
 func (b *Builder) Functions(o Options) []Function {
 	o.Focus = nil
 	v, _ := b.newView(o) // without Focus there is no error
-	test := b.newTester(o, v.active)
-	var runs []float64                     // with statistics, each row's per-run totals
+	test := b.newTester(o)
+	// With statistics, each row's and the root's per-run totals.
+	var runs, rootRuns []float64
+	if test != nil {
+		rootRuns = make([]float64, test.width())
+	}
 	rowOf := make([]int32, b.frames.Len()) // frame id -> row + 1
 	byName := make(map[string]int32)
 	var rows []Function
@@ -53,6 +57,9 @@ func (b *Builder) Functions(o Options) []Function {
 		}
 		if b.runs[Base] == 0 {
 			base = 0
+		}
+		if test != nil {
+			b.addStackRuns(rootRuns, id)
 		}
 		stack := v.stack(id)
 		for d, f := range stack {
@@ -106,6 +113,7 @@ func (b *Builder) Functions(o Options) []Function {
 		}
 	}
 	if test != nil {
+		test.setRoot(rootRuns)
 		st := make([]NodeStats, len(rows))
 		w := test.width()
 		for i := range rows {

@@ -88,32 +88,29 @@ type tester struct {
 }
 
 // newTester returns nil when b has no statistics to give (StatsNotice).
-func (b *Builder) newTester(o Options, active []uint32) *tester {
+// Its root runs are set once known (setRoot).
+func (b *Builder) newTester(o Options) *tester {
 	if b.runs[Base] == 0 || b.StatsNotice() != "" {
 		return nil
 	}
-	t := &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, DefaultAlpha), runs: b.runs}
-	for s := range t.rootRuns {
-		n := b.runs[s]
-		t.rootRuns[s] = make([]float64, n)
-		rv := b.runValue[s]
-		for _, id := range active {
-			if at := int(id) * n; at < len(rv) {
-				for r, v := range rv[at : at+n] {
-					t.rootRuns[s][r] += float64(v)
-				}
-			}
-		}
-	}
-	for _, v := range t.rootRuns[Head] {
-		t.root.HeadTotal += v / float64(b.runs[Head])
-	}
-	for _, v := range t.rootRuns[Base] {
-		t.root.BaseTotal += v / float64(b.runs[Base])
-	}
-	t.x, t.y = make([]float64, b.runs[Head]), make([]float64, b.runs[Base])
-	t.quantile = stats.NewTQuantiles(ciLevel)
-	return t
+	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, DefaultAlpha), runs: b.runs,
+		x: make([]float64, b.runs[Head]), y: make([]float64, b.runs[Base]),
+		quantile: stats.NewTQuantiles(ciLevel)}
+}
+
+// setRoot sets the root total of each run (head runs, then base runs).
+func (t *tester) setRoot(runs []float64) {
+	hr := t.runs[Head]
+	t.rootRuns = [2][]float64{Head: runs[:hr:hr], Base: runs[hr:]}
+	t.root.HeadTotal, t.root.BaseTotal = meanOf(runs[:hr]), meanOf(runs[hr:])
+}
+
+// clone is a tester for another goroutine (test reuses buffers).
+func (t *tester) clone() *tester {
+	c := *t
+	c.x, c.y = make([]float64, len(t.x)), make([]float64, len(t.y))
+	c.quantile = stats.NewTQuantiles(ciLevel)
+	return &c
 }
 
 // width is the number of per-run values a node holds: head runs, then
@@ -210,7 +207,7 @@ const testedPerKept = 2
 // and at most testedPerKept times MaxNodes of them (the largest).
 func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	nodes := t.Nodes
-	w, hr := test.width(), test.runs[Head]
+	w := test.width()
 	vals := make([]float64, len(nodes)*w)
 	// In stack order, the per-run values are read in memory order.
 	for _, id := range l.v.active {
@@ -220,15 +217,37 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	for i := len(nodes) - 1; i > 0; i-- {
 		addRuns(vals[int(parent[i])*w:], vals[i*w:(i+1)*w])
 	}
-	// Under Focus the root stands for the whole tree.
-	copy(vals, test.rootRuns[Head])
-	copy(vals[hr:], test.rootRuns[Base])
-	st := make([]NodeStats, len(nodes))
-	for i := range nodes {
-		st[i] = test.test(vals[i*w:(i+1)*w:(i+1)*w], t.Delta(i))
-		if info, ok := l.others[int32(i)]; ok {
-			st[i].OtherCount, st[i].OtherMaxDelta = info.count, info.maxDelta
+	if len(l.v.active) < len(l.v.all) {
+		// Under Focus the root stands for the whole tree.
+		clear(vals[:w])
+		for _, id := range l.v.all {
+			l.v.b.addStackRuns(vals[:w], id)
 		}
+	}
+	test.setRoot(vals[:w:w])
+	st := make([]NodeStats, len(nodes))
+	testRange := func(test *tester, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			st[i] = test.test(vals[i*w:(i+1)*w:(i+1)*w], t.Delta(i))
+		}
+	}
+	// The tests (a t distribution each) are the larger part of the cost:
+	// half of them go to another core when there are many.
+	mid := 0
+	var done chan struct{}
+	if len(nodes) >= 1<<12 {
+		mid, done = len(nodes)/2, make(chan struct{})
+		go func() {
+			testRange(test.clone(), 0, mid)
+			close(done)
+		}()
+	}
+	testRange(test, mid, len(nodes))
+	if done != nil {
+		<-done
+	}
+	for i, info := range l.others {
+		st[i].OtherCount, st[i].OtherMaxDelta = info.count, info.maxDelta
 	}
 	test.adjust(st, func(i int) bool { return nodes[i].Frame != OtherFrame })
 	return st
