@@ -22,8 +22,8 @@ export function flamediffBin(dir: string): string {
   return process.env.FLAMEDIFF_BIN || buildGo('./pkg/cmd/flamediff', dir);
 }
 
-/** flamediff returns a runner of the CLI printing stdout. */
-export function flamediff(bin: string): (args: string[]) => string {
+/** flamediff returns a runner of the CLI (bin, else built into dir) printing stdout. */
+export function flamediff(dir: string, bin = flamediffBin(dir)): (args: string[]) => string {
   return (args) => execFileSync(bin, args, { cwd: repo, maxBuffer: 1 << 30, encoding: 'utf8' });
 }
 

@@ -21,7 +21,7 @@ export const SMALL_TREE = 12;
 export default async function globalSetup() {
   const dir = tempDir();
   const bin = flamediffBin(dir);
-  const run = flamediff(bin);
+  const run = flamediff(dir, bin);
   const query = (args: string[]) => JSON.parse(run(['query', ...args, '--output', 'json']));
   const ch = await clickhouse(dir);
   const dsn = `clickhouse://${ch.addr}/e2e_${process.pid}_${Date.now()}`;
