@@ -51,6 +51,7 @@ func GrafanaUnit(unit string) string {
 // an "other" node merges). A diff without carries t.StatsNotice as an
 // info notice. Meta.Custom always holds "normalize", "alpha", "headRuns",
 // "baseRuns" (run counts) and "stats" (whether the stat fields are there).
+// Last, package names every node's package (see packageField).
 func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 	n := t.Len()
 	level := make([]int64, n)
@@ -93,6 +94,9 @@ func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 		fields = append(fields, nodeStatFields(t.Stats)...)
 	} else if t.StatsNotice != "" {
 		meta.Notices = []data.Notice{{Severity: data.NoticeSeverityInfo, Text: t.StatsNotice}}
+	}
+	if pkg := packageField(t); pkg != nil {
+		fields = append(fields, pkg)
 	}
 	frame := data.NewFrame("flamegraph", fields...)
 	frame.Meta = meta
@@ -161,29 +165,10 @@ func jsonArray(xs []float64) string {
 // labelField interns the node labels into an enum field, in order of first
 // appearance; frames that share a name share an enum text.
 func labelField(t *tree.Tree) *data.Field {
-	index := make(map[uint32]data.EnumItemIndex) // frame id -> enum index
-	byText := make(map[string]data.EnumItemIndex)
-	var texts []string
-	values := make([]data.EnumItemIndex, t.Len())
-	for i, nd := range t.Nodes {
-		idx, ok := index[nd.Frame]
-		if !ok {
-			label := t.Label(i)
-			if idx, ok = byText[label]; !ok {
-				if len(texts) == maxEnumLabels {
-					return stringLabels(t)
-				}
-				idx = data.EnumItemIndex(len(texts))
-				byText[label] = idx
-				texts = append(texts, label)
-			}
-			index[nd.Frame] = idx
-		}
-		values[i] = idx
+	if f := enumField("label", t, t.Label); f != nil {
+		return f
 	}
-	return data.NewField("label", nil, values).SetConfig(&data.FieldConfig{
-		TypeConfig: &data.FieldTypeConfig{Enum: &data.EnumFieldConfig{Text: texts}},
-	})
+	return stringLabels(t)
 }
 
 func stringLabels(t *tree.Tree) *data.Field {

@@ -16,7 +16,8 @@ import (
 // has statistics (Tree.Stats); otherwise Tree.StatsNotice says why not.
 // The only error is an o.Focus path that no stack has. Build does not
 // modify the Builder.
-func (b *Builder) Build(o Options) (*Tree, error) {
+func (b *Builder) Build(o Options) (t *Tree, err error) {
+	defer b.stop.recover(&t, b.frames)
 	order := b.frames.compareChronological
 	if o.Inverted {
 		order = b.frames.compareAlphabetical
@@ -29,7 +30,7 @@ func (b *Builder) Build(o Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{Frames: b.frames, Diff: b.runs[Base] > 0, Normalize: o.Normalize, Alpha: cmp.Or(o.Alpha, DefaultAlpha), Runs: b.runs}
+	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0, Normalize: o.Normalize, Alpha: cmp.Or(o.Alpha, DefaultAlpha), Runs: b.runs}
 	if t.Diff {
 		t.StatsNotice = b.StatsNotice()
 	}
@@ -80,6 +81,7 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, t
 		l.others = make(map[int32]otherInfo)
 	}
 	l.ids = sortInHalves(v.active, func(x, y uint32) int {
+		v.b.stop.check()
 		return compareStacks(v.stack(x), v.stack(y), inverted)
 	})
 	l.lcp = make([]uint32, len(l.ids))
@@ -90,7 +92,7 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, t
 	for i, id := range l.ids {
 		cur := v.stack(id)
 		common := commonPrefix(prev, cur, inverted)
-		l.lcp[i] = uint32(common)
+		l.lcp[i] = uint32(common) // #nosec G115 -- a common prefix of two stacks, no longer than a stack
 		l.before[i+1] = l.before[i] + len(cur) - common
 		l.first[i] = v.firstSeen(id)
 		rootFirst = min(rootFirst, l.first[i])
@@ -305,9 +307,10 @@ func (l *layout) size(start, end, depth int) int {
 // ids[start:end] (sharing their first depth frames), then its subtree, and
 // returns its totals.
 func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head, base float64) {
+	l.v.b.stop.check()
 	at := w.pos
 	w.pos++
-	nd := Node{Frame: key.frame, Depth: uint32(depth)}
+	nd := Node{Frame: key.frame, Depth: uint32(depth)} // #nosec G115 -- a depth, no deeper than a stack
 	// Stacks that end here sort first (a prefix precedes its extensions).
 	i := start
 	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
@@ -342,7 +345,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 		w.children = w.children[:bottom]
 	}
 	if other.Size > 0 {
-		other.Frame, other.Depth = OtherFrame, uint32(depth+1)
+		other.Frame, other.Depth = OtherFrame, uint32(depth+1) // #nosec G115 -- a depth, no deeper than a stack
 		other.HeadSelf, other.BaseSelf = other.HeadTotal, other.BaseTotal
 		l.nodes[w.pos] = other.Node
 		if l.owner != nil {
@@ -359,7 +362,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	}
 	nd.HeadTotal = nd.HeadSelf + head
 	nd.BaseTotal = nd.BaseSelf + base
-	nd.Size = uint32(w.pos - at)
+	nd.Size = uint32(w.pos - at) // #nosec G115 -- a subtree's node count: a tree of 2^32 nodes does not fit in memory
 	l.nodes[at] = nd
 	return nd.HeadTotal, nd.BaseTotal
 }
@@ -372,15 +375,18 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 	top := len(w.children)
 	split, nodes := l.split(w.children[bottom:top], depth)
 	var aside chan [2]float64 // the totals of the children laid out aside
+	var p *carried            // and their panic
 	if split > 0 {
 		kids := slices.Clone(w.children[bottom : bottom+split])
 		aside = make(chan [2]float64, 1)
-		go func(w *worker) {
+		go func(w *worker) { // p is read after its send on aside
 			var sum [2]float64
-			for _, ch := range kids {
-				h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
-				sum[0], sum[1] = sum[0]+h, sum[1]+b
-			}
+			p = carry(func() {
+				for _, ch := range kids {
+					h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
+					sum[0], sum[1] = sum[0]+h, sum[1]+b
+				}
+			})
 			<-l.cores
 			aside <- sum
 		}(&worker{pos: w.pos})
@@ -395,6 +401,7 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 	}
 	if aside != nil {
 		sum := <-aside
+		p.rethrow()
 		head, base = head+sum[0], base+sum[1]
 	}
 	return head, base
@@ -433,8 +440,8 @@ func (l *layout) chain(w *worker, i, depth int) (head, base float64) {
 	l.v.addSelf(&leaf, id)
 	head, base = leaf.HeadSelf, leaf.BaseSelf
 	for d := depth; d < len(stack); d++ {
-		l.nodes[w.pos] = Node{Frame: frameAt(stack, d, l.inverted), Depth: uint32(d + 1),
-			Size: uint32(len(stack) - d), HeadTotal: head, BaseTotal: base}
+		l.nodes[w.pos] = Node{Frame: frameAt(stack, d, l.inverted), Depth: uint32(d + 1), // #nosec G115 -- a depth and a node count, no larger than a stack
+			Size: uint32(len(stack) - d), HeadTotal: head, BaseTotal: base} // #nosec G115 -- a depth and a node count, no larger than a stack
 		w.pos++
 	}
 	l.nodes[w.pos-1].HeadSelf, l.nodes[w.pos-1].BaseSelf = head, base
@@ -468,13 +475,15 @@ func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
 	mid := len(s) / 2
 	left, right := slices.Clone(s[:mid]), s[mid:]
 	done := make(chan struct{})
+	var p *carried
 	go func() {
-		slices.SortFunc(left, compare)
+		p = carry(func() { slices.SortFunc(left, compare) })
 		close(done)
 	}()
 	right = slices.Clone(right)
 	slices.SortFunc(right, compare)
 	<-done
+	p.rethrow()
 	out = out[:0]
 	for len(left) > 0 && len(right) > 0 {
 		if compare(right[0], left[0]) < 0 {

@@ -51,6 +51,7 @@ type Builder struct {
 	// at its first AddRun (0: no AddRun yet).
 	runValue [2][]int64
 	stride   [2]int
+	stop     stopper // StopWhen
 }
 
 // NewBuilder returns an empty Builder whose stacks refer to frames of f.
@@ -84,8 +85,8 @@ func (b *Builder) Frames() *Frames { return b.frames }
 // value counts as the root's self.
 func (b *Builder) Stack(frames []uint32) StackID {
 	k := b.key(frames)
-	mask := uint32(len(b.table) - 1)
-	for i := uint32(k[0]) & mask; ; i = (i + 1) & mask {
+	mask := uint32(len(b.table) - 1)                     // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
+	for i := uint32(k[0]) & mask; ; i = (i + 1) & mask { // #nosec G115 -- the low 32 bits of the hash are the intent
 		slot := b.table[i]
 		if slot == 0 {
 			return b.newStack(i, k, frames)
@@ -97,7 +98,7 @@ func (b *Builder) Stack(frames []uint32) StackID {
 }
 
 func (b *Builder) newStack(slot uint32, k stackKey, frames []uint32) StackID {
-	id := uint32(len(b.stackKey))
+	id := uint32(len(b.stackKey)) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
 	b.stackFrames = append(b.stackFrames, frames...)
 	b.stackStart = append(b.stackStart, len(b.stackFrames))
 	b.stackKey = append(b.stackKey, k)
@@ -116,9 +117,9 @@ func (b *Builder) newStack(slot uint32, k stackKey, frames []uint32) StackID {
 // that probe sequences stay short.
 func (b *Builder) grow() {
 	b.table = make([]uint32, 2*len(b.table))
-	mask := uint32(len(b.table) - 1)
+	mask := uint32(len(b.table) - 1) // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
 	for id, k := range b.stackKey {
-		i := uint32(k[0]) & mask
+		i := uint32(k[0]) & mask // #nosec G115 -- the low 32 bits of the hash are the intent
 		for b.table[i] != 0 {
 			i = (i + 1) & mask
 		}

@@ -146,7 +146,7 @@ func emitKept(nodes []Node, kept []bool, count int, fold func(out []Node, at int
 			}
 		}
 		pending = pending[:o.mark]
-		out[o.at].Size = uint32(len(out) - o.at)
+		out[o.at].Size = uint32(len(out) - o.at) // #nosec G115 -- a subtree's node count: a tree of 2^32 nodes does not fit in memory
 	}
 	for i := 0; i < len(nodes); {
 		nd := nodes[i]

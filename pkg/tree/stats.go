@@ -235,16 +235,18 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	// half of them go to another core when there are many.
 	mid := 0
 	var done chan struct{}
+	var p *carried // the other core's panic, rethrown here
 	if len(nodes) >= 1<<12 {
 		mid, done = len(nodes)/2, make(chan struct{})
 		go func() {
-			testRange(test.clone(), 0, mid)
+			p = carry(func() { testRange(test.clone(), 0, mid) })
 			close(done)
 		}()
 	}
 	testRange(test, mid, len(nodes))
 	if done != nil {
 		<-done
+		p.rethrow()
 	}
 	for i, info := range l.others {
 		st[i].OtherCount, st[i].OtherMaxDelta = info.count, info.maxDelta

@@ -13,7 +13,6 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -23,14 +22,9 @@ import (
 // and gate on the result.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
-	var head, base filesFlag
-	fs.Var(&head, "head", "head profile `FILE`s, one per run, oldest first (repeatable, or several after one flag)")
-	fs.Var(&base, "base", "base profile `FILE`s, one per run, oldest first")
+	src := addSourceFlags(fs)
 	inverted := fs.Bool("inverted", false, "flip stacks: callers under callees")
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
-	var system listFlag
-	fs.Var(&system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
-	maxNodes := fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
 	alpha := fs.Float64("alpha", query.DefaultAlpha, "false-discovery rate under which a change is significant")
@@ -38,12 +32,10 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
 	minChange := fs.Float64("min-change", DefaultMinChange, "smallest regression the gate and the markdown report count, as a share of the base total")
-	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
-	dsn := fs.String("dsn", "", "query stored runs in this ClickHouse `DSN` instead of files (with --model)")
-	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (SPEC §4); with --dsn")
 	return func(ctx context.Context, args []string, out io.Writer) error {
-		if len(args) > 0 {
-			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+		stored, err := src.check(args)
+		if err != nil {
+			return err
 		}
 		switch *output {
 		case "json", "table", "folded", "markdown":
@@ -53,51 +45,101 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if *top < 0 || !(*minChange >= 0) {
 			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minChange)}
 		}
-		rules, err := sysframes.New(system)
-		if err != nil {
-			return usageError{err}
-		}
-		a := answer{rules: rules, output: *output, top: *top, gate: *gate, minChange: *minChange}
-		if *dsn != "" || *model != "" {
-			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
-				return usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
-			}
-			return a.stored(ctx, *dsn, *model, out)
+		a := answer{output: *output, top: *top, gate: *gate, minChange: *minChange}
+		if stored {
+			return a.stored(ctx, src.store, *src.model, out)
 		}
 		a.m = query.Model{
 			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
-			MaxNodes: *maxNodes, Variants: *variants, Normalize: *normalize, Alpha: alpha,
+			MaxNodes: *src.maxNodes, Variants: *variants, Normalize: *normalize, Alpha: alpha,
 			Head: query.Selection{Builds: []string{"head"}},
 		}
-		if len(base.listFlag) > 0 {
+		if len(src.base.listFlag) > 0 {
 			a.m.Base.Builds = []string{"base"}
 		}
-		if err := validateLocal(&a.m, len(head.listFlag), len(base.listFlag)); err != nil {
+		if err := validateLocal(&a.m, len(src.head.listFlag), len(src.base.listFlag)); err != nil {
 			return usageError{err}
 		}
 		if err := a.check(); err != nil {
 			return err
 		}
-		f, err := ingest.ParseFormat(*format)
-		if err != nil {
-			return usageError{err}
-		}
-		b := tree.NewBuilder(tree.NewFrames())
-		a.unit, err = loadSide(b, tree.Head, head.listFlag, f)
+		l, err := src.load()
 		if err != nil {
 			return err
 		}
-		if len(base.listFlag) > 0 {
-			baseUnit, err := loadSide(b, tree.Base, base.listFlag, f)
-			if err != nil {
-				return err
-			}
-			if baseUnit != a.unit {
-				return fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", a.unit, baseUnit)
-			}
-		}
-		return a.write(out, b)
+		a.rules, a.unit = l.rules, l.unit
+		return a.write(out, l.b)
 	}
+}
+
+// sourceFlags name what a command reads: profile files of each side (with
+// how to parse them, system frame rules and node budget), or stored runs (a
+// store and a query model).
+type sourceFlags struct {
+	head, base filesFlag
+	system     listFlag
+	maxNodes   *int
+	parse      *parseOptions
+	store      *storeFlags
+	model      *string
+}
+
+func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
+	s := &sourceFlags{}
+	fs.Var(&s.head, "head", "head profile `FILE`s, one per run, oldest first (repeatable, or several after one flag)")
+	fs.Var(&s.base, "base", "base profile `FILE`s, one per run, oldest first")
+	fs.Var(&s.system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
+	s.maxNodes = fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
+	s.parse = parseFlags(fs)
+	s.store = dsnFlag(fs) // stored runs instead of files (with --model)
+	s.model = fs.String("model", "", "the query as Grafana sends it, a `JSON` object (docs/QUERIES.md); with --dsn or --settings")
+	return s
+}
+
+// check rejects positional arguments and files mixed with stored runs; it
+// reports whether stored runs are asked for.
+func (s *sourceFlags) check(args []string) (stored bool, err error) {
+	if len(args) > 0 {
+		return false, usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+	}
+	stored = s.store.set() || *s.model != ""
+	if stored && (len(s.head.listFlag) > 0 || len(s.base.listFlag) > 0) {
+		return false, usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
+	}
+	return stored, nil
+}
+
+// local is the engine filled from profile files, one run per file.
+type local struct {
+	b                      *tree.Builder
+	rules                  *sysframes.Rules
+	unit                   string
+	headTotals, baseTotals []int64 // each file's total, in file order
+}
+
+// load parses the head and base files into one engine.
+func (s *sourceFlags) load() (*local, error) {
+	o, err := s.parse.options()
+	if err != nil {
+		return nil, err
+	}
+	l := &local{b: tree.NewBuilder(tree.NewFrames())}
+	if l.rules, err = sysframes.New(s.system); err != nil {
+		return nil, usageError{err}
+	}
+	if l.unit, l.headTotals, err = loadSide(l.b, tree.Head, s.head.listFlag, o); err != nil {
+		return nil, err
+	}
+	if len(s.base.listFlag) > 0 {
+		var baseUnit string
+		if baseUnit, l.baseTotals, err = loadSide(l.b, tree.Base, s.base.listFlag, o); err != nil {
+			return nil, err
+		}
+		if baseUnit != l.unit {
+			return nil, fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", l.unit, baseUnit)
+		}
+	}
+	return l, nil
 }
 
 // answer is how a tree query is printed, and whether it gates.
@@ -152,10 +194,11 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 }
 
 // stored runs a query model against ClickHouse through the data source's
-// executor, so CI jobs get exactly what the dashboards show.
-func (a *answer) stored(ctx context.Context, dsn, model string, out io.Writer) error {
-	if dsn == "" || model == "" {
-		return usageError{errors.New("a stored query needs both --dsn and --model")}
+// executor (with the tables and system-frame rules of --settings), so CI
+// jobs get exactly what the dashboards show.
+func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out io.Writer) error {
+	if !sf.set() || model == "" {
+		return usageError{errors.New("a stored query needs --dsn (or --settings) and --model")}
 	}
 	m, err := query.Parse([]byte(model))
 	if err != nil {
@@ -165,25 +208,29 @@ func (a *answer) stored(ctx context.Context, dsn, model string, out io.Writer) e
 	if err := a.check(); err != nil {
 		return err
 	}
-	return withStore(dsn, func(store *storage.Store) error {
-		e := &query.Executor{Store: store, Rules: a.rules}
-		if m.IsTree() {
-			b, unit, err := e.Engine(ctx, m)
-			if err != nil {
-				return err
-			}
-			a.unit = unit
-			return a.write(out, b)
-		}
-		frames, err := e.Execute(ctx, m, query.Range{})
+	store, rules, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	a.rules = rules
+	e := &query.Executor{Store: store, Rules: rules}
+	if m.IsTree() {
+		b, unit, err := e.Engine(ctx, m)
 		if err != nil {
 			return err
 		}
-		if a.output == "json" {
-			return writeJSON(out, frames)
-		}
-		return writeFrames(out, frames)
-	})
+		a.unit = unit
+		return a.write(out, b)
+	}
+	frames, err := e.Execute(ctx, m, query.Range{})
+	if err != nil {
+		return err
+	}
+	if a.output == "json" {
+		return writeJSON(out, frames)
+	}
+	return writeFrames(out, frames)
 }
 
 // validateLocal applies the query model's rules to a local query.
@@ -210,24 +257,25 @@ func validateLocal(m *query.Model, heads, bases int) error {
 
 // loadSide parses every file of one side into the engine (one run each, in
 // the order given: name them chronologically) and returns their common
-// unit.
-func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) (string, error) {
+// unit and each file's total.
+func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options) (string, []int64, error) {
 	unit := ""
+	totals := make([]int64, len(files))
 	b.SetRuns(side, len(files))
 	for run, name := range files {
-		p, err := ingest.ParseFile(name, f)
+		p, err := o.ParseFile(name)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if unit != "" && p.Unit != unit {
-			return "", fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
+			return "", nil, fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
 		}
-		unit = p.Unit
+		unit, totals[run] = p.Unit, p.Total()
 		if err := b.AddRunProfile(side, run, p); err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
+			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return unit, nil
+	return unit, totals, nil
 }
 
 func writeJSON(out io.Writer, frames data.Frames) error {
