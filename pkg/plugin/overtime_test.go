@@ -227,6 +227,10 @@ func TestOverTimeMissingStackText(t *testing.T) {
 	ctx := context.Background()
 	err = conn.Exec(ctx, "INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
 		"SELECT app, build, run, ingest_id, 12345, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1", overTimeApp, overTimeBuilds[0])
+	if err == nil { // and in the run's per-stack sums, which tree and timeseries reads use
+		err = conn.Exec(ctx, "INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
+			"SELECT app, ingest_id, 12345, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1", overTimeApp, overTimeBuilds[0])
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
