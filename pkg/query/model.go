@@ -5,6 +5,8 @@ package query
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/flamediff/flamediff/pkg/stats"
 )
 
 // Type is a query type (SPEC §4).
@@ -18,6 +20,9 @@ const (
 	Runs       Type = "runs"
 	Evolution  Type = "evolution"
 	TimeSeries Type = "timeseries"
+	// ChangePoints lists the change points of the total and of every
+	// function over builds (docs/CHANGEPOINTS.md).
+	ChangePoints Type = "changepoints"
 )
 
 // Limits on what a query may ask for.
@@ -27,6 +32,7 @@ const (
 	// frame larger than a browser can hold.
 	MaxMaxNodes       = 2_000_000
 	DefaultThreshold  = 0.02
+	DefaultMinShare   = 0.01
 	maxNameBytes      = 1024
 	maxNamesPerSelect = 10_000
 )
@@ -63,6 +69,13 @@ type Model struct {
 	Field string `json:"field"`
 	// Threshold hides evolution components under this share of the total.
 	Threshold *float64 `json:"threshold"`
+	// Alpha is the significance level (default stats.DefaultAlpha).
+	Alpha float64 `json:"alpha"`
+	// MinShare is the share of a build's total a function must reach in
+	// some build for changepoints to follow it; MinChange the smallest
+	// relative change a significant change point has.
+	MinShare  *float64 `json:"minShare"`
+	MinChange *float64 `json:"minChange"`
 }
 
 // Parse decodes and validates a query model, filling defaults.
@@ -76,11 +89,11 @@ func Parse(raw []byte) (Model, error) {
 
 func (m *Model) validate() error {
 	switch m.QueryType {
-	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries:
+	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries, ChangePoints:
 	case "":
-		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries)")
+		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries, changepoints)")
 	default:
-		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution or timeseries)", m.QueryType)
+		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution, timeseries or changepoints)", m.QueryType)
 	}
 	if m.App == "" {
 		return fmt.Errorf("app is required")
@@ -106,13 +119,13 @@ func (m *Model) validate() error {
 		return fmt.Errorf("diff query needs base.builds")
 	}
 	switch m.Field {
-	case "", "value":
+	case "", "value", "changepoint":
 	case "change", "pValue", "significant", "regression":
 		if m.Baseline == "" {
 			return fmt.Errorf("field %q needs a baseline (a build or %q)", m.Field, "previous")
 		}
 	default:
-		return fmt.Errorf("unknown field %q (want value, change, pValue, significant or regression)", m.Field)
+		return fmt.Errorf("unknown field %q (want value, change, pValue, significant, regression or changepoint)", m.Field)
 	}
 	switch {
 	case m.MaxNodes == 0:
@@ -122,11 +135,26 @@ func (m *Model) validate() error {
 	case m.MaxNodes > MaxMaxNodes:
 		m.MaxNodes = MaxMaxNodes
 	}
-	if m.Threshold == nil {
-		t := DefaultThreshold
-		m.Threshold = &t
-	} else if *m.Threshold < 0 || *m.Threshold >= 1 {
-		return fmt.Errorf("threshold must be a share in [0, 1), not %v", *m.Threshold)
+	for _, o := range []struct {
+		name  string
+		value **float64
+		def   float64
+	}{
+		{"threshold", &m.Threshold, DefaultThreshold},
+		{"minShare", &m.MinShare, DefaultMinShare},
+		{"minChange", &m.MinChange, stats.DefaultMinChange},
+	} {
+		if *o.value == nil {
+			def := o.def
+			*o.value = &def
+		} else if v := **o.value; v < 0 || v >= 1 {
+			return fmt.Errorf("%s must be a share in [0, 1), not %v", o.name, v)
+		}
+	}
+	if m.Alpha == 0 {
+		m.Alpha = stats.DefaultAlpha
+	} else if m.Alpha < 0 || m.Alpha > 0.5 {
+		return fmt.Errorf("alpha must be in (0, 0.5], not %v", m.Alpha)
 	}
 	return nil
 }
