@@ -40,7 +40,13 @@ func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (data.Fra
 	if err != nil {
 		return nil, err
 	}
-	return data.Frames{changePointsFrame(cps, frames.GrafanaUnit(unit))}, nil
+	f := changePointsFrame(cps, frames.GrafanaUnit(unit))
+	names := make([]string, len(builds))
+	for i, b := range builds {
+		names[i] = b.Name
+	}
+	f.Meta.Custom = map[string]any{"builds": names}
+	return data.Frames{f}, nil
 }
 
 // changePoints detects the change points of the total and of every

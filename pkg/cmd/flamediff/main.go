@@ -43,6 +43,9 @@ func main() {
 	case errors.As(err, new(usageError)):
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(2)
+	case errors.As(err, new(regressionError)):
+		fmt.Fprintln(os.Stderr, "flamediff:", err)
+		os.Exit(3)
 	default:
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(1)

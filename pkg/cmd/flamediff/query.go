@@ -37,6 +37,7 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
 	dsn := fs.String("dsn", "", "query stored runs in this ClickHouse `DSN` instead of files (with --model)")
 	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (SPEC §4); with --dsn")
+	failOnRegression := fs.Bool("fail-on-regression", false, "exit 3 when a significant regression is found (changepoints: one starting at the newest build)")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) > 0 {
 			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
@@ -45,7 +46,7 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
 				return usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
 			}
-			return storedQuery(ctx, *dsn, *model, *output, out)
+			return storedQuery(ctx, *dsn, *model, *output, *failOnRegression, out)
 		}
 		m := query.Model{
 			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
@@ -97,7 +98,7 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 
 // storedQuery runs a query model against ClickHouse through the data
 // source's executor, so CI jobs get exactly what the dashboards show.
-func storedQuery(ctx context.Context, dsn, model, output string, out io.Writer) error {
+func storedQuery(ctx context.Context, dsn, model, output string, failOnRegression bool, out io.Writer) error {
 	if dsn == "" || model == "" {
 		return usageError{errors.New("a stored query needs both --dsn and --model")}
 	}
@@ -107,6 +108,9 @@ func storedQuery(ctx context.Context, dsn, model, output string, out io.Writer) 
 	m, err := query.Parse([]byte(model))
 	if err != nil {
 		return usageError{err}
+	}
+	if failOnRegression && m.QueryType != query.ChangePoints {
+		return usageError{fmt.Errorf("--fail-on-regression applies to changepoints queries, not %s", m.QueryType)}
 	}
 	rules, err := sysframes.New(nil)
 	if err != nil {
@@ -118,6 +122,17 @@ func storedQuery(ctx context.Context, dsn, model, output string, out io.Writer) 
 		return err
 	})
 	if err != nil {
+		return err
+	}
+	if m.QueryType == query.ChangePoints {
+		if output == "json" {
+			err = writeJSON(out, frames)
+		} else {
+			err = writeChangePoints(out, frames[0])
+		}
+		if err == nil && failOnRegression {
+			err = changePointGate(frames[0])
+		}
 		return err
 	}
 	if output == "json" {
