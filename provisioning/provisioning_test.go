@@ -368,6 +368,8 @@ var panelFrames = map[query.Type]string{
 	query.Functions:  "delta",
 	query.Evolution:  "evolution",
 	query.TimeSeries: "timeseries",
+	// changepoints: the regressions table lists this frame's rows.
+	query.ChangePoints: "changepoints",
 }
 
 // Every panel's query, with the dashboard's variables as Grafana fills them
@@ -476,7 +478,7 @@ func evaluate(frames data.Frames) (float64, error) {
 		for i, s := range series {
 			names[i] = s.Name
 		}
-		return 0, fmt.Errorf("the query returns %d numeric series %q without labels; Grafana alerting needs one: the rule asks for `field: regression` alone", len(series), names)
+		return 0, fmt.Errorf("the query returns %d numeric series %q without labels; Grafana alerting needs one: the rule asks for `field: changepoint` alone", len(series), names)
 	}
 	s := series[0]
 	if s.Len() == 0 {

@@ -246,8 +246,9 @@ func (e *Executor) baselineBuild(ctx context.Context, m Model, builds []buildRun
 	return &buildRuns{Build: storage.Build{Name: m.Baseline, Runs: len(runs)}, runs: runs}, nil
 }
 
-// runValues returns each build's per-run values: the runs' totals, or the
-// inclusive total of m.Function in each run (each sample counted once even
+// runValues returns each build's per-run values: the runs' totals (no
+// function, or TotalFunction as changepoints name it), or the inclusive
+// total of m.Function in each run (each sample counted once even
 // when the function recurses).
 func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, baseline *buildRuns) (map[string][]float64, error) {
 	all := builds
@@ -259,7 +260,7 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	for _, b := range all {
 		runs = append(runs, b.runs...)
 	}
-	if m.Function == "" {
+	if m.Function == "" || m.Function == TotalFunction {
 		for _, r := range runs {
 			out[r.Build] = append(out[r.Build], float64(r.Total))
 		}

@@ -24,7 +24,7 @@ type outcome struct {
 	reported, wrong int // significant change points; those not near a planted step
 }
 
-func (o outcome) detection() float64  { return float64(o.found) / float64(o.planted) }
+func (o outcome) detection() float64 { return float64(o.found) / float64(o.planted) }
 func (o outcome) falseDiscovery() float64 {
 	if o.reported == 0 {
 		return 0
