@@ -182,3 +182,38 @@ describe('visibleRows', () => {
     expect(shortName(data.roots[0])).toBe('p');
   });
 });
+
+describe('change points', () => {
+  // pkg/query's changepoints frame: p.(*T).M rises 60% at b2 (significant),
+  // p.F rises 1% (under minChange), the total and an unknown function too.
+  const changepoints = toDataFrame({
+    name: 'changepoints',
+    fields: [
+      { name: 'function', type: FieldType.string, values: ['p.(*T).M', 'p.F', 'total', 'gone.F'] },
+      { name: 'build', type: FieldType.string, values: ['b2', 'b2', 'b2', 'b2'] },
+      { name: 'previous', type: FieldType.string, values: ['b1', 'b1', 'b1', 'b1'] },
+      { name: 'commit', type: FieldType.string, values: ['', '', '', ''] },
+      { name: 'before', type: FieldType.number, values: [10, 50, 60, 1] },
+      { name: 'after', type: FieldType.number, values: [16, 50.5, 96, 2] },
+      { name: 'change', type: FieldType.number, values: [0.6, 0.01, 0.6, 1] },
+      { name: 'pValue', type: FieldType.number, values: [1e-6, 0.01, 1e-5, 0.001] },
+      { name: 'significant', type: FieldType.boolean, values: [true, false, true, true] },
+    ],
+  });
+  const data = parseEvolution([matrix(rows), changepoints]);
+  const marks = (kind: string, name: string) =>
+    data.byKey.get(componentKey(kind, name))!.cells.map((c) => c?.changePoints.map((p) => p.function));
+
+  it('marks the method and its ancestors at the build where the change starts', () => {
+    expect(marks('method', 'p.(*T).M')).toEqual([undefined, ['p.(*T).M']]);
+    expect(marks('class', 'p.T')).toEqual([undefined, ['p.(*T).M']]);
+    expect(marks('package', 'p')).toEqual([[], ['p.(*T).M']]);
+    const cp = data.byKey.get(componentKey('method', 'p.(*T).M'))!.cells[1]!.changePoints[0];
+    expect(cp).toEqual({ function: 'p.(*T).M', before: 10, after: 16, change: 0.6, pValue: 1e-6 });
+  });
+
+  it('leaves insignificant changes and functions without a row unmarked', () => {
+    expect(marks('method', 'p.F')).toEqual([[], []]);
+    expect(marks('package', 'small')).toEqual([undefined, []]);
+  });
+});
