@@ -127,6 +127,17 @@ type panel struct {
 			} `json:"include"`
 		} `json:"options"`
 	} `json:"transformations"`
+	FieldConfig struct {
+		Overrides []struct {
+			Matcher struct {
+				Options string `json:"options"`
+			} `json:"matcher"`
+			Properties []struct {
+				ID    string          `json:"id"`
+				Value json.RawMessage `json:"value"`
+			} `json:"properties"`
+		} `json:"overrides"`
+	} `json:"fieldConfig"`
 }
 
 // readDashboards loads the dashboards the provider in dashboards.yaml
