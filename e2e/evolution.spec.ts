@@ -145,6 +145,67 @@ test('the 1.7.0 regression in ApplyDiscounts is red, modified, and tall', async 
   await expect(tip.getByTestId(sel.changeList)).toContainText(method);
 });
 
+/** A significant row of the "changepoints" frame the evolution answer carries: the test's oracle. */
+interface ChangeRow {
+  function: string;
+  build: string;
+  before: number;
+  after: number;
+  change: number;
+  pValue: number;
+}
+
+function changePoints(set: DataFrameJSON[]): ChangeRow[] {
+  const f = set.find((x) => x.schema?.name === 'changepoints')!;
+  const names = f.schema!.fields.map((x) => x.name);
+  const col = (n: string) => f.data!.values[names.indexOf(n)] as unknown[];
+  return col('function')
+    .map((fn, i) => ({
+      function: fn as string,
+      build: col('build')[i] as string,
+      before: col('before')[i] as number,
+      after: col('after')[i] as number,
+      change: col('change')[i] as number,
+      pValue: col('pValue')[i] as number,
+      significant: col('significant')[i] as boolean,
+    }))
+    .filter((r) => r.significant);
+}
+
+test('a change point marks the glyph where it starts, for the method and its ancestors', async ({ page }) => {
+  await mount(page, frames.checkout);
+  const method = 'checkout/pricing.ApplyDiscounts';
+  const cp = changePoints(frames.checkout).find((r) => r.function === method)!;
+  expect(cp.build).toBe('1.7.0');
+  expect(cp.change).toBeGreaterThan(0.1);
+  const bar = (component: string, build: string) => glyph(page, component, build).getByTestId(sel.changePoint);
+  // The package shows its method's change before it is expanded.
+  await expect(bar('checkout/pricing', '1.7.0')).toHaveCount(1);
+  await expect(bar('checkout/pricing', '1.6.0')).toHaveCount(0);
+  await expand(page, 'checkout/pricing');
+  await expect(bar(method, '1.7.0')).toHaveCount(1);
+  expect(isRed(await rgb(bar(method, '1.7.0'), 'fill'))).toBe(true);
+  for (const b of ['1.6.0', '1.8.0']) {
+    await expect(bar(method, b)).toHaveCount(0);
+  }
+  // Every bar drawn is at the build of a significant change point; a method's is its own.
+  const drawn = await page
+    .locator(`[data-testid="${sel.glyph}"]:has([data-testid="${sel.changePoint}"])`)
+    .evaluateAll((els) => els.map((e) => ['component', 'kind', 'build'].map((a) => e.getAttribute(`data-${a}`)!)));
+  expect(drawn.length).toBeGreaterThan(1);
+  const all = changePoints(frames.checkout);
+  for (const [component, kind, build] of drawn) {
+    expect(all.some((r) => r.build === build && (kind !== 'method' || r.function === component))).toBe(true);
+  }
+
+  await bar(method, '1.7.0').hover();
+  const list = page.getByTestId(sel.tooltip).getByTestId(sel.changePointList);
+  await expect(list).toContainText(method);
+  await expect(list).toContainText(`+${(cp.change * 100).toFixed(2)}%`);
+  await expect(list).toContainText(`p = ${cp.pValue.toPrecision(2)}`);
+  await expect(list).toContainText('→');
+});
+
 test('expand and collapse show and hide children', async ({ page }) => {
   await mount(page, frames.checkout);
   const children = cells(frames.checkout).filter(

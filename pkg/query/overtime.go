@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -146,7 +147,7 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 // its Mann-Whitney p-value, significance, and `regression` (the change
 // when significant, else 0) for alert rules to threshold; and always
 // `changepoint`: the change at a build where a significant rise of the
-// series starts (docs/CHANGEPOINTS.md), else 0, so that a rule on the
+// series starts (docs/CHANGEPOINTS.md; 1 where it rises from 0), else 0, so that a rule on the
 // newest value fires once per regression and not on every later build.
 func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frames, error) {
 	builds, unit, err := e.overTime(ctx, m, r)
@@ -176,6 +177,9 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 	for _, c := range stats.ChangePoints([][][]float64{perBuild}, stats.ChangeOptions{Alpha: m.Alpha, MinChange: *m.MinChange})[0] {
 		if c.Significant && c.Change > 0 {
 			changepoint[c.Index] = c.Change
+			if math.IsInf(c.Change, 1) { // a function that appears: +100%
+				changepoint[c.Index] = 1
+			}
 		}
 	}
 	for i, b := range builds {

@@ -27,8 +27,8 @@ type ChangePoint struct {
 	// Index is the first build after the change (1 <= Index < builds).
 	Index int
 	// Before and After are the per-run means of the segments either side
-	// of the change in the final segmentation; Change is After/Before - 1
-	// (NaN when Before is 0).
+	// of the change in the final segmentation; Change is After/Before - 1,
+	// +Inf when Before is 0 (a function that appears).
 	Before, After, Change float64
 	// PValue is the t-test's p-value of the split, multiplied by the
 	// number of positions the split was chosen among and adjusted over the
@@ -105,10 +105,7 @@ func ChangePoints(series [][][]float64, o ChangeOptions) [][]ChangePoint {
 		for i, f := range found {
 			before := prefixes[s].mean(bounds[i], bounds[i+1])
 			after := prefixes[s].mean(bounds[i+1], bounds[i+2])
-			c := math.NaN()
-			if before != 0 {
-				c = after/before - 1
-			}
+			c := relativeChange(before, after)
 			out[s] = append(out[s], ChangePoint{
 				Index: f.at, Before: before, After: after, Change: c, PValue: f.p,
 				Significant: math.Abs(c) >= o.MinChange,
@@ -125,8 +122,10 @@ type split struct {
 }
 
 // prefix holds running run counts, sums and sums of squares over the
-// builds of a series (values shifted by the series mean, so that the
-// squares of large counts such as nanoseconds keep their precision).
+// builds of a series. The squares are of the values less the series mean,
+// so that those of large counts such as nanoseconds keep their precision;
+// the sums are of the values themselves, so that a segment of equal
+// values (zeros where a function is absent) has exactly that mean.
 type prefix struct {
 	n, sum, sq []float64
 	shift      float64
@@ -149,7 +148,7 @@ func newPrefix(builds [][]float64) prefix {
 		for _, v := range b {
 			d := v - p.shift
 			p.n[i+1]++
-			p.sum[i+1] += d
+			p.sum[i+1] += v
 			p.sq[i+1] += d * d
 		}
 	}
@@ -162,10 +161,10 @@ func (p prefix) moments(lo, hi int) (n, mean, variance float64) {
 	if n == 0 {
 		return 0, math.NaN(), math.NaN()
 	}
-	sum := p.sum[hi] - p.sum[lo]
-	mean = sum / n
-	variance = math.Max(0, (p.sq[hi]-p.sq[lo]-sum*mean)/(n-1))
-	return n, mean + p.shift, variance
+	mean = (p.sum[hi] - p.sum[lo]) / n
+	d := mean - p.shift // the shifted values' mean
+	variance = math.Max(0, (p.sq[hi]-p.sq[lo]-n*d*d)/(n-1))
+	return n, mean, variance
 }
 
 func (p prefix) mean(lo, hi int) float64 {
@@ -231,6 +230,18 @@ func benjaminiHochberg(ps []float64) []float64 {
 		q[i] = low
 	}
 	return q
+}
+
+// relativeChange is after/before - 1, +Inf from 0 to more (and NaN from 0
+// to 0 or less, which a split never finds).
+func relativeChange(before, after float64) float64 {
+	if before == 0 {
+		if after > 0 {
+			return math.Inf(1)
+		}
+		return math.NaN()
+	}
+	return after/before - 1
 }
 
 func compareFloat(a, b float64) int {

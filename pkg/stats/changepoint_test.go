@@ -191,6 +191,9 @@ func TestChangePointsExact(t *testing.T) {
 		{ // one run per build and 1% shifts: below minChange
 			runs(100), runs(100.1), runs(99.9), runs(101), runs(101.1), runs(100.9),
 		},
+		{ // a function that appears at build 3, in nanoseconds
+			runs(0, 0, 0), runs(0, 0, 0), runs(0, 0, 0), runs(5e9, 6e9, 4e9), runs(5e9, 5e9, 5e9),
+		},
 	}
 	got := ChangePoints(series, ChangeOptions{MinChange: DefaultMinChange})
 	if len(got[0]) != 2 || got[0][0].Index != 2 || got[0][1].Index != 4 {
@@ -210,6 +213,10 @@ func TestChangePointsExact(t *testing.T) {
 		if c.Significant {
 			t.Errorf("1%% shift marked significant: %+v", c)
 		}
+	}
+	if len(got[3]) != 1 || got[3][0].Index != 3 || got[3][0].Before != 0 || got[3][0].After != 5e9 ||
+		!math.IsInf(got[3][0].Change, 1) || !got[3][0].Significant {
+		t.Errorf("appearing function: %+v, want one change at build 3 from exactly 0, +Inf, significant", got[3])
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -45,8 +46,8 @@ func changePoints(f *data.Frame) []changePoint {
 // writeChangePoints prints a changepoints answer as a table, newest first.
 func writeChangePoints(out io.Writer, f *data.Frame) error {
 	unit := ""
-	if fl, _ := f.FieldByName("before"); fl != nil && fl.Config != nil && fl.Config.Unit != "short" {
-		unit = " " + fl.Config.Unit
+	if fl, _ := f.FieldByName("before"); fl != nil && fl.Config != nil {
+		unit = fl.Config.Unit
 	}
 	cps := changePoints(f)
 	if len(cps) == 0 {
@@ -54,9 +55,9 @@ func writeChangePoints(out io.Writer, f *data.Frame) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FUNCTION\tBUILD\tSINCE\tCOMMIT\tBEFORE"+unit+"\tAFTER"+unit+"\tCHANGE\tP\tSIGNIFICANT")
+	fmt.Fprintln(tw, "FUNCTION\tBUILD\tSINCE\tCOMMIT\tBEFORE\tAFTER\tCHANGE\tP\tSIGNIFICANT")
 	for _, c := range cps {
-		change := "-"
+		change := "new" // from 0: the function appears
 		if c.change != nil {
 			change = fmt.Sprintf("%+.1f%%", 100**c.change)
 		}
@@ -65,7 +66,7 @@ func writeChangePoints(out io.Writer, f *data.Frame) error {
 			verdict = "yes"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\t%s\t%.2g\t%s\n", c.function, c.build, c.previous, c.commit,
-			number(c.before), number(c.after), change, c.pValue, verdict)
+			human(c.before, unit), human(c.after, unit), change, c.pValue, verdict)
 	}
 	return tw.Flush()
 }
@@ -86,7 +87,12 @@ func changePointGate(f *data.Frame) error {
 	newest := builds[len(builds)-1]
 	var found []string
 	for _, c := range changePoints(f) {
-		if c.significant && c.build == newest && c.change != nil && *c.change > 0 {
+		if !c.significant || c.build != newest || c.after <= c.before {
+			continue
+		}
+		if c.change == nil {
+			found = append(found, c.function+" new")
+		} else {
 			found = append(found, fmt.Sprintf("%s %+.1f%%", c.function, 100**c.change))
 		}
 	}
@@ -95,4 +101,22 @@ func changePointGate(f *data.Frame) error {
 	}
 	slices.Sort(found)
 	return regressionError{fmt.Errorf("build %s starts %d significant regression(s): %s", newest, len(found), strings.Join(found, ", "))}
+}
+
+// human prints a per-run value in the largest unit it reaches, for the
+// Grafana units of pkg/frames.GrafanaUnit (ns, bytes; others as numbers).
+func human(v float64, unit string) string {
+	steps := map[string][]string{
+		"ns":    {"ns", "µs", "ms", "s"},
+		"bytes": {"B", "KiB", "MiB", "GiB", "TiB"},
+	}[unit]
+	if steps == nil {
+		return number(v)
+	}
+	base := map[string]float64{"ns": 1000, "bytes": 1024}[unit]
+	i := 0
+	for ; i < len(steps)-1 && math.Abs(v) >= base; i++ {
+		v /= base
+	}
+	return fmt.Sprintf("%.4g %s", v, steps[i])
 }

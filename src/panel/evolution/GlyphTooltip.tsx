@@ -52,8 +52,8 @@ function ChangePointList({ points, unit, theme }: { points: ChangePoint[]; unit?
       <div style={{ color: theme.colors.text.secondary }}>{s.changePoints}</div>
       {points.slice(0, MAX_LISTED).map((p) => (
         <div key={p.function} style={{ wordBreak: 'break-all' }}>
-          {p.function}: {formatValue(p.before, unit)} → {formatValue(p.after, unit)} ({formatShare(p.change, true)}, p ={' '}
-          {p.pValue.toPrecision(2)})
+          {p.function}: {formatValue(p.before, unit)} → {formatValue(p.after, unit)} (
+          {p.change === null ? s.appeared : formatShare(p.change, true)}, p = {p.pValue.toPrecision(2)})
         </div>
       ))}
       {rest > 0 && <div style={{ color: theme.colors.text.secondary }}>{s.more(rest)}</div>}

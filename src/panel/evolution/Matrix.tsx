@@ -4,7 +4,7 @@ import { GrafanaTheme2 } from '@grafana/data';
 
 import { Palette } from '../render/colors';
 import { changeColor, glyphBoxes } from './glyph';
-import { Build, Component, EvolutionData, shortName } from './model';
+import { Build, Component, EvolutionData, rise, shortName } from './model';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
 /** Matrix geometry in CSS pixels. */
@@ -284,12 +284,12 @@ function Glyph({ row, col, build, x, width, selected, palette, changeScale, them
         // a change starts here; coloured by the largest change's direction.
         <rect
           data-testid={sel.changePoint}
-          data-change={cell.changePoints[0].change}
+          data-change={rise(cell.changePoints[0])}
           x={-GLYPH_PAD}
           y={-GLYPH_PAD / 2}
           width={CHANGE_BAR}
           height={ROW_H - GLYPH_PAD}
-          fill={changeColor(Math.sign(cell.changePoints[0].change) * changeScale, changeScale, palette)}
+          fill={changeColor(Math.sign(rise(cell.changePoints[0])) * changeScale, changeScale, palette)}
           stroke={theme.colors.text.primary}
           strokeWidth={0.5}
         />

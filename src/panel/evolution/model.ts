@@ -42,8 +42,14 @@ export interface ChangePoint {
   /** Per-run means of the segments before and after the change. */
   before: number;
   after: number;
-  change: number;
+  /** after / before - 1; null when before is 0 (the function appears). */
+  change: number | null;
   pValue: number;
+}
+
+/** rise is a change point's direction as a signed size: +Infinity for a function that appears. */
+export function rise(cp: ChangePoint): number {
+  return cp.change ?? (cp.after > cp.before ? Infinity : -Infinity);
 }
 
 /** A row of the matrix: a package, class or method. */
@@ -273,11 +279,17 @@ function markChangePoints(series: DataFrame[], byKey: Map<string, Component>, bu
   const marked = new Set<Cell>();
   fn.forEach((name, i) => {
     const col = buildColumn.get(build[i]);
-    const c = change[i];
-    if (!significant[i] || col === undefined || typeof c !== 'number') {
+    if (!significant[i] || col === undefined) {
       return;
     }
-    const cp: ChangePoint = { function: name, before: before[i], after: after[i], change: c, pValue: p[i] };
+    const c = change[i];
+    const cp: ChangePoint = {
+      function: name,
+      before: before[i],
+      after: after[i],
+      change: typeof c === 'number' && Number.isFinite(c) ? c : null,
+      pValue: p[i],
+    };
     for (let comp = byKey.get(componentKey('method', name)); comp; comp = comp.parent) {
       const cell = comp.cells[col];
       if (cell) {
@@ -287,7 +299,7 @@ function markChangePoints(series: DataFrame[], byKey: Map<string, Component>, bu
     }
   });
   for (const cell of marked) {
-    cell.changePoints.sort((a, b) => Math.abs(b.change) - Math.abs(a.change));
+    cell.changePoints.sort((a, b) => Math.abs(rise(b)) - Math.abs(rise(a)) || a.function.localeCompare(b.function));
   }
 }
 

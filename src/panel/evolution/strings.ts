@@ -27,6 +27,7 @@ export const evolutionStrings = {
   frame: 'Time frame',
   more: (n: number) => `…and ${n} more`,
   changePoints: 'Change points starting at this build',
+  appeared: 'new',
   changePointLegend: 'left bar: a significant change point starts at this build',
 };
 
