@@ -2,6 +2,7 @@
 // at test time from the seeded demo (checkout-service regresses at 1.7.0 in
 // checkout/pricing.ApplyDiscounts; ios-app swaps an image codec at 1.5.0).
 import { Locator, Page, expect, test } from '@playwright/test';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -13,7 +14,11 @@ import { buildHarness } from './evolution/build';
 import type { EvolutionHarness } from './evolution/main';
 
 const url = pathToFileURL(join(__dirname, 'evolution', 'index.html')).href;
-const frames: Record<'checkout' | 'ios', DataFrameJSON[]> = { checkout: [], ios: [] };
+const frames: Record<'checkout' | 'ios' | 'changepoints', DataFrameJSON[]> = {
+  checkout: [],
+  ios: [],
+  changepoints: [],
+};
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
@@ -30,6 +35,17 @@ test.beforeAll(async () => {
       );
     frames.checkout = evolution('checkout-service');
     frames.ios = evolution('ios-app');
+    frames.changepoints = JSON.parse(
+      run([
+        'query',
+        '--dsn',
+        dsn,
+        '--model',
+        JSON.stringify({ queryType: 'changepoints', app: 'checkout-service' }),
+        '--output',
+        'json',
+      ])
+    );
   } finally {
     ch.stop();
   }
@@ -204,6 +220,36 @@ test('a change point marks the glyph where it starts, for the method and its anc
   await expect(list).toContainText(`+${(cp.change * 100).toFixed(2)}%`);
   await expect(list).toContainText(`p = ${cp.pValue.toPrecision(2)}`);
   await expect(list).toContainText('→');
+});
+
+test("the regressions table's link opens Build comparison on the change: base before, head at it, function in focus", async ({
+  page,
+}) => {
+  const dashboard = JSON.parse(readFileSync(join(repo, 'provisioning', 'dashboards', 'builds-over-time.json'), 'utf8'));
+  const panel = dashboard.panels.find(
+    (p: { targets: Array<{ queryType: string }> }) => p.targets[0].queryType === 'changepoints'
+  );
+  await page.goto(url);
+  await page.waitForFunction(() => Boolean(window.evolution));
+  await page.evaluate(
+    ([f, c]) =>
+      window.evolution.mountTable({ frame: JSON.parse(f), fieldConfig: c, vars: { app: 'checkout-service' } }),
+    [JSON.stringify(frames.changepoints[0]), panel.fieldConfig] as const
+  );
+  const method = 'checkout/pricing.ApplyDiscounts';
+  const cp = changePoints(frames.changepoints).find((r) => r.function === method)!;
+  const link = page.getByRole('link', { name: method });
+  await expect(link).toHaveCount(1);
+  const href = new URL((await link.getAttribute('href'))!, 'http://grafana.local');
+  expect(href.pathname).toBe('/d/flamediff-build-comparison/build-comparison');
+  expect(Object.fromEntries(href.searchParams)).toEqual({
+    'var-app': 'checkout-service',
+    'var-base': '1.6.0',
+    'var-head': cp.build,
+    'var-function': method,
+  });
+  // A plain link (no targetBlank): Grafana opens it in the same tab.
+  expect(await link.getAttribute('target')).toBeNull();
 });
 
 test('expand and collapse show and hide children', async ({ page }) => {
