@@ -12,7 +12,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/sysframes"
 )
 
 // dataField matches Grafana's data macro ${__data.fields.NAME}: the value of
@@ -27,25 +26,10 @@ var dataField = regexp.MustCompile(`\$\{__data\.fields\.(\w+)\}`)
 func TestRegressionLinks(t *testing.T) {
 	ctx := context.Background()
 	store, _ := seedDemo(ctx, t)
-	rules, err := sysframes.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := &query.Executor{Store: store, Rules: rules}
+	execute := executor(ctx, t, store)
 	run := func(model any) data.Frames {
 		t.Helper()
-		raw, err := json.Marshal(model)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := query.Parse(raw)
-		if err != nil {
-			t.Fatalf("backend rejects %s: %v", raw, err)
-		}
-		frames, err := exec.Execute(ctx, m, query.Range{})
-		if err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
+		_, frames := execute(t, model, query.Range{})
 		return frames
 	}
 

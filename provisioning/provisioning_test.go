@@ -383,19 +383,15 @@ var panelFrames = map[query.Type]string{
 	query.ChangePoints: "changepoints",
 }
 
-// Every panel's query, with the dashboard's variables as Grafana fills them
-// in, parses and runs on the backend's executor against real data, and
-// returns what the panel shows; the alert rule fires on the demo's
-// regression and not before it.
-func TestQueriesAgainstClickHouse(t *testing.T) {
-	ctx := context.Background()
-	store, app := seedDemo(ctx, t)
+// executor returns a function that parses a query model as the backend
+// does and runs it on the demo data, failing the test on any error.
+func executor(ctx context.Context, t *testing.T, store *storage.Store) func(*testing.T, any, query.Range) (query.Model, data.Frames) {
 	rules, err := sysframes.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec := &query.Executor{Store: store, Rules: rules}
-	run := func(t *testing.T, model any, r query.Range) data.Frames {
+	return func(t *testing.T, model any, r query.Range) (query.Model, data.Frames) {
 		t.Helper()
 		raw, err := json.Marshal(model)
 		if err != nil {
@@ -409,8 +405,23 @@ func TestQueriesAgainstClickHouse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
+		return m, frames
+	}
+}
+
+// Every panel's query, with the dashboard's variables as Grafana fills them
+// in, parses and runs on the backend's executor against real data, and
+// returns what the panel shows; the alert rule fires on the demo's
+// regression and not before it.
+func TestQueriesAgainstClickHouse(t *testing.T) {
+	ctx := context.Background()
+	store, app := seedDemo(ctx, t)
+	execute := executor(ctx, t, store)
+	run := func(t *testing.T, model any, r query.Range) data.Frames {
+		t.Helper()
+		m, frames := execute(t, model, r)
 		if want, ok := panelFrames[m.QueryType]; !ok || !hasName(frames, want) {
-			t.Errorf("%s returned no %q", raw, want)
+			t.Errorf("%s returned no %q", m.QueryType, want)
 		}
 		return frames
 	}

@@ -8,18 +8,22 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
 
+// frameNamed returns the frame called name, failing the test without one.
+func frameNamed(t *testing.T, frames data.Frames, name string) *data.Frame {
+	t.Helper()
+	for _, f := range frames {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("no %s frame in %d frames", name, len(frames))
+	return nil
+}
+
 // changeRows reads a changepoints frame back as one line per row.
 func changeRows(t *testing.T, frames data.Frames) []string {
 	t.Helper()
-	var f *data.Frame
-	for _, fr := range frames {
-		if fr.Name == "changepoints" {
-			f = fr
-		}
-	}
-	if f == nil {
-		t.Fatalf("no changepoints frame in %d frames", len(frames))
-	}
+	f := frameNamed(t, frames, "changepoints")
 	var out []string
 	for i := 0; i < f.Rows(); i++ {
 		row := f.RowCopy(i)
