@@ -178,7 +178,7 @@ func readDashboards(t *testing.T) map[string]dashboard {
 }
 
 // Every panel and variable uses the provisioned data source and a plugin
-// that exists; the two dashboards of SPEC §1 are there.
+// that exists; the two dashboards the README describes are there.
 func TestDashboards(t *testing.T) {
 	ids := readPluginIDs(t)
 	ds := readDataSources(t).Datasources[0]

@@ -52,6 +52,17 @@ go vet ./pkg/... ./provisioning/...
 log "Go tests (unit and integration)"
 go test -count=1 -timeout 30m ./pkg/... ./provisioning/...
 
+# Every fuzz target of every package (ingestion formats, git diffs,
+# settings, query models, the engine), each for a bounded time.
+log "Go fuzz targets, ${FUZZTIME:=10s} each"
+for dir in $(grep -rl --include='*_test.go' '^func Fuzz' pkg | xargs -n1 dirname | sort -u); do
+  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | cut -d' ' -f2); do
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "./$dir" >"$work/fuzz.out" 2>&1 ||
+      { cat "$work/fuzz.out"; echo "fuzz target $target of ./$dir failed" >&2; exit 1; }
+    echo "ok $target (./$dir)"
+  done
+done
+
 log "Go race tests of the data source (load test over go-plugin)"
 go test -count=1 -race -timeout 20m -run 'Load' ./pkg/plugin/...
 

@@ -2,6 +2,9 @@ package chtest
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -50,5 +53,25 @@ func TestDSNGivesFreshDatabases(t *testing.T) {
 	}
 	if left != 0 {
 		t.Errorf("%d test databases left after their tests ended", left)
+	}
+}
+
+// The private server plans queries on several threads whatever the
+// machine, as real servers do: some bugs only show on parallel plans.
+func TestPrivateServerRunsParallelPlans(t *testing.T) {
+	if os.Getenv(AddrEnv) != "" {
+		t.Skipf("%s names an external server; its settings are its own", AddrEnv)
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{Addr(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var threads string
+	if err := conn.QueryRow(context.Background(), "SELECT value FROM system.settings WHERE name = 'max_threads'").Scan(&threads); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := strconv.Atoi(strings.Trim(threads, "'auto()")); err != nil || n < 4 {
+		t.Errorf("max_threads %s, want at least 4", threads)
 	}
 }

@@ -205,7 +205,7 @@ var configTemplate = template.Must(template.New("config").Parse(`<?xml version="
 
 const usersXML = `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>4</max_threads></default></profiles>
   <users>
     <default>
       <password></password>

@@ -21,17 +21,16 @@ const (
 	benchFramesPerRow = 4       // time frames each stack of a run falls into
 )
 
-// benchProfiles makes the runs of one build: every run samples a random
-// quarter-or-so of a shared pool of distinct stacks (depth 20-40 over
-// 5,000 functions), each in benchFramesPerRow time frames, so the whole
-// data set has benchStacks distinct stacks and one sample row per
-// (run, stack, time frame).
-func benchProfiles(pool [][]profile.Frame, seed uint64) []*profile.Profile {
+// benchProfiles makes the runs of one build: every run samples perRun
+// random stacks of a shared pool of distinct stacks (depth 20-40 over
+// 5,000 functions), each in frames time frames, so the whole data set
+// has the pool's distinct stacks and one sample row per (run, stack,
+// time frame).
+func benchProfiles(pool [][]profile.Frame, seed uint64, runs, perRun, frames int) []*profile.Profile {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	perRun := benchRowsPerRun / benchFramesPerRow
 	frameNs := int64(time.Second) / storage.TimeFrames
 	var out []*profile.Profile
-	for range benchRunsPerBuild {
+	for range runs {
 		p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds", Duration: time.Second}
 		ids := map[profile.Frame]uint32{}
 		for _, k := range rng.Perm(len(pool))[:perRun] {
@@ -44,8 +43,8 @@ func benchProfiles(pool [][]profile.Frame, seed uint64) []*profile.Profile {
 				}
 				stack[i] = id
 			}
-			for j := range benchFramesPerRow {
-				t := int64(j*storage.TimeFrames/benchFramesPerRow)*frameNs + rng.Int64N(frameNs)
+			for j := range frames {
+				t := int64(j*storage.TimeFrames/frames)*frameNs + rng.Int64N(frameNs)
 				p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 10_000_000 + rng.Int64N(1000), Time: t})
 			}
 		}
@@ -54,10 +53,10 @@ func benchProfiles(pool [][]profile.Frame, seed uint64) []*profile.Profile {
 	return out
 }
 
-// benchPool makes n distinct stacks over nFuncs functions, shaped like a real
-// program's: each new stack branches off a random earlier one at a random
-// depth and continues with new calls, so stacks share prefixes (a call
-// tree) instead of being unrelated random paths.
+// benchPool makes n distinct stacks over nFuncs functions, shaped like a
+// real program's: each new stack branches off a random earlier one at a
+// random depth and continues with new calls, so stacks share prefixes (a
+// call tree) instead of being unrelated random paths.
 func benchPool(n, nFuncs int) [][]profile.Frame {
 	rng := rand.New(rand.NewPCG(3, 4))
 	funcs := make([]profile.Frame, nFuncs)
@@ -99,7 +98,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	pool := benchPool(benchStacks, 5000)
 	loadStart := time.Now()
 	for bi, build := range []string{"base", "head"} {
-		for ri, p := range benchProfiles(pool, uint64(bi+1)) {
+		for ri, p := range benchProfiles(pool, uint64(bi+1), benchRunsPerBuild, benchRowsPerRun/benchFramesPerRow, benchFramesPerRow) {
 			meta := storage.RunMeta{App: "bench", Build: build, Run: fmt.Sprintf("run-%02d", ri),
 				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
 			if err := store.Ingest(ctx, meta, p, nil); err != nil {

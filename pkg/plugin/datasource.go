@@ -5,7 +5,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -14,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -23,10 +23,6 @@ import (
 // ID is the data source's plugin id (src/datasource/plugin.json).
 const ID = "flamediff-clickhouse-datasource"
 
-// maxConcurrentQueries bounds the queries of one request run at once: each
-// holds a ClickHouse connection and an engine in memory.
-const maxConcurrentQueries = 4
-
 // Datasource is one configured Flamediff data source. Grafana creates one
 // per settings version and disposes it when the settings change, which
 // closes its connection pool.
@@ -35,6 +31,7 @@ type Datasource struct {
 	store     *storage.Store
 	exec      *query.Executor
 	resources backend.CallResourceHandler
+	gate      *gate
 	// setupErr is a settings mistake; it is reported by CheckHealth and
 	// every query rather than failing the instance, so users see it.
 	setupErr error
@@ -70,13 +67,15 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 		return err
 	}
 	store, err := storage.Open(storage.Options{
-		ClickHouse: opts, Tables: s.Tables, Distributed: s.Distributed, MaxRows: s.MaxStacks,
+		ClickHouse: opts, Tables: s.Tables, Distributed: s.Distributed,
+		MaxRows: min(s.MaxStacks, query.StackRowsWithin(s.queryMemory())),
 	})
 	if err != nil {
 		return err
 	}
 	d.store = store
-	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0)}
+	d.gate = newGate(s.MaxQueries, s.QueueTimeoutDuration())
+	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0), MaxMemory: s.queryMemory()}
 	return nil
 }
 
@@ -90,18 +89,16 @@ func (d *Datasource) Dispose() {
 }
 
 // QueryData answers each query on its own: one failing query gives that
-// query an error response and leaves the others intact.
+// query an error response and leaves the others intact. The instance's
+// gate, not the request, bounds how many run at once.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, maxConcurrentQueries)
 	for _, q := range req.Queries {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
 			r := d.query(ctx, q)
 			mu.Lock()
 			resp.Responses[q.RefID] = r
@@ -112,28 +109,29 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	return resp, nil
 }
 
-// query runs one query within the configured timeout; a panic becomes
-// that query's error instead of killing the plugin process.
-func (d *Datasource) query(ctx context.Context, q backend.DataQuery) (resp backend.DataResponse) {
-	defer func() {
-		if p := recover(); p != nil {
-			log.DefaultLogger.Error("query panicked", "refId", q.RefID, "panic", p, "stack", string(debug.Stack()))
-			resp = backend.ErrDataResponse(backend.StatusInternal, fmt.Sprintf("internal error: %v", p))
-		}
-	}()
+// query runs one query when the gate lets it, within the configured
+// timeout.
+func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.DataResponse {
 	if d.setupErr != nil {
 		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream,
 			"data source settings: "+d.setupErr.Error())
 	}
-	m, err := query.Parse(q.JSON)
-	if err != nil {
-		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, err.Error())
-	}
 	ctx, cancel := context.WithTimeout(ctx, d.settings.QueryTimeoutDuration())
 	defer cancel()
-	frames, err := d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
+	frames, err := withDeadline(ctx, func(ctx context.Context) (data.Frames, error) {
+		m, err := query.Parse(q.JSON)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+		}
+		leave, err := d.gate.enter(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer leave()
+		return d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
+	})
 	if err != nil {
-		return errorResponse(ctx, err)
+		return classify(ctx, err).dataResponse()
 	}
 	for _, f := range frames {
 		f.RefID = q.RefID
@@ -141,35 +139,34 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) (resp backe
 	return backend.DataResponse{Frames: frames}
 }
 
-// errorResponse classifies a failed query: what the user asked for wrong,
-// a timeout or cancellation, or a ClickHouse failure.
-func errorResponse(ctx context.Context, err error) backend.DataResponse {
-	status := backend.StatusBadGateway
-	msg := err.Error()
-	switch {
-	case isUserError(err):
-		status = backend.StatusBadRequest
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		status, msg = backend.StatusTimeout, "query timed out (raise queryTimeout in the data source settings or select fewer runs): "+msg
-	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
-		status, msg = backend.StatusBadRequest, "query cancelled"
-	default:
-		msg = "ClickHouse: " + msg
+// withDeadline runs f and returns its result, or ctx's error as soon as
+// ctx ends even if f does not notice (clickhouse-go's handshake waits out
+// its own dial timeout). A panic in f becomes an errInternal error
+// instead of killing the plugin process.
+func withDeadline[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
 	}
-	return backend.ErrDataResponseWithSource(status, backend.ErrorSourceDownstream, msg)
-}
-
-// isUserError reports errors caused by what the query asked for.
-func isUserError(err error) bool {
-	for _, target := range []error{
-		storage.ErrUnknownApp, storage.ErrUnknownBuild, storage.ErrUnknownRun, storage.ErrNoRuns,
-		storage.ErrTooManyRows, query.ErrMismatch, query.ErrUnknownFunction,
-	} {
-		if errors.Is(err, target) {
-			return true
-		}
+	done := make(chan result, 1) // f may finish after nobody listens
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				log.DefaultLogger.Error("panic", "panic", p, "stack", string(debug.Stack()))
+				r.err = fmt.Errorf("%w: %v", errInternal, p)
+			}
+			done <- r
+		}()
+		r.v, r.err = f(ctx)
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
 	}
-	return false
 }
 
 // CallResource serves the editors' pickers (see resources.go).

@@ -34,20 +34,27 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
-	if err := d.store.Ping(ctx); err != nil {
-		return fail("%s", explainConnect(d.settings, err))
-	}
-	version, err := d.store.ServerVersion(ctx)
+	// The driver's handshake waits out dialTimeout whatever ctx says.
+	res, err := withDeadline(ctx, func(ctx context.Context) (*backend.CheckHealthResult, error) {
+		if err := d.store.Ping(ctx); err != nil {
+			return fail("%s", explainConnect(d.settings, err))
+		}
+		version, err := d.store.ServerVersion(ctx)
+		if err != nil {
+			return fail("Connected, but the server version query failed: %v", err)
+		}
+		if err := d.store.CheckTables(ctx); err != nil {
+			return fail("Connected to ClickHouse %s, but %v", version, err)
+		}
+		return &backend.CheckHealthResult{
+			Status:  backend.HealthStatusOk,
+			Message: fmt.Sprintf("Connected to ClickHouse %s; Flamediff's tables are in place.", version),
+		}, nil
+	})
 	if err != nil {
-		return fail("Connected, but the server version query failed: %v", err)
+		return fail("%s", explainConnect(d.settings, fmt.Errorf("no answer within %v: %w", healthTimeout, err)))
 	}
-	if err := d.store.CheckTables(ctx); err != nil {
-		return fail("Connected to ClickHouse %s, but %v", version, err)
-	}
-	return &backend.CheckHealthResult{
-		Status:  backend.HealthStatusOk,
-		Message: fmt.Sprintf("Connected to ClickHouse %s; Flamediff's tables are in place.", version),
-	}, nil
+	return res, nil
 }
 
 // explainConnect turns a failed connection into the user's next step.

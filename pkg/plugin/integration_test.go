@@ -486,7 +486,7 @@ func TestHostileQueries(t *testing.T) {
 	}
 	// Unknown names are explained.
 	r := f.query(t, map[string]any{"queryType": "diff", "app": hostileApp, "head": sel("9.9.9"), "base": sel(hostileBase)})
-	if r.Error == nil || !strings.Contains(r.Error.Error(), "unknown build") || r.Status != backend.StatusBadRequest {
+	if r.Error == nil || !strings.Contains(r.Error.Error(), "unknown build") || r.Status != backend.StatusNotFound {
 		t.Errorf("unknown build: %v %v", r.Status, r.Error)
 	}
 	if f.plugin.Exited() {

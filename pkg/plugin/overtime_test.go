@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/changes"
@@ -199,5 +202,32 @@ func TestTimeSeriesOverGRPC(t *testing.T) {
 	r := f.query(t, map[string]any{"queryType": "timeseries", "app": overTimeApp, "function": "no.Such"})
 	if r.Error == nil || !strings.Contains(r.Error.Error(), "no.Such") {
 		t.Errorf("unknown function: %v", r.Error)
+	}
+}
+
+// A sample row whose stack has no text (tables edited by hand) fails
+// over-time queries instead of being counted under no function.
+func TestOverTimeMissingStackText(t *testing.T) {
+	f := loadOverTime(t)
+	j := f.settings.JSONData
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{net.JoinHostPort(j["host"].(string), fmt.Sprint(j["port"]))},
+		Auth: clickhouse.Auth{Database: j["defaultDatabase"].(string), Username: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	err = conn.Exec(ctx, "INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
+		"SELECT app, build, run, ingest_id, 12345, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1", overTimeApp, overTimeBuilds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []map[string]any{
+		{"queryType": "evolution", "app": overTimeApp},
+		{"queryType": "timeseries", "app": overTimeApp, "function": "app/slow.Work"},
+	} {
+		if r := f.query(t, model); r.Error == nil || !strings.Contains(r.Error.Error(), "3039") || r.Status != backend.StatusBadGateway {
+			t.Errorf("%s with a stack lacking its text: %v %v, want 502 naming stack 3039", model["queryType"], r.Status, r.Error)
+		}
 	}
 }

@@ -1,15 +1,18 @@
 package plugin
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
+	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -35,80 +38,107 @@ type (
 	}
 )
 
+// resourceTimeout bounds a resource call (and queryTimeout, when
+// shorter): pickers must not hang on a frozen server.
+const resourceTimeout = 10 * time.Second
+
 // newResources routes GET apps, builds?app=, runs?app=&build= (build
-// repeatable, optional) and functions?app=&q=[&limit=].
+// repeatable, optional) and functions?app=&q=[&limit=]. Parameters are
+// checked like query fields; every call has a deadline.
 func newResources(d *Datasource) backend.CallResourceHandler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /apps", func(w http.ResponseWriter, r *http.Request) {
-		apps, err := d.store.Apps(r.Context())
-		reply(w, apps, err)
+	handle := func(pattern string, f func(ctx context.Context, p url.Values) (any, error)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), min(resourceTimeout, d.settings.QueryTimeoutDuration()))
+			defer cancel()
+			v, err := withDeadline(ctx, func(ctx context.Context) (any, error) { return f(ctx, r.URL.Query()) })
+			if err != nil {
+				f := classify(ctx, err)
+				writeJSON(w, f.status, errorBody(f.msg))
+				return
+			}
+			writeJSON(w, http.StatusOK, v)
+		})
+	}
+	handle("GET /apps", func(ctx context.Context, _ url.Values) (any, error) {
+		apps, err := d.store.Apps(ctx)
+		return nonNil(apps), err
 	})
-	mux.HandleFunc("GET /builds", func(w http.ResponseWriter, r *http.Request) {
-		app, ok := required(w, r, "app")
-		if !ok {
-			return
+	handle("GET /builds", func(ctx context.Context, p url.Values) (any, error) {
+		app, err := param(p, "app", true)
+		if err != nil {
+			return nil, err
 		}
-		builds, err := d.store.Builds(r.Context(), app)
+		builds, err := d.store.Builds(ctx, app)
 		out := make([]buildInfo, len(builds))
 		for i, b := range builds {
 			out[i] = buildInfo{Name: b.Name, Time: b.Time, Runs: b.Runs}
 		}
-		reply(w, out, err)
+		return out, err
 	})
-	mux.HandleFunc("GET /runs", func(w http.ResponseWriter, r *http.Request) {
-		app, ok := required(w, r, "app")
-		if !ok {
-			return
+	handle("GET /runs", func(ctx context.Context, p url.Values) (any, error) {
+		app, err := param(p, "app", true)
+		if err != nil {
+			return nil, err
 		}
-		runs, err := d.store.Runs(r.Context(), app, r.URL.Query()["build"], nil)
+		for _, b := range p["build"] {
+			if err := query.CheckName("build", b); err != nil {
+				return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+			}
+		}
+		runs, err := d.store.Runs(ctx, app, p["build"], nil)
 		out := make([]runInfo, len(runs))
 		for i, run := range runs {
 			out[i] = runInfo{Name: run.Run, Build: run.Build, Start: run.Start, Duration: run.Duration.Seconds(),
 				Commit: run.Commit, Branch: run.Branch, Labels: run.Labels, SampleType: run.SampleType,
 				Unit: run.Unit, Total: run.Total}
 		}
-		reply(w, out, err)
+		return out, err
 	})
-	mux.HandleFunc("GET /functions", func(w http.ResponseWriter, r *http.Request) {
-		app, ok := required(w, r, "app")
-		if !ok {
-			return
+	handle("GET /functions", func(ctx context.Context, p url.Values) (any, error) {
+		app, err := param(p, "app", true)
+		if err != nil {
+			return nil, err
+		}
+		q, err := param(p, "q", false)
+		if err != nil {
+			return nil, err
 		}
 		limit := 0
-		if l := r.URL.Query().Get("limit"); l != "" {
+		if l := p.Get("limit"); l != "" {
 			n, err := strconv.Atoi(l)
-			if err != nil {
-				writeJSON(w, http.StatusBadRequest, errorBody("limit must be a number"))
-				return
+			if err != nil || n < 1 || n > storage.MaxSearchLimit {
+				return nil, fmt.Errorf("%w: limit must be a number from 1 to %d, not %q", errBadRequest, storage.MaxSearchLimit, l)
 			}
 			limit = n
 		}
-		names, err := d.store.SearchFunctions(r.Context(), app, r.URL.Query().Get("q"), limit)
-		reply(w, names, err)
+		names, err := d.store.SearchFunctions(ctx, app, q, limit)
+		return nonNil(names), err
 	})
 	return httpadapter.New(mux)
 }
 
-// required reads a mandatory query parameter, answering 400 without it.
-func required(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
-	v := r.URL.Query().Get(name)
+// param reads a query parameter and checks it like a query's names.
+func param(p url.Values, name string, required bool) (string, error) {
+	v := p.Get(name)
 	if v == "" {
-		writeJSON(w, http.StatusBadRequest, errorBody("missing query parameter "+name))
+		if required {
+			return "", fmt.Errorf("%w: missing query parameter %s", errBadRequest, name)
+		}
+		return "", nil
 	}
-	return v, v != ""
+	if err := query.CheckName(name, v); err != nil {
+		return "", fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	return v, nil
 }
 
-// reply writes v as JSON, or the error with the status it deserves.
-func reply(w http.ResponseWriter, v any, err error) {
-	switch {
-	case err == nil:
-		writeJSON(w, http.StatusOK, v)
-	case errors.Is(err, storage.ErrUnknownApp), errors.Is(err, storage.ErrUnknownBuild),
-		errors.Is(err, storage.ErrUnknownRun), errors.Is(err, storage.ErrNoRuns):
-		writeJSON(w, http.StatusNotFound, errorBody(err.Error()))
-	default:
-		writeJSON(w, http.StatusBadGateway, errorBody("ClickHouse: "+err.Error()))
+// nonNil makes an empty listing encode as [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
 	}
+	return s
 }
 
 type errorJSON struct {

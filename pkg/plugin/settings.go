@@ -39,6 +39,14 @@ type Settings struct {
 	SystemFrames []string `json:"systemFrames"`
 	// MaxStacks caps the distinct (run, stack) rows one query may read.
 	MaxStacks int `json:"maxStacks"`
+	// MaxConnections sizes the ClickHouse connection pool; MaxQueries is
+	// how many queries run at once (each holds up to two connections);
+	// more wait up to QueueTimeout seconds for their turn, then fail as
+	// busy. MaxQueryMemory (MB) bounds what one query may hold.
+	MaxConnections int         `json:"maxConnections"`
+	MaxQueries     int         `json:"maxQueries"`
+	QueueTimeout   flexSeconds `json:"queueTimeout"`
+	MaxQueryMemory int         `json:"maxQueryMemory"`
 
 	Password      string `json:"-"`
 	TLSCACert     string `json:"-"`
@@ -51,6 +59,9 @@ const (
 	defaultDialTimeout  = 10 * time.Second
 	defaultQueryTimeout = 60 * time.Second
 	defaultMaxStacks    = 5_000_000
+	defaultMaxQueries   = 2
+	defaultQueueTimeout = 30 * time.Second
+	defaultQueryMemory  = 256 // MB
 )
 
 // flexSeconds decodes a number of seconds given as a JSON number or string.
@@ -118,8 +129,23 @@ func LoadSettings(in backend.DataSourceInstanceSettings) (Settings, error) {
 	if s.Port < 0 || s.Port > 65535 {
 		return s, fmt.Errorf("settings: port %d out of range", s.Port)
 	}
-	if s.MaxStacks <= 0 {
-		s.MaxStacks = defaultMaxStacks
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"maxStacks", &s.MaxStacks, defaultMaxStacks},
+		{"maxQueries", &s.MaxQueries, defaultMaxQueries},
+		// Two per query, and one more for the editors' resources.
+		{"maxConnections", &s.MaxConnections, 2*s.MaxQueries + 1},
+		{"maxQueryMemory", &s.MaxQueryMemory, defaultQueryMemory},
+	} {
+		if *f.v < 0 {
+			return s, fmt.Errorf("settings: %s must be positive, not %d", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
 	}
 	return s, nil
 }
@@ -146,9 +172,11 @@ func (s Settings) ClickHouseOptions() (*clickhouse.Options, error) {
 			Username: s.Username,
 			Password: s.Password,
 		},
-		DialTimeout: s.DialTimeout.or(defaultDialTimeout),
-		ReadTimeout: s.QueryTimeout.or(defaultQueryTimeout),
-		Protocol:    clickhouse.Native,
+		DialTimeout:  s.DialTimeout.or(defaultDialTimeout),
+		ReadTimeout:  s.QueryTimeout.or(defaultQueryTimeout),
+		Protocol:     clickhouse.Native,
+		MaxOpenConns: s.MaxConnections,
+		MaxIdleConns: s.MaxConnections,
 	}
 	if s.Protocol == "http" {
 		opts.Protocol = clickhouse.HTTP
@@ -184,3 +212,9 @@ func (s Settings) tlsConfig() (*tls.Config, error) {
 
 // QueryTimeoutDuration is how long one query may run.
 func (s Settings) QueryTimeoutDuration() time.Duration { return s.QueryTimeout.or(defaultQueryTimeout) }
+
+// QueueTimeoutDuration is how long a query waits for its turn.
+func (s Settings) QueueTimeoutDuration() time.Duration { return s.QueueTimeout.or(defaultQueueTimeout) }
+
+// queryMemory is MaxQueryMemory in bytes.
+func (s Settings) queryMemory() int64 { return int64(s.MaxQueryMemory) << 20 }

@@ -83,7 +83,8 @@ func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns
 // order) for the total (first) and for each function whose per-run mean
 // reaches minShare of the build's mean total in some build. A function's
 // value in a run counts each stack holding it once, however often it
-// recurs in the stack. It reads one row per (run, stack) of the sample rows.
+// recurs in the stack (functionIndex). It reads one row per (run, stack)
+// of the sample rows.
 // TODO(stats-query): read run_stacks' per-(run, stack) sums once they land.
 func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
 	var runs []storage.Run
@@ -94,32 +95,19 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 			groups = append(groups, []storage.Run{r})
 		}
 	}
-	var names []string
-	index := map[string]int32{}
-	stacks := map[uint64][]int32{} // distinct functions of each stack
-	err := e.Store.Stacks(ctx, runs, func(hash uint64, fs []storage.Frame) error {
-		ids := make([]int32, 0, len(fs))
-		for _, f := range fs {
-			id, ok := index[f.Name]
-			if !ok {
-				id = int32(len(names))
-				index[f.Name] = id
-				names = append(names, f.Name)
-			}
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-		stacks[hash] = ids
-		return nil
-	})
+	x, err := e.indexFunctions(ctx, runs)
 	if err != nil {
 		return nil, nil, err
 	}
+	names := x.names
 	n := len(runs)
 	values := make([]float64, len(names)*n) // function-major: values[f*n+run]
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		for _, f := range stacks[hash] {
+		k, err := x.lookup(hash)
+		if err != nil {
+			return err
+		}
+		for _, f := range x.functions(k) {
 			values[int(f)*n+g] += float64(value)
 		}
 		return nil

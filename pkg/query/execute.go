@@ -31,6 +31,8 @@ type Executor struct {
 	Rules *sysframes.Rules
 	// Stacks caches stack texts across queries (nil: none).
 	Stacks *StackCache
+	// MaxMemory bounds the trees one query builds, in bytes (0: none).
+	MaxMemory int64
 }
 
 // Range is the dashboard's time range; builds outside it are left out of
@@ -128,7 +130,11 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Render(b, m, e.Rules, unit), nil
+	if err := m.checkMemory(b, e.MaxMemory); err != nil {
+		return nil, err
+	}
+	b.StopWhen(ctx)
+	return Render(b, m, e.Rules, unit), ctx.Err()
 }
 
 // valueRow is one (side, stack) sum read from ClickHouse.
@@ -159,6 +165,11 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	defer cancel()
 	sideline := make(chan error, 1)
 	go func() {
+		defer func() { // a panic here would kill the process, out of the caller's reach
+			if p := recover(); p != nil {
+				sideline <- fmt.Errorf("stack reader panicked: %v", p)
+			}
+		}()
 		hashes := known
 		if missing := cache.uncached(all); known == nil && len(missing) > 0 {
 			var err error

@@ -9,7 +9,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
-// Type is a query type (SPEC §4).
+// Type is a query type (docs/QUERIES.md).
 type Type string
 
 // The query types.

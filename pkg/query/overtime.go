@@ -96,32 +96,52 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		groups[i], names[i] = b.runs, b.Name
 		in[i] = evolution.Build{Name: b.Name, Time: b.Time}
 	}
-	stacks := map[uint64][]string{}
-	err = e.Store.Stacks(ctx, runs, func(hash uint64, frames []storage.Frame) error {
-		s := make([]string, len(frames))
-		for i, f := range frames {
-			s[i] = f.Name
-		}
-		stacks[hash] = s
-		return nil
-	})
+	x, err := e.indexFunctions(ctx, runs)
 	if err != nil {
 		return nil, err
+	}
+	totals := make([]*sums, len(builds))
+	edges := make([][]bool, len(builds))
+	for g := range builds {
+		totals[g], edges[g] = x.newSums(), make([]bool, len(x.edges))
 	}
 	perRun := func(g int, value int64) float64 { return float64(value) / float64(len(groups[g])) }
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		in[g].AddStack(stacks[hash], perRun(g, value))
+		k, err := x.lookup(hash)
+		if err != nil {
+			return err
+		}
+		x.addTo(totals[g], k, perRun(g, value))
+		for _, id := range x.edgesOf(k) {
+			edges[g][id] = true
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	timeline := make([][]*sums, len(builds)) // per build, per time frame
 	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, frame int, value int64) error {
-		in[g].AddTimed(frame, stacks[hash], perRun(g, value))
+		k, err := x.lookup(hash)
+		if err != nil {
+			return err
+		}
+		for len(timeline[g]) <= frame {
+			timeline[g] = append(timeline[g], x.newSums())
+		}
+		x.addTo(timeline[g][frame], k, perRun(g, value))
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	changed := x.changedEdges(edges)
+	for g := range in {
+		in[g].Total, in[g].Functions, in[g].Edges = totals[g].total, x.byName(totals[g]), changed[g]
+		for _, tf := range timeline[g] {
+			in[g].Timeline = append(in[g].Timeline, evolution.TimeFrame{Total: tf.total, Functions: x.byName(tf)})
+		}
+		totals[g], timeline[g] = nil, nil
 	}
 	changes, err := e.Store.Changes(ctx, m.App, names)
 	if err != nil {
@@ -270,20 +290,12 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 		}
 		return out, nil
 	}
-	matches := map[uint64]bool{}
-	err := e.Store.Stacks(ctx, runs, func(hash uint64, frames []storage.Frame) error {
-		for _, f := range frames {
-			if f.Name == m.Function {
-				matches[hash] = true
-				break
-			}
-		}
-		return nil
-	})
+	x, err := e.indexFunctions(ctx, runs)
 	if err != nil {
 		return nil, err
 	}
-	if len(matches) == 0 {
+	fn := slices.Index(x.names, m.Function)
+	if fn < 0 {
 		return nil, fmt.Errorf("%w %q in the selected builds of %q", ErrUnknownFunction, m.Function, m.App)
 	}
 	groups := make([][]storage.Run, len(runs))
@@ -292,10 +304,11 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 		groups[i] = []storage.Run{r}
 	}
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		if matches[hash] {
+		k, err := x.lookup(hash)
+		if err == nil && slices.Contains(x.functions(k), int32(fn)) {
 			sums[g] += float64(value)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -55,10 +55,17 @@ func (s *Store) latest() string {
 	return "SELECT argMax(ingest_id, committed_ns) FROM " + s.q.runs + " WHERE app = ? GROUP BY build, run"
 }
 
-// Apps lists the apps that have visible runs, sorted.
+// visible is the subquery of the ingest ids of app's visible runs.
+func (s *Store) visible() string {
+	return "SELECT ingest_id FROM " + s.q.runs + " WHERE app = ? AND deleted = 0 AND ingest_id " + s.in + " (" + s.latest() + ")"
+}
+
+// Apps lists the apps that have visible runs, sorted. Listings group
+// rather than use DISTINCT: on 18.16, DISTINCT with an IN subquery and
+// ORDER BY repeats rows when the plan runs on several threads.
 func (s *Store) Apps(ctx context.Context) ([]string, error) {
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in+
-		" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run) ORDER BY app")
+	rows, err := s.conn.Query(ctx, "SELECT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in+
+		" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run) GROUP BY app ORDER BY app")
 	if err != nil {
 		return nil, fmt.Errorf("list apps: %w", err)
 	}

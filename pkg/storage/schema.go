@@ -211,8 +211,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 // get its stacks listed twice, which readers do not mind.
 func (s *Store) backfillRunStacks(ctx context.Context) error {
 	notIn := strings.Replace(s.in, "IN", "NOT IN", 1)
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+
-		notIn+" (SELECT ingest_id FROM "+s.q.runStacks+")")
+	rows, err := s.conn.Query(ctx, "SELECT ingest_id FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+
+		notIn+" (SELECT ingest_id FROM "+s.q.runStacks+") GROUP BY ingest_id")
 	if err != nil {
 		return fmt.Errorf("find ingests to list the stacks of: %w", err)
 	}

@@ -15,9 +15,9 @@ const (
 // SearchFunctions returns up to limit distinct frame names of app that
 // contain q, case-insensitively (UTF-8 aware), sorted. q is a plain
 // substring: % and _ have no special meaning; an empty q matches every
-// name. Names come from every ingest of the app, replaced or deleted runs
-// included. limit 0 means DefaultSearchLimit; above MaxSearchLimit or
-// negative is an error.
+// name. Names come from the stacks of the app's visible runs only: not
+// from replaced, deleted or uncommitted ingests. limit 0 means
+// DefaultSearchLimit; above MaxSearchLimit or negative is an error.
 func (s *Store) SearchFunctions(ctx context.Context, app, q string, limit int) ([]string, error) {
 	if limit == 0 {
 		limit = DefaultSearchLimit
@@ -25,8 +25,10 @@ func (s *Store) SearchFunctions(ctx context.Context, app, q string, limit int) (
 	if limit < 0 || limit > MaxSearchLimit {
 		return nil, fmt.Errorf("search functions: limit %d outside 1..%d", limit, MaxSearchLimit)
 	}
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT name FROM "+s.q.frames+
-		" WHERE app = ? AND positionCaseInsensitiveUTF8(name, ?) > 0 ORDER BY name LIMIT ?", app, q, limit)
+	committed := "SELECT arrayJoin(frame_hashes) FROM " + s.q.stacks + " WHERE app = ? AND stack_hash " + s.in +
+		" (SELECT stack_hash FROM " + s.q.runStacks + " WHERE app = ? AND ingest_id " + s.in + " (" + s.visible() + "))"
+	rows, err := s.conn.Query(ctx, "SELECT name FROM "+s.q.frames+" WHERE app = ? AND positionCaseInsensitiveUTF8(name, ?) > 0"+
+		" AND frame_hash "+s.in+" ("+committed+") GROUP BY name ORDER BY name LIMIT ?", app, q, app, app, app, app, limit)
 	if err != nil {
 		return nil, fmt.Errorf("search functions: %w", err)
 	}

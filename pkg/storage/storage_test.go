@@ -594,6 +594,13 @@ func TestSearchFunctions(t *testing.T) {
 	s := newStore(t, Options{})
 	ingest(t, s, meta("a", "b", "r"), build("main;Compress;ÄrgerFunc 1", "main;x%y;a_b 1", "main;axyb;acb 1"))
 	ingest(t, s, meta("other", "b", "r"), build("compressOther 1"))
+	// Names of deleted and replaced runs are not offered.
+	ingest(t, s, meta("a", "b", "gone"), build("main;GoneFunc 1"))
+	if err := s.DeleteRun(context.Background(), "a", "b", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	ingest(t, s, meta("a", "b", "again"), build("main;ReplacedFunc 1"))
+	ingest(t, s, meta("a", "b", "again"), build("main;axyb 1"))
 	tests := []struct {
 		q     string
 		limit int
@@ -605,6 +612,8 @@ func TestSearchFunctions(t *testing.T) {
 		{"_", 0, "a_b"},
 		{"", 2, "Compress,a_b"},
 		{"'; DROP TABLE frames; --", 0, ""},
+		{"gone", 0, ""},
+		{"replaced", 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {

@@ -13,7 +13,8 @@ import (
 // seen (ties by name, module, id), or alphabetically when o.Inverted. With
 // o.MaxNodes the smallest nodes are merged into "other" children (see
 // Options). Build does not modify the Builder.
-func (b *Builder) Build(o Options) *Tree {
+func (b *Builder) Build(o Options) (t *Tree) {
+	defer b.stop.recover(&t, b.frames)
 	order := b.frames.compareChronological
 	if o.Inverted {
 		order = b.frames.compareAlphabetical
@@ -22,7 +23,7 @@ func (b *Builder) Build(o Options) *Tree {
 	if o.MaxNodes > 0 {
 		limit = max(o.MaxNodes, 2)
 	}
-	t := &Tree{Frames: b.frames, Diff: b.runs[Base] > 0}
+	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0}
 	t.Nodes = b.newView(o).trie(o.Inverted, order, limit)
 	for i := range t.Nodes {
 		t.Nodes[i].scale(b.runs)
@@ -46,6 +47,7 @@ func (b *Builder) Build(o Options) *Tree {
 func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int) []Node {
 	l := &layout{v: v, inverted: inverted, order: order}
 	l.ids = sortInHalves(v.active, func(x, y uint32) int {
+		v.b.stop.check()
 		return compareStacks(v.stack(x), v.stack(y), inverted)
 	})
 	l.lcp = make([]uint32, len(l.ids))
@@ -236,6 +238,7 @@ func (l *layout) size(start, end, depth int) int {
 // ids[start:end] (sharing their first depth frames), then its subtree, and
 // returns its totals.
 func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head, base float64) {
+	l.v.b.stop.check()
 	at := w.pos
 	w.pos++
 	nd := Node{Frame: key.frame, Depth: uint32(depth)}
@@ -291,15 +294,18 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 	top := len(w.children)
 	split, nodes := l.split(w.children[bottom:top], depth)
 	var aside chan [2]float64 // the totals of the children laid out aside
+	var p *carried            // and their panic
 	if split > 0 {
 		kids := slices.Clone(w.children[bottom : bottom+split])
 		aside = make(chan [2]float64, 1)
-		go func(w *worker) {
+		go func(w *worker) { // p is read after its send on aside
 			var sum [2]float64
-			for _, ch := range kids {
-				h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
-				sum[0], sum[1] = sum[0]+h, sum[1]+b
-			}
+			p = carry(func() {
+				for _, ch := range kids {
+					h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
+					sum[0], sum[1] = sum[0]+h, sum[1]+b
+				}
+			})
 			<-l.cores
 			aside <- sum
 		}(&worker{pos: w.pos})
@@ -314,6 +320,7 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 	}
 	if aside != nil {
 		sum := <-aside
+		p.rethrow()
 		head, base = head+sum[0], base+sum[1]
 	}
 	return head, base
@@ -395,13 +402,15 @@ func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
 	mid := len(s) / 2
 	left, right := slices.Clone(s[:mid]), s[mid:]
 	done := make(chan struct{})
+	var p *carried
 	go func() {
-		slices.SortFunc(left, compare)
+		p = carry(func() { slices.SortFunc(left, compare) })
 		close(done)
 	}()
 	right = slices.Clone(right)
 	slices.SortFunc(right, compare)
 	<-done
+	p.rethrow()
 	out = out[:0]
 	for len(left) > 0 && len(right) > 0 {
 		if compare(right[0], left[0]) < 0 {

@@ -45,6 +45,7 @@ type Builder struct {
 	value [2][]int64
 	first [2][]uint64
 	runs  [2]int
+	stop  stopper // StopWhen
 }
 
 // NewBuilder returns an empty Builder whose stacks refer to frames of f.

@@ -1,7 +1,7 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-/** Query types of SPEC §4. */
+/** Query types (docs/QUERIES.md). */
 export type QueryType = 'flamegraph' | 'diff' | 'functions' | 'runs' | 'evolution' | 'timeseries';
 
 /** Selection picks runs: every run of builds, or only the named runs. */

@@ -43,6 +43,24 @@ func changePoints(f *data.Frame) []changePoint {
 	return out
 }
 
+// changePointsOutput prints a changepoints answer (a table, or JSON) and,
+// with gate, fails on a regression starting at the newest build.
+func changePointsOutput(out io.Writer, frames data.Frames, output string, gate bool) error {
+	var err error
+	switch output {
+	case "json":
+		err = writeJSON(out, frames)
+	case "table":
+		err = writeChangePoints(out, frames[0])
+	default:
+		return usageError{fmt.Errorf("--output must be json or table for changepoints, not %q", output)}
+	}
+	if err == nil && gate {
+		err = changePointGate(frames[0])
+	}
+	return err
+}
+
 // writeChangePoints prints a changepoints answer as a table, newest first.
 func writeChangePoints(out io.Writer, f *data.Frame) error {
 	unit := ""

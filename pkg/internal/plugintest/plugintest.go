@@ -105,6 +105,23 @@ func dispense[T any](t testing.TB, rpc goplugin.ClientProtocol, name string) T {
 // Exited reports whether the plugin process has died.
 func (c *Client) Exited() bool { return c.proc.Exited() }
 
+// PeakMemory is the plugin process's peak resident memory so far, in
+// bytes (Linux: VmHWM of /proc/PID/status).
+func (c *Client) PeakMemory() (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.proc.ReattachConfig().Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var n int64
+			_, err := fmt.Sscanf(strings.TrimSpace(kb), "%d kB", &n)
+			return n << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/PID/status")
+}
+
 // Settings are a data source instance as Grafana would send it.
 type Settings struct {
 	UID      string

@@ -42,7 +42,7 @@ const uses = (t: QueryType) => ({
 const PREVIOUS = 'previous';
 
 /**
- * QueryEditor edits the query model of SPEC §4: type, app, head/base builds
+ * QueryEditor edits the query model of docs/QUERIES.md: type, app, head/base builds
  * and runs (pickers fed by the data source resources), builds, function and
  * tree options. Every change is emitted at once and runs the query.
  */

@@ -1,0 +1,84 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+func TestClassify(t *testing.T) {
+	expired, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	live := context.Background()
+	wrap := func(err error) error { return fmt.Errorf("read stack values: %w", err) }
+	for _, c := range []struct {
+		ctx        context.Context
+		err        error
+		status     int
+		downstream bool
+	}{
+		{live, wrap(storage.ErrUnknownApp), 404, true},
+		{live, fmt.Errorf("%w: limit", errBadRequest), 400, true},
+		{live, wrap(storage.ErrTooManyRows), 400, true},
+		{live, wrap(query.ErrTooBig), 400, true},
+		{live, wrap(errBusy), 503, true},
+		{live, wrap(clickhouse.ErrAcquireConnTimeout), 503, true},
+		{live, wrap(&clickhouse.Exception{Code: 202}), 503, true},
+		{expired, wrap(io.EOF), 504, true},
+		{live, wrap(&clickhouse.Exception{Code: 159}), 504, true},
+		{live, wrap(&net.OpError{Op: "read", Err: timeoutErr{}}), 504, true},
+		{live, wrap(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), 502, true},
+		{live, wrap(io.EOF), 502, true},
+		{live, wrap(&clickhouse.Exception{Code: 60, Message: "Table x doesn't exist"}), 502, true},
+		{live, wrap(storage.ErrMissingFrame), 502, true},
+		{live, fmt.Errorf("%w: index out of range", errInternal), 500, false},
+		{live, errors.New("stack reader panicked: boom"), 500, false},
+	} {
+		f := classify(c.ctx, c.err)
+		if f.status != c.status || f.downstream != c.downstream {
+			t.Errorf("%v: %d downstream=%v, want %d downstream=%v", c.err, f.status, f.downstream, c.status, c.downstream)
+		}
+		if internal := f.status == 500; internal != strings.Contains(f.msg, "internal error") || internal && strings.Contains(f.msg, "ClickHouse") {
+			t.Errorf("%v: message %q: plugin bugs, and only they, are internal errors, never ClickHouse's", c.err, f.msg)
+		}
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestWithDeadline(t *testing.T) {
+	_, err := withDeadline(context.Background(), func(context.Context) (int, error) {
+		var m map[string]int
+		m["x"] = 1 // a real bug: assignment to a nil map
+		return 0, nil
+	})
+	if !errors.Is(err, errInternal) || !strings.Contains(err.Error(), "nil map") {
+		t.Errorf("panic: %v, want an internal error naming it", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	stuck := make(chan struct{})
+	defer close(stuck)
+	_, err = withDeadline(ctx, func(context.Context) (int, error) {
+		<-stuck // ignores its context, as the driver's handshake does
+		return 0, nil
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("stuck call: %v, want the deadline", err)
+	}
+}

@@ -1,0 +1,160 @@
+package plugin_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/flamediff/flamediff/pkg/internal/plugintest"
+)
+
+// fakeServer listens on loopback and does what answer does with each
+// connection; it is closed when the test ends.
+func fakeServer(t *testing.T, answer func(net.Conn)) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			answer(c)
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// frozen accepts and never answers; dropping closes at once.
+func frozen(net.Conn)     {}
+func dropping(c net.Conn) { c.Close() }
+
+// TestFaultStatuses: every call has a deadline, and the same cause gives
+// the same status from QueryData and CallResource: a frozen server 504,
+// a refused or dropped connection 502.
+func TestFaultStatuses(t *testing.T) {
+	base, err := plugintest.SettingsFromDSN("clickhouse://default:@127.0.0.1:1/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := plugintest.Start(t, pluginBinary)
+	q := plugintest.Query{RefID: "A", JSON: `{"queryType":"flamegraph","app":"a","head":{"builds":["b"]}}`}
+	for _, c := range []struct {
+		name string
+		port int
+		want int
+	}{
+		{"frozen", fakeServer(t, frozen), 504},
+		{"refused", closedPort(t), 502},
+		{"dropped", fakeServer(t, dropping), 502},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := copySettings(base)
+			s.UID, s.JSONData["port"], s.JSONData["queryTimeout"] = c.name, c.port, 1
+			// Well past the 1 s deadline, well before the driver's own
+			// 10 s dial timeout would end a call that ignores it.
+			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+			defer cancel()
+			code, body, err := plugin.Resource(ctx, s, "apps")
+			if err != nil || code != c.want {
+				t.Errorf("apps: %d %s %v, want %d", code, body, err, c.want)
+			}
+			resp, err := plugin.QueryData(ctx, s, q)
+			if err != nil {
+				t.Fatalf("QueryData: %v", err)
+			}
+			if r := resp.Responses["A"]; r.Error == nil || int(r.Status) != c.want || r.ErrorSource != backend.ErrorSourceDownstream {
+				t.Errorf("query: %v %v (%s), want %d from downstream", r.Status, r.Error, r.ErrorSource, c.want)
+			}
+		})
+	}
+	t.Run("health", func(t *testing.T) {
+		s := copySettings(base)
+		s.UID, s.JSONData["port"] = "frozen-health", fakeServer(t, frozen)
+		ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second) // documented: 5 s
+		defer cancel()
+		res, err := plugin.CheckHealth(ctx, s)
+		if err != nil || res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "unreachable") {
+			t.Errorf("health of a frozen server: %v %v", res, err)
+		}
+	})
+	if plugin.Exited() {
+		t.Fatal("the plugin died")
+	}
+}
+
+// TestBusy: queries beyond maxQueries wait their turn, then are told the
+// data source is busy (503), not that ClickHouse failed.
+func TestBusy(t *testing.T) {
+	s, err := plugintest.SettingsFromDSN("clickhouse://default:@127.0.0.1:1/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.UID, s.JSONData["port"] = "busy", fakeServer(t, frozen)
+	s.JSONData["maxQueries"], s.JSONData["queueTimeout"], s.JSONData["queryTimeout"] = 1, 0.2, 3
+	plugin := plugintest.Start(t, pluginBinary)
+	q := `{"queryType":"flamegraph","app":"a","head":{"builds":["b"]}}`
+	resp, err := plugin.QueryData(context.Background(), s, plugintest.Query{RefID: "A", JSON: q}, plugintest.Query{RefID: "B", JSON: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[backend.Status]int{}
+	for _, r := range resp.Responses {
+		statuses[r.Status]++
+		if r.Status == backend.Status(503) && !strings.Contains(r.Error.Error(), "busy") {
+			t.Errorf("busy answer does not say so: %v", r.Error)
+		}
+	}
+	if statuses[backend.Status(503)] != 1 || statuses[backend.StatusTimeout] != 1 {
+		t.Errorf("statuses %v, want one 503 (waited in vain) and one 504 (the frozen server)", statuses)
+	}
+}
+
+// TestBadResourceParameters: parameters are checked like query fields,
+// with 400 and a message naming the field; an empty search is [].
+func TestBadResourceParameters(t *testing.T) {
+	f := loadPprof(t)
+	ctx := context.Background()
+	long := url.QueryEscape(strings.Repeat("x", 1025))
+	for path, field := range map[string]string{
+		"builds?app=" + long:          "app",
+		"runs?app=a&build=" + long:    "build",
+		"functions?app=a&q=" + long:   "q",
+		"functions?app=a&limit=0":     "limit",
+		"functions?app=a&limit=10001": "limit",
+		"functions?app=a&limit=lots":  "limit",
+		"functions?q=x":               "app",
+	} {
+		code, body, err := f.plugin.Resource(ctx, f.settings, path)
+		if err != nil || code != 400 || !strings.Contains(string(body), field) {
+			t.Errorf("%.60s: %d %s %v, want 400 naming %s", path, code, body, err, field)
+		}
+	}
+	code, body, err := f.plugin.Resource(ctx, f.settings, "functions?app="+url.QueryEscape(hostileApp)+"&q=no-such-function")
+	var names []string
+	if err != nil || code != 200 || json.Unmarshal(body, &names) != nil || names == nil || len(names) != 0 {
+		t.Errorf("empty search: %d %s %v, want []", code, body, err)
+	}
+}

@@ -1,0 +1,43 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// gate admits a bounded number of queries of one data source instance at
+// a time: each holds up to two ClickHouse connections and an engine in
+// memory. The others wait their turn, up to a limit, and are then told
+// the data source is busy — instead of the pool's "acquire conn timeout"
+// or the process running out of memory.
+type gate struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+func newGate(n int, wait time.Duration) *gate {
+	return &gate{slots: make(chan struct{}, n), wait: wait}
+}
+
+// enter waits for a slot; call the returned function to give it back.
+func (g *gate) enter(ctx context.Context) (func(), error) {
+	select {
+	case g.slots <- struct{}{}:
+		return func() { <-g.slots }, nil
+	default:
+	}
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return func() { <-g.slots }, nil
+	case <-t.C:
+		return nil, fmt.Errorf("%w: %d queries running, this one waited %v for its turn", errBusy, cap(g.slots), g.wait)
+	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded { // the cause is the load, not the query
+			return nil, fmt.Errorf("%w: %d queries running, this one waited until its deadline for its turn", errBusy, cap(g.slots))
+		}
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,5 @@
+package query
+
+// CheckName applies the rules of a query's names to one name given
+// elsewhere, such as a resource parameter: field names it in the error.
+func CheckName(field, name string) error { return checkNames(field, []string{name}) }
