@@ -88,12 +88,8 @@ func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns
 // TODO(stats-query): read run_stacks' per-(run, stack) sums once they land.
 func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
 	var runs []storage.Run
-	var groups [][]storage.Run
 	for _, b := range builds {
-		for _, r := range b.runs {
-			runs = append(runs, r)
-			groups = append(groups, []storage.Run{r})
-		}
+		runs = append(runs, b.runs...)
 	}
 	x, err := e.indexFunctions(ctx, runs)
 	if err != nil {
@@ -102,18 +98,29 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 	names := x.names
 	n := len(runs)
 	values := make([]float64, len(names)*n) // function-major: values[f*n+run]
-	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		k, err := x.lookup(hash)
+	// One read per build, a group per run: rows are summed as they stream
+	// in, so the store's cap on the rows of one read (sized for readers
+	// that hold them) need only fit a build's runs, not the series'.
+	first := 0
+	for _, b := range builds {
+		groups := make([][]storage.Run, len(b.runs))
+		for i, r := range b.runs {
+			groups[i] = []storage.Run{r}
+		}
+		err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
+			k, err := x.lookup(hash)
+			if err != nil {
+				return err
+			}
+			for _, f := range x.functions(k) {
+				values[int(f)*n+first+g] += float64(value)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		for _, f := range x.functions(k) {
-			values[int(f)*n+g] += float64(value)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
+		first += len(b.runs)
 	}
 
 	split := func(perRun []float64) [][]float64 {
