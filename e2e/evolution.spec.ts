@@ -233,7 +233,11 @@ test("the regressions table's link opens Build comparison on the change: base be
   await page.waitForFunction(() => Boolean(window.evolution));
   await page.evaluate(
     ([f, c]) =>
-      window.evolution.mountTable({ frame: JSON.parse(f), fieldConfig: c, vars: { app: 'checkout-service' } }),
+      window.evolution.mountTable({
+        frame: JSON.parse(f),
+        fieldConfig: c,
+        vars: { datasource: 'flamediff', app: 'checkout-service' },
+      }),
     [JSON.stringify(frames.changepoints[0]), panel.fieldConfig] as const
   );
   const method = 'checkout/pricing.ApplyDiscounts';
@@ -243,6 +247,7 @@ test("the regressions table's link opens Build comparison on the change: base be
   const href = new URL((await link.getAttribute('href'))!, 'http://grafana.local');
   expect(href.pathname).toBe('/d/flamediff-build-comparison/build-comparison');
   expect(Object.fromEntries(href.searchParams)).toEqual({
+    'var-datasource': 'flamediff',
     'var-app': 'checkout-service',
     'var-base': '1.6.0',
     'var-head': cp.build,

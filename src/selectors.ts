@@ -50,4 +50,12 @@ export const selectors = {
     database: 'flamediff-config-database',
     systemFrames: 'flamediff-config-system-frames',
   },
+  report: {
+    root: 'flamediff-report',
+    title: 'flamediff-report-title',
+    verdict: 'flamediff-verdict',
+    verdictChange: 'flamediff-verdict-change',
+    run: 'flamediff-serve-run',
+    error: 'flamediff-serve-error',
+  },
 } as const;

@@ -111,4 +111,19 @@ export const strings = {
     systemFramesHelp:
       'One regular expression per line, matched against a frame name or module, marking it as system code',
   },
+  report: {
+    verdict: 'Verdict',
+    slower: 'Head is slower',
+    faster: 'Head is faster',
+    unchanged: 'No significant change of the total',
+    noStats: 'No per-function verdict:',
+    slowerNodes: (n: number) => `${n} function${n === 1 ? '' : 's'} significantly slower`,
+    fasterNodes: (n: number) => `${n} function${n === 1 ? '' : 's'} significantly faster`,
+    interval: 'CI',
+    q: 'q',
+    alpha: (a: number) => `false discovery rate ${a}`,
+    serveTitle: 'Flamediff',
+    run: 'Run query',
+    running: 'Running…',
+  },
 } as const;

@@ -6,16 +6,12 @@ import { createRoot, Root } from 'react-dom/client';
 import { flushSync } from 'react-dom';
 
 import {
-  DataFrame,
   DataFrameJSON,
   DataSourceInstanceSettings,
   DataSourceSettings,
-  LoadingState,
-  PanelProps,
   ThemeContext,
   createTheme,
   dataFrameFromJSON,
-  getDefaultTimeRange,
 } from '@grafana/data';
 import { FlameGraph } from '@grafana/flamegraph';
 
@@ -25,6 +21,7 @@ import { FlamediffDataSource } from '../../src/datasource/datasource';
 import { FlamediffOptions, FlamediffQuery, FlamediffSecureOptions } from '../../src/datasource/types';
 import { FlamediffPanel } from '../../src/panel/components/FlamediffPanel';
 import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
+import { panelProps } from '../../src/report/panelProps';
 import { bigFlameFrame } from './bigFrame';
 
 type ThemeMode = 'dark' | 'light';
@@ -78,34 +75,6 @@ function show(el: React.ReactElement, theme: ThemeMode = 'dark', sync = false) {
   } else {
     root.render(themed);
   }
-}
-
-function panelProps(
-  series: DataFrame[],
-  options: PanelOptions,
-  width: number,
-  height: number
-): PanelProps<PanelOptions> {
-  const timeRange = getDefaultTimeRange();
-  // Only the fields the panel reads are real; the rest satisfy the type.
-  return {
-    id: 1,
-    data: { series, state: LoadingState.Done, timeRange },
-    timeRange,
-    timeZone: 'utc',
-    options,
-    transparent: false,
-    width,
-    height,
-    fieldConfig: { defaults: {}, overrides: [] },
-    renderCounter: 0,
-    title: 'Flamediff',
-    eventBus: undefined as never,
-    onOptionsChange: () => undefined,
-    onFieldConfigChange: () => undefined,
-    replaceVariables: (s: string) => s,
-    onChangeTimeRange: () => undefined,
-  } as PanelProps<PanelOptions>;
 }
 
 /** A real FlamediffDataSource whose resource calls are answered from `resources`. */

@@ -95,6 +95,13 @@ func classify(ctx context.Context, err error) failure {
 	return failure{http.StatusInternalServerError, "internal error: " + msg, false}
 }
 
+// Status is the HTTP status and message a failed call answers with, for
+// servers other than Grafana's (flamediff serve).
+func Status(ctx context.Context, err error) (int, string) {
+	f := classify(ctx, err)
+	return f.status, f.msg
+}
+
 // dataResponse is the QueryData answer of a failure.
 func (f failure) dataResponse() backend.DataResponse {
 	src := backend.ErrorSourcePlugin

@@ -134,7 +134,11 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 		return nil, err
 	}
 	b.StopWhen(ctx)
-	return Render(b, m, e.Rules, unit), ctx.Err()
+	frames, err := Render(b, m, e.Rules, unit)
+	if err != nil {
+		return nil, err
+	}
+	return frames, ctx.Err()
 }
 
 // valueRow is one (side, stack) sum read from ClickHouse.

@@ -26,22 +26,31 @@ var Variants = []Variant{
 // Render turns a filled engine into the frames of a flamegraph, diff or
 // functions query. Both the data source (engine filled from ClickHouse) and
 // `flamediff query` (engine filled from files) call it, so they answer alike.
-func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) data.Frames {
+// The only error is a focus path that the data does not have.
+func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
 	if m.QueryType == Functions {
-		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}
+		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}, nil
 	}
 	if !m.Variants {
-		return data.Frames{frames.FlameGraph(b.Build(o), unit)}
+		t, err := b.Build(o)
+		if err != nil {
+			return nil, err
+		}
+		return data.Frames{frames.FlameGraph(t, unit)}, nil
 	}
 	out := make(data.Frames, 0, len(Variants))
 	for _, v := range Variants {
 		o.Inverted, o.CollapseSystem = v.Inverted, v.CollapseSystem
-		f := frames.FlameGraph(b.Build(o), unit)
-		f.Meta.Custom = map[string]any{"variant": v.Name}
+		t, err := b.Build(o)
+		if err != nil {
+			return nil, err
+		}
+		f := frames.FlameGraph(t, unit)
+		f.Meta.Custom.(map[string]any)["variant"] = v.Name
 		out = append(out, f)
 	}
-	return out
+	return out, nil
 }
 
 // TreeOptions returns the engine options of the view m asks for. The

@@ -32,10 +32,10 @@ type ChangePoint struct {
 	Before, After, Change float64
 	// PValue is the t-test's p-value of the split, multiplied by the
 	// number of positions the split was chosen among and adjusted over the
-	// series by Benjamini-Hochberg, so that PValue <= Alpha is the
+	// series by Benjamini-Hochberg, so that PValue < Alpha is the
 	// detection rule.
 	PValue float64
-	// Significant is PValue <= Alpha and |Change| >= MinChange.
+	// Significant is PValue < Alpha and |Change| >= MinChange.
 	Significant bool
 }
 
@@ -64,10 +64,10 @@ func ChangePoints(series [][][]float64, o ChangeOptions) [][]ChangePoint {
 		first[s] = prefixes[s].best(0, len(builds))
 		ps[s] = first[s].p
 	}
-	q := benjaminiHochberg(ps)
+	q := BenjaminiHochberg(ps)
 	rejected := 0
 	for _, v := range q {
-		if v <= alpha {
+		if v < alpha {
 			rejected++
 		}
 	}
@@ -80,14 +80,14 @@ func ChangePoints(series [][][]float64, o ChangeOptions) [][]ChangePoint {
 	// scaled as BH scales it.
 	scale := float64(len(series)) / float64(rejected)
 	for s := range series {
-		if q[s] > alpha {
+		if !(q[s] < alpha) {
 			continue
 		}
 		found := []split{{at: first[s].at, p: q[s]}}
 		var segment func(lo, hi int)
 		segment = func(lo, hi int) {
 			sp := prefixes[s].best(lo, hi)
-			if p := math.Min(1, sp.p*scale); sp.at > 0 && p <= alpha {
+			if p := math.Min(1, sp.p*scale); sp.at > 0 && p < alpha {
 				found = append(found, split{at: sp.at, p: p})
 				segment(lo, sp.at)
 				segment(sp.at, hi)
@@ -213,25 +213,6 @@ func studentT(n1, m1, v1, n2, m2, v2 float64) float64 {
 	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(t)
 }
 
-// benjaminiHochberg returns the BH-adjusted p-values (q-values) of ps, in
-// the same order.
-func benjaminiHochberg(ps []float64) []float64 {
-	order := make([]int, len(ps))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return compareFloat(ps[a], ps[b]) })
-	q := make([]float64, len(ps))
-	m := float64(len(ps))
-	low := 1.0
-	for r := len(order) - 1; r >= 0; r-- {
-		i := order[r]
-		low = math.Min(low, ps[i]*m/float64(r+1))
-		q[i] = low
-	}
-	return q
-}
-
 // relativeChange is after/before - 1, +Inf from 0 to more (and NaN from 0
 // to 0 or less, which a split never finds).
 func relativeChange(before, after float64) float64 {
@@ -242,14 +223,4 @@ func relativeChange(before, after float64) float64 {
 		return math.NaN()
 	}
 	return after/before - 1
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

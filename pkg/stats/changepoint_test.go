@@ -220,17 +220,6 @@ func TestChangePointsExact(t *testing.T) {
 	}
 }
 
-func TestBenjaminiHochberg(t *testing.T) {
-	// Reference values from R: p.adjust(c(0.01, 0.04, 0.03, 0.2), "BH").
-	got := benjaminiHochberg([]float64{0.01, 0.04, 0.03, 0.2})
-	want := []float64{0.04, 0.05333333333333334, 0.05333333333333334, 0.2}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-12 {
-			t.Fatalf("BH = %v, want %v", got, want)
-		}
-	}
-}
-
 func BenchmarkChangePoints(b *testing.B) {
 	sim := simulation{builds: 12, runs: 10, noise: 0.03, step: 0.1, stationary: 1900, single: 60, double: 40}
 	for b.Loop() {

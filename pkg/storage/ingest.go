@@ -131,7 +131,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 		if r.duration == 0 {
 			r.duration = time.Duration(last)
 		}
-		span := max(uint64(r.duration), uint64(last)+1)
+		span := max(uint64(r.duration), uint64(last)+1) // #nosec G115 -- durations are checked non-negative, a timed profile's times too
 		r.timeFrameNs = (span + TimeFrames - 1) / TimeFrames
 	}
 	type key struct {
@@ -159,9 +159,9 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 		}
 		var tf uint8
 		if timed {
-			tf = uint8(uint64(s.Time) / r.timeFrameNs)
+			tf = uint8(uint64(s.Time) / r.timeFrameNs) // #nosec G115 -- a timed profile's times are in [0, span): the quotient is below TimeFrames
 		} else {
-			tf = uint8(uint64(i) * TimeFrames / n)
+			tf = uint8(uint64(i) * TimeFrames / n) // #nosec G115 -- i < n: the quotient is below TimeFrames
 		}
 		seen := p.FirstSeen(i)
 		k := key{h, tf}
@@ -336,7 +336,7 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 	return s.insert(ctx, s.q.runs, &runsSchema, 1, nil, func(b driver.Batch, _, _ int) error {
 		m := r.meta
 		return b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
-			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration),
+			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
 			m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
 			r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs)
 	})

@@ -65,7 +65,7 @@ func newGrouping(groups [][]Run) (*grouping, error) {
 		g.keys = append(g.keys, []int{gi})
 	}
 	for _, id := range g.ids {
-		g.key = append(g.key, uint32(groupsOf[id][0]))
+		g.key = append(g.key, uint32(groupsOf[id][0])) // #nosec G115 -- a group index, below the query's few selections
 	}
 	return g, nil
 }
@@ -349,7 +349,7 @@ func (s *StackSet) Add(hash uint64, frames []uint64) error {
 	for _, h := range frames {
 		i, ok := s.index[h]
 		if !ok {
-			i = uint32(len(s.FrameHashes))
+			i = uint32(len(s.FrameHashes)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 			s.index[h] = i
 			s.FrameHashes = append(s.FrameHashes, h)
 		}

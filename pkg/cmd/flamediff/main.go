@@ -41,6 +41,9 @@ var commands = map[string]command{
 	"query": {"run the tree engine on local profile files or stored runs",
 		"--type TYPE --head FILE... [--base FILE...] [flags]\n       flamediff query --dsn DSN --model JSON [flags]", queryCmd},
 	"seed": {"load a realistic demo data set", "--dsn DSN [--seed N]", seedCmd},
+	"report": {"write a diff or flame graph as one self-contained HTML file",
+		"--type diff|flamegraph --head FILE... [--base FILE...] -o FILE\n       flamediff report --dsn DSN --model JSON -o FILE", reportCmd},
+	"serve": {"serve a local web UI over stored runs", "--dsn DSN [--addr 127.0.0.1:3001]", serveCmd},
 }
 
 // usageError marks a mistake in the command line (exit code 2).

@@ -23,76 +23,121 @@ import (
 // run, so that any CI job can diff profiles without ClickHouse.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
-	var head, base filesFlag
-	fs.Var(&head, "head", "head profile `FILE`s, one per run (repeatable, or several after one flag)")
-	fs.Var(&base, "base", "base profile `FILE`s, one per run")
+	src := addSourceFlags(fs)
 	inverted := fs.Bool("inverted", false, "flip stacks: callers under callees")
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
-	var system listFlag
-	fs.Var(&system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
-	maxNodes := fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	output := fs.String("output", "table", "json, table or folded")
-	parse := parseFlags(fs)
-	store := dsnFlag(fs) // query stored runs instead of files (with --model)
-	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (docs/QUERIES.md); with --dsn or --settings")
 	failOnRegression := fs.Bool("fail-on-regression", false, "exit 3 when a significant regression is found (changepoints: one starting at the newest build)")
 	return func(ctx context.Context, args []string, out io.Writer) error {
-		if len(args) > 0 {
-			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+		stored, err := src.check(args)
+		if err != nil {
+			return err
 		}
-		if store.set() || *model != "" {
-			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
-				return usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
-			}
-			return storedQuery(ctx, store, *model, *output, *failOnRegression, out)
+		if stored {
+			return storedQuery(ctx, src.store, *src.model, *output, *failOnRegression, out)
 		}
 		m := query.Model{
 			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
-			MaxNodes: *maxNodes, Variants: *variants,
+			MaxNodes: *src.maxNodes, Variants: *variants,
 			Head: query.Selection{Builds: []string{"head"}},
 		}
-		if len(base.listFlag) > 0 {
+		if len(src.base.listFlag) > 0 {
 			m.Base.Builds = []string{"base"}
 		}
-		if err := validateLocal(&m, len(head.listFlag), len(base.listFlag), *output); err != nil {
+		if err := validateLocal(&m, len(src.head.listFlag), len(src.base.listFlag), *output); err != nil {
 			return usageError{err}
 		}
-		f, err := parse.options()
+		l, err := src.load()
 		if err != nil {
 			return err
-		}
-		rules, err := sysframes.New(system)
-		if err != nil {
-			return usageError{err}
-		}
-		b := tree.NewBuilder(tree.NewFrames())
-		unit, err := loadSide(b, tree.Head, head.listFlag, f)
-		if err != nil {
-			return err
-		}
-		if len(base.listFlag) > 0 {
-			baseUnit, err := loadSide(b, tree.Base, base.listFlag, f)
-			if err != nil {
-				return err
-			}
-			if baseUnit != unit {
-				return fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", unit, baseUnit)
-			}
 		}
 		if *output == "table" {
 			m.QueryType = query.Functions // the table is the top functions of any view
 		}
-		frames := query.Render(b, m, rules, unit)
+		frames, err := query.Render(l.b, m, l.rules, l.unit)
+		if err != nil {
+			return err
+		}
 		switch *output {
 		case "json":
 			return writeJSON(out, frames)
 		case "folded":
-			return writeFolded(out, b, m, rules)
+			return writeFolded(out, l.b, m, l.rules)
 		default:
 			return writeTable(out, frames[0], m)
 		}
 	}
+}
+
+// sourceFlags name what a command reads: profile files of each side (with
+// how to parse them, system frame rules and node budget), or stored runs (a
+// store and a query model).
+type sourceFlags struct {
+	head, base filesFlag
+	system     listFlag
+	maxNodes   *int
+	parse      *parseOptions
+	store      *storeFlags
+	model      *string
+}
+
+func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
+	s := &sourceFlags{}
+	fs.Var(&s.head, "head", "head profile `FILE`s, one per run (repeatable, or several after one flag)")
+	fs.Var(&s.base, "base", "base profile `FILE`s, one per run")
+	fs.Var(&s.system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
+	s.maxNodes = fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
+	s.parse = parseFlags(fs)
+	s.store = dsnFlag(fs) // stored runs instead of files (with --model)
+	s.model = fs.String("model", "", "the query as Grafana sends it, a `JSON` object (docs/QUERIES.md); with --dsn or --settings")
+	return s
+}
+
+// check rejects positional arguments and files mixed with stored runs; it
+// reports whether stored runs are asked for.
+func (s *sourceFlags) check(args []string) (stored bool, err error) {
+	if len(args) > 0 {
+		return false, usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
+	}
+	stored = s.store.set() || *s.model != ""
+	if stored && (len(s.head.listFlag) > 0 || len(s.base.listFlag) > 0) {
+		return false, usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
+	}
+	return stored, nil
+}
+
+// local is the engine filled from profile files, one run per file.
+type local struct {
+	b                      *tree.Builder
+	rules                  *sysframes.Rules
+	unit                   string
+	headTotals, baseTotals []int64 // each file's total, in file order
+}
+
+// load parses the head and base files into one engine.
+func (s *sourceFlags) load() (*local, error) {
+	o, err := s.parse.options()
+	if err != nil {
+		return nil, err
+	}
+	l := &local{b: tree.NewBuilder(tree.NewFrames())}
+	if l.rules, err = sysframes.New(s.system); err != nil {
+		return nil, usageError{err}
+	}
+	if l.unit, l.headTotals, err = loadSide(l.b, tree.Head, s.head.listFlag, o); err != nil {
+		return nil, err
+	}
+	if len(s.base.listFlag) > 0 {
+		var baseUnit string
+		if baseUnit, l.baseTotals, err = loadSide(l.b, tree.Base, s.base.listFlag, o); err != nil {
+			return nil, err
+		}
+		if baseUnit != l.unit {
+			return nil, fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", l.unit, baseUnit)
+		}
+	}
+	return l, nil
 }
 
 // storedQuery runs a query model against ClickHouse through the data
@@ -174,24 +219,25 @@ func validateLocal(m *query.Model, heads, bases int, output string) error {
 }
 
 // loadSide parses every file of one side into the engine (one run each) and
-// returns their common unit.
-func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options) (string, error) {
+// returns their common unit and each file's total.
+func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options) (string, []int64, error) {
 	unit := ""
-	for _, name := range files {
+	totals := make([]int64, len(files))
+	for i, name := range files {
 		p, err := o.ParseFile(name)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if unit != "" && p.Unit != unit {
-			return "", fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
+			return "", nil, fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
 		}
-		unit = p.Unit
+		unit, totals[i] = p.Unit, p.Total()
 		if err := b.AddProfile(side, p); err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
+			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	b.SetRuns(side, len(files))
-	return unit, nil
+	return unit, totals, nil
 }
 
 func writeJSON(out io.Writer, frames data.Frames) error {
@@ -202,7 +248,10 @@ func writeJSON(out io.Writer, frames data.Frames) error {
 // writeFolded prints the averaged tree as folded stacks: `a;b;c value` for a
 // single side, `a;b;c base head` (difffolded's format) for a diff.
 func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes.Rules) error {
-	t := b.Build(query.TreeOptions(b, m, rules))
+	t, err := b.Build(query.TreeOptions(b, m, rules))
+	if err != nil {
+		return err
+	}
 	var sb strings.Builder
 	names := make([]string, 0, 64)
 	t.EachStack(func(stack []uint32, head, base float64) {
@@ -217,7 +266,7 @@ func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes
 			fmt.Fprintf(&sb, " %s\n", number(head))
 		}
 	})
-	_, err := io.WriteString(out, sb.String())
+	_, err = io.WriteString(out, sb.String())
 	return err
 }
 
