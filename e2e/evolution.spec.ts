@@ -2,6 +2,7 @@
 // at test time from the seeded demo (checkout-service regresses at 1.7.0 in
 // checkout/pricing.ApplyDiscounts; ios-app swaps an image codec at 1.5.0).
 import { Locator, Page, expect, test } from '@playwright/test';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -13,7 +14,11 @@ import { buildHarness } from './evolution/build';
 import type { EvolutionHarness } from './evolution/main';
 
 const url = pathToFileURL(join(__dirname, 'evolution', 'index.html')).href;
-const frames: Record<'checkout' | 'ios', DataFrameJSON[]> = { checkout: [], ios: [] };
+const frames: Record<'checkout' | 'ios' | 'changepoints', DataFrameJSON[]> = {
+  checkout: [],
+  ios: [],
+  changepoints: [],
+};
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
@@ -30,6 +35,17 @@ test.beforeAll(async () => {
       );
     frames.checkout = evolution('checkout-service');
     frames.ios = evolution('ios-app');
+    frames.changepoints = JSON.parse(
+      run([
+        'query',
+        '--dsn',
+        dsn,
+        '--model',
+        JSON.stringify({ queryType: 'changepoints', app: 'checkout-service' }),
+        '--output',
+        'json',
+      ])
+    );
   } finally {
     ch.stop();
   }
@@ -143,6 +159,102 @@ test('the 1.7.0 regression in ApplyDiscounts is red, modified, and tall', async 
   await expect(tip).toContainText(`+${(byBuild.get('1.7.0')!.change! * 100).toFixed(2)}%`);
   await expect(tip.locator('td[data-field="Modified methods"]')).toHaveText(String(byBuild.get('1.7.0')!.modified));
   await expect(tip.getByTestId(sel.changeList)).toContainText(method);
+});
+
+/** A significant row of the "changepoints" frame the evolution answer carries: the test's oracle. */
+interface ChangeRow {
+  function: string;
+  build: string;
+  before: number;
+  after: number;
+  change: number;
+  pValue: number;
+}
+
+function changePoints(set: DataFrameJSON[]): ChangeRow[] {
+  const f = set.find((x) => x.schema?.name === 'changepoints')!;
+  const names = f.schema!.fields.map((x) => x.name);
+  const col = (n: string) => f.data!.values[names.indexOf(n)] as unknown[];
+  return col('function')
+    .map((fn, i) => ({
+      function: fn as string,
+      build: col('build')[i] as string,
+      before: col('before')[i] as number,
+      after: col('after')[i] as number,
+      change: col('change')[i] as number,
+      pValue: col('pValue')[i] as number,
+      significant: col('significant')[i] as boolean,
+    }))
+    .filter((r) => r.significant);
+}
+
+test('a change point marks the glyph where it starts, for the method and its ancestors', async ({ page }) => {
+  await mount(page, frames.checkout);
+  const method = 'checkout/pricing.ApplyDiscounts';
+  const cp = changePoints(frames.checkout).find((r) => r.function === method)!;
+  expect(cp.build).toBe('1.7.0');
+  expect(cp.change).toBeGreaterThan(0.1);
+  const bar = (component: string, build: string) => glyph(page, component, build).getByTestId(sel.changePoint);
+  // The package shows its method's change before it is expanded.
+  await expect(bar('checkout/pricing', '1.7.0')).toHaveCount(1);
+  await expect(bar('checkout/pricing', '1.6.0')).toHaveCount(0);
+  await expand(page, 'checkout/pricing');
+  await expect(bar(method, '1.7.0')).toHaveCount(1);
+  expect(isRed(await rgb(bar(method, '1.7.0'), 'fill'))).toBe(true);
+  for (const b of ['1.6.0', '1.8.0']) {
+    await expect(bar(method, b)).toHaveCount(0);
+  }
+  // Every bar drawn is at the build of a significant change point; a method's is its own.
+  const drawn = await page
+    .locator(`[data-testid="${sel.glyph}"]:has([data-testid="${sel.changePoint}"])`)
+    .evaluateAll((els) => els.map((e) => ['component', 'kind', 'build'].map((a) => e.getAttribute(`data-${a}`)!)));
+  expect(drawn.length).toBeGreaterThan(1);
+  const all = changePoints(frames.checkout);
+  for (const [component, kind, build] of drawn) {
+    expect(all.some((r) => r.build === build && (kind !== 'method' || r.function === component))).toBe(true);
+  }
+
+  await bar(method, '1.7.0').hover();
+  const list = page.getByTestId(sel.tooltip).getByTestId(sel.changePointList);
+  await expect(list).toContainText(method);
+  await expect(list).toContainText(`+${(cp.change * 100).toFixed(2)}%`);
+  await expect(list).toContainText(`p = ${cp.pValue.toPrecision(2)}`);
+  await expect(list).toContainText('→');
+});
+
+test("the regressions table's link opens Build comparison on the change: base before, head at it, function in focus", async ({
+  page,
+}) => {
+  const dashboard = JSON.parse(readFileSync(join(repo, 'provisioning', 'dashboards', 'builds-over-time.json'), 'utf8'));
+  const panel = dashboard.panels.find(
+    (p: { targets: Array<{ queryType: string }> }) => p.targets[0].queryType === 'changepoints'
+  );
+  await page.goto(url);
+  await page.waitForFunction(() => Boolean(window.evolution));
+  await page.evaluate(
+    ([f, c]) =>
+      window.evolution.mountTable({
+        frame: JSON.parse(f),
+        fieldConfig: c,
+        vars: { datasource: 'flamediff', app: 'checkout-service' },
+      }),
+    [JSON.stringify(frames.changepoints[0]), panel.fieldConfig] as const
+  );
+  const method = 'checkout/pricing.ApplyDiscounts';
+  const cp = changePoints(frames.changepoints).find((r) => r.function === method)!;
+  const link = page.getByRole('link', { name: method });
+  await expect(link).toHaveCount(1);
+  const href = new URL((await link.getAttribute('href'))!, 'http://grafana.local');
+  expect(href.pathname).toBe('/d/flamediff-build-comparison/build-comparison');
+  expect(Object.fromEntries(href.searchParams)).toEqual({
+    'var-datasource': 'flamediff',
+    'var-app': 'checkout-service',
+    'var-base': '1.6.0',
+    'var-head': cp.build,
+    'var-function': method,
+  });
+  // A plain link (no targetBlank): Grafana opens it in the same tab.
+  expect(await link.getAttribute('target')).toBeNull();
 });
 
 test('expand and collapse show and hide children', async ({ page }) => {

@@ -105,7 +105,7 @@ func (r alertRule) expression(t *testing.T, refID string) expression {
 }
 
 // threshold checks the rule's chain, condition = threshold(reduce-last(A))
-// with A a Flamediff timeseries against the previous build, and returns the
+// with A a Flamediff timeseries' changepoint field, and returns the
 // threshold the reduced value must exceed.
 func (r alertRule) threshold(t *testing.T) float64 {
 	t.Helper()
@@ -126,8 +126,8 @@ func (r alertRule) threshold(t *testing.T) float64 {
 		t.Fatal(err)
 	}
 	m, err := query.Parse(raw)
-	if err != nil || m.QueryType != query.TimeSeries || m.Baseline != query.BaselinePrevious {
-		t.Fatalf("%s: model %s (%v): want a timeseries against the previous build", a.RefID, raw, err)
+	if err != nil || m.QueryType != query.TimeSeries || m.Field != "changepoint" {
+		t.Fatalf("%s: model %s (%v): want a timeseries' changepoint field", a.RefID, raw, err)
 	}
 	return c.Conditions[0].Evaluator.Params[0]
 }

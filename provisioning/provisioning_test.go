@@ -127,6 +127,17 @@ type panel struct {
 			} `json:"include"`
 		} `json:"options"`
 	} `json:"transformations"`
+	FieldConfig struct {
+		Overrides []struct {
+			Matcher struct {
+				Options string `json:"options"`
+			} `json:"matcher"`
+			Properties []struct {
+				ID    string          `json:"id"`
+				Value json.RawMessage `json:"value"`
+			} `json:"properties"`
+		} `json:"overrides"`
+	} `json:"fieldConfig"`
 }
 
 // readDashboards loads the dashboards the provider in dashboards.yaml
@@ -378,21 +389,19 @@ var panelFrames = map[query.Type]string{
 	query.Functions:  "delta",
 	query.Evolution:  "evolution",
 	query.TimeSeries: "timeseries",
+	// changepoints: the regressions table lists this frame's rows.
+	query.ChangePoints: "changepoints",
 }
 
-// Every panel's query, with the dashboard's variables as Grafana fills them
-// in, parses and runs on the backend's executor against real data, and
-// returns what the panel shows; the alert rule fires on the demo's
-// regression and not before it.
-func TestQueriesAgainstClickHouse(t *testing.T) {
-	ctx := context.Background()
-	store, app := seedDemo(ctx, t)
+// executor returns a function that parses a query model as the backend
+// does and runs it on the demo data, failing the test on any error.
+func executor(ctx context.Context, t *testing.T, store *storage.Store) func(*testing.T, any, query.Range) (query.Model, data.Frames) {
 	rules, err := sysframes.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec := &query.Executor{Store: store, Rules: rules}
-	run := func(t *testing.T, model any, r query.Range) data.Frames {
+	return func(t *testing.T, model any, r query.Range) (query.Model, data.Frames) {
 		t.Helper()
 		raw, err := json.Marshal(model)
 		if err != nil {
@@ -406,8 +415,23 @@ func TestQueriesAgainstClickHouse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
+		return m, frames
+	}
+}
+
+// Every panel's query, with the dashboard's variables as Grafana fills them
+// in, parses and runs on the backend's executor against real data, and
+// returns what the panel shows; the alert rule fires on the demo's
+// regression and not before it.
+func TestQueriesAgainstClickHouse(t *testing.T) {
+	ctx := context.Background()
+	store, app := seedDemo(ctx, t)
+	execute := executor(ctx, t, store)
+	run := func(t *testing.T, model any, r query.Range) data.Frames {
+		t.Helper()
+		m, frames := execute(t, model, r)
 		if want, ok := panelFrames[m.QueryType]; !ok || !hasName(frames, want) {
-			t.Errorf("%s returned no %q", raw, want)
+			t.Errorf("%s returned no %q", m.QueryType, want)
 		}
 		return frames
 	}
@@ -486,7 +510,7 @@ func evaluate(frames data.Frames) (float64, error) {
 		for i, s := range series {
 			names[i] = s.Name
 		}
-		return 0, fmt.Errorf("the query returns %d numeric series %q without labels; Grafana alerting needs one: the rule asks for `field: regression` alone", len(series), names)
+		return 0, fmt.Errorf("the query returns %d numeric series %q without labels; Grafana alerting needs one: the rule asks for `field: changepoint` alone", len(series), names)
 	}
 	s := series[0]
 	if s.Len() == 0 {

@@ -6,12 +6,18 @@ import { createRoot, Root } from 'react-dom/client';
 import {
   DataFrame,
   DataFrameJSON,
+  FieldConfigOptionsRegistry,
+  FieldConfigPropertyItem,
+  FieldConfigSource,
   FieldType,
+  ScopedVars,
   ThemeContext,
+  applyFieldOverrides,
   createTheme,
   dataFrameFromJSON,
   toDataFrame,
 } from '@grafana/data';
+import { Table } from '@grafana/ui';
 
 import { EvolutionView, isEvolutionData } from '../../src/panel/evolution';
 import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
@@ -31,6 +37,11 @@ export interface EvolutionHarness {
    * everywhere) and resolves with the ms from mount until it is first painted.
    */
   mountSynthetic(p: { components: number; builds: number }): Promise<number>;
+  /**
+   * Mounts Grafana's table on a frame with a dashboard panel's field config
+   * (its overrides' links) and dashboard variables, as the table panel does.
+   */
+  mountTable(p: { frame: DataFrameJSON; fieldConfig: FieldConfigSource; vars: Record<string, string> }): void;
 }
 
 declare global {
@@ -87,11 +98,57 @@ function synthetic(n: number, b: number): DataFrame {
   });
 }
 
+// Grafana's template service, for the forms a provisioned link uses: a
+// dashboard variable ${name} and the data macro ${__data.fields.NAME} (the
+// value of field NAME in the link's row), URL-encoded inside a URL.
+function interpolator(vars: Record<string, string>) {
+  return (text: string, scoped?: ScopedVars, format?: unknown) =>
+    text.replace(/\$\{(__data\.fields\.)?(\w+)\}/g, (ref, data: string | undefined, name: string) => {
+      let v: unknown = vars[name];
+      if (data) {
+        const ctx = scoped?.__dataContext?.value as { frame: DataFrame; rowIndex: number } | undefined;
+        v = ctx?.frame.fields.find((f) => f.name === name)?.values[ctx.rowIndex];
+      }
+      if (v === undefined) {
+        return ref;
+      }
+      return format === 'uriencode' ? encodeURIComponent(String(v)) : String(v);
+    });
+}
+
+// The one field option the table's links need: Grafana's standard "links".
+const linksOption = {
+  id: 'links',
+  path: 'links',
+  name: 'Links',
+  process: (v: unknown) => v,
+  shouldApply: () => true,
+  override: () => null,
+  editor: () => null,
+} as unknown as FieldConfigPropertyItem;
+
 window.evolution = {
   mount({ frames, options, width = 1200, height = 700, theme = 'dark' }) {
     const series = frames.map((f) => dataFrameFromJSON(f));
     show(series, options, width, height, theme);
     return isEvolutionData(series);
+  },
+  mountTable({ frame, fieldConfig, vars }) {
+    root?.unmount();
+    root = createRoot(document.getElementById('root')!);
+    const theme = createTheme({ colors: { mode: 'dark' } });
+    const [data] = applyFieldOverrides({
+      data: [dataFrameFromJSON(frame)],
+      fieldConfig,
+      fieldConfigRegistry: new FieldConfigOptionsRegistry(() => [linksOption]),
+      replaceVariables: interpolator(vars),
+      theme,
+    });
+    root.render(
+      <ThemeContext.Provider value={theme}>
+        <Table data={data} width={1200} height={500} />
+      </ThemeContext.Provider>
+    );
   },
   mountSynthetic({ components, builds }) {
     const series = [synthetic(components, builds)];

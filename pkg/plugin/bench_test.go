@@ -55,13 +55,13 @@ func benchProfiles(pool [][]profile.Frame, seed uint64, runs, perRun, frames int
 	return out
 }
 
-// benchPool makes n distinct stacks shaped like a real program's: each
-// new stack branches off a random earlier one at a random depth and
-// continues with new calls, so stacks share prefixes (a call tree)
-// instead of being unrelated random paths.
-func benchPool(n int) [][]profile.Frame {
+// benchPool makes n distinct stacks over nFuncs functions, shaped like a
+// real program's: each new stack branches off a random earlier one at a
+// random depth and continues with new calls, so stacks share prefixes (a
+// call tree) instead of being unrelated random paths.
+func benchPool(n, nFuncs int) [][]profile.Frame {
 	rng := rand.New(rand.NewPCG(3, 4))
-	funcs := make([]profile.Frame, 5000)
+	funcs := make([]profile.Frame, nFuncs)
 	for i := range funcs {
 		funcs[i] = profile.Frame{Name: fmt.Sprintf("example.com/svc/pkg%03d.(*T%d).M%d", i%250, i%13, i), Module: "svc"}
 	}
@@ -100,7 +100,7 @@ func benchPool(n int) [][]profile.Frame {
 func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	store, dsn := migratedStore(b)
 	ctx := context.Background()
-	pool := benchPool(benchStacks)
+	pool := benchPool(benchStacks, 5000)
 	loadStart := time.Now()
 	for bi, build := range []string{"base", "head"} {
 		for ri, p := range benchProfiles(pool, uint64(bi+1), benchRunsPerBuild, benchRowsPerRun/benchFramesPerRow, benchFramesPerRow) {

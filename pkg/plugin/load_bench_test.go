@@ -32,7 +32,7 @@ const (
 func BenchmarkUnderLoad(b *testing.B) {
 	store, dsn := migratedStore(b)
 	ctx := context.Background()
-	pool := benchPool(loadStacks)
+	pool := benchPool(loadStacks, 5000)
 	start := time.Now()
 	for bi, build := range []string{"base", "head"} {
 		for ri, p := range benchProfiles(pool, uint64(bi+1), loadRunsPerBuild, loadStacks, loadFrames) {

@@ -73,15 +73,7 @@ type cell struct {
 
 func matrixCells(t *testing.T, frames data.Frames) map[[2]string]cell {
 	t.Helper()
-	var m *data.Frame
-	for _, f := range frames {
-		if f.Name == "evolution" {
-			m = f
-		}
-	}
-	if m == nil {
-		t.Fatalf("no evolution frame in %d frames", len(frames))
-	}
+	m := frameNamed(t, frames, "evolution")
 	field := func(name string) *data.Field {
 		f, _ := m.FieldByName(name)
 		if f == nil {

@@ -59,6 +59,8 @@ func (e *Executor) Execute(ctx context.Context, m Model, r Range) (data.Frames, 
 		return e.evolution(ctx, m, r)
 	case TimeSeries:
 		return e.timeseries(ctx, m, r)
+	case ChangePoints:
+		return e.changepoints(ctx, m, r)
 	}
 	return nil, fmt.Errorf("unknown queryType %q", m.QueryType)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
@@ -20,6 +21,9 @@ const (
 	Runs       Type = "runs"
 	Evolution  Type = "evolution"
 	TimeSeries Type = "timeseries"
+	// ChangePoints lists the change points of the total and of every
+	// function over builds (docs/CHANGEPOINTS.md).
+	ChangePoints Type = "changepoints"
 )
 
 // Limits on what a query may ask for.
@@ -29,7 +33,8 @@ const (
 	// frame larger than a browser can hold.
 	MaxMaxNodes      = 2_000_000
 	DefaultThreshold = 0.02
-	DefaultAlpha     = 0.05
+	DefaultMinShare  = 0.01
+	DefaultAlpha     = stats.DefaultAlpha
 	// MaxAlpha bounds alpha: a false-discovery rate above one half calls
 	// noise a change.
 	MaxAlpha          = 0.5
@@ -78,6 +83,11 @@ type Model struct {
 	// Focus is a path of labels from the root's child down: flamegraph and
 	// diff queries return that subtree at full detail.
 	Focus []string `json:"focus"`
+	// MinShare is the share of a build's total a function must reach in
+	// some build for changepoints to follow it; MinChange the smallest
+	// relative change a significant change point has.
+	MinShare  *float64 `json:"minShare"`
+	MinChange *float64 `json:"minChange"`
 }
 
 // Parse decodes and validates a query model, filling defaults.
@@ -91,11 +101,11 @@ func Parse(raw []byte) (Model, error) {
 
 func (m *Model) validate() error {
 	switch m.QueryType {
-	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries:
+	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries, ChangePoints:
 	case "":
-		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries)")
+		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries, changepoints)")
 	default:
-		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution or timeseries)", m.QueryType)
+		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution, timeseries or changepoints)", m.QueryType)
 	}
 	if m.App == "" {
 		return fmt.Errorf("app is required")
@@ -121,13 +131,13 @@ func (m *Model) validate() error {
 		return fmt.Errorf("diff query needs base.builds")
 	}
 	switch m.Field {
-	case "", "value":
+	case "", "value", "changepoint":
 	case "change", "pValue", "significant", "regression":
 		if m.Baseline == "" {
 			return fmt.Errorf("field %q needs a baseline (a build or %q)", m.Field, "previous")
 		}
 	default:
-		return fmt.Errorf("unknown field %q (want value, change, pValue, significant or regression)", m.Field)
+		return fmt.Errorf("unknown field %q (want value, change, pValue, significant, regression or changepoint)", m.Field)
 	}
 	switch {
 	case m.MaxNodes == 0:
@@ -137,11 +147,21 @@ func (m *Model) validate() error {
 	case m.MaxNodes > MaxMaxNodes:
 		m.MaxNodes = MaxMaxNodes
 	}
-	if m.Threshold == nil {
-		t := DefaultThreshold
-		m.Threshold = &t
-	} else if *m.Threshold < 0 || *m.Threshold >= 1 {
-		return fmt.Errorf("threshold must be a share in [0, 1), not %v", *m.Threshold)
+	for _, o := range []struct {
+		name  string
+		value **float64
+		def   float64
+	}{
+		{"threshold", &m.Threshold, DefaultThreshold},
+		{"minShare", &m.MinShare, DefaultMinShare},
+		{"minChange", &m.MinChange, stats.DefaultMinChange},
+	} {
+		if *o.value == nil {
+			def := o.def
+			*o.value = &def
+		} else if v := **o.value; v < 0 || v >= 1 {
+			return fmt.Errorf("%s must be a share in [0, 1), not %v", o.name, v)
+		}
 	}
 	switch m.Normalize {
 	case "":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -153,13 +154,21 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 	if err != nil {
 		return nil, err
 	}
-	return res.Frames(frames.GrafanaUnit(unit)), nil
+	// The matrix marks where changes start: its answer carries them.
+	cps, err := e.changePoints(ctx, m, builds)
+	if err != nil {
+		return nil, err
+	}
+	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps, frames.GrafanaUnit(unit))), nil
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total
 // (or the chosen function's), and against a baseline the relative change,
 // its Mann-Whitney p-value, significance, and `regression` (the change
-// when significant, else 0) for alert rules to threshold.
+// when significant, else 0) for alert rules to threshold; and always
+// `changepoint`: the change at a build where a significant rise of the
+// series starts (docs/CHANGEPOINTS.md; 1 where it rises from 0), else 0, so that a rule on the
+// newest value fires once per regression and not on every later build.
 func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frames, error) {
 	builds, unit, err := e.overTime(ctx, m, r)
 	if err != nil {
@@ -181,6 +190,18 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 	mean := make([]float64, n)
 	change, pValue := make([]*float64, n), make([]*float64, n)
 	significant, regression := make([]float64, n), make([]float64, n)
+	changepoint, perBuild := make([]float64, n), make([][]float64, n)
+	for i, b := range builds {
+		perBuild[i] = values[b.Name]
+	}
+	for _, c := range stats.ChangePoints([][][]float64{perBuild}, stats.ChangeOptions{Alpha: *m.Alpha, MinChange: *m.MinChange})[0] {
+		if c.Significant && c.Change > 0 {
+			changepoint[c.Index] = c.Change
+			if math.IsInf(c.Change, 1) { // a function that appears: +100%
+				changepoint[c.Index] = 1
+			}
+		}
+	}
 	for i, b := range builds {
 		times[i], names[i] = b.Time, b.Name
 		cur := values[b.Name]
@@ -218,6 +239,7 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 			data.NewField("regression", nil, regression).SetConfig(percent),
 		)
 	}
+	fields = append(fields, data.NewField("changepoint", nil, changepoint).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
 	if m.Field != "" {
 		for _, fl := range fields[1:] {
 			if fl.Name == m.Field {
@@ -248,8 +270,9 @@ func (e *Executor) baselineBuild(ctx context.Context, m Model, builds []buildRun
 	return &buildRuns{Build: storage.Build{Name: m.Baseline, Runs: len(runs)}, runs: runs}, nil
 }
 
-// runValues returns each build's per-run values: the runs' totals, or the
-// inclusive total of m.Function in each run (each sample counted once even
+// runValues returns each build's per-run values: the runs' totals (no
+// function, or TotalFunction as changepoints name it), or the inclusive
+// total of m.Function in each run (each sample counted once even
 // when the function recurses).
 func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, baseline *buildRuns) (map[string][]float64, error) {
 	all := builds
@@ -261,7 +284,7 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	for _, b := range all {
 		runs = append(runs, b.runs...)
 	}
-	if m.Function == "" {
+	if m.Function == "" || m.Function == TotalFunction {
 		for _, r := range runs {
 			out[r.Build] = append(out[r.Build], float64(r.Total))
 		}

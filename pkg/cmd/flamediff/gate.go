@@ -99,7 +99,7 @@ func judge(b *tree.Builder, m query.Model, rules *sysframes.Rules, unit string, 
 // gate is the error --fail-on-regression returns for a verdict.
 func (v *verdict) gate() error {
 	if v.result == fail {
-		return regressionFound{len(v.regressions), v.minChange}
+		return regressionError{regressionFound{len(v.regressions), v.minChange}}
 	}
 	return nil
 }

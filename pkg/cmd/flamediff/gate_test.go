@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,6 +127,5 @@ func TestQueryTable(t *testing.T) {
 }
 
 func isRegression(err error) bool {
-	_, ok := err.(regressionFound)
-	return ok
+	return errors.As(err, new(regressionError))
 }

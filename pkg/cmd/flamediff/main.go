@@ -58,7 +58,7 @@ func main() {
 	case errors.As(err, new(usageError)):
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(2)
-	case errors.As(err, new(regressionFound)):
+	case errors.As(err, new(regressionError)):
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(3)
 	default:

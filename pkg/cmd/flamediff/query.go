@@ -158,8 +158,10 @@ func (a *answer) check() error {
 	switch {
 	case !a.m.IsTree() && a.output != "json" && a.output != "table":
 		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
-	case (a.gate || a.output == "markdown") && !a.m.IsDiff():
-		return usageError{errors.New("--fail-on-regression and --output markdown need a comparison (base runs)")}
+	case a.output == "markdown" && !a.m.IsDiff():
+		return usageError{errors.New("--output markdown needs a comparison (base runs)")}
+	case a.gate && !a.m.IsDiff() && a.m.QueryType != query.ChangePoints:
+		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
 	}
 	return nil
 }
@@ -227,7 +229,10 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 	if err != nil {
 		return err
 	}
-	if a.output == "json" {
+	switch {
+	case m.QueryType == query.ChangePoints:
+		return changePointsOutput(out, frames, a.output, a.gate)
+	case a.output == "json":
 		return writeJSON(out, frames)
 	}
 	return writeFrames(out, frames)

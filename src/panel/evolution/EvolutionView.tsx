@@ -110,6 +110,7 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
         </span>
         <span>· {s.modifiedLegend}</span>
         <span>· {s.timeLegend}</span>
+        <span>· {s.changePointLegend}</span>
       </div>
       <Matrix
         data={data}

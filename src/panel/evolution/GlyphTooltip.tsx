@@ -5,7 +5,7 @@ import { GrafanaTheme2 } from '@grafana/data';
 
 import { formatShare, formatValue } from '../format';
 import { CellRef } from './Matrix';
-import { Build } from './model';
+import { Build, ChangePoint } from './model';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
 interface Props {
@@ -34,6 +34,26 @@ function ChangeList({ title, names, theme }: { title: string; names: string[]; t
       {names.slice(0, MAX_LISTED).map((n) => (
         <div key={n} style={{ wordBreak: 'break-all' }}>
           {n}
+        </div>
+      ))}
+      {rest > 0 && <div style={{ color: theme.colors.text.secondary }}>{s.more(rest)}</div>}
+    </div>
+  );
+}
+
+/** ChangePointList gives each change point's function, before → after, change and p. */
+function ChangePointList({ points, unit, theme }: { points: ChangePoint[]; unit?: string; theme: GrafanaTheme2 }) {
+  if (points.length === 0) {
+    return null;
+  }
+  const rest = points.length - MAX_LISTED;
+  return (
+    <div data-testid={sel.changePointList} style={{ marginTop: theme.spacing(0.5) }}>
+      <div style={{ color: theme.colors.text.secondary }}>{s.changePoints}</div>
+      {points.slice(0, MAX_LISTED).map((p) => (
+        <div key={p.function} style={{ wordBreak: 'break-all' }}>
+          {p.function}: {formatValue(p.before, unit)} → {formatValue(p.after, unit)} (
+          {p.change === null ? s.appeared : formatShare(p.change, true)}, p = {p.pValue.toPrecision(2)})
         </div>
       ))}
       {rest > 0 && <div style={{ color: theme.colors.text.secondary }}>{s.more(rest)}</div>}
@@ -93,6 +113,7 @@ export function GlyphTooltip({ cell, build, unit, x, y, theme }: Props) {
       </table>
       <ChangeList title={s.modified} names={c.modifiedMethods} theme={theme} />
       <ChangeList title={s.added} names={c.addedMethods} theme={theme} />
+      <ChangePointList points={c.changePoints} unit={unit} theme={theme} />
     </div>,
     document.body
   );

@@ -4,13 +4,15 @@ import { GrafanaTheme2 } from '@grafana/data';
 
 import { Palette } from '../render/colors';
 import { changeColor, glyphBoxes } from './glyph';
-import { Build, Component, EvolutionData, shortName } from './model';
+import { Build, Component, EvolutionData, rise, shortName } from './model';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
 /** Matrix geometry in CSS pixels. */
 export const ROW_H = 28;
 export const HEADER_H = 26;
 const GLYPH_PAD = 3;
+// Width of the change-point bar; it sits in the padding left of the glyph.
+const CHANGE_BAR = 3;
 const INDENT = 14;
 // Rows drawn beyond the viewport on each side, so fast scrolling shows no gaps.
 const OVERSCAN = 10;
@@ -277,6 +279,21 @@ function Glyph({ row, col, build, x, width, selected, palette, changeScale, them
         fill={fill ?? theme.colors.background.secondary}
         stroke={fill ? undefined : theme.colors.border.strong}
       />
+      {cell.changePoints.length > 0 && (
+        // A bar on the glyph's left edge, where the build meets the one before:
+        // a change starts here; coloured by the largest change's direction.
+        <rect
+          data-testid={sel.changePoint}
+          data-change={rise(cell.changePoints[0])}
+          x={-GLYPH_PAD}
+          y={-GLYPH_PAD / 2}
+          width={CHANGE_BAR}
+          height={ROW_H - GLYPH_PAD}
+          fill={changeColor(Math.sign(rise(cell.changePoints[0])) * changeScale, changeScale, palette)}
+          stroke={theme.colors.text.primary}
+          strokeWidth={0.5}
+        />
+      )}
     </g>
   );
 }

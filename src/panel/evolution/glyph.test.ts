@@ -9,6 +9,7 @@ const cell = (time: number, modified: number): Cell => ({
   change: 0,
   added: 0,
   modifiedMethods: [],
+  changePoints: [],
   addedMethods: [],
 });
 

@@ -6,6 +6,7 @@ import {
   edgesOf,
   isMatrixFrame,
   parseEvolution,
+  rise,
   shortName,
   timelineOf,
   toggle,
@@ -180,5 +181,46 @@ describe('visibleRows', () => {
     expect(shortName(m)).toBe('(*T).M');
     expect(shortName(data.byKey.get(componentKey('method', 'p.F'))!)).toBe('F');
     expect(shortName(data.roots[0])).toBe('p');
+  });
+});
+
+describe('change points', () => {
+  // pkg/query's changepoints frame: p.(*T).M rises 60% at b2 (significant),
+  // p.F rises 1% (under minChange), the total and an unknown function too.
+  const changepoints = toDataFrame({
+    name: 'changepoints',
+    fields: [
+      { name: 'function', type: FieldType.string, values: ['p.(*T).M', 'p.F', 'total', 'gone.F', 'p.F'] },
+      { name: 'build', type: FieldType.string, values: ['b2', 'b2', 'b2', 'b2', 'b1'] },
+      { name: 'previous', type: FieldType.string, values: ['b1', 'b1', 'b1', 'b1', 'b0'] },
+      { name: 'commit', type: FieldType.string, values: ['', '', '', '', ''] },
+      { name: 'before', type: FieldType.number, values: [10, 50, 60, 1, 0] },
+      { name: 'after', type: FieldType.number, values: [16, 50.5, 96, 2, 50] },
+      { name: 'change', type: FieldType.number, values: [0.6, 0.01, 0.6, 1, null] },
+      { name: 'pValue', type: FieldType.number, values: [1e-6, 0.01, 1e-5, 0.001, 1e-9] },
+      { name: 'significant', type: FieldType.boolean, values: [true, false, true, true, true] },
+    ],
+  });
+  const data = parseEvolution([matrix(rows), changepoints]);
+  const marks = (kind: string, name: string) =>
+    data.byKey.get(componentKey(kind, name))!.cells.map((c) => c?.changePoints.map((p) => p.function));
+
+  it('marks the method and its ancestors at the build where the change starts', () => {
+    expect(marks('method', 'p.(*T).M')).toEqual([undefined, ['p.(*T).M']]);
+    expect(marks('class', 'p.T')).toEqual([undefined, ['p.(*T).M']]);
+    expect(marks('package', 'p')).toEqual([['p.F'], ['p.(*T).M']]);
+    const cp = data.byKey.get(componentKey('method', 'p.(*T).M'))!.cells[1]!.changePoints[0];
+    expect(cp).toEqual({ function: 'p.(*T).M', before: 10, after: 16, change: 0.6, pValue: 1e-6 });
+  });
+
+  it('leaves insignificant changes and functions without a row unmarked', () => {
+    expect(marks('method', 'p.F')).toEqual([['p.F'], []]);
+    expect(marks('package', 'small')).toEqual([undefined, []]);
+  });
+
+  it('reads a function that appears (no change from 0) as the largest rise', () => {
+    const p = data.byKey.get(componentKey('package', 'p'))!;
+    expect(p.cells[0]!.changePoints).toEqual([{ function: 'p.F', before: 0, after: 50, change: null, pValue: 1e-9 }]);
+    expect(rise(p.cells[0]!.changePoints[0])).toBe(Infinity);
   });
 });

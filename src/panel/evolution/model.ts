@@ -4,6 +4,8 @@ import { DataFrame, Field } from '@grafana/data';
 export const FRAME_MATRIX = 'evolution';
 export const FRAME_EDGES = 'evolution_edges';
 export const FRAME_TIMELINE = 'evolution_timeline';
+/** The change points an evolution answer carries (pkg/query/changepoints.go). */
+export const FRAME_CHANGE_POINTS = 'changepoints';
 
 /** Kind is a level of the component hierarchy, outermost first. */
 export type Kind = 'package' | 'class' | 'method';
@@ -26,6 +28,28 @@ export interface Cell {
   /** The names of the modified and added methods (empty when the frame has none). */
   modifiedMethods: string[];
   addedMethods: string[];
+  /**
+   * Significant change points of the component's methods that start at this
+   * build (the component's own for a method; its methods' for a class or
+   * package), largest |change| first. Empty for none.
+   */
+  changePoints: ChangePoint[];
+}
+
+/** A significant change in a function's per-run values, starting at a build. */
+export interface ChangePoint {
+  function: string;
+  /** Per-run means of the segments before and after the change. */
+  before: number;
+  after: number;
+  /** after / before - 1; null when before is 0 (the function appears). */
+  change: number | null;
+  pValue: number;
+}
+
+/** rise is a change point's direction as a signed size: +Infinity for a function that appears. */
+export function rise(cp: ChangePoint): number {
+  return cp.change ?? (cp.after > cp.before ? Infinity : -Infinity);
 }
 
 /** A row of the matrix: a package, class or method. */
@@ -183,6 +207,7 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
       added: added[i] ?? 0,
       modifiedMethods: lines(modifiedMethods[i]),
       addedMethods: lines(addedMethods[i]),
+      changePoints: [],
     };
     c.peakShare = Math.max(c.peakShare, shares[i]);
     c.maxTime = Math.max(c.maxTime, times[i]);
@@ -199,6 +224,7 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     }
   }
   sortTree(roots, 0);
+  markChangePoints(series, byKey, column0);
   return {
     builds,
     roots,
@@ -229,6 +255,51 @@ function sortTree(list: Component[], depth: number) {
   for (const c of list) {
     c.depth = depth;
     sortTree(c.children, depth + 1);
+  }
+}
+
+/**
+ * markChangePoints puts each significant change point of the "changepoints"
+ * frame on the cell of its build in its method's row and every ancestor's.
+ * Functions without a row (under the matrix threshold, or the total) and
+ * insignificant rows (under minChange) mark nothing.
+ */
+function markChangePoints(series: DataFrame[], byKey: Map<string, Component>, buildColumn: Map<string, number>) {
+  const f = series.find((x) => x.name === FRAME_CHANGE_POINTS);
+  if (!f) {
+    return;
+  }
+  const fn = column<string>(f, 'function');
+  const build = column<string>(f, 'build');
+  const before = column<number>(f, 'before');
+  const after = column<number>(f, 'after');
+  const change = column<number | null>(f, 'change');
+  const p = column<number>(f, 'pValue');
+  const significant = column<boolean>(f, 'significant');
+  const marked = new Set<Cell>();
+  fn.forEach((name, i) => {
+    const col = buildColumn.get(build[i]);
+    if (!significant[i] || col === undefined) {
+      return;
+    }
+    const c = change[i];
+    const cp: ChangePoint = {
+      function: name,
+      before: before[i],
+      after: after[i],
+      change: typeof c === 'number' && Number.isFinite(c) ? c : null,
+      pValue: p[i],
+    };
+    for (let comp = byKey.get(componentKey('method', name)); comp; comp = comp.parent) {
+      const cell = comp.cells[col];
+      if (cell) {
+        cell.changePoints.push(cp);
+        marked.add(cell);
+      }
+    }
+  });
+  for (const cell of marked) {
+    cell.changePoints.sort((a, b) => Math.abs(rise(b)) - Math.abs(rise(a)) || a.function.localeCompare(b.function));
   }
 }
 

@@ -26,6 +26,9 @@ export const evolutionStrings = {
   close: 'Close',
   frame: 'Time frame',
   more: (n: number) => `…and ${n} more`,
+  changePoints: 'Change points starting at this build',
+  appeared: 'new',
+  changePointLegend: 'left bar: a significant change point starts at this build',
 };
 
 /** data-testid values of the evolution view, shared with the browser tests. */
@@ -47,4 +50,6 @@ export const evolutionSelectors = {
   edgeLine: 'evolution-edge-line',
   close: 'evolution-close',
   legend: 'evolution-legend',
+  changePoint: 'evolution-change-point',
+  changePointList: 'evolution-change-point-list',
 };

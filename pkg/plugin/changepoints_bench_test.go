@@ -1,0 +1,79 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/pkg/internal/plugintest"
+	"github.com/flamediff/flamediff/pkg/profile"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+// BenchmarkChangePoints measures the changepoints query end to end over
+// go-plugin (issue 16's target: under 2 s) on 12 builds x 10 runs of
+// 20,000 distinct stacks over 2,000 functions (2.4M sample rows), every
+// stack's value drawn with 3% noise per run, and a third of the stacks
+// 10% slower from build 6 on. Each op asks for every function
+// (minShare 0, 2,000 series) and for the default floor. Run with:
+//
+//	go test -run '^$' -bench ChangePoints -benchtime 5x -timeout 30m ./pkg/plugin/
+func BenchmarkChangePoints(b *testing.B) {
+	const builds, runs, stacks, funcs = 12, 10, 20_000, 2_000
+	store, dsn := migratedStore(b)
+	ctx := context.Background()
+	pool := benchPool(stacks, funcs)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for bi := range builds {
+		for ri := range runs {
+			p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds", Duration: time.Second}
+			ids := map[profile.Frame]uint32{}
+			for k, frames := range pool {
+				stack := make([]uint32, len(frames))
+				for i, f := range frames {
+					id, ok := ids[f]
+					if !ok {
+						id = p.Intern(f)
+						ids[f] = id
+					}
+					stack[i] = id
+				}
+				v := 1e6 * (1 + 0.03*rng.NormFloat64())
+				if bi >= 6 && k%3 == 0 {
+					v *= 1.1
+				}
+				p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: int64(v)})
+			}
+			meta := storage.RunMeta{App: "cp", Build: fmt.Sprintf("b%02d", bi), Run: fmt.Sprintf("r%02d", ri),
+				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
+			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	settings, err := plugintest.SettingsFromDSN(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plugin := plugintest.Start(b, pluginBinary)
+	for _, minShare := range []float64{0, 0.01} {
+		b.Run(fmt.Sprintf("minShare=%v", minShare), func(b *testing.B) {
+			q := plugintest.Query{RefID: "A", JSON: fmt.Sprintf(`{"queryType":"changepoints","app":"cp","minShare":%v}`, minShare)}
+			var rows int
+			for b.Loop() {
+				resp, err := plugin.QueryData(ctx, settings, q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := resp.Responses["A"]
+				if r.Error != nil || len(r.Frames) != 1 {
+					b.Fatalf("query: %v", r.Error)
+				}
+				rows = r.Frames[0].Rows()
+			}
+			b.ReportMetric(float64(rows), "changes")
+		})
+	}
+}
