@@ -16,11 +16,36 @@ import (
 
 func TestMain(m *testing.M) { chtest.Main(m) }
 
-// newStore opens a migrated store on a fresh database.
+// newStore opens a migrated store on a fresh database: on the private
+// cluster when chtest.OnCluster, else on one server.
 func newStore(t testing.TB, opts Options) *Store {
 	t.Helper()
+	if chtest.OnCluster() {
+		return clusterStore(t, opts)
+	}
 	s := openStore(t, opts)
 	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// singleStore is newStore on one server whatever chtest.OnCluster says.
+func singleStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s := openDSN(t, chtest.DSN(t), opts)
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// clusterStore opens a store on a fresh database of the private cluster,
+// migrated with MigrateCluster.
+func clusterStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s := openDSN(t, chtest.ClusterDSN(t), opts)
+	if err := s.MigrateCluster(context.Background(), chtest.ClusterName); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -29,7 +54,16 @@ func newStore(t testing.TB, opts Options) *Store {
 // openStore opens a store on a fresh database without migrating.
 func openStore(t testing.TB, opts Options) *Store {
 	t.Helper()
-	o, err := clickhouse.ParseDSN(chtest.DSN(t))
+	dsn := chtest.DSN(t)
+	if chtest.OnCluster() {
+		dsn = chtest.ClusterDSN(t)
+	}
+	return openDSN(t, dsn, opts)
+}
+
+func openDSN(t testing.TB, dsn string, opts Options) *Store {
+	t.Helper()
+	o, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

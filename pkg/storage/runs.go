@@ -57,7 +57,7 @@ func (s *Store) latest() string {
 
 // Apps lists the apps that have visible runs, sorted.
 func (s *Store) Apps(ctx context.Context) ([]string, error) {
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in+
+	rows, err := s.conn.Query(ctx, "SELECT DISTINCT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in(ctx)+
 		" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run) ORDER BY app")
 	if err != nil {
 		return nil, fmt.Errorf("list apps: %w", err)
@@ -73,7 +73,7 @@ func (s *Store) Apps(ctx context.Context) ([]string, error) {
 // ErrUnknownApp.
 func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
 	rows, err := s.conn.Query(ctx, "SELECT build, min(start_time) AS t, toUInt64(count()) FROM "+s.q.runs+
-		" WHERE app = ? AND deleted = 0 AND ingest_id "+s.in+" ("+s.latest()+") GROUP BY build ORDER BY t, build", app, app)
+		" WHERE app = ? AND deleted = 0 AND ingest_id "+s.in(ctx)+" ("+s.latest()+") GROUP BY build ORDER BY t, build", app, app)
 	if err != nil {
 		return nil, fmt.Errorf("list builds of %q: %w", app, err)
 	}
@@ -104,7 +104,7 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		q += " AND build IN ?"
 		args = append(args, groupSet(builds))
 	}
-	q += " AND ingest_id " + s.in + " (" + s.latest() + ") ORDER BY start_time, start_nanos, build, run"
+	q += " AND ingest_id " + s.in(ctx) + " (" + s.latest() + ") ORDER BY start_time, start_nanos, build, run"
 	args = append(args, app)
 	rows, err := s.conn.Query(ctx, q, args...)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 
 // Tables names Flamediff's tables. A name is an identifier, optionally
 // qualified with a database ("db.table"); unqualified names live in the
-// connection's database. Pointing the names at Distributed tables works
-// (set Options.Distributed too).
+// connection's database. The names may be Distributed tables (see
+// MigrateCluster); reads detect them.
 type Tables struct {
 	Runs      string `json:"runs,omitempty"`
 	Stacks    string `json:"stacks,omitempty"`
@@ -82,18 +82,23 @@ type tableSchema struct {
 	columns []column
 	engine  string
 	orderBy string
+	// shardBy is the sharding key of the table's Distributed table on a
+	// cluster (docs/CLUSTER.md says why each).
+	shardBy string
 }
 
 var framesSchema = tableSchema{
 	columns: []column{{"app", "String"}, {"frame_hash", "UInt64"}, {"name", "String"}, {"module", "String"}},
 	engine:  "ReplacingMergeTree()",
 	orderBy: "app, frame_hash",
+	shardBy: "frame_hash",
 }
 
 var stacksSchema = tableSchema{
 	columns: []column{{"app", "String"}, {"stack_hash", "UInt64"}, {"frame_hashes", "Array(UInt64)"}},
 	engine:  "ReplacingMergeTree()",
 	orderBy: "app, stack_hash",
+	shardBy: "stack_hash",
 }
 
 var samplesSchema = tableSchema{
@@ -103,6 +108,7 @@ var samplesSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, ingest_id, stack_hash, time_frame",
+	shardBy: "ingest_id",
 }
 
 // runStacksSchema lists the distinct stacks of each ingest: what a cold
@@ -112,6 +118,7 @@ var runStacksSchema = tableSchema{
 	columns: []column{{"app", "String"}, {"ingest_id", "UInt64"}, {"stack_hash", "UInt64"}},
 	engine:  "MergeTree()",
 	orderBy: "app, ingest_id, stack_hash",
+	shardBy: "ingest_id",
 }
 
 var runsSchema = tableSchema{
@@ -127,6 +134,7 @@ var runsSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, build, run, committed_ns",
+	shardBy: "cityHash64(app, build, run)",
 }
 
 var changesSchema = tableSchema{
@@ -136,15 +144,25 @@ var changesSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, build, recorded_ns",
+	shardBy: "cityHash64(app, build)",
 }
 
 func (ts *tableSchema) ddl(quotedName string) string {
+	return ts.create(quotedName, ts.engine+" ORDER BY ("+ts.orderBy+")")
+}
+
+// distributedDDL creates a Distributed table in front of the local ones;
+// it binds three parameters: the cluster, database and local table.
+func (ts *tableSchema) distributedDDL(quotedName string) string {
+	return ts.create(quotedName, "Distributed(?, ?, ?, "+ts.shardBy+")")
+}
+
+func (ts *tableSchema) create(quotedName, engine string) string {
 	cols := make([]string, len(ts.columns))
 	for i, c := range ts.columns {
 		cols[i] = "    " + c.name + " " + c.typ
 	}
-	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n%s\n) ENGINE = %s ORDER BY (%s)",
-		quotedName, strings.Join(cols, ",\n"), ts.engine, ts.orderBy)
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n%s\n) ENGINE = %s", quotedName, strings.Join(cols, ",\n"), engine)
 }
 
 // columnList is the explicit column list of an INSERT.
@@ -210,7 +228,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // migrate with nothing to do stays cheap. An ingest running meanwhile may
 // get its stacks listed twice, which readers do not mind.
 func (s *Store) backfillRunStacks(ctx context.Context) error {
-	notIn := strings.Replace(s.in, "IN", "NOT IN", 1)
+	notIn := strings.Replace(s.in(ctx), "IN", "NOT IN", 1)
 	rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+
 		notIn+" (SELECT ingest_id FROM "+s.q.runStacks+")")
 	if err != nil {
@@ -224,7 +242,7 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	err = s.conn.Exec(ctx, "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+") SELECT app, ingest_id, stack_hash FROM "+
+	err = s.conn.Exec(syncInserts(ctx), "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+") SELECT app, ingest_id, stack_hash FROM "+
 		s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(ids))
 	if err != nil {
 		return fmt.Errorf("list the stacks of %d earlier ingests: %w", len(ids), err)
@@ -236,21 +254,16 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 // uses, and returns an error naming each missing table and column.
 // Distributed tables pass when they expose the same columns.
 func (s *Store) CheckTables(ctx context.Context) error {
-	var current string
-	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
+	refs, err := s.tableRefs(ctx)
+	if err != nil {
 		return fmt.Errorf("check tables: %w", err)
 	}
 	type key struct{ db, table string }
 	want := map[key]*tableSchema{}
 	var dbs, names []string
-	t := s.tables
-	for _, f := range t.fields() {
-		k := key{current, *f.name}
-		if i := strings.LastIndex(*f.name, "."); i >= 0 {
-			k = key{(*f.name)[:i], (*f.name)[i+1:]}
-		}
-		want[k] = f.schema
-		dbs, names = append(dbs, k.db), append(names, k.table)
+	for _, r := range refs {
+		want[key{r.db, r.table}] = r.schema
+		dbs, names = append(dbs, r.db), append(names, r.table)
 	}
 	rows, err := s.conn.Query(ctx,
 		"SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
