@@ -57,8 +57,8 @@ func (s *Store) latest() string {
 
 // Apps lists the apps that have visible runs, sorted.
 func (s *Store) Apps(ctx context.Context) ([]string, error) {
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in(ctx)+
-		" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run) ORDER BY app")
+	rows, err := s.conn.Query(ctx, "SELECT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in(ctx)+
+		" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run) GROUP BY app ORDER BY app")
 	if err != nil {
 		return nil, fmt.Errorf("list apps: %w", err)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -34,18 +33,18 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	maxNodes := fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	output := fs.String("output", "table", "json, table or folded")
-	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
-	dsn := fs.String("dsn", "", "query stored runs in this ClickHouse `DSN` instead of files (with --model)")
-	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (SPEC §4); with --dsn")
+	parse := parseFlags(fs)
+	store := dsnFlag(fs) // query stored runs instead of files (with --model)
+	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (docs/QUERIES.md); with --dsn or --settings")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) > 0 {
 			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
 		}
-		if *dsn != "" || *model != "" {
+		if store.set() || *model != "" {
 			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
 				return usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
 			}
-			return storedQuery(ctx, *dsn, *model, *output, out)
+			return storedQuery(ctx, store, *model, *output, out)
 		}
 		m := query.Model{
 			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
@@ -58,9 +57,9 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err := validateLocal(&m, len(head.listFlag), len(base.listFlag), *output); err != nil {
 			return usageError{err}
 		}
-		f, err := ingest.ParseFormat(*format)
+		f, err := parse.options()
 		if err != nil {
-			return usageError{err}
+			return err
 		}
 		rules, err := sysframes.New(system)
 		if err != nil {
@@ -97,31 +96,31 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 
 // storedQuery runs a query model against ClickHouse through the data
 // source's executor, so CI jobs get exactly what the dashboards show.
-func storedQuery(ctx context.Context, dsn, model, output string, out io.Writer) error {
-	if dsn == "" || model == "" {
-		return usageError{errors.New("a stored query needs both --dsn and --model")}
+func storedQuery(ctx context.Context, sf *storeFlags, model, output string, out io.Writer) error {
+	if !sf.set() || model == "" {
+		return usageError{errors.New("a stored query needs --dsn (or --settings) and --model")}
 	}
-	if output != "json" && output != "table" {
-		return usageError{fmt.Errorf("--output must be json or table for a stored query, not %q", output)}
+	if output != "json" && output != "table" && output != "folded" {
+		return usageError{fmt.Errorf("--output must be json, table or folded, not %q", output)}
 	}
 	m, err := query.Parse([]byte(model))
 	if err != nil {
 		return usageError{err}
 	}
-	rules, err := sysframes.New(nil)
+	store, rules, err := sf.open()
 	if err != nil {
 		return err
 	}
-	var frames data.Frames
-	err = withStore(dsn, func(store *storage.Store) error {
-		frames, err = (&query.Executor{Store: store, Rules: rules}).Execute(ctx, m, query.Range{})
-		return err
-	})
+	defer store.Close()
+	frames, err := (&query.Executor{Store: store, Rules: rules}).Execute(ctx, m, query.Range{})
 	if err != nil {
 		return err
 	}
-	if output == "json" {
+	switch output {
+	case "json":
 		return writeJSON(out, frames)
+	case "folded":
+		return writeFoldedFrame(out, frames)
 	}
 	if m.QueryType == query.Functions {
 		return writeTable(out, frames[0], m)
@@ -169,10 +168,10 @@ func validateLocal(m *query.Model, heads, bases int, output string) error {
 
 // loadSide parses every file of one side into the engine (one run each) and
 // returns their common unit.
-func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) (string, error) {
+func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options) (string, error) {
 	unit := ""
 	for _, name := range files {
-		p, err := ingest.ParseFile(name, f)
+		p, err := o.ParseFile(name)
 		if err != nil {
 			return "", err
 		}

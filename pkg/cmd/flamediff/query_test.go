@@ -44,7 +44,7 @@ func storedEqualsLocal(t *testing.T, dsn string) {
 		{"query", "--dsn", dsn},
 		{"query", "--dsn", dsn, "--model", `{"queryType":"nope","app":"a"}`},
 		{"query", "--dsn", dsn, "--model", `{}`, "--head", "x.pb.gz"},
-		{"query", "--dsn", dsn, "--model", `{"queryType":"flamegraph","app":"app","head":{"builds":["head"]}}`, "--output", "folded"},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"functions","app":"app","head":{"builds":["head"]}}`, "--output", "folded"},
 	} {
 		if _, err := flamediff(t, bad...); err == nil || !isUsage(err) {
 			t.Errorf("%v: error %v, want a usage error", bad[3:], err)
