@@ -113,3 +113,18 @@ func TestHealthDistributedOverrideOnOneServer(t *testing.T) {
 		t.Errorf("distributed: true on one server: %v %q", res.Status, res.Message)
 	}
 }
+
+// A representative part of the suite runs on the cluster in every run
+// (FLAMEDIFF_CLICKHOUSE_CLUSTER=1 runs all of it there).
+func TestSuiteOnCluster(t *testing.T) {
+	t.Setenv(chtest.ClusterEnv, "1")
+	for _, test := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"DiffEqualsCLI", TestDiffEqualsCLI}, {"Resources", TestResources}, {"CheckHealth", TestCheckHealth},
+		{"EvolutionOverGRPC", TestEvolutionOverGRPC},
+	} {
+		t.Run(test.name, test.run)
+	}
+}

@@ -129,24 +129,21 @@ type tableRef struct {
 
 // tableRefs resolves the store's table names against the connection's
 // current database.
-func (s *Store) tableRefs(ctx context.Context) ([]tableRef, error) {
-	var current string
-	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
-		return nil, err
-	}
+func (s *Store) tableRefs(current string) []tableRef {
 	t := s.tables
 	var refs []tableRef
 	for _, f := range t.fields() {
 		db, table := splitName(*f.name, current)
 		refs = append(refs, tableRef{db, table, f.schema})
 	}
-	return refs, nil
+	return refs
 }
 
 // layout is what system.tables says about the store's tables.
 type layout struct {
-	missing     int                     // tables that do not exist
-	distributed map[tableRef]distTarget // the Distributed ones
+	current     string                   // the connection's database
+	missing     int                      // tables that do not exist
+	distributed map[[2]string]distTarget // the Distributed ones, by {db, table}
 }
 
 // distTarget is what a Distributed table reads: its cluster and the local
@@ -157,10 +154,11 @@ type distTarget struct{ cluster, db, table string }
 // Distributed, from the engine_full of system.tables
 // ("Distributed('cluster', 'db', 'table'[, key])").
 func (s *Store) readLayout(ctx context.Context) (layout, error) {
-	refs, err := s.tableRefs(ctx)
-	if err != nil {
+	var current string
+	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
 		return layout{}, err
 	}
+	refs := s.tableRefs(current)
 	var dbs, names []string
 	for _, r := range refs {
 		dbs, names = append(dbs, r.db), append(names, r.table)
@@ -182,7 +180,7 @@ func (s *Store) readLayout(ctx context.Context) (layout, error) {
 	if err != nil {
 		return layout{}, err
 	}
-	l := layout{distributed: map[tableRef]distTarget{}}
+	l := layout{current: current, distributed: map[[2]string]distTarget{}}
 	for _, r := range refs {
 		f, ok := have[[2]string{r.db, r.table}]
 		switch {
@@ -196,7 +194,7 @@ func (s *Store) readLayout(ctx context.Context) (layout, error) {
 			if len(args) < 3 {
 				return layout{}, fmt.Errorf("table %s.%s: cannot read its engine %q", r.db, r.table, f.full)
 			}
-			l.distributed[r] = distTarget{args[0], args[1], args[2]}
+			l.distributed[[2]string{r.db, r.table}] = distTarget{args[0], args[1], args[2]}
 		}
 	}
 	return l, nil
@@ -225,6 +223,11 @@ func (s *Store) in(ctx context.Context) string {
 		s.detected = op
 	}
 	return s.detected
+}
+
+// notIn is the negation of in.
+func (s *Store) notIn(ctx context.Context) string {
+	return strings.Replace(s.in(ctx), "IN", "NOT IN", 1)
 }
 
 func inOp(distributed bool) string {
@@ -318,4 +321,44 @@ func (s *Store) missingOnHost(ctx context.Context, h Host, want map[[2]string]bo
 	})
 	sort.Strings(missing)
 	return missing, err
+}
+
+// storedTable is where rows of one of the store's tables are kept: the
+// table itself, or on a cluster one host's local table behind the
+// Distributed one. Parts and mutations exist only there.
+type storedTable struct {
+	conn   driver.Conn
+	quoted string // for SQL
+	name   string // for system.parts and system.mutations: table or db.table
+}
+
+// eachStored calls do with every storedTable of the table named name (one
+// of s.tables' names).
+func (s *Store) eachStored(ctx context.Context, name string, do func(storedTable) error) error {
+	l, err := s.readLayout(ctx)
+	if err != nil {
+		return err
+	}
+	db, table := splitName(name, l.current)
+	d, ok := l.distributed[[2]string{db, table}]
+	if !ok {
+		q, _ := quoteIdent(name) // checked by Open
+		return do(storedTable{s.conn, q, name})
+	}
+	hosts, err := s.ClusterHosts(ctx, d.cluster)
+	if err != nil {
+		return err
+	}
+	local := d.db + "." + d.table
+	q, err := quoteIdent(local)
+	if err != nil {
+		return fmt.Errorf("local table of %s: %w", name, err)
+	}
+	for _, h := range hosts {
+		err := s.onHost(h, func(conn driver.Conn) error { return do(storedTable{conn, q, local}) })
+		if err != nil {
+			return fmt.Errorf("shard %d replica %d (%s): %w", h.Shard, h.Replica, h.Addr, err)
+		}
+	}
+	return nil
 }

@@ -304,3 +304,20 @@ func TestClusterChecks(t *testing.T) {
 func dsnOf(s *Store) string {
 	return fmt.Sprintf("clickhouse://default:@%s/%s", s.opts.Addr[0], s.opts.Auth.Database)
 }
+
+// A representative part of the suite runs on the cluster in every run
+// (FLAMEDIFF_CLICKHOUSE_CLUSTER=1 runs all of it there, in about twice
+// the time).
+func TestSuiteOnCluster(t *testing.T) {
+	t.Setenv(chtest.ClusterEnv, "1")
+	for _, test := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"IngestExportRoundTrip", TestIngestExportRoundTrip}, {"InterruptedIngestIsInvisible", TestInterruptedIngestIsInvisible},
+		{"AppsBuildsAndDelete", TestAppsBuildsAndDelete}, {"StackValuesAndStacks", TestStackValuesAndStacks},
+		{"FirstSeenAndTimeline", TestFirstSeenAndTimeline}, {"SearchFunctions", TestSearchFunctions}, {"GC", TestGC},
+	} {
+		t.Run(test.name, test.run)
+	}
+}

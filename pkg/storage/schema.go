@@ -228,7 +228,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // migrate with nothing to do stays cheap. An ingest running meanwhile may
 // get its stacks listed twice, which readers do not mind.
 func (s *Store) backfillRunStacks(ctx context.Context) error {
-	notIn := strings.Replace(s.in(ctx), "IN", "NOT IN", 1)
+	notIn := s.notIn(ctx)
 	rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+
 		notIn+" (SELECT ingest_id FROM "+s.q.runStacks+")")
 	if err != nil {
@@ -254,10 +254,11 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 // uses, and returns an error naming each missing table and column.
 // Distributed tables pass when they expose the same columns.
 func (s *Store) CheckTables(ctx context.Context) error {
-	refs, err := s.tableRefs(ctx)
-	if err != nil {
+	var current string
+	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
 		return fmt.Errorf("check tables: %w", err)
 	}
+	refs := s.tableRefs(current)
 	type key struct{ db, table string }
 	want := map[key]*tableSchema{}
 	var dbs, names []string
