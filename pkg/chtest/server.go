@@ -113,7 +113,7 @@ func (s *Server) launch(ctx context.Context) error {
 	}
 	go func() { s.done <- s.cmd.Wait() }()
 	if err := s.waitReady(ctx); err != nil {
-		s.kill()
+		s.Kill()
 		return err
 	}
 	return nil
@@ -181,10 +181,6 @@ func (s *Server) Stop() error {
 // Kill ends the server process at once, as a crash would, keeping its
 // directory so that Restart brings the same data back.
 func (s *Server) Kill() {
-	s.kill()
-}
-
-func (s *Server) kill() {
 	if s.cmd == nil {
 		return
 	}

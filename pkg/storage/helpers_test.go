@@ -33,19 +33,26 @@ func newStore(t testing.TB, opts Options) *Store {
 // singleStore is newStore on one server whatever chtest.OnCluster says.
 func singleStore(t testing.TB, opts Options) *Store {
 	t.Helper()
-	s := openDSN(t, chtest.DSN(t), opts)
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return migrated(t, chtest.DSN(t), "", opts)
 }
 
 // clusterStore opens a store on a fresh database of the private cluster,
 // migrated with MigrateCluster.
 func clusterStore(t testing.TB, opts Options) *Store {
 	t.Helper()
-	s := openDSN(t, chtest.ClusterDSN(t), opts)
-	if err := s.MigrateCluster(context.Background(), chtest.ClusterName); err != nil {
+	return migrated(t, chtest.ClusterDSN(t), chtest.ClusterName, opts)
+}
+
+// migrated opens a store on dsn and migrates it: on every host of cluster,
+// or on the one server when cluster is "".
+func migrated(t testing.TB, dsn, cluster string, opts Options) *Store {
+	t.Helper()
+	s := openDSN(t, dsn, opts)
+	migrate := s.Migrate
+	if cluster != "" {
+		migrate = func(ctx context.Context) error { return s.MigrateCluster(ctx, cluster) }
+	}
+	if err := migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return s
