@@ -63,10 +63,11 @@ func (s *Store) onHost(host Host, do func(driver.Conn) error) error {
 // connected to directly (no ON CLUSTER, so no ZooKeeper or Keeper): the
 // database, each table as a MergeTree named with LocalSuffix, and a
 // Distributed table with the plain name in front of it, sharded by the
-// table's shardBy. Statements are CREATE ... IF NOT EXISTS, so running it
-// again migrates an existing cluster and completes a host that missed a
-// run; local tables created beforehand (ReplicatedMergeTree, say) are left
-// as they are. The store's table names must be the Distributed ones.
+// table's shardBy. Statements are CREATE ... IF NOT EXISTS and columns an
+// existing table lacks are added, so running it again migrates an existing
+// cluster and completes a host that missed a run; local tables created
+// beforehand (ReplicatedMergeTree, say) keep their engine. The store's
+// table names must be the Distributed ones.
 func (s *Store) MigrateCluster(ctx context.Context, cluster string) error {
 	fail := func(err error) error { return fmt.Errorf("migrate cluster %s: %w", cluster, err) }
 	hosts, err := s.ClusterHosts(ctx, cluster)
@@ -94,19 +95,58 @@ func (s *Store) migrateHost(ctx context.Context, conn driver.Conn, cluster strin
 	} else if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+db+"`"); err != nil { // checked by Open
 		return fmt.Errorf("create database %s: %w", db, err)
 	}
-	t := s.tables
-	for _, f := range t.fields() {
-		tdb, name := splitName(*f.name, db)
-		local, err := quoteIdent(tdb + "." + name + LocalSuffix)
+	var tables []tableRef
+	for _, r := range s.tableRefs(db) {
+		local, err := quoteIdent(r.db + "." + r.table + LocalSuffix)
 		if err != nil {
 			return err
 		}
-		dist, _ := quoteIdent(tdb + "." + name) // checked by Open
-		if err := conn.Exec(ctx, f.schema.ddl(local)); err != nil {
+		dist, _ := quoteIdent(r.db + "." + r.table) // checked by Open
+		if err := conn.Exec(ctx, r.schema.ddl(local)); err != nil {
 			return fmt.Errorf("create %s: %w", local, err)
 		}
-		if err := conn.Exec(ctx, f.schema.distributedDDL(dist), cluster, tdb, name+LocalSuffix); err != nil {
+		if err := conn.Exec(ctx, r.schema.distributedDDL(dist), cluster, r.db, r.table+LocalSuffix); err != nil {
 			return fmt.Errorf("create %s: %w", dist, err)
+		}
+		tables = append(tables, tableRef{r.db, r.table + LocalSuffix, r.schema}, r)
+	}
+	return addMissingColumns(ctx, conn, tables)
+}
+
+// addMissingColumns adds to existing tables the columns of their schema
+// they lack (an upgrade of tables created by an older version): local
+// tables first, then the Distributed table in front, which reads them by
+// name. ALTER TABLE ADD COLUMN changes metadata only; old rows read the
+// column's default.
+func addMissingColumns(ctx context.Context, conn driver.Conn, tables []tableRef) error {
+	var dbs, names []string
+	for _, t := range tables {
+		dbs, names = append(dbs, t.db), append(names, t.table)
+	}
+	rows, err := conn.Query(ctx, "SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
+		groupSet(dbs), groupSet(names))
+	if err != nil {
+		return err
+	}
+	have := map[[3]string]bool{}
+	_, err = collect(rows, "read system.columns", func(scan func(...any) error) (struct{}, error) {
+		var k [3]string
+		err := scan(&k[0], &k[1], &k[2])
+		have[k] = true
+		return struct{}{}, err
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		q, _ := quoteIdent(t.db + "." + t.table) // checked by the caller
+		for _, c := range t.schema.columns {
+			if have[[3]string{t.db, t.table, c.name}] {
+				continue
+			}
+			if err := conn.Exec(ctx, "ALTER TABLE "+q+" ADD COLUMN "+c.name+" "+c.typ); err != nil {
+				return fmt.Errorf("add column %s to %s: %w", c.name, q, err)
+			}
 		}
 	}
 	return nil

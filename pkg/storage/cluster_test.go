@@ -65,7 +65,9 @@ func TestMigrateCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer shard2.Close()
-	for _, stmt := range []string{"DROP TABLE changes", "DROP TABLE changes_local"} {
+	// An older version's tables: a column missing on shard 2.
+	for _, stmt := range []string{"DROP TABLE changes", "DROP TABLE changes_local",
+		"ALTER TABLE runs DROP COLUMN branch", "ALTER TABLE runs_local DROP COLUMN branch"} {
 		if err := shard2.Exec(ctx, stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -74,6 +76,9 @@ func TestMigrateCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	check()
+	if n := onShard(t, s, 1, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND name = 'branch'"); n != 2 {
+		t.Errorf("column branch in %d tables of shard 2 after migrate, want runs and runs_local", n)
+	}
 	equalTotals(t, export(t, s, "a", "b", "r"), totals(build("main;x 1", "main;y 2", "z 3")))
 
 	if err := s.MigrateCluster(ctx, "no_such_cluster"); err == nil || !strings.Contains(err.Error(), "not in system.clusters") {
