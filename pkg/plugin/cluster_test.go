@@ -47,9 +47,12 @@ func TestClusterFramesMatchSingleNode(t *testing.T) {
 func TestClusterHealth(t *testing.T) {
 	f := loadPprofOn(t, true)
 	ctx := context.Background()
+	calls := 0
 	health := func(s map[string]any) *backend.CheckHealthResult {
 		t.Helper()
+		calls++
 		settings := copySettings(f.settings)
+		settings.UID = fmt.Sprintf("cluster-health-%d", calls) // a fresh instance each time
 		for k, v := range s {
 			settings.JSONData[k] = v
 		}

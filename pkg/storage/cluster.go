@@ -46,10 +46,12 @@ func (s *Store) ClusterHosts(ctx context.Context, cluster string) ([]Host, error
 }
 
 // onHost runs do on a connection to host made with the store's options
-// (credentials, TLS, timeouts) and no database.
+// (credentials, TLS, timeouts) and no database, over the native protocol:
+// system.clusters lists native ports whatever the store uses.
 func (s *Store) onHost(host Host, do func(driver.Conn) error) error {
 	o := s.opts
 	o.Addr = []string{host.Addr}
+	o.Protocol = clickhouse.Native
 	o.Auth.Database = ""
 	conn, err := clickhouse.Open(&o)
 	if err != nil {
