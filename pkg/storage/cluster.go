@@ -121,29 +121,14 @@ func (s *Store) migrateHost(ctx context.Context, conn driver.Conn, cluster strin
 // name. ALTER TABLE ADD COLUMN changes metadata only; old rows read the
 // column's default.
 func addMissingColumns(ctx context.Context, conn driver.Conn, tables []tableRef) error {
-	var dbs, names []string
-	for _, t := range tables {
-		dbs, names = append(dbs, t.db), append(names, t.table)
-	}
-	rows, err := conn.Query(ctx, "SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
-		groupSet(dbs), groupSet(names))
-	if err != nil {
-		return err
-	}
-	have := map[[3]string]bool{}
-	_, err = collect(rows, "read system.columns", func(scan func(...any) error) (struct{}, error) {
-		var k [3]string
-		err := scan(&k[0], &k[1], &k[2])
-		have[k] = true
-		return struct{}{}, err
-	})
+	have, err := readColumns(ctx, conn, tables)
 	if err != nil {
 		return err
 	}
 	for _, t := range tables {
 		q, _ := quoteIdent(t.db + "." + t.table) // checked by the caller
 		for _, c := range t.schema.columns {
-			if have[[3]string{t.db, t.table, c.name}] {
+			if have[[2]string{t.db, t.table}][c.name] {
 				continue
 			}
 			if err := conn.Exec(ctx, "ALTER TABLE "+q+" ADD COLUMN "+c.name+" "+c.typ); err != nil {
@@ -300,12 +285,9 @@ func (s *Store) CheckCluster(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	// Local tables per cluster, so that each host is visited once.
-	locals := map[string]map[[2]string]bool{}
+	locals := map[string][]tableRef{}
 	for _, d := range l.distributed {
-		if locals[d.cluster] == nil {
-			locals[d.cluster] = map[[2]string]bool{}
-		}
-		locals[d.cluster][[2]string{d.db, d.table}] = true
+		locals[d.cluster] = append(locals[d.cluster], tableRef{db: d.db, table: d.table})
 	}
 	var problems, summary []string
 	for cluster, want := range locals {
@@ -334,35 +316,46 @@ func (s *Store) CheckCluster(ctx context.Context) (string, error) {
 	return "Distributed tables over " + strings.Join(summary, "; "), nil
 }
 
-// missingOnHost returns the tables of want ({db, table}) that host lacks.
-func (s *Store) missingOnHost(ctx context.Context, h Host, want map[[2]string]bool) ([]string, error) {
+// missingOnHost returns the tables of want that host lacks.
+func (s *Store) missingOnHost(ctx context.Context, h Host, want []tableRef) ([]string, error) {
 	var missing []string
 	err := s.onHost(h, func(conn driver.Conn) error {
-		var dbs, names []string
-		for k := range want {
-			dbs, names = append(dbs, k[0]), append(names, k[1])
-		}
-		rows, err := conn.Query(ctx, "SELECT database, name FROM system.tables WHERE database IN ? AND name IN ?",
-			groupSet(dbs), groupSet(names))
-		if err != nil {
-			return err
-		}
-		have := map[[2]string]bool{}
-		_, err = collect(rows, "read system.tables", func(scan func(...any) error) (struct{}, error) {
-			var k [2]string
-			err := scan(&k[0], &k[1])
-			have[k] = true
-			return struct{}{}, err
-		})
-		for k := range want {
-			if !have[k] {
-				missing = append(missing, k[0]+"."+k[1])
+		have, err := readColumns(ctx, conn, want)
+		for _, t := range want {
+			if have[[2]string{t.db, t.table}] == nil {
+				missing = append(missing, t.db+"."+t.table)
 			}
 		}
 		return err
 	})
 	sort.Strings(missing)
 	return missing, err
+}
+
+// readColumns returns the columns of those of tables that exist on conn,
+// by {db, table}.
+func readColumns(ctx context.Context, conn driver.Conn, tables []tableRef) (map[[2]string]map[string]bool, error) {
+	var dbs, names []string
+	for _, t := range tables {
+		dbs, names = append(dbs, t.db), append(names, t.table)
+	}
+	rows, err := conn.Query(ctx, "SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
+		groupSet(dbs), groupSet(names))
+	if err != nil {
+		return nil, err
+	}
+	have := map[[2]string]map[string]bool{}
+	_, err = collect(rows, "read system.columns", func(scan func(...any) error) (struct{}, error) {
+		var k [2]string
+		var col string
+		err := scan(&k[0], &k[1], &col)
+		if have[k] == nil {
+			have[k] = map[string]bool{}
+		}
+		have[k][col] = true
+		return struct{}{}, err
+	})
+	return have, err
 }
 
 // storedTable is where rows of one of the store's tables are kept: the

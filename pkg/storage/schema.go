@@ -259,50 +259,25 @@ func (s *Store) CheckTables(ctx context.Context) error {
 		return fmt.Errorf("check tables: %w", err)
 	}
 	refs := s.tableRefs(current)
-	type key struct{ db, table string }
-	want := map[key]*tableSchema{}
-	var dbs, names []string
-	for _, r := range refs {
-		want[key{r.db, r.table}] = r.schema
-		dbs, names = append(dbs, r.db), append(names, r.table)
-	}
-	rows, err := s.conn.Query(ctx,
-		"SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
-		groupSet(dbs), groupSet(names))
+	have, err := readColumns(ctx, s.conn, refs)
 	if err != nil {
 		return fmt.Errorf("check tables: %w", err)
 	}
-	defer rows.Close()
-	have := map[key]map[string]bool{}
-	for rows.Next() {
-		var k key
-		var col string
-		if err := rows.Scan(&k.db, &k.table, &col); err != nil {
-			return fmt.Errorf("check tables: %w", err)
-		}
-		if have[k] == nil {
-			have[k] = map[string]bool{}
-		}
-		have[k][col] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("check tables: %w", err)
-	}
 	var problems []string
-	for k, ts := range want {
-		cols := have[k]
+	for _, r := range refs {
+		cols := have[[2]string{r.db, r.table}]
 		if cols == nil {
-			problems = append(problems, fmt.Sprintf("table %s.%s is missing", k.db, k.table))
+			problems = append(problems, fmt.Sprintf("table %s.%s is missing", r.db, r.table))
 			continue
 		}
 		var missing []string
-		for _, c := range ts.columns {
+		for _, c := range r.schema.columns {
 			if !cols[c.name] {
 				missing = append(missing, c.name)
 			}
 		}
 		if len(missing) > 0 {
-			problems = append(problems, fmt.Sprintf("table %s.%s lacks columns %s", k.db, k.table, strings.Join(missing, ", ")))
+			problems = append(problems, fmt.Sprintf("table %s.%s lacks columns %s", r.db, r.table, strings.Join(missing, ", ")))
 		}
 	}
 	if len(problems) > 0 {
