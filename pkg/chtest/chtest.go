@@ -23,6 +23,9 @@ const AddrEnv = "FLAMEDIFF_CLICKHOUSE_ADDR"
 // of a single server (see OnCluster).
 const ClusterEnv = "FLAMEDIFF_CLICKHOUSE_CLUSTER"
 
+// dropTimeout bounds the drop of a test's database on all its servers.
+const dropTimeout = 2 * time.Minute
+
 // clusterShards is the number of shards of the private cluster.
 const clusterShards = 2
 
@@ -99,7 +102,9 @@ func freshDatabase(t testing.TB, conns ...driver.Conn) string {
 		}
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// A drop waits for the tables' merges to stop: seconds per table on
+		// a busy machine after hundreds of small ingests.
+		ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 		defer cancel()
 		for _, c := range conns {
 			if err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
