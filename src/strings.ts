@@ -150,8 +150,12 @@ export const strings = {
     dialTimeout: 'Dial timeout (s)',
     queryTimeout: 'Query timeout (s)',
     tables: 'Tables',
-    tablesHelp: 'Leave empty for the default names; point them at Distributed tables on a cluster',
-    distributed: 'Distributed tables',
+    tablesHelp:
+      'Leave empty for the default names; on a cluster `flamediff migrate --cluster` gives the Distributed tables these names',
+    distributed: 'Subqueries over Distributed tables',
+    distributedHelp:
+      'Detect (recommended) reads system.tables and uses GLOBAL IN when the tables are Distributed; health reports a forced choice that contradicts the tables',
+    distributedDetect: 'Detect',
     systemFrames: 'System frame rules',
     systemFramesHelp:
       'One regular expression per line, matched against a frame name or module, marking it as system code',

@@ -18,6 +18,17 @@ import (
 // protocol) of a running server to use instead of starting a private one.
 const AddrEnv = "FLAMEDIFF_CLICKHOUSE_ADDR"
 
+// ClusterEnv names the environment variable that, when not empty, asks
+// integration suites to keep their tables on the private cluster instead
+// of a single server (see OnCluster).
+const ClusterEnv = "FLAMEDIFF_CLICKHOUSE_CLUSTER"
+
+// dropTimeout bounds the drop of a test's database on all its servers.
+const dropTimeout = 2 * time.Minute
+
+// clusterShards is the number of shards of the private cluster.
+const clusterShards = 2
+
 var (
 	mainCalled bool
 
@@ -26,6 +37,11 @@ var (
 	admin   driver.Conn // creates and drops the per-test databases
 	addr    string
 	initErr error
+
+	clusterOnce   sync.Once
+	cluster       *Cluster
+	clusterAdmins []driver.Conn // one per shard
+	clusterErr    error
 )
 
 // Main runs the tests of a package that uses DSN and then stops the private
@@ -41,12 +57,19 @@ func Main(m *testing.M, cleanups ...func()) {
 	for _, c := range cleanups {
 		c()
 	}
-	if admin != nil {
-		admin.Close()
+	for _, c := range append(clusterAdmins, admin) {
+		if c != nil {
+			c.Close()
+		}
 	}
 	if server != nil {
 		if err := server.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "chtest: stopping clickhouse:", err)
+		}
+	}
+	if cluster != nil {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "chtest: stopping the clickhouse cluster:", err)
 		}
 	}
 	os.Exit(code)
@@ -63,20 +86,79 @@ func DSN(t testing.TB) string {
 	if initErr != nil {
 		t.Fatalf("chtest: %v", initErr)
 	}
+	return fmt.Sprintf("clickhouse://default:@%s/%s", addr, freshDatabase(t, admin))
+}
+
+// freshDatabase creates a database with a new name on every server of
+// conns and drops it there when the test ends.
+func freshDatabase(t testing.TB, conns ...driver.Conn) string {
+	t.Helper()
 	name := "flamediff_test_" + randomHex(6)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("chtest: create database %s: %v", name, err)
+	for _, c := range conns {
+		if err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+			t.Fatalf("chtest: create database %s: %v", name, err)
+		}
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// A drop waits for the tables' merges to stop: seconds per table on
+		// a busy machine after hundreds of small ingests.
+		ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 		defer cancel()
-		if err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
-			t.Errorf("chtest: drop database %s: %v", name, err)
+		for _, c := range conns {
+			if err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+				t.Errorf("chtest: drop database %s: %v", name, err)
+			}
 		}
 	})
-	return fmt.Sprintf("clickhouse://default:@%s/%s", addr, name)
+	return name
+}
+
+// ClusterDSN returns the DSN of a fresh database that exists, empty, on
+// every shard of the private cluster (ClusterName), entering through the
+// first shard; `flamediff migrate --cluster` with ClusterName creates the
+// tables. The cluster starts on first use (which requires Main in
+// TestMain) whatever AddrEnv says: it needs servers that know each other.
+func ClusterDSN(t testing.TB) string {
+	t.Helper()
+	return fmt.Sprintf("clickhouse://default:@%s/%s", ClusterShards(t)[0].Addr, freshDatabase(t, clusterAdmins...))
+}
+
+// ClusterShards returns the private cluster's servers, starting them if
+// needed; tests may Kill and Restart them.
+func ClusterShards(t testing.TB) []*Server {
+	t.Helper()
+	clusterOnce.Do(startCluster)
+	if clusterErr != nil {
+		t.Fatalf("chtest: %v", clusterErr)
+	}
+	return cluster.Shards
+}
+
+// OnCluster reports whether ClusterEnv asks for the cluster: suites then
+// run their tests on ClusterDSN instead of DSN.
+func OnCluster() bool { return os.Getenv(ClusterEnv) != "" }
+
+func startCluster() {
+	if !mainCalled {
+		clusterErr = fmt.Errorf("chtest.Main is not in TestMain: add `func TestMain(m *testing.M) { chtest.Main(m) }` " +
+			"so the private cluster can be started and stopped")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*startTimeout)
+	defer cancel()
+	if cluster, clusterErr = StartCluster(ctx, clusterShards); clusterErr != nil {
+		return
+	}
+	for _, s := range cluster.Shards {
+		c, err := clickhouse.Open(&clickhouse.Options{Addr: []string{s.Addr}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			clusterErr = err
+			return
+		}
+		clusterAdmins = append(clusterAdmins, c)
+	}
 }
 
 // Addr returns host:port (native protocol) of the server DSN uses,

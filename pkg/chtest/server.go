@@ -64,44 +64,59 @@ const startTimeout = 60 * time.Second
 // waits until it answers queries. The caller must call Stop. The server
 // has a "default" user without password and no interserver port.
 func Start(ctx context.Context) (*Server, error) {
-	bin, err := findBinary()
+	ports, err := freePorts(2)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start clickhouse: %w", err)
 	}
+	return start(ctx, ports[0], ports[1], "")
+}
+
+// start is Start on the given ports; extra is XML added to the config's
+// root element (a cluster's remote_servers).
+func start(ctx context.Context, tcp, http int, extra string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "flamediff-clickhouse-")
 	if err != nil {
 		return nil, fmt.Errorf("start clickhouse: %w", err)
 	}
-	ports, err := freePorts(2)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start clickhouse: %w", err)
-	}
 	s := &Server{
-		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
-		HTTPAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
+		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp)),
+		HTTPAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(http)),
 		dir:      dir,
-		done:     make(chan error, 1),
 	}
-	if err := s.writeConfig(ports[0], ports[1]); err != nil {
+	if err := s.writeConfig(tcp, http, extra); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start clickhouse: %w", err)
 	}
-	args := append(bin[1:], "--config-file="+filepath.Join(dir, "config.xml"))
-	s.cmd = exec.Command(bin[0], args...)
-	s.cmd.Dir = dir
-	s.cmd.Stdout, s.cmd.Stderr = nil, nil // everything goes to the log files
-	s.cmd.SysProcAttr = sysProcAttr()
-	if err := s.cmd.Start(); err != nil {
+	if err := s.launch(ctx); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start clickhouse %s: %w", bin[0], err)
-	}
-	go func() { s.done <- s.cmd.Wait() }()
-	if err := s.waitReady(ctx); err != nil {
-		s.Stop()
 		return nil, err
 	}
 	return s, nil
+}
+
+// launch runs the server process on the config in s.dir and waits until
+// it answers.
+func (s *Server) launch(ctx context.Context) error {
+	bin, err := findBinary()
+	if err != nil {
+		return err
+	}
+	args := append(bin[1:], "--config-file="+filepath.Join(s.dir, "config.xml"))
+	s.cmd = exec.Command(bin[0], args...)
+	s.cmd.Dir = s.dir
+	s.cmd.Stdout, s.cmd.Stderr = nil, nil // everything goes to the log files
+	s.cmd.SysProcAttr = sysProcAttr()
+	s.done = make(chan error, 1)
+	if err := s.cmd.Start(); err != nil {
+		s.cmd = nil
+		return fmt.Errorf("start clickhouse %s: %w", bin[0], err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	if err := s.waitReady(ctx); err != nil {
+		s.Kill()
+		return err
+	}
+	return nil
 }
 
 // waitReady polls the server until it answers a query, the process exits,
@@ -145,10 +160,10 @@ func (s *Server) logTail() string {
 // Stop terminates the server, waits for it to exit and removes its
 // directory. It is safe to call more than once.
 func (s *Server) Stop() error {
-	if s.cmd == nil {
+	if s.cmd == nil && s.dir == "" {
 		return nil
 	}
-	if s.cmd.Process != nil {
+	if s.cmd != nil && s.cmd.Process != nil {
 		_ = s.cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-s.done:
@@ -158,7 +173,30 @@ func (s *Server) Stop() error {
 		}
 	}
 	s.cmd = nil
-	return os.RemoveAll(s.dir)
+	dir := s.dir
+	s.dir = ""
+	return os.RemoveAll(dir)
+}
+
+// Kill ends the server process at once, as a crash would, keeping its
+// directory so that Restart brings the same data back.
+func (s *Server) Kill() {
+	if s.cmd == nil {
+		return
+	}
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd = nil
+}
+
+// Restart starts a killed server again on its directory and ports.
+func (s *Server) Restart(ctx context.Context) error {
+	if s.cmd != nil {
+		return errors.New("restart clickhouse: the server is running")
+	}
+	return s.launch(ctx)
 }
 
 // freePorts asks the kernel for n distinct free loopback ports. They are
@@ -200,7 +238,7 @@ var configTemplate = template.Must(template.New("config").Parse(`<?xml version="
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <users_config>users.xml</users_config>
-</yandex>
+{{.Extra}}</yandex>
 `))
 
 const usersXML = `<?xml version="1.0"?>
@@ -219,12 +257,13 @@ const usersXML = `<?xml version="1.0"?>
 </yandex>
 `
 
-func (s *Server) writeConfig(tcp, http int) error {
+func (s *Server) writeConfig(tcp, http int, extra string) error {
 	var b bytes.Buffer
 	err := configTemplate.Execute(&b, struct {
 		Dir       string
 		TCP, HTTP int
-	}{s.dir, tcp, http})
+		Extra     string
+	}{s.dir, tcp, http, extra})
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,9 @@ var authCodes = map[int32]bool{
 	516: true, // AUTHENTICATION_FAILED
 }
 
-// CheckHealth connects, reports the server version and checks the tables,
-// saying exactly what is wrong otherwise.
+// CheckHealth connects, reports the server version and checks the tables
+// and, for Distributed tables, their cluster's hosts, saying exactly what
+// is wrong otherwise.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
 	fail := func(format string, a ...any) (*backend.CheckHealthResult, error) {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: fmt.Sprintf(format, a...)}, nil
@@ -46,10 +47,15 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 		if err := d.store.CheckTables(ctx); err != nil {
 			return fail("Connected to ClickHouse %s, but %v", version, err)
 		}
-		return &backend.CheckHealthResult{
-			Status:  backend.HealthStatusOk,
-			Message: fmt.Sprintf("Connected to ClickHouse %s; Flamediff's tables are in place.", version),
-		}, nil
+		cluster, err := d.store.CheckCluster(ctx)
+		if err != nil {
+			return fail("Connected to ClickHouse %s, but %v", version, err)
+		}
+		msg := fmt.Sprintf("Connected to ClickHouse %s; Flamediff's tables are in place.", version)
+		if cluster != "" {
+			msg += " " + cluster + "."
+		}
+		return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 	})
 	if err != nil {
 		return fail("%s", explainConnect(d.settings, fmt.Errorf("no answer within %v: %w", healthTimeout, err)))

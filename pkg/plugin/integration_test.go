@@ -89,16 +89,30 @@ type fixture struct {
 }
 
 // migratedStore opens a fresh database with Flamediff's tables and
-// returns it with its DSN; it is closed when the test ends.
+// returns it with its DSN; it is closed when the test ends. The tables
+// are on the private cluster when chtest.OnCluster.
 func migratedStore(t testing.TB) (*storage.Store, string) {
 	t.Helper()
+	return migratedStoreOn(t, chtest.OnCluster())
+}
+
+// migratedStoreOn is migratedStore on one server or on the cluster.
+func migratedStoreOn(t testing.TB, cluster bool) (*storage.Store, string) {
+	t.Helper()
 	dsn := chtest.DSN(t)
+	if cluster {
+		dsn = chtest.ClusterDSN(t)
+	}
 	store, err := storage.OpenDSN(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	if err := store.Migrate(context.Background()); err != nil {
+	migrate := store.Migrate
+	if cluster {
+		migrate = func(ctx context.Context) error { return store.MigrateCluster(ctx, chtest.ClusterName) }
+	}
+	if err := migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return store, dsn
@@ -106,7 +120,12 @@ func migratedStore(t testing.TB) (*storage.Store, string) {
 
 func loadPprof(t *testing.T) *fixture {
 	t.Helper()
-	store, dsn := migratedStore(t)
+	return loadPprofOn(t, chtest.OnCluster())
+}
+
+func loadPprofOn(t *testing.T, cluster bool) *fixture {
+	t.Helper()
+	store, dsn := migratedStoreOn(t, cluster)
 	ctx := context.Background()
 	var err error
 	f := &fixture{}

@@ -14,6 +14,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/changes"
+	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -29,7 +30,12 @@ func overTimeEpoch() time.Time { return time.Date(2026, 10, 1, 0, 0, 0, 0, time.
 
 func loadOverTime(t *testing.T) *fixture {
 	t.Helper()
-	store, dsn := migratedStore(t)
+	return loadOverTimeOn(t, chtest.OnCluster())
+}
+
+func loadOverTimeOn(t *testing.T, cluster bool) *fixture {
+	t.Helper()
+	store, dsn := migratedStoreOn(t, cluster)
 	ctx := context.Background()
 	for b, build := range overTimeBuilds {
 		slow := 50

@@ -32,8 +32,10 @@ type Settings struct {
 	QueryTimeout flexSeconds `json:"queryTimeout"`
 	// Tables overrides the table names, e.g. to point at Distributed tables.
 	Tables storage.Tables `json:"tables"`
-	// Distributed makes reads use GLOBAL IN, as Distributed tables need.
-	Distributed bool `json:"distributed"`
+	// Distributed, when set, overrides the detection of Distributed tables
+	// (true: GLOBAL IN, false: IN); health reports one that contradicts
+	// the tables.
+	Distributed *bool `json:"distributed"`
 	// SystemFrames are extra regular expressions (matched against a frame's
 	// name or module) that mark a frame as system code.
 	SystemFrames []string `json:"systemFrames"`

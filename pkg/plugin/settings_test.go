@@ -48,7 +48,7 @@ func TestLoadSettings(t *testing.T) {
 			}},
 		{"numeric timeouts, tables, rules", `{"host":"h","port":19000,"dialTimeout":1,"tables":{"runs":"db.runs_all"},
 			"distributed":true,"systemFrames":["^runtime\\."]}`, func(t *testing.T, s Settings, o *clickhouse.Options) {
-			if o.Addr[0] != "h:19000" || o.DialTimeout != time.Second || s.Tables.Runs != "db.runs_all" || !s.Distributed ||
+			if o.Addr[0] != "h:19000" || o.DialTimeout != time.Second || s.Tables.Runs != "db.runs_all" || s.Distributed == nil || !*s.Distributed ||
 				len(s.SystemFrames) != 1 {
 				t.Errorf("%+v %+v", s, o)
 			}

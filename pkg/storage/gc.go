@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // GCResult says what GC removed.
@@ -38,7 +40,9 @@ const gcChunk = 5000
 // So that readers and ingests stay safe, grace must exceed the longest
 // ingest and the longest query. Rows are removed with ALTER TABLE ...
 // DELETE, the one way both 18.16 and current servers delete rows of a
-// MergeTree; frames and stacks are shared between ingests and stay.
+// MergeTree; frames and stacks are shared between ingests and stay. On a
+// cluster, parts, mutations and deletions are those of each host's local
+// tables (a Distributed table has none).
 func (s *Store) GC(ctx context.Context, grace time.Duration) (GCResult, error) {
 	var res GCResult
 	superseded, runRows, err := s.supersededIngests(ctx, grace)
@@ -48,30 +52,30 @@ func (s *Store) GC(ctx context.Context, grace time.Duration) (GCResult, error) {
 	res.Superseded = len(superseded)
 	uncommitted := map[uint64]bool{}
 	garbage := map[string][]uint64{}
-	for _, t := range []struct{ quoted, name string }{{s.q.samples, s.tables.Samples}, {s.q.runStacks, s.tables.RunStacks}} {
-		ids, err := s.uncommittedIngests(ctx, t.quoted, t.name, grace)
+	for _, t := range []string{s.tables.Samples, s.tables.RunStacks} {
+		err := s.eachStored(ctx, t, func(st storedTable) error {
+			ids, err := s.uncommittedIngests(ctx, st, grace)
+			for _, id := range ids {
+				uncommitted[id] = true
+			}
+			garbage[t] = append(garbage[t], ids...)
+			return err
+		})
 		if err != nil {
 			return res, fmt.Errorf("gc: %w", err)
 		}
-		for _, id := range ids {
-			uncommitted[id] = true
-		}
-		garbage[t.quoted] = append(ids, superseded...)
+		garbage[t] = append(garbage[t], superseded...)
 	}
 	res.Uncommitted = len(uncommitted)
-	if res.SampleRows, err = s.countIngestRows(ctx, garbage[s.q.samples]); err != nil {
+	if res.SampleRows, err = s.countIngestRows(ctx, garbage[s.tables.Samples]); err != nil {
 		return res, fmt.Errorf("gc: %w", err)
 	}
 	// Samples before runs rows: if gc stops midway, what is left is still
 	// found by the next run.
-	for _, t := range []struct{ quoted, name string }{
-		{s.q.samples, s.tables.Samples}, {s.q.runStacks, s.tables.RunStacks}, {s.q.runs, s.tables.Runs},
-	} {
-		ids := garbage[t.quoted]
-		if t.quoted == s.q.runs {
-			ids = runRows
-		}
-		if err := s.deleteIngests(ctx, t.quoted, t.name, ids); err != nil {
+	garbage[s.tables.Runs] = runRows
+	for _, t := range []string{s.tables.Samples, s.tables.RunStacks, s.tables.Runs} {
+		err := s.eachStored(ctx, t, func(st storedTable) error { return s.deleteIngests(ctx, st, garbage[t]) })
+		if err != nil {
 			return res, fmt.Errorf("gc: %w", err)
 		}
 	}
@@ -115,16 +119,16 @@ func (s *Store) supersededIngests(ctx context.Context, grace time.Duration) (ing
 // stacks) that no runs row names and whose rows all lie in parts older
 // than grace. The ids are read first, then the old parts: a part merged
 // meanwhile has a new name, is not among them and so counts as young.
-func (s *Store) uncommittedIngests(ctx context.Context, quoted, name string, grace time.Duration) ([]uint64, error) {
-	all, err := s.ingestIDs(ctx, "SELECT ingest_id FROM "+quoted+" GROUP BY ingest_id")
+func (s *Store) uncommittedIngests(ctx context.Context, st storedTable, grace time.Duration) ([]uint64, error) {
+	all, err := ingestIDs(ctx, st.conn, "SELECT ingest_id FROM "+st.quoted+" GROUP BY ingest_id")
 	if err != nil || len(all) == 0 {
 		return nil, err
 	}
-	where, args := systemTable(name)
-	rows, err := s.conn.Query(ctx, "SELECT name FROM system.parts WHERE "+where+" AND active AND modification_time <= now() - ?",
+	where, args := systemTable(st.name)
+	rows, err := st.conn.Query(ctx, "SELECT name FROM system.parts WHERE "+where+" AND active AND modification_time <= now() - ?",
 		append(args, int64(grace/time.Second))...)
 	if err != nil {
-		return nil, fmt.Errorf("list the parts of %s: %w", name, err)
+		return nil, fmt.Errorf("list the parts of %s: %w", st.name, err)
 	}
 	old, err := collect(rows, "list parts", func(scan func(...any) error) (string, error) {
 		var p string
@@ -133,11 +137,11 @@ func (s *Store) uncommittedIngests(ctx context.Context, quoted, name string, gra
 	if err != nil || len(old) == 0 {
 		return nil, err
 	}
-	young, err := s.ingestIDs(ctx, "SELECT ingest_id FROM "+quoted+" WHERE _part NOT IN ? GROUP BY ingest_id", groupSet(old))
+	young, err := ingestIDs(ctx, st.conn, "SELECT ingest_id FROM "+st.quoted+" WHERE _part NOT IN ? GROUP BY ingest_id", groupSet(old))
 	if err != nil {
 		return nil, err
 	}
-	committed, err := s.ingestIDs(ctx, "SELECT ingest_id FROM "+s.q.runs+" GROUP BY ingest_id")
+	committed, err := ingestIDs(ctx, s.conn, "SELECT ingest_id FROM "+s.q.runs+" GROUP BY ingest_id")
 	if err != nil {
 		return nil, err
 	}
@@ -154,8 +158,8 @@ func (s *Store) uncommittedIngests(ctx context.Context, quoted, name string, gra
 	return out, nil
 }
 
-func (s *Store) ingestIDs(ctx context.Context, query string, args ...any) ([]uint64, error) {
-	rows, err := s.conn.Query(ctx, query, args...)
+func ingestIDs(ctx context.Context, conn driver.Conn, query string, args ...any) ([]uint64, error) {
+	rows, err := conn.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list ingest ids: %w", err)
 	}
@@ -183,23 +187,23 @@ func (s *Store) countIngestRows(ctx context.Context, ids []uint64) (uint64, erro
 // deleteIngests deletes a table's rows of ingests and waits until they are
 // gone (mutations run in the background). The ids are literal: 18.16 does
 // not finish a mutation whose IN holds a subquery.
-func (s *Store) deleteIngests(ctx context.Context, quoted, name string, ids []uint64) error {
+func (s *Store) deleteIngests(ctx context.Context, st storedTable, ids []uint64) error {
 	for lo := 0; lo < len(ids); lo += gcChunk {
 		chunk := groupSet(ids[lo:min(len(ids), lo+gcChunk)])
-		if err := s.conn.Exec(ctx, "ALTER TABLE "+quoted+" DELETE WHERE ingest_id IN ?", chunk); err != nil {
-			return fmt.Errorf("delete from %s: %w", name, err)
+		if err := st.conn.Exec(ctx, "ALTER TABLE "+st.quoted+" DELETE WHERE ingest_id IN ?", chunk); err != nil {
+			return fmt.Errorf("delete from %s: %w", st.name, err)
 		}
 		for {
 			var left uint64
-			if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+quoted+" WHERE ingest_id IN ?", chunk).Scan(&left); err != nil {
-				return fmt.Errorf("wait for the deletion from %s: %w", name, err)
+			if err := st.conn.QueryRow(ctx, "SELECT count() FROM "+st.quoted+" WHERE ingest_id IN ?", chunk).Scan(&left); err != nil {
+				return fmt.Errorf("wait for the deletion from %s: %w", st.name, err)
 			}
 			if left == 0 {
 				break
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("wait for the deletion from %s: %w", name, ctx.Err())
+				return fmt.Errorf("wait for the deletion from %s: %w", st.name, ctx.Err())
 			case <-time.After(100 * time.Millisecond):
 			}
 		}

@@ -38,10 +38,10 @@ func TestGC(t *testing.T) {
 		return export(t, s, "app", "1.0", "r1"), runs
 	}
 	countInvisible := func() (samples, stacks, runRows uint64) {
-		vis := "(SELECT argMax(ingest_id, committed_ns) FROM runs GROUP BY app, build, run)"
-		return count(t, s, "SELECT count() FROM samples WHERE ingest_id NOT IN "+vis),
-			count(t, s, "SELECT count() FROM run_stacks WHERE ingest_id NOT IN "+vis),
-			count(t, s, "SELECT count() FROM runs WHERE ingest_id NOT IN "+vis)
+		vis := s.notIn(ctx) + " (SELECT argMax(ingest_id, committed_ns) FROM runs GROUP BY app, build, run)"
+		return count(t, s, "SELECT count() FROM samples WHERE ingest_id "+vis),
+			count(t, s, "SELECT count() FROM run_stacks WHERE ingest_id "+vis),
+			count(t, s, "SELECT count() FROM runs WHERE ingest_id "+vis)
 	}
 	wantTotals, wantRuns := visible()
 	if smp, stk, rr := countInvisible(); smp != 12 || stk != 12 || rr != 2 {

@@ -16,11 +16,43 @@ import (
 
 func TestMain(m *testing.M) { chtest.Main(m) }
 
-// newStore opens a migrated store on a fresh database.
+// newStore opens a migrated store on a fresh database: on the private
+// cluster when chtest.OnCluster, else on one server.
 func newStore(t testing.TB, opts Options) *Store {
 	t.Helper()
+	if chtest.OnCluster() {
+		return clusterStore(t, opts)
+	}
 	s := openStore(t, opts)
 	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// singleStore is newStore on one server whatever chtest.OnCluster says.
+func singleStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	return migrated(t, chtest.DSN(t), "", opts)
+}
+
+// clusterStore opens a store on a fresh database of the private cluster,
+// migrated with MigrateCluster.
+func clusterStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	return migrated(t, chtest.ClusterDSN(t), chtest.ClusterName, opts)
+}
+
+// migrated opens a store on dsn and migrates it: on every host of cluster,
+// or on the one server when cluster is "".
+func migrated(t testing.TB, dsn, cluster string, opts Options) *Store {
+	t.Helper()
+	s := openDSN(t, dsn, opts)
+	migrate := s.Migrate
+	if cluster != "" {
+		migrate = func(ctx context.Context) error { return s.MigrateCluster(ctx, cluster) }
+	}
+	if err := migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -29,7 +61,16 @@ func newStore(t testing.TB, opts Options) *Store {
 // openStore opens a store on a fresh database without migrating.
 func openStore(t testing.TB, opts Options) *Store {
 	t.Helper()
-	o, err := clickhouse.ParseDSN(chtest.DSN(t))
+	dsn := chtest.DSN(t)
+	if chtest.OnCluster() {
+		dsn = chtest.ClusterDSN(t)
+	}
+	return openDSN(t, dsn, opts)
+}
+
+func openDSN(t testing.TB, dsn string, opts Options) *Store {
+	t.Helper()
+	o, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

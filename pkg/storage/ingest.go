@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -354,6 +355,7 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 // sent.
 func (s *Store) insert(ctx context.Context, table string, ts *tableSchema, n int, report func(int),
 	fill func(b driver.Batch, lo, hi int) error) error {
+	ctx = syncInserts(ctx)
 	for lo := 0; lo < n; lo += s.batchRows {
 		hi := min(n, lo+s.batchRows)
 		b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+ts.columnList()+")")
@@ -372,6 +374,15 @@ func (s *Store) insert(ctx context.Context, table string, ts *tableSchema, n int
 		}
 	}
 	return nil
+}
+
+// syncInserts makes an INSERT into a Distributed table return only once
+// every shard has stored its rows, or fail: the runs row written last then
+// commits rows that are all in place. By default the rows are queued and
+// sent later, so a commit could be seen before them, and rows of a failed
+// ingest could arrive after it. Local tables ignore the setting.
+func syncInserts(ctx context.Context) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))
 }
 
 // appendColumns appends one slice per column, in column order.

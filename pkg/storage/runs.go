@@ -56,15 +56,15 @@ func (s *Store) latest() string {
 }
 
 // visible is the subquery of the ingest ids of app's visible runs.
-func (s *Store) visible() string {
-	return "SELECT ingest_id FROM " + s.q.runs + " WHERE app = ? AND deleted = 0 AND ingest_id " + s.in + " (" + s.latest() + ")"
+func (s *Store) visible(ctx context.Context) string {
+	return "SELECT ingest_id FROM " + s.q.runs + " WHERE app = ? AND deleted = 0 AND ingest_id " + s.in(ctx) + " (" + s.latest() + ")"
 }
 
 // Apps lists the apps that have visible runs, sorted. Listings group
 // rather than use DISTINCT: on 18.16, DISTINCT with an IN subquery and
 // ORDER BY repeats rows when the plan runs on several threads.
 func (s *Store) Apps(ctx context.Context) ([]string, error) {
-	rows, err := s.conn.Query(ctx, "SELECT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in+
+	rows, err := s.conn.Query(ctx, "SELECT app FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+s.in(ctx)+
 		" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run) GROUP BY app ORDER BY app")
 	if err != nil {
 		return nil, fmt.Errorf("list apps: %w", err)
@@ -80,7 +80,7 @@ func (s *Store) Apps(ctx context.Context) ([]string, error) {
 // ErrUnknownApp.
 func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
 	rows, err := s.conn.Query(ctx, "SELECT build, min(start_time) AS t, toUInt64(count()) FROM "+s.q.runs+
-		" WHERE app = ? AND deleted = 0 AND ingest_id "+s.in+" ("+s.latest()+") GROUP BY build ORDER BY t, build", app, app)
+		" WHERE app = ? AND deleted = 0 AND ingest_id "+s.in(ctx)+" ("+s.latest()+") GROUP BY build ORDER BY t, build", app, app)
 	if err != nil {
 		return nil, fmt.Errorf("list builds of %q: %w", app, err)
 	}
@@ -111,7 +111,7 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		q += " AND build IN ?"
 		args = append(args, groupSet(builds))
 	}
-	q += " AND ingest_id " + s.in + " (" + s.latest() + ") ORDER BY start_time, start_nanos, build, run"
+	q += " AND ingest_id " + s.in(ctx) + " (" + s.latest() + ") ORDER BY start_time, start_nanos, build, run"
 	args = append(args, app)
 	rows, err := s.conn.Query(ctx, q, args...)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 
 // Tables names Flamediff's tables. A name is an identifier, optionally
 // qualified with a database ("db.table"); unqualified names live in the
-// connection's database. Pointing the names at Distributed tables works
-// (set Options.Distributed too).
+// connection's database. The names may be Distributed tables (see
+// MigrateCluster); reads detect them.
 type Tables struct {
 	Runs      string `json:"runs,omitempty"`
 	Stacks    string `json:"stacks,omitempty"`
@@ -84,18 +84,23 @@ type tableSchema struct {
 	columns []column
 	engine  string
 	orderBy string
+	// shardBy is the sharding key of the table's Distributed table on a
+	// cluster (docs/CLUSTER.md says why each).
+	shardBy string
 }
 
 var framesSchema = tableSchema{
 	columns: []column{{"app", "String"}, {"frame_hash", "UInt64"}, {"name", "String"}, {"module", "String"}},
 	engine:  "ReplacingMergeTree()",
 	orderBy: "app, frame_hash",
+	shardBy: "frame_hash",
 }
 
 var stacksSchema = tableSchema{
 	columns: []column{{"app", "String"}, {"stack_hash", "UInt64"}, {"frame_hashes", "Array(UInt64)"}},
 	engine:  "ReplacingMergeTree()",
 	orderBy: "app, stack_hash",
+	shardBy: "stack_hash",
 }
 
 var samplesSchema = tableSchema{
@@ -105,6 +110,7 @@ var samplesSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, ingest_id, stack_hash, time_frame",
+	shardBy: "ingest_id",
 }
 
 // runStacksSchema holds one row per (ingest, stack) with the stack's sums
@@ -120,6 +126,7 @@ var runStacksSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, ingest_id, stack_hash",
+	shardBy: "ingest_id",
 }
 
 // unsummedSQL is the first_seen of run stacks rows without sums: no real
@@ -139,6 +146,7 @@ var runsSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, build, run, committed_ns",
+	shardBy: "cityHash64(app, build, run)",
 }
 
 var changesSchema = tableSchema{
@@ -148,15 +156,25 @@ var changesSchema = tableSchema{
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, build, recorded_ns",
+	shardBy: "cityHash64(app, build)",
 }
 
 func (ts *tableSchema) ddl(quotedName string) string {
+	return ts.create(quotedName, ts.engine+" ORDER BY ("+ts.orderBy+")")
+}
+
+// distributedDDL creates a Distributed table in front of the local ones;
+// it binds three parameters: the cluster, database and local table.
+func (ts *tableSchema) distributedDDL(quotedName string) string {
+	return ts.create(quotedName, "Distributed(?, ?, ?, "+ts.shardBy+")")
+}
+
+func (ts *tableSchema) create(quotedName, engine string) string {
 	cols := make([]string, len(ts.columns))
 	for i, c := range ts.columns {
 		cols[i] = "    " + c.name + " " + c.typ
 	}
-	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n%s\n) ENGINE = %s ORDER BY (%s)",
-		quotedName, strings.Join(cols, ",\n"), ts.engine, ts.orderBy)
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n%s\n) ENGINE = %s", quotedName, strings.Join(cols, ",\n"), engine)
 }
 
 // columnList is the explicit column list of an INSERT.
@@ -212,36 +230,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: %s: %w", strings.SplitN(stmt, "(", 2)[0], err)
 		}
 	}
-	if err := s.addColumns(ctx); err != nil {
+	var current string
+	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := addMissingColumns(ctx, s.conn, s.tableRefs(current)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if err := s.backfillRunStacks(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
-// addColumns adds to each existing table the columns of its schema that
-// it lacks (ALTER TABLE ADD COLUMN: metadata only; old rows read the
-// column's default).
-func (s *Store) addColumns(ctx context.Context) error {
-	tables, have, err := s.columns(ctx)
-	if err != nil {
-		return err
-	}
-	for _, tc := range tables {
-		cols := have[tc.key]
-		if cols == nil {
-			continue // not there: CheckTables says so
-		}
-		for _, c := range tc.schema.columns {
-			if cols[c.name] {
-				continue
-			}
-			if err := s.conn.Exec(ctx, "ALTER TABLE "+tc.quoted+" ADD COLUMN "+c.name+" "+c.typ); err != nil {
-				return fmt.Errorf("add column %s to %s: %w", c.name, tc.quoted, err)
-			}
-		}
 	}
 	return nil
 }
@@ -255,10 +252,9 @@ func (s *Store) addColumns(ctx context.Context) error {
 // readers then take that ingest from the samples (they check the number
 // of rows against the run's stack count).
 func (s *Store) backfillRunStacks(ctx context.Context) error {
-	notIn := strings.Replace(s.in, "IN", "NOT IN", 1)
 	rows, err := s.conn.Query(ctx, "SELECT ingest_id FROM "+s.q.runs+" WHERE deleted = 0"+
-		" AND ingest_id "+s.in+" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run)"+
-		" AND ingest_id "+notIn+" (SELECT ingest_id FROM "+s.q.runStacks+" WHERE first_seen != "+unsummedSQL+")"+
+		" AND ingest_id "+s.in(ctx)+" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run)"+
+		" AND ingest_id "+s.notIn(ctx)+" (SELECT ingest_id FROM "+s.q.runStacks+" WHERE first_seen != "+unsummedSQL+")"+
 		" GROUP BY ingest_id")
 	if err != nil {
 		return fmt.Errorf("find ingests without stack sums: %w", err)
@@ -271,7 +267,7 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	err = s.conn.Exec(ctx, "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+
+	err = s.conn.Exec(syncInserts(ctx), "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+
 		") SELECT app, ingest_id, stack_hash, sum(value), min(first_seen) FROM "+
 		s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(ids))
 	if err != nil {
@@ -280,86 +276,34 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 	return nil
 }
 
-// tableKey names a table in system.columns.
-type tableKey struct{ db, table string }
-
-// tableColumns is one of the store's tables with its schema.
-type tableColumns struct {
-	key    tableKey
-	quoted string
-	schema *tableSchema
-}
-
-// columns lists the store's tables and the columns each existing one has.
-func (s *Store) columns(ctx context.Context) ([]tableColumns, map[tableKey]map[string]bool, error) {
-	var current string
-	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
-		return nil, nil, fmt.Errorf("read columns: %w", err)
-	}
-	var tables []tableColumns
-	var dbs, names []string
-	t := s.tables
-	for _, f := range t.fields() {
-		k := tableKey{current, *f.name}
-		if i := strings.LastIndex(*f.name, "."); i >= 0 {
-			k = tableKey{(*f.name)[:i], (*f.name)[i+1:]}
-		}
-		q, err := quoteIdent(*f.name)
-		if err != nil {
-			return nil, nil, err
-		}
-		tables = append(tables, tableColumns{k, q, f.schema})
-		dbs, names = append(dbs, k.db), append(names, k.table)
-	}
-	rows, err := s.conn.Query(ctx,
-		"SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
-		groupSet(dbs), groupSet(names))
-	if err != nil {
-		return nil, nil, fmt.Errorf("read columns: %w", err)
-	}
-	defer rows.Close()
-	have := map[tableKey]map[string]bool{}
-	for rows.Next() {
-		var k tableKey
-		var col string
-		if err := rows.Scan(&k.db, &k.table, &col); err != nil {
-			return nil, nil, fmt.Errorf("read columns: %w", err)
-		}
-		if have[k] == nil {
-			have[k] = map[string]bool{}
-		}
-		have[k][col] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("read columns: %w", err)
-	}
-	return tables, have, nil
-}
-
 // CheckTables verifies that every table exists with every column Flamediff
 // uses, and returns an error naming each missing table and column.
 // Distributed tables pass when they expose the same columns.
 func (s *Store) CheckTables(ctx context.Context) error {
-	tables, have, err := s.columns(ctx)
+	var current string
+	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
+		return fmt.Errorf("check tables: %w", err)
+	}
+	refs := s.tableRefs(current)
+	have, err := readColumns(ctx, s.conn, refs)
 	if err != nil {
 		return fmt.Errorf("check tables: %w", err)
 	}
 	var problems []string
-	for _, tc := range tables {
-		k := tc.key
-		cols := have[k]
+	for _, r := range refs {
+		cols := have[[2]string{r.db, r.table}]
 		if cols == nil {
-			problems = append(problems, fmt.Sprintf("table %s.%s is missing", k.db, k.table))
+			problems = append(problems, fmt.Sprintf("table %s.%s is missing", r.db, r.table))
 			continue
 		}
 		var missing []string
-		for _, c := range tc.schema.columns {
+		for _, c := range r.schema.columns {
 			if !cols[c.name] {
 				missing = append(missing, c.name)
 			}
 		}
 		if len(missing) > 0 {
-			problems = append(problems, fmt.Sprintf("table %s.%s lacks columns %s", k.db, k.table, strings.Join(missing, ", ")))
+			problems = append(problems, fmt.Sprintf("table %s.%s lacks columns %s", r.db, r.table, strings.Join(missing, ", ")))
 		}
 	}
 	if len(problems) > 0 {

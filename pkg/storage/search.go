@@ -25,10 +25,11 @@ func (s *Store) SearchFunctions(ctx context.Context, app, q string, limit int) (
 	if limit < 0 || limit > MaxSearchLimit {
 		return nil, fmt.Errorf("search functions: limit %d outside 1..%d", limit, MaxSearchLimit)
 	}
-	committed := "SELECT arrayJoin(frame_hashes) FROM " + s.q.stacks + " WHERE app = ? AND stack_hash " + s.in +
-		" (SELECT stack_hash FROM " + s.q.runStacks + " WHERE app = ? AND ingest_id " + s.in + " (" + s.visible() + "))"
+	in := s.in(ctx)
+	committed := "SELECT arrayJoin(frame_hashes) FROM " + s.q.stacks + " WHERE app = ? AND stack_hash " + in +
+		" (SELECT stack_hash FROM " + s.q.runStacks + " WHERE app = ? AND ingest_id " + in + " (" + s.visible(ctx) + "))"
 	rows, err := s.conn.Query(ctx, "SELECT name FROM "+s.q.frames+" WHERE app = ? AND positionCaseInsensitiveUTF8(name, ?) > 0"+
-		" AND frame_hash "+s.in+" ("+committed+") GROUP BY name ORDER BY name LIMIT ?", app, q, app, app, app, app, limit)
+		" AND frame_hash "+in+" ("+committed+") GROUP BY name ORDER BY name LIMIT ?", app, q, app, app, app, app, limit)
 	if err != nil {
 		return nil, fmt.Errorf("search functions: %w", err)
 	}

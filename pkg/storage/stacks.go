@@ -282,7 +282,7 @@ func (s *Store) RunStackFrames(ctx context.Context, runs []Run, visit func(stack
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
-	return s.readStacks(ctx, "stack_hash "+s.in+" (SELECT stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ?)",
+	return s.readStacks(ctx, "stack_hash "+s.in(ctx)+" (SELECT stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ?)",
 		[]any{g.app, g.app, groupSet(g.ids)}, nil, once(visit))
 }
 
@@ -299,7 +299,7 @@ func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, vi
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
-	return s.readStacks(ctx, "stack_hash "+s.in+" _stack_hashes", []any{app}, t, once(visit))
+	return s.readStacks(ctx, "stack_hash "+s.in(ctx)+" _stack_hashes", []any{app}, t, once(visit))
 }
 
 // once passes on the first row of each stack: the stacks table holds a
@@ -329,7 +329,7 @@ func (s *Store) Frames(ctx context.Context, app string, hashes []uint64, visit f
 	}
 	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)),
 		"SELECT frame_hash, any(name), any(module) FROM "+s.q.frames+
-			" WHERE app = ? AND frame_hash "+s.in+" _frame_hashes GROUP BY frame_hash", app)
+			" WHERE app = ? AND frame_hash "+s.in(ctx)+" _frame_hashes GROUP BY frame_hash", app)
 	if err != nil {
 		return fmt.Errorf("read frames: %w", err)
 	}

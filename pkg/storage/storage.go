@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -33,10 +34,11 @@ type Options struct {
 	ClickHouse *clickhouse.Options
 	// Tables names the tables; empty fields take the defaults.
 	Tables Tables
-	// Distributed makes reads use GLOBAL IN for their subqueries, which
-	// Distributed tables on a cluster need so that every shard sees the
-	// whole selection.
-	Distributed bool
+	// Distributed, when not nil, overrides the detection of Distributed
+	// tables (system.tables): true makes reads use GLOBAL IN for their
+	// subqueries, false plain IN. CheckCluster reports an override that
+	// contradicts the tables.
+	Distributed *bool
 	// MaxRows caps the distinct (group, stack[, time frame]) rows that one
 	// StackValues or Timeline call reads; beyond it the call fails with
 	// ErrTooManyRows. 0 means DefaultMaxRows.
@@ -52,7 +54,9 @@ type Store struct {
 	opts      clickhouse.Options // a copy, for Migrate's database-less connection
 	tables    Tables             // validated, with defaults
 	q         quotedTables       // the same names, quoted for SQL
-	in        string             // "IN" or "GLOBAL IN", for subqueries
+	override  *bool              // Options.Distributed
+	mu        sync.Mutex         // guards detected
+	detected  string             // "IN" or "GLOBAL IN" once known (see in)
 	maxRows   int
 	batchRows int
 }
@@ -105,12 +109,9 @@ func Open(opts Options) (*Store, error) {
 		opts:      *opts.ClickHouse,
 		tables:    tables,
 		q:         q,
-		in:        "IN",
+		override:  opts.Distributed,
 		maxRows:   opts.MaxRows,
 		batchRows: opts.BatchRows,
-	}
-	if opts.Distributed {
-		s.in = "GLOBAL IN"
 	}
 	if s.maxRows == 0 {
 		s.maxRows = DefaultMaxRows

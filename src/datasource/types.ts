@@ -78,6 +78,7 @@ export interface FlamediffOptions extends DataSourceJsonData {
   dialTimeout?: string;
   queryTimeout?: string;
   tables?: Tables;
+  /** Forces GLOBAL IN (true) or IN (false); unset: detected from system.tables. */
   distributed?: boolean;
   /** Regular expressions marking frames as system code. */
   systemFrames?: string[];

@@ -56,8 +56,12 @@ func TestSynopsisAndVersion(t *testing.T) {
 // removes the rows of the deleted and replaced ingests and nothing
 // visible changes.
 func TestListDeleteAndGC(t *testing.T) {
-	dsn := chtest.DSN(t)
-	mustRun(t, "migrate", "--dsn", dsn)
+	for name, dsn := range targets(t) {
+		t.Run(name, func(t *testing.T) { listDeleteAndGC(t, dsn) })
+	}
+}
+
+func listDeleteAndGC(t *testing.T, dsn string) {
 	a := writeFile(t, "a.folded", "main;a 3\nmain;b 1\n")
 	b := writeFile(t, "b.folded", "main;a 1\nmain;c 2\n")
 	ingest := func(app, build, run, file string) {

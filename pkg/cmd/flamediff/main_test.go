@@ -98,6 +98,19 @@ func openTestStore(t *testing.T, dsn string) *storage.Store {
 	return store
 }
 
+// targets returns migrated fresh databases on one server and on the
+// private cluster (migrate --cluster), by name, for tests that run the
+// commands on both.
+func targets(t *testing.T) map[string]string {
+	t.Helper()
+	single, cluster := chtest.DSN(t), chtest.ClusterDSN(t)
+	mustRun(t, "migrate", "--dsn", single)
+	if out := mustRun(t, "migrate", "--dsn", cluster, "--cluster", chtest.ClusterName); !strings.Contains(out, "cluster "+chtest.ClusterName+": 2 shards") {
+		t.Fatalf("migrate --cluster printed %q", out)
+	}
+	return map[string]string{"one server": single, "cluster": cluster}
+}
+
 func TestMigrateIsIdempotent(t *testing.T) {
 	dsn := chtest.DSN(t)
 	for range 2 {
@@ -113,12 +126,16 @@ func TestMigrateIsIdempotent(t *testing.T) {
 // Export gives back exactly the folded file that was ingested, for the
 // reference outputs of stackcollapse-perf.pl (real stacks, odd names).
 func TestIngestExportRoundTrip(t *testing.T) {
-	dsn := chtest.DSN(t)
-	mustRun(t, "migrate", "--dsn", dsn)
 	files, err := filepath.Glob("../../../testdata/perf-script/*.folded")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no folded test files: %v", err)
 	}
+	for name, dsn := range targets(t) {
+		t.Run(name, func(t *testing.T) { ingestExport(t, dsn, files) })
+	}
+}
+
+func ingestExport(t *testing.T, dsn string, files []string) {
 	for _, file := range files {
 		run := filepath.Base(file)
 		mustRun(t, "ingest", "--dsn", dsn, "--app", "perf", "--build", "1", "--run", run, "--format", "folded", file)
@@ -224,7 +241,12 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 // Seeding stores the whole demo with its changes, and seeding again
 // changes nothing.
 func TestSeed(t *testing.T) {
-	dsn := chtest.DSN(t)
+	for name, dsn := range targets(t) {
+		t.Run(name, func(t *testing.T) { seed(t, dsn) })
+	}
+}
+
+func seed(t *testing.T, dsn string) {
 	mustRun(t, "seed", "--dsn", dsn)
 	second := mustRun(t, "seed", "--dsn", dsn)
 	if strings.Count(second, " 0 runs ingested, 120 already stored, 0 builds' changes") != 2 {

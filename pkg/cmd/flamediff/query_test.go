@@ -5,16 +5,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/flamediff/flamediff/pkg/chtest"
 )
 
 // A stored query (--dsn --model) answers exactly what the local engine
 // answers on the same files: ingest, aggregation in ClickHouse and the
 // executor lose nothing.
 func TestStoredQueryEqualsLocalQuery(t *testing.T) {
-	dsn := chtest.DSN(t)
-	mustRun(t, "migrate", "--dsn", dsn)
+	for name, dsn := range targets(t) {
+		t.Run(name, func(t *testing.T) { storedEqualsLocal(t, dsn) })
+	}
+}
+
+func storedEqualsLocal(t *testing.T, dsn string) {
 	sides := map[string][]string{}
 	for _, side := range []string{"base", "head"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", side+"-run*.pb.gz"))

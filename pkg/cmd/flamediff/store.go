@@ -94,15 +94,21 @@ func noArgs(args []string) error {
 	return nil
 }
 
-// migrateCmd creates the database and every missing table.
+// migrateCmd creates the database and every missing table, on one server
+// or on every host of a cluster.
 func migrateCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	dsn := dsnFlag(fs)
+	cluster := fs.String("cluster", "", "create `NAME`d cluster's local and Distributed tables on each of its hosts (system.clusters)")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if err := noArgs(args); err != nil {
 			return err
 		}
 		return withStore(dsn, func(store *storage.Store) error {
-			if err := store.Migrate(ctx); err != nil {
+			migrate := store.Migrate
+			if *cluster != "" {
+				migrate = func(ctx context.Context) error { return store.MigrateCluster(ctx, *cluster) }
+			}
+			if err := migrate(ctx); err != nil {
 				return err
 			}
 			if err := store.CheckTables(ctx); err != nil {
@@ -115,6 +121,13 @@ func migrateCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 			t := store.Tables()
 			_, err = fmt.Fprintf(out, "schema ready on ClickHouse %s: tables %s, %s, %s, %s, %s, %s\n",
 				version, t.Runs, t.Stacks, t.Frames, t.Samples, t.RunStacks, t.Changes)
+			if err != nil || *cluster == "" {
+				return err
+			}
+			summary, err := store.CheckCluster(ctx)
+			if err == nil {
+				_, err = fmt.Fprintln(out, summary)
+			}
 			return err
 		})
 	}

@@ -129,11 +129,19 @@ export function ConfigEditor(props: Props) {
         {text('queryTimeout', s.queryTimeout, '60')}
       </FieldSet>
       <FieldSet label={s.tables}>
-        <Field label={s.distributed} description={s.tablesHelp}>
-          <Switch value={json.distributed ?? false} onChange={(e) => set('distributed', e.currentTarget.checked)} />
+        <Field label={s.distributed} description={s.distributedHelp}>
+          <RadioButtonGroup<'detect' | 'global' | 'plain'>
+            options={[
+              { value: 'detect', label: s.distributedDetect },
+              { value: 'global', label: 'GLOBAL IN' },
+              { value: 'plain', label: 'IN' },
+            ]}
+            value={json.distributed === undefined ? 'detect' : json.distributed ? 'global' : 'plain'}
+            onChange={(v) => set('distributed', v === 'detect' ? undefined : v === 'global')}
+          />
         </Field>
-        {tableNames.map(([t, name]) => (
-          <Field label={name} key={t}>
+        {tableNames.map(([t, name], i) => (
+          <Field label={name} key={t} description={i === 0 ? s.tablesHelp : undefined}>
             <Input
               width={WIDTH}
               value={json.tables?.[t] ?? ''}
