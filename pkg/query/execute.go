@@ -188,7 +188,11 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		done = true
 		return err
 	}
+	rows := 0
 	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
+		if rows++; e.tooManyRows(rows) {
+			return e.tooBig(rows)
+		}
 		if !done {
 			select {
 			case sideErr := <-sideline:

@@ -10,10 +10,11 @@ import (
 // ErrTooBig means a query would hold more memory than its budget.
 var ErrTooBig = errors.New("query too big")
 
-// Rough costs, on the high side, of what a query holds at its peak,
-// measured with the plugin's diff benchmark: a tree node with its data
-// frame row and the row's encodings for gRPC, and one (side, stack) row
-// while the engine is filled (the row, the interned stack and its frames).
+// Rough costs, on the high side, of what a query holds at its peak: one
+// (side, stack) row while the engine is filled (the row, the interned
+// stack and its frames; BenchmarkUnderLoad's 500k-stack diffs peak at
+// about 200 bytes a row), and a tree node with its data frame row and
+// the row's encodings for gRPC (from the sizes of their fields).
 const (
 	bytesPerNode     = 400
 	bytesPerStackRow = 250
@@ -48,8 +49,13 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 		ErrTooBig, m.trees(), nodes, need>>20, budget>>20, advice)
 }
 
-// StackRowsWithin is how many (side, stack) rows a query may read into
-// the engine within budget bytes.
-func StackRowsWithin(budget int64) int {
-	return int(budget / bytesPerStackRow)
+// tooManyRows reports whether an engine filled with rows (side, stack)
+// rows would exceed the executor's memory budget.
+func (e *Executor) tooManyRows(rows int) bool {
+	return e.MaxMemory > 0 && int64(rows)*bytesPerStackRow > e.MaxMemory
+}
+
+func (e *Executor) tooBig(rows int) error {
+	return fmt.Errorf("%w: more than %d (side, stack) rows would take over the data source's maxQueryMemory of %d MB: select fewer runs",
+		ErrTooBig, rows-1, e.MaxMemory>>20)
 }
