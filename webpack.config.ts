@@ -10,6 +10,10 @@
  *   (src/datasource, src/panel) land in dist/datasource and dist/panel.
  * - output.clean keeps the Go executables (dist/datasource/gpx_flamediff_*),
  *   so the frontend and backend builds may run in either order.
+ * - The dashboards the app includes are provisioning/dashboards/*.json (one
+ *   copy for the Docker stack and the plugin), copied to dist/dashboards; the
+ *   screenshots plugin.json lists (img/screenshots/NAME.png) are the
+ *   documentation's, docs/img/NAME.png.
  */
 import CopyWebpackPlugin from 'copy-webpack-plugin';
 import type { Configuration } from 'webpack';
@@ -19,12 +23,21 @@ import grafanaConfig, { type Env } from './.config/webpack/webpack.config.ts';
 
 const optional = new Set(['../LICENSE', '../CHANGELOG.md', '../README.md', 'README.md']);
 
+const screenshots = 'img/screenshots/';
+
 const config = async (env: Env): Promise<Configuration> => {
   const base = await grafanaConfig(env);
   const patterns = [
-    ...copyFilePatterns.map((p) => (optional.has(p.from) ? { ...p, noErrorOnMissing: true } : p)),
+    ...copyFilePatterns.map((p) =>
+      optional.has(p.from)
+        ? { ...p, noErrorOnMissing: true }
+        : p.from.startsWith(screenshots)
+          ? { ...p, from: '../docs/img/' + p.from.slice(screenshots.length) }
+          : p
+    ),
     // The nested plugins' logos (the scaffold copies only the app's).
     { from: '*/img/*', to: '.' },
+    { from: '../provisioning/dashboards/*.json', to: 'dashboards/[name][ext]' },
   ];
   return {
     ...base,

@@ -1,7 +1,7 @@
 // Real frames for the browser tests: the flamediff CLI runs the backend engine
 // on testdata/ files and, through the data source's query executor, on the
 // seeded demo data in a private ClickHouse.
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,10 +17,29 @@ export function buildGo(pkg: string, dir: string): string {
   return out;
 }
 
-/** flamediff builds the CLI (or takes FLAMEDIFF_BIN) and returns a runner printing stdout. */
-export function flamediff(dir: string): (args: string[]) => string {
-  const bin = process.env.FLAMEDIFF_BIN || buildGo('./pkg/cmd/flamediff', dir);
+/** flamediffBin builds the CLI into dir (or takes FLAMEDIFF_BIN) and returns its path. */
+export function flamediffBin(dir: string): string {
+  return process.env.FLAMEDIFF_BIN || buildGo('./pkg/cmd/flamediff', dir);
+}
+
+/** flamediff returns a runner of the CLI (bin, else built into dir) printing stdout. */
+export function flamediff(dir: string, bin = flamediffBin(dir)): (args: string[]) => string {
   return (args) => execFileSync(bin, args, { cwd: repo, maxBuffer: 1 << 30, encoding: 'utf8' });
+}
+
+/**
+ * queryStored answers a query model as the data source would, with the CLI
+ * on the stored runs (`flamediff query --dsn --model`): the frames as JSON.
+ */
+export function queryStored(bin: string, dsn: string, model: string): Promise<string> {
+  return new Promise((ok, fail) =>
+    execFile(
+      bin,
+      ['query', '--dsn', dsn, '--model', model, '--output', 'json'],
+      { cwd: repo, maxBuffer: 1 << 30, encoding: 'utf8' },
+      (err, stdout, stderr) => (err ? fail(new Error(stderr || err.message)) : ok(stdout))
+    )
+  );
 }
 
 /** A ClickHouse to seed: the one in FLAMEDIFF_CLICKHOUSE_ADDR, or a private chserver. */

@@ -81,6 +81,18 @@ test('QueryEditor: a timeseries query with builds, function and baseline', async
   });
 });
 
+test('QueryEditor: a diff chooses its normalisation and alpha; a flame graph has neither', async ({ page }) => {
+  await openHarness(page);
+  await mount(page, 'mountQueryEditor', { query: { app: 'checkout-service', queryType: 'diff' }, resources });
+  await chooseRadio(page, q.normalize, 'relative');
+  await page.getByTestId(q.alpha).fill('0.01');
+  await page.getByTestId(q.alpha).blur();
+  expect(await lastEmitted(page)).toMatchObject({ queryType: 'diff', normalize: 'relative', alpha: 0.01 });
+  await chooseRadio(page, q.queryType, 'flamegraph');
+  await expect(page.getByTestId(q.normalize)).toHaveCount(0);
+  await expect(page.getByTestId(q.alpha)).toHaveCount(0);
+});
+
 test('ConfigEditor: connection, TLS, secret password, table names and system-frame rules', async ({ page }) => {
   await openHarness(page);
   await mount(page, 'mountConfigEditor', {});

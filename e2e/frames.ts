@@ -3,16 +3,56 @@ import { readFileSync } from 'node:fs';
 
 import { DataFrameJSON } from '@grafana/data';
 
+/** The comparison used by the screenshots, the statistics and the run details tests. */
+export const checkout = { app: 'checkout-service', base: '1.6.0', head: '1.7.0' };
+
+/** checkoutModel is the query model of the checkout comparison (a diff with variants), with changes. */
+export function checkoutModel(patch: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    refId: 'A',
+    queryType: 'diff',
+    app: checkout.app,
+    head: { builds: [checkout.head], runs: [] },
+    base: { builds: [checkout.base], runs: [] },
+    variants: true,
+    maxNodes: 20000,
+    ...patch,
+  };
+}
+
+/** What the backend's query model does yet (see global-setup.ts supports). */
+export interface Supports {
+  stats: boolean;
+  normalize: boolean;
+  focus: boolean;
+}
+
 /** Every frame set the tests use, by name (see global-setup.ts). */
 export interface FrameSet {
   panelDiff: DataFrameJSON[];
   panelSingle: DataFrameJSON[];
   pprofDiff: DataFrameJSON[];
   checkoutDiff: DataFrameJSON[];
+  checkoutSmall: DataFrameJSON[];
+  checkoutFunctions: DataFrameJSON[];
+  checkoutRelative: DataFrameJSON[];
   checkoutRuns: DataFrameJSON[];
+  supports: Supports;
 }
 
 let cached: FrameSet | undefined;
+
+/** col reads a frame's column by field name; undefined when the field is absent. */
+export function col<T = number>(frame: DataFrameJSON, name: string): T[] | undefined {
+  const k = frame.schema!.fields.findIndex((f) => f.name === name);
+  return k < 0 ? undefined : (frame.data!.values[k] as T[]);
+}
+
+/** labelsOf is a flame graph frame's label text per row (enum or string field). */
+export function labelsOf(frame: DataFrameJSON): string[] {
+  const texts: string[] | undefined = frame.schema!.fields.find((f) => f.name === 'label')!.config?.type?.enum?.text;
+  return col<number | string>(frame, 'label')!.map((v) => (texts ? texts[v as number] : String(v)));
+}
 
 /** frames loads the frame sets written by the global setup. */
 export function frames(): FrameSet {

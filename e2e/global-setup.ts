@@ -1,35 +1,37 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { clickhouse, flamediff, repo, tempDir } from './backend';
-import { FrameSet } from './frames';
+import { clickhouse, flamediff, flamediffBin, queryStored, repo, tempDir } from './backend';
+import { FrameSet, Supports, checkoutModel } from './frames';
 import { serve } from './server';
 
 const panel = (f: string) => join('testdata/panel', f);
 const pprof = (side: string) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
 
-/** The comparison used by the screenshots and the run details tests. */
-export const checkout = { app: 'checkout-service', base: '1.6.0', head: '1.7.0' };
+/** SMALL_TREE is a maxNodes that leaves `other` nodes in the checkout diff, for drilling into. */
+export const SMALL_TREE = 12;
 
 /**
  * globalSetup produces every frame the tests mount, with the real backend,
- * and hands them to the workers as a JSON file (FLAMEDIFF_E2E_FRAMES); it
- * serves the harness page over HTTP (FLAMEDIFF_E2E_URL) until the run ends.
+ * and hands them to the workers as a JSON file (FLAMEDIFF_E2E_FRAMES). It
+ * serves the harness page over HTTP (FLAMEDIFF_E2E_URL) until the run ends,
+ * with POST /query answering the panel's own queries (focus, functions,
+ * normalize) from the seeded ClickHouse, which also runs until then.
  */
 export default async function globalSetup() {
-  const server = await serve(repo);
-  process.env.FLAMEDIFF_E2E_URL = `${server.url}/e2e/harness/index.html`;
   const dir = tempDir();
-  const run = flamediff(dir);
+  const bin = flamediffBin(dir);
+  const run = flamediff(dir, bin);
   const query = (args: string[]) => JSON.parse(run(['query', ...args, '--output', 'json']));
   const ch = await clickhouse(dir);
+  const dsn = `clickhouse://${ch.addr}/e2e_${process.pid}_${Date.now()}`;
+  run(['migrate', '--dsn', dsn]);
+  run(['seed', '--dsn', dsn]);
+  const stored = (model: object) =>
+    JSON.parse(run(['query', '--dsn', dsn, '--model', JSON.stringify(model), '--output', 'json']));
+  const server = await serve(repo, { '/query': (body) => queryStored(bin, dsn, body) });
+  process.env.FLAMEDIFF_E2E_URL = `${server.url}/e2e/harness/index.html`;
   try {
-    const dsn = `clickhouse://${ch.addr}/e2e_${process.pid}_${Date.now()}`;
-    run(['migrate', '--dsn', dsn]);
-    run(['seed', '--dsn', dsn]);
-    const stored = (model: object) =>
-      JSON.parse(run(['query', '--dsn', dsn, '--model', JSON.stringify(model), '--output', 'json']));
-    const sides = { head: { builds: [checkout.head], runs: [] }, base: { builds: [checkout.base], runs: [] } };
     const frames: FrameSet = {
       panelDiff: query([
         '--type',
@@ -42,14 +44,49 @@ export default async function globalSetup() {
       ]),
       panelSingle: query(['--type', 'flamegraph', '--head', panel('head.folded')]),
       pprofDiff: query(['--type', 'diff', '--base', ...pprof('base'), '--head', ...pprof('head'), '--variants']),
-      checkoutDiff: stored({ queryType: 'diff', app: checkout.app, ...sides, variants: true, maxNodes: 20000 }),
-      checkoutRuns: stored({ queryType: 'runs', app: checkout.app, ...sides }),
+      checkoutDiff: stored(checkoutModel()),
+      checkoutSmall: stored(checkoutModel({ maxNodes: SMALL_TREE })),
+      checkoutFunctions: stored(checkoutModel({ queryType: 'functions', variants: false })),
+      checkoutRelative: stored(checkoutModel({ normalize: 'relative' })),
+      checkoutRuns: stored(checkoutModel({ queryType: 'runs', variants: false })),
+      supports: supports(stored),
     };
     const file = join(dir, 'frames.json');
     writeFileSync(file, JSON.stringify(frames));
     process.env.FLAMEDIFF_E2E_FRAMES = file;
-  } finally {
+  } catch (e) {
+    await server.stop();
     ch.stop();
+    throw e;
   }
-  return server.stop;
+  return async () => {
+    await server.stop();
+    ch.stop();
+  };
+}
+
+/**
+ * supports asks the backend what its query model does yet: per-node
+ * statistics, the normalize option and focus (an unknown focus path is an
+ * error where focus is supported). Tests of a missing part are skipped with
+ * that reason, and run as soon as the backend has it.
+ */
+function supports(
+  stored: (
+    model: object
+  ) => Array<{ schema?: { fields: Array<{ name: string }>; meta?: { custom?: Record<string, unknown> } } }>
+): Supports {
+  const diff = stored(checkoutModel({ variants: false }));
+  const relative = stored(checkoutModel({ variants: false, normalize: 'relative' }));
+  let focus = false;
+  try {
+    stored(checkoutModel({ variants: false, focus: ['no such frame in checkout-service'] }));
+  } catch {
+    focus = true;
+  }
+  return {
+    stats: diff[0].schema!.fields.some((f) => f.name === 'significant'),
+    normalize: relative[0].schema?.meta?.custom?.normalize === 'relative',
+    focus,
+  };
 }

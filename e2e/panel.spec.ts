@@ -123,18 +123,6 @@ test.describe('flame graph panel on a diff of testdata/panel', () => {
   });
 });
 
-test('top functions table: a click focuses the function', async ({ page }) => {
-  await openHarness(page);
-  await mount(page, 'mountPanel', { frames: frames().panelDiff, width: 1200, height: HEIGHT });
-  const table = page.getByTestId(selectors.panel.table);
-  await expect(table).toBeVisible();
-  const graphWidth = (await canvas(page).boundingBox())!.width;
-  await table.getByTestId(selectors.panel.tableRow).filter({ hasText: 'app.parse' }).click();
-  await expect(page.getByTestId(selectors.panel.search)).toHaveValue('app.parse');
-  expect(await hoverLabel(page, 3, 3 * ROW + ROW / 2)).toBe('app.parse');
-  expect(await hoverLabel(page, graphWidth - 3, 3 * ROW + ROW / 2)).toBe('app.parse');
-});
-
 test('a single flame graph draws without diff controls, coloured by package', async ({ page }) => {
   await openHarness(page);
   await mount(page, 'mountPanel', { frames: frames().panelSingle, width: WIDTH, height: HEIGHT });

@@ -1,8 +1,7 @@
 import { expect, test } from '@playwright/test';
 
 import { selectors } from '../src/selectors';
-import { frames } from './frames';
-import { checkout } from './global-setup';
+import { checkout, frames } from './frames';
 import { chooseRadio, mount, openHarness } from './harness';
 
 test.beforeEach(async ({ page }) => {

@@ -2,16 +2,19 @@ import { expect, test } from '@playwright/test';
 import { join } from 'node:path';
 
 import { selectors } from '../src/selectors';
-import { frames } from './frames';
+import { checkoutModel, col, frames, labelsOf, variant } from './frames';
 import { repo } from './backend';
 import { canvas, chooseRadio, mount, openHarness } from './harness';
 
+const shot = (name: string) => join(repo, 'docs/img', name);
+
 // The documentation's screenshots: the seeded checkout-service, base 1.6.0 vs head 1.7.0.
-test('screenshots of the comparison and the run details', async ({ page }) => {
+test('screenshots of the comparison, its tooltip, a drill-down and the run details', async ({ page }) => {
   await openHarness(page);
   await page.setViewportSize({ width: 1400, height: 560 });
   await mount(page, 'mountPanel', {
     frames: [...frames().checkoutDiff, ...frames().checkoutRuns],
+    query: checkoutModel(),
     width: 1400,
     height: 560,
   });
@@ -20,9 +23,29 @@ test('screenshots of the comparison and the run details', async ({ page }) => {
   await expect(page.getByTestId(selectors.panel.tableRow).filter({ hasText: 'pricing.ApplyDiscounts' })).toContainText(
     '+'
   );
-  await page.screenshot({ path: join(repo, 'docs/img/comparison.png') });
+  await page.screenshot({ path: shot('comparison.png') });
 
+  // The tooltip of the seeded regression's widest node.
+  const normal = variant(frames().checkoutDiff, 'normal');
+  const labels = labelsOf(normal);
+  await page
+    .getByTestId(selectors.panel.tableRow)
+    .filter({ hasText: 'checkout/pricing.ApplyDiscounts' })
+    .first()
+    .click();
+  const level = col(normal, 'level')![labels.indexOf('checkout/pricing.ApplyDiscounts')];
+  await canvas(page).hover({ position: { x: 200, y: level * 20 + 5 } });
+  await expect(page.getByTestId(selectors.panel.tooltip)).toBeVisible();
+  await page.screenshot({ path: shot('tooltip.png') });
+
+  await page.getByTestId(selectors.panel.fullDetail).click();
+  await expect(page.getByTestId(selectors.panel.breadcrumb)).toBeVisible();
+  await expect(page.getByTestId(selectors.panel.breadcrumb)).not.toContainText('Loading');
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot('drill-down.png') });
+
+  await page.getByTestId(selectors.panel.breadcrumb).getByRole('button', { name: 'All' }).click();
   await chooseRadio(page, selectors.panel.mode, 'Runs');
   await expect(page.getByTestId(selectors.runs.summary)).toBeVisible();
-  await page.screenshot({ path: join(repo, 'docs/img/run-details.png') });
+  await page.screenshot({ path: shot('run-details.png') });
 });

@@ -1,4 +1,5 @@
-// A static HTTP server for the harness page. Over file:// the browser refuses
+// A static HTTP server for the harness page, which also answers the panel's
+// own queries (POST /query) with the real backend. Over file:// the browser refuses
 // @grafana/ui's icon fetches (CORS), so the tests load the page over HTTP and
 // the icons come from the installed @grafana/ui.
 import { createReadStream, existsSync, statSync } from 'node:fs';
@@ -17,9 +18,30 @@ const types: Record<string, string> = {
 const iconPrefix = '/public/build/img/icons/';
 const iconDir = 'node_modules/@grafana/ui/dist/public/img/icons/';
 
-/** serve serves root's files on a free loopback port; it resolves to the base URL and a stop function. */
-export async function serve(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
+/** A POST handler: the request body in, the JSON answer out (a rejection answers 400 with its message). */
+export type Handler = (body: string) => Promise<string>;
+
+/**
+ * serve serves root's files on a free loopback port, and POST requests to
+ * the paths of handlers; it resolves to the base URL and a stop function.
+ */
+export async function serve(
+  root: string,
+  handlers: Record<string, Handler> = {}
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = createServer((req, res) => {
+    const handler = req.method === 'POST' ? handlers[new URL(req.url ?? '/', 'http://x').pathname] : undefined;
+    if (handler) {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () =>
+        handler(body).then(
+          (out) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(out),
+          (e) => res.writeHead(400, { 'Content-Type': 'text/plain' }).end(e instanceof Error ? e.message : String(e))
+        )
+      );
+      return;
+    }
     let path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     if (path.includes(iconPrefix)) {
       path = '/' + iconDir + path.slice(path.indexOf(iconPrefix) + iconPrefix.length);

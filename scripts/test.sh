@@ -6,16 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. scripts/clickhouse.sh
+
 log() { printf '\n=== %s\n' "$*"; }
 
-need_apt=()
-command -v clickhouse-server >/dev/null 2>&1 || need_apt+=(clickhouse-server)
-command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  log "installing ${need_apt[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
+apt_install clickhouse-server chromium
 
 log "Go modules and npm packages"
 go mod download
@@ -32,16 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 log "starting a private ClickHouse"
-go build -o "$work/chserver" ./pkg/chtest/cmd/chserver
-"$work/chserver" >"$work/chserver.out" 2>"$work/chserver.err" &
-server_pid=$!
-for _ in $(seq 1 120); do
-  [ -s "$work/chserver.out" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/chserver.err" >&2; exit 1; }
-  sleep 0.5
-done
-FLAMEDIFF_CLICKHOUSE_ADDR=$(cut -d" " -f1 "$work/chserver.out")
-export FLAMEDIFF_CLICKHOUSE_ADDR
+start_clickhouse "$work"
 echo "ClickHouse at $FLAMEDIFF_CLICKHOUSE_ADDR"
 
 # Patterns name the Go trees: ./... would wander into node_modules, where
@@ -51,6 +37,17 @@ go vet ./pkg/... ./provisioning/...
 
 log "Go tests (unit and integration)"
 go test -count=1 -timeout 30m ./pkg/... ./provisioning/...
+
+# Every fuzz target of every package (ingestion formats, git diffs,
+# settings, query models, the engine), each for a bounded time.
+log "Go fuzz targets, ${FUZZTIME:=10s} each"
+for dir in $(grep -rl --include='*_test.go' '^func Fuzz' pkg | xargs -n1 dirname | sort -u); do
+  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | cut -d' ' -f2); do
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "./$dir" >"$work/fuzz.out" 2>&1 ||
+      { cat "$work/fuzz.out"; echo "fuzz target $target of ./$dir failed" >&2; exit 1; }
+    echo "ok $target (./$dir)"
+  done
+done
 
 log "Go race tests of the data source (load test over go-plugin)"
 go test -count=1 -race -timeout 20m -run 'Load' ./pkg/plugin/...

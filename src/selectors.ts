@@ -15,6 +15,14 @@ export const selectors = {
     tableRow: 'flamediff-top-row',
     error: 'flamediff-error',
     mode: 'flamediff-mode',
+    significantOnly: 'flamediff-significant-only',
+    normalize: 'flamediff-normalize',
+    notice: 'flamediff-notice',
+    breadcrumb: 'flamediff-breadcrumb',
+    fullDetail: 'flamediff-full-detail',
+    runStrip: 'flamediff-run-strip',
+    live: 'flamediff-live',
+    loading: 'flamediff-loading',
   },
   runs: {
     root: 'flamediff-runs',
@@ -38,6 +46,8 @@ export const selectors = {
     collapse: 'flamediff-query-collapse',
     maxNodes: 'flamediff-query-max-nodes',
     variants: 'flamediff-query-variants',
+    normalize: 'flamediff-query-normalize',
+    alpha: 'flamediff-query-alpha',
   },
   config: {
     root: 'flamediff-config-editor',
@@ -49,5 +59,13 @@ export const selectors = {
     password: 'flamediff-config-password',
     database: 'flamediff-config-database',
     systemFrames: 'flamediff-config-system-frames',
+  },
+  report: {
+    root: 'flamediff-report',
+    title: 'flamediff-report-title',
+    verdict: 'flamediff-verdict',
+    verdictChange: 'flamediff-verdict-change',
+    run: 'flamediff-serve-run',
+    error: 'flamediff-serve-error',
   },
 } as const;

@@ -32,7 +32,9 @@ function totalsOf(level: Int32Array, self: Float64Array): Float64Array {
  * bigFlameFrame generates a deterministic diff frame of n nodes in Grafana's
  * flame graph format (enum labels, value/self = base, valueRight/selfRight =
  * head, delta), shaped like a deep profile: a few wide subtrees near the root
- * over long narrow stacks; about 2% of nodes exist on one side only.
+ * over long narrow stacks; about 2% of nodes exist on one side only. It has
+ * the backend's statistics fields too (about 5% of nodes significant; the
+ * per-run strings are shared, as their content does not matter here).
  */
 export function bigFlameFrame(n: number, seed = 42): DataFrame {
   const rnd = mulberry32(seed);
@@ -67,6 +69,10 @@ export function bigFlameFrame(n: number, seed = 42): DataFrame {
   }
   // Plain packed arrays, like the ones JSON decoding gives a frame.
   const plain = (a: Int32Array | Float64Array) => Array.from(a);
+  const delta = valueRight.map((v, i) => (v - value[i]) / rootBase);
+  const significant = Array.from({ length: n }, () => rnd() < 0.05);
+  const p = Array.from({ length: n }, (_, i) => (significant[i] ? rnd() * 1e-4 : rnd()));
+  const runs = '[101.5,99.25,100.75]';
   return createDataFrame({
     meta: { preferredVisualisationType: 'flamegraph' },
     fields: [
@@ -76,7 +82,16 @@ export function bigFlameFrame(n: number, seed = 42): DataFrame {
       { name: 'self', type: FieldType.number, values: plain(self), config: { unit: 'ns' } },
       { name: 'valueRight', type: FieldType.number, values: plain(valueRight), config: { unit: 'ns' } },
       { name: 'selfRight', type: FieldType.number, values: plain(selfRight), config: { unit: 'ns' } },
-      { name: 'delta', type: FieldType.number, values: plain(valueRight.map((v, i) => (v - value[i]) / rootBase)) },
+      { name: 'delta', type: FieldType.number, values: plain(delta) },
+      { name: 'deltaLow', type: FieldType.number, values: plain(delta.map((d) => d - 1e-4)) },
+      { name: 'deltaHigh', type: FieldType.number, values: plain(delta.map((d) => d + 1e-4)) },
+      { name: 'pValue', type: FieldType.number, values: p },
+      { name: 'qValue', type: FieldType.number, values: p.map((x) => Math.min(1, x * 20)) },
+      { name: 'significant', type: FieldType.boolean, values: significant },
+      { name: 'headRuns', type: FieldType.string, values: new Array(n).fill(runs) },
+      { name: 'baseRuns', type: FieldType.string, values: new Array(n).fill(runs) },
+      { name: 'otherCount', type: FieldType.number, values: new Array(n).fill(0) },
+      { name: 'otherMaxDelta', type: FieldType.number, values: new Array(n).fill(0) },
     ],
   });
 }

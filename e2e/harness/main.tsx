@@ -6,16 +6,12 @@ import { createRoot, Root } from 'react-dom/client';
 import { flushSync } from 'react-dom';
 
 import {
-  DataFrame,
   DataFrameJSON,
   DataSourceInstanceSettings,
   DataSourceSettings,
-  LoadingState,
-  PanelProps,
   ThemeContext,
   createTheme,
   dataFrameFromJSON,
-  getDefaultTimeRange,
 } from '@grafana/data';
 import { FlameGraph } from '@grafana/flamegraph';
 
@@ -24,7 +20,9 @@ import { QueryEditor } from '../../src/datasource/components/QueryEditor';
 import { FlamediffDataSource } from '../../src/datasource/datasource';
 import { FlamediffOptions, FlamediffQuery, FlamediffSecureOptions } from '../../src/datasource/types';
 import { FlamediffPanel } from '../../src/panel/components/FlamediffPanel';
+import { Querier, QuerierContext } from '../../src/panel/query';
 import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
+import { panelProps } from '../../src/report/panelProps';
 import { bigFlameFrame } from './bigFrame';
 
 type ThemeMode = 'dark' | 'light';
@@ -37,8 +35,14 @@ export type Resources = Record<string, unknown>;
 
 /** What tests call on window.harness. */
 export interface HarnessApi {
+  /**
+   * Mounts the panel on frames. With query (the model that produced them) the
+   * panel's own queries go to the real backend (POST /query, see
+   * global-setup.ts) as that model with the panel's changes.
+   */
   mountPanel(p: {
     frames: DataFrameJSON[];
+    query?: Record<string, unknown>;
     options?: Partial<PanelOptions>;
     width?: number;
     height?: number;
@@ -56,6 +60,8 @@ export interface HarnessApi {
   emitted: unknown[];
   /** Resource calls the query editor made: "path?query". */
   calls: string[];
+  /** Query models the panel sent, oldest first. */
+  queries: unknown[];
   unmount(): void;
 }
 
@@ -78,34 +84,6 @@ function show(el: React.ReactElement, theme: ThemeMode = 'dark', sync = false) {
   } else {
     root.render(themed);
   }
-}
-
-function panelProps(
-  series: DataFrame[],
-  options: PanelOptions,
-  width: number,
-  height: number
-): PanelProps<PanelOptions> {
-  const timeRange = getDefaultTimeRange();
-  // Only the fields the panel reads are real; the rest satisfy the type.
-  return {
-    id: 1,
-    data: { series, state: LoadingState.Done, timeRange },
-    timeRange,
-    timeZone: 'utc',
-    options,
-    transparent: false,
-    width,
-    height,
-    fieldConfig: { defaults: {}, overrides: [] },
-    renderCounter: 0,
-    title: 'Flamediff',
-    eventBus: undefined as never,
-    onOptionsChange: () => undefined,
-    onFieldConfigChange: () => undefined,
-    replaceVariables: (s: string) => s,
-    onChangeTimeRange: () => undefined,
-  } as PanelProps<PanelOptions>;
 }
 
 /** A real FlamediffDataSource whose resource calls are answered from `resources`. */
@@ -144,12 +122,31 @@ function drawn(): boolean {
   return px[3] > 0;
 }
 
+/** backendQuerier answers the panel's queries with the real backend, as query with the panel's changes. */
+function backendQuerier(query: Record<string, unknown>): Querier {
+  return async (patch) => {
+    const model = { ...query, ...patch };
+    harness.queries.push(model);
+    const res = await fetch('/query', { method: 'POST', body: JSON.stringify(model) });
+    if (!res.ok) {
+      throw new Error(await res.text());
+    }
+    return ((await res.json()) as DataFrameJSON[]).map(dataFrameFromJSON);
+  };
+}
+
 const harness: HarnessApi = {
   emitted: [],
   calls: [],
-  mountPanel({ frames, options, width = 1000, height = 500, theme = 'dark' }) {
+  queries: [],
+  mountPanel({ frames, query, options, width = 1000, height = 500, theme = 'dark' }) {
+    harness.queries = [];
     const series = frames.map(dataFrameFromJSON);
-    show(<FlamediffPanel {...panelProps(series, { ...defaultPanelOptions, ...options }, width, height)} />, theme);
+    const panel = <FlamediffPanel {...panelProps(series, { ...defaultPanelOptions, ...options }, width, height)} />;
+    show(
+      query ? <QuerierContext.Provider value={backendQuerier(query)}>{panel}</QuerierContext.Provider> : panel,
+      theme
+    );
   },
   mountGrafanaFlameGraph({ frame, width = 1000, height = 600 }) {
     const data = dataFrameFromJSON(frame);

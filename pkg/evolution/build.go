@@ -7,7 +7,7 @@
 // changes, call edges added and removed, and the execution timeline.
 //
 // It works on plain Go values; frames.go turns its rows into Grafana data
-// frames. See docs/EVOLUTION.md.
+// frames. See docs/EVOLUTION_PANEL.md.
 package evolution
 
 import (

@@ -4,6 +4,9 @@
 package frames
 
 import (
+	"math"
+	"strconv"
+
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/tree"
@@ -40,6 +43,15 @@ func GrafanaUnit(unit string) string {
 // base total) / base root total. For a single tree value and self hold the
 // head. The value fields carry the unit; the frame prefers the flame graph
 // visualisation.
+//
+// A diff with statistics (t.Stats) adds per node: deltaLow, deltaHigh,
+// pValue, qValue (nullable float64, null where undefined), significant
+// (nullable bool), headRuns and baseRuns (a JSON array of the node's
+// per-run totals in the frame's unit), otherCount and otherMaxDelta (what
+// an "other" node merges). A diff without carries t.StatsNotice as an
+// info notice. Meta.Custom always holds "normalize", "alpha", "headRuns",
+// "baseRuns" (run counts) and "stats" (whether the stat fields are there).
+// Last, package names every node's package (see packageField).
 func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 	n := t.Len()
 	level := make([]int64, n)
@@ -71,37 +83,92 @@ func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 			data.NewField("selfRight", nil, selfRight).SetConfig(cfg),
 			data.NewField("delta", nil, delta).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
 	}
+	meta := &data.FrameMeta{PreferredVisualization: data.VisTypeFlameGraph, Custom: map[string]any{
+		"normalize": t.Normalize.String(),
+		"alpha":     t.Alpha,
+		"headRuns":  t.Runs[tree.Head],
+		"baseRuns":  t.Runs[tree.Base],
+		"stats":     t.Stats != nil,
+	}}
+	if t.Stats != nil {
+		fields = append(fields, nodeStatFields(t.Stats)...)
+	} else if t.StatsNotice != "" {
+		meta.Notices = []data.Notice{{Severity: data.NoticeSeverityInfo, Text: t.StatsNotice}}
+	}
+	if pkg := packageField(t); pkg != nil {
+		fields = append(fields, pkg)
+	}
 	frame := data.NewFrame("flamegraph", fields...)
-	frame.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeFlameGraph}
+	frame.Meta = meta
 	return frame
+}
+
+// nodeStatFields are the statistics fields of a flame graph frame.
+func nodeStatFields(st []tree.NodeStats) data.Fields {
+	fields := statFields(len(st), func(i int) tree.NodeStats { return st[i] })
+	headRuns, baseRuns := make([]string, len(st)), make([]string, len(st))
+	otherCount, otherMaxDelta := make([]int64, len(st)), make([]float64, len(st))
+	for i, s := range st {
+		headRuns[i], baseRuns[i] = jsonArray(s.HeadRuns), jsonArray(s.BaseRuns)
+		otherCount[i], otherMaxDelta[i] = int64(s.OtherCount), s.OtherMaxDelta
+	}
+	return append(fields,
+		data.NewField("headRuns", nil, headRuns),
+		data.NewField("baseRuns", nil, baseRuns),
+		data.NewField("otherCount", nil, otherCount),
+		data.NewField("otherMaxDelta", nil, otherMaxDelta).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
+}
+
+// statFields are deltaLow, deltaHigh, pValue, qValue and significant of n
+// rows, each null where its value is NaN.
+func statFields(n int, at func(i int) tree.NodeStats) data.Fields {
+	low, high := make([]*float64, n), make([]*float64, n)
+	p, q := make([]*float64, n), make([]*float64, n)
+	significant := make([]*bool, n)
+	for i := range n {
+		s := at(i)
+		low[i], high[i], p[i], q[i] = orNull(s.DeltaLow), orNull(s.DeltaHigh), orNull(s.PValue), orNull(s.QValue)
+		if q[i] != nil {
+			significant[i] = &s.Significant
+		}
+	}
+	percent := &data.FieldConfig{Unit: "percentunit"}
+	return data.Fields{
+		data.NewField("deltaLow", nil, low).SetConfig(percent),
+		data.NewField("deltaHigh", nil, high).SetConfig(percent),
+		data.NewField("pValue", nil, p),
+		data.NewField("qValue", nil, q),
+		data.NewField("significant", nil, significant),
+	}
+}
+
+func orNull(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// jsonArray writes numbers as a JSON array ("[]" for none).
+func jsonArray(xs []float64) string {
+	buf := make([]byte, 0, 2+8*len(xs))
+	buf = append(buf, '[')
+	for i, x := range xs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendFloat(buf, x, 'g', -1, 64)
+	}
+	return string(append(buf, ']'))
 }
 
 // labelField interns the node labels into an enum field, in order of first
 // appearance; frames that share a name share an enum text.
 func labelField(t *tree.Tree) *data.Field {
-	index := make(map[uint32]data.EnumItemIndex) // frame id -> enum index
-	byText := make(map[string]data.EnumItemIndex)
-	var texts []string
-	values := make([]data.EnumItemIndex, t.Len())
-	for i, nd := range t.Nodes {
-		idx, ok := index[nd.Frame]
-		if !ok {
-			label := t.Label(i)
-			if idx, ok = byText[label]; !ok {
-				if len(texts) == maxEnumLabels {
-					return stringLabels(t)
-				}
-				idx = data.EnumItemIndex(len(texts))
-				byText[label] = idx
-				texts = append(texts, label)
-			}
-			index[nd.Frame] = idx
-		}
-		values[i] = idx
+	if f := enumField("label", t, t.Label); f != nil {
+		return f
 	}
-	return data.NewField("label", nil, values).SetConfig(&data.FieldConfig{
-		TypeConfig: &data.FieldTypeConfig{Enum: &data.EnumFieldConfig{Text: texts}},
-	})
+	return stringLabels(t)
 }
 
 func stringLabels(t *tree.Tree) *data.Field {
@@ -114,7 +181,9 @@ func stringLabels(t *tree.Tree) *data.Field {
 
 // Functions returns a function table as a frame: function, self, total for
 // one side, or function, selfBase, totalBase, selfHead, totalHead, delta
-// for a diff, in the order of rows. Value fields carry the unit.
+// for a diff, in the order of rows. Value fields carry the unit. A diff
+// whose rows have statistics adds deltaLow, deltaHigh, pValue, qValue and
+// significant as FlameGraph does.
 func Functions(rows []tree.Function, diff bool, unit string) *data.Frame {
 	names := make([]string, len(rows))
 	column := func(get func(tree.Function) float64) []float64 {
@@ -140,6 +209,12 @@ func Functions(rows []tree.Function, diff bool, unit string) *data.Frame {
 			data.NewField("selfHead", nil, column(func(r tree.Function) float64 { return r.HeadSelf })).SetConfig(cfg),
 			data.NewField("totalHead", nil, column(func(r tree.Function) float64 { return r.HeadTotal })).SetConfig(cfg),
 			data.NewField("delta", nil, column(func(r tree.Function) float64 { return r.Delta })).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
+		if len(rows) > 0 && rows[0].HeadRuns != nil {
+			fields = append(fields, statFields(len(rows), func(i int) tree.NodeStats {
+				r := rows[i]
+				return tree.NodeStats{PValue: r.PValue, QValue: r.QValue, DeltaLow: r.DeltaLow, DeltaHigh: r.DeltaHigh, Significant: r.Significant}
+			})...)
+		}
 	}
 	return data.NewFrame("functions", fields...)
 }

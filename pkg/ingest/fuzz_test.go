@@ -55,8 +55,21 @@ func FuzzParsePerf(f *testing.F) {
 
 func FuzzParsePprof(f *testing.F) {
 	seed(f, "pprof/*.pb.gz")
+	seed(f, "pprof/legacy/*.txt")
 	f.Add(gunzipped(f, readTestdata(f, "pprof/base-run1.pb.gz")))
+	f.Add(legacyCPUProfile())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzParse(t, data, Pprof)
+	})
+}
+
+// FuzzParseAuto feeds every format, legacy pprof included, to detection.
+func FuzzParseAuto(f *testing.F) {
+	seed(f, "perf-script/*-01.folded")
+	seed(f, "perf-script/*-01.perf.txt")
+	seed(f, "pprof/legacy/*.txt")
+	f.Add(legacyCPUProfile())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzParse(t, data, Auto)
 	})
 }

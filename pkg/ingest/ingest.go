@@ -1,5 +1,6 @@
 // Package ingest turns profile files into runs (*profile.Profile): pprof
-// protobuf (gzipped or not), Brendan Gregg's folded stacks, and Linux
+// (protobuf, gzipped or not, and every legacy format google/pprof reads),
+// Brendan Gregg's folded stacks, and Linux
 // `perf script` text collapsed exactly as FlameGraph's stackcollapse-perf.pl
 // does with no options. It also writes runs back as folded stacks.
 //
@@ -14,7 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -42,17 +47,46 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown profile format %q (want auto, pprof, folded or perf)", s)
 }
 
-// Parse reads one run from r in format f. name identifies the input in
-// errors (usually the file name).
+// Options choose how Parse reads a file.
+type Options struct {
+	// Format is the input format; "" means Auto.
+	Format Format
+	// SampleType names the pprof sample type to read (e.g. "alloc_space");
+	// "" means the profile's default, by pprof's rule. The other formats
+	// have one sample type: naming another is an error.
+	SampleType string
+	// Strict makes lines that the perf collapse ignores an error.
+	Strict bool
+	// Warn, if not nil, receives a one-line note about input that was
+	// skipped without being an error (perf lines the collapse ignores).
+	Warn func(string)
+}
+
+// Parse reads one run from r in format f with default Options.
+func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
+	return Options{Format: f}.Parse(r, name)
+}
+
+// ParseFile parses the profile file at path, naming it by path in errors.
+func ParseFile(path string, f Format) (*profile.Profile, error) {
+	return Options{Format: f}.ParseFile(path)
+}
+
+// Parse reads one run from r. name identifies the input in errors
+// (usually the file name).
 //
 // With Auto, the format is detected from the first 64 KiB: gzip or binary
-// (protobuf) content is pprof; text whose first line after any `#` comments
+// (protobuf, legacy CPU) content is pprof, and so is text that starts like
+// one of pprof's legacy text profiles (heap, contention, thread, goroutine
+// counts); text whose first line after any `#` comments
 // is a perf event header (ending with "event:", or followed by a blank or
 // indented stack line) is `perf script` output; any other text is folded stacks.
 //
-// An empty input, and a text input with no stack at all, is an error. The
-// returned profile satisfies CheckValid.
-func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
+// An empty input, a text input with no stack at all, and values whose sum
+// exceeds the int64 maximum are errors. Invalid UTF-8 in names is replaced
+// by U+FFFD, as a query on the same file shows it. The returned profile
+// satisfies CheckValid.
+func (o Options) Parse(r io.Reader, name string) (*profile.Profile, error) {
 	br := bufio.NewReaderSize(r, detectSize)
 	head, err := br.Peek(detectSize)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
@@ -61,37 +95,84 @@ func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 	if len(head) == 0 {
 		return nil, fileError(name, "empty file")
 	}
-	if f == Auto {
+	f := o.Format
+	if f == Auto || f == "" {
 		f = detect(head)
 	}
 	var p *profile.Profile
 	switch f {
 	case Pprof:
-		p, err = parsePprof(br, name)
+		p, err = parsePprof(br, name, o.SampleType)
 	case Folded:
 		p, err = parseFolded(br, name)
 	case Perf:
-		p, err = parsePerf(br, name)
+		p, err = parsePerf(br, name, o)
 	default:
 		return nil, fmt.Errorf("%s: unknown profile format %q", name, f)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if o.SampleType != "" && p.SampleType != o.SampleType {
+		return nil, fileError(name, "no sample type %q: this %s profile has only %q", o.SampleType, f, p.SampleType)
+	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fileError(name, "invalid profile: %v", err)
 	}
-	return p, nil
+	if i := overflow(p); i >= 0 {
+		return nil, fileError(name, "values add up past the int64 maximum %d at sample %d", int64(math.MaxInt64), i+1)
+	}
+	return validUTF8(p), nil
 }
 
 // ParseFile parses the profile file at path, naming it by path in errors.
-func ParseFile(path string, f Format) (*profile.Profile, error) {
+func (o Options) ParseFile(path string) (*profile.Profile, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
-	return Parse(file, path, f)
+	return o.Parse(file, path)
+}
+
+// overflow returns the index of the sample at which the running sum of
+// the (non-negative) values leaves int64, or -1. Every sum that storage
+// and the engine form of one run is bounded by this one.
+func overflow(p *profile.Profile) int {
+	var total int64
+	for i, s := range p.Samples {
+		if s.Value > math.MaxInt64-total {
+			return i
+		}
+		total += s.Value
+	}
+	return -1
+}
+
+// validUTF8 replaces invalid UTF-8 in p's texts by U+FFFD, re-interning
+// frames that become equal. Storage refuses invalid text and JSON output
+// replaces it, so repairing it here makes ingest and query agree.
+func validUTF8(p *profile.Profile) *profile.Profile {
+	valid := utf8.ValidString(p.SampleType) && utf8.ValidString(p.Unit)
+	for _, f := range p.Frames {
+		valid = valid && utf8.ValidString(f.Name) && utf8.ValidString(f.Module)
+	}
+	if valid {
+		return p
+	}
+	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+	q := &profile.Profile{SampleType: fix(p.SampleType), Unit: fix(p.Unit), Start: p.Start, Duration: p.Duration,
+		Samples: p.Samples}
+	ids := make([]uint32, len(p.Frames))
+	for i, f := range p.Frames {
+		ids[i] = q.Intern(profile.Frame{Name: fix(f.Name), Module: fix(f.Module)})
+	}
+	for _, s := range q.Samples {
+		for j, id := range s.Stack {
+			s.Stack[j] = ids[id]
+		}
+	}
+	return q
 }
 
 // detectSize is how much of the input format detection looks at.
@@ -100,7 +181,7 @@ const detectSize = 64 << 10
 var gzipMagic = []byte{0x1f, 0x8b}
 
 func detect(head []byte) Format {
-	if bytes.HasPrefix(head, gzipMagic) || !isText(head) {
+	if bytes.HasPrefix(head, gzipMagic) || !isText(head) || legacyText(head) {
 		return Pprof
 	}
 	if looksLikePerf(head) {
@@ -143,4 +224,23 @@ func looksLikePerf(head []byte) bool {
 		return len(next) == 0 || perfFrame.Match(next) && (next[0] == ' ' || next[0] == '\t')
 	}
 	return len(lines) > 0 && bytes.HasPrefix(head, []byte("#"))
+}
+
+// legacyHeader matches the first line of the legacy text profiles that
+// google/pprof reads (legacy_profile.go, legacy_java_profile.go): heap,
+// growth and fragmentation; contention and mutex; threads; goroutine and
+// other "NAME profile: total N" counts; Java heapz/contentionz.
+var legacyHeader = regexp.MustCompile(`^(heap profile: *\d+: *\d+ *\[|--- (contention|mutex):|--- (contentionz|heapz|threadz) \d+ ---|--- Thread [[:xdigit:]]+ \(name: |\S+ profile: total \d+\s*$)`)
+
+// legacyText reports whether the first line that is neither blank nor a
+// comment is the header of a legacy pprof text profile.
+func legacyText(head []byte) bool {
+	for _, line := range bytes.Split(head, []byte("\n")) {
+		line = bytes.TrimRight(line, "\r")
+		if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		return legacyHeader.Match(line)
+	}
+	return false
 }

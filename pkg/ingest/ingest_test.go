@@ -102,7 +102,7 @@ func TestParseErrors(t *testing.T) {
 			"base.pb.gz: offset " + strconv.FormatInt(lastFieldOffset(t, raw), 10) + ": truncated protobuf (decompressed)"},
 		{"binary junk", "junk.bin", []byte{0x07, 0xff, 0x01}, Auto,
 			"junk.bin: offset 0: not a pprof profile (malformed protobuf)"},
-		{"text as pprof", "x.txt", []byte("a;b 1\n"), Pprof, "x.txt: not a pprof profile (text)"},
+		{"text as pprof", "x.txt", []byte("a;b 1\n"), Pprof, "x.txt: not a pprof profile (text): parsing profile: unrecognized profile format"},
 		{"perf without events", "x.perf", []byte("# cmdline : perf record\n\t 7f read (libc)\n\n"), Perf, "x.perf: no perf script events"},
 		{"perf bad period", "x.perf", []byte("a 1 1.5: 99999999999999999999 cycles:\n\n"), Perf, `x.perf:1: bad period "99999999999999999999"`},
 		{"unknown format", "x", []byte("a 1\n"), "svg", `x: unknown profile format "svg"`},

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"regexp"
@@ -44,7 +45,10 @@ func perlRegexp(expr string) *regexp.Regexp {
 //   - symbols starting with '(' are skipped; lines matching nothing are
 //     ignored; comments ('#') are skipped. No --kernel/--jit annotations.
 //
-// Unlike the script it accepts CRLF line endings and rejects binary data.
+// Unlike the script it accepts CRLF line endings and rejects binary data,
+// and it counts what it ignores (lines matching nothing, stack lines
+// outside an event, an event left open at the end, events of other
+// types) for Options.Warn; with Options.Strict an ignored line is an error.
 type perfParser struct {
 	name   string
 	p      *profile.Profile
@@ -57,10 +61,18 @@ type perfParser struct {
 	period int64    // its value
 	time   int64    // its time in ns, -1 when not printed
 	leaf   []uint32 // its frames, leaf first
+	start  int      // its header's line number
+
+	strict   bool
+	skipping bool   // in an event of another type
+	others   int    // events of other types
+	ignored  int    // lines ignored
+	first    int    // the first of them
+	firstTxt string // and its text
 }
 
-func parsePerf(r io.Reader, name string) (*profile.Profile, error) {
-	pp := &perfParser{name: name, p: &profile.Profile{Unit: "count"}}
+func parsePerf(r io.Reader, name string, o Options) (*profile.Profile, error) {
+	pp := &perfParser{name: name, p: &profile.Profile{Unit: "count"}, strict: o.Strict}
 	pp.frames = newFrameTable(pp.p)
 	sc := newLineScanner(r, name)
 	for {
@@ -75,9 +87,26 @@ func parsePerf(r io.Reader, name string) (*profile.Profile, error) {
 	if sc.err != nil {
 		return nil, sc.err
 	}
+	if pp.open {
+		if pp.strict {
+			return nil, lineError(name, pp.start, "event not ended by a blank line (the collapse drops it)")
+		}
+		pp.ignored += sc.line - pp.start + 1
+		if pp.first == 0 {
+			pp.first, pp.firstTxt = pp.start, "(an event not ended by a blank line)"
+		}
+	}
 	p := pp.p
 	if len(p.Samples) == 0 {
 		return nil, fileError(name, "no perf script events")
+	}
+	if o.Warn != nil && pp.ignored > 0 {
+		o.Warn(fmt.Sprintf("%s: %d lines ignored, as stackcollapse-perf.pl ignores them (the first: line %d %s)",
+			name, pp.ignored, pp.first, pp.firstTxt))
+	}
+	if o.Warn != nil && pp.others > 0 {
+		o.Warn(fmt.Sprintf("%s: %d events other than %q skipped (the collapse keeps the first event type)",
+			name, pp.others, pp.event))
 	}
 	p.SampleType = pp.event
 	if p.SampleType == "" {
@@ -106,17 +135,34 @@ func (pp *perfParser) line(line []byte, n int) error {
 		if pp.open {
 			pp.record()
 		}
+		pp.skipping = false
 		return nil
 	}
 	if m := perfHeader.FindSubmatchIndex(line); m != nil {
 		return pp.header(line, m, n)
 	}
 	if !pp.open {
-		return nil // a filtered event's stack, or noise
+		if pp.skipping {
+			return nil // a filtered event's stack
+		}
+		return pp.ignore(line, n)
 	}
 	if m := perfFrame.FindSubmatchIndex(line); m != nil {
 		pp.frame(line[m[4]:m[5]], line[m[6]:m[7]])
+		return nil
 	}
+	return pp.ignore(line, n)
+}
+
+// ignore counts a line the collapse does not read (an error if strict).
+func (pp *perfParser) ignore(line []byte, n int) error {
+	if pp.strict {
+		return lineError(pp.name, n, "line ignored by the collapse: %q", clip(line))
+	}
+	if pp.ignored == 0 {
+		pp.first, pp.firstTxt = n, strconv.Quote(clip(line))
+	}
+	pp.ignored++
 	return nil
 }
 
@@ -138,6 +184,8 @@ func (pp *perfParser) header(line []byte, m []int, n int) error {
 		if pp.event == "" {
 			pp.event = event
 		} else if event != pp.event {
+			pp.skipping = true
+			pp.others++
 			return nil // filtered out: the stack lines that follow are skipped
 		}
 		// Perl's `not $period`: no digits, or exactly "0", mean 1.
@@ -149,7 +197,7 @@ func (pp *perfParser) header(line []byte, m []int, n int) error {
 			period = v
 		}
 	}
-	pp.open, pp.period = true, period
+	pp.open, pp.period, pp.start = true, period, n
 	pp.comm = append(pp.comm[:0], line[m[2]:m[3]]...)
 	for i, c := range pp.comm {
 		if c == ' ' {

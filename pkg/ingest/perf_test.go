@@ -186,3 +186,36 @@ func TestPerfTimes(t *testing.T) {
 		})
 	}
 }
+
+// What the collapse ignores is counted and reported, or with Strict
+// refused; the result is the collapse's either way.
+func TestPerfIgnored(t *testing.T) {
+	in := "app 1 1.5: cycles:\n\t 1 f (/bin/a)\n\tjunk without a dso\n\n" +
+		"stray line\n" +
+		"app 1 1.6: instructions:\n\t 1 g (/bin/a)\n\n" +
+		"app 1 1.7: cycles:\n\t 1 h (/bin/a)\n"
+	var notes []string
+	p, err := Options{Format: Perf, Warn: func(s string) { notes = append(notes, s) }}.Parse(strings.NewReader(in), "x.perf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := foldedCounts(p); !reflect.DeepEqual(got, map[string]int64{"app;f": 1}) {
+		t.Errorf("stacks %v", got)
+	}
+	want := []string{
+		`x.perf: 4 lines ignored, as stackcollapse-perf.pl ignores them (the first: line 3 "\tjunk without a dso")`,
+		`x.perf: 1 events other than "cycles" skipped (the collapse keeps the first event type)`,
+	}
+	if !reflect.DeepEqual(notes, want) {
+		t.Errorf("notes %q\nwant %q", notes, want)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{in, `x.perf:3: line ignored by the collapse: "\tjunk without a dso"`},
+		{"app 1 1.7: cycles:\n\t 1 h (/bin/a)\n", "x.perf:1: event not ended by a blank line (the collapse drops it)"},
+	} {
+		_, err := Options{Format: Perf, Strict: true}.Parse(strings.NewReader(tc.in), "x.perf")
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("strict: error %v, want %q", err, tc.want)
+		}
+	}
+}

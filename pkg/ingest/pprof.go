@@ -15,9 +15,11 @@ import (
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
-// parsePprof reads a pprof profile (protobuf, gzipped or not) with
-// github.com/google/pprof/profile and converts it:
-//   - the value is the default sample type by pprof's rule (DefaultSampleType
+// parsePprof reads a pprof profile with github.com/google/pprof/profile —
+// protobuf, gzipped or not, or any legacy format profile.Parse reads
+// (text heap, contention, thread and count profiles, binary CPU
+// profiles) — and converts it:
+//   - the value is sampleType, or by default pprof's rule (DefaultSampleType
 //     if set, else the last sample type), which also gives SampleType/Unit;
 //   - each pprof Line is a frame named after its function, inlined calls
 //     expanded (a Location's Line[0] is the innermost), root first;
@@ -28,47 +30,98 @@ import (
 //   - samples with value 0 are dropped; negative values are an error.
 //
 // pprof has no per-sample time: every Time is -1.
-func parsePprof(r io.Reader, name string) (*profile.Profile, error) {
+func parsePprof(r io.Reader, name, sampleType string) (*profile.Profile, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	raw, where := data, ""
 	if bytes.HasPrefix(data, gzipMagic) {
-		if raw, err = gunzip(data); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, offsetError(name, int64(len(data)), "truncated gzip stream")
-			}
-			return nil, fileError(name, "corrupt gzip stream: %v", err)
+		if raw, err = gunzip(data, name); err != nil {
+			return nil, err
 		}
 		where = " (decompressed)"
 	}
 	if len(raw) == 0 {
 		return nil, fileError(name, "empty profile")
 	}
-	if where == "" && isText(data[:min(len(data), detectSize)]) {
-		return nil, fileError(name, "not a pprof profile (text)")
+	if bytes.HasPrefix(raw, gzipMagic) {
+		return nil, fileError(name, "gzipped twice")
 	}
-	if off, reason := checkWire(raw); reason != "" {
-		return nil, offsetError(name, off, "%s%s", reason, where)
-	}
-	src, err := pprof.ParseUncompressed(raw)
+	src, err := pprof.ParseData(raw) // protobuf, else the legacy formats
 	if err != nil {
+		if isText(raw[:min(len(raw), detectSize)]) {
+			return nil, fileError(name, "not a pprof profile (text): %v", err)
+		}
+		if off, reason := checkWire(raw); reason != "" {
+			return nil, offsetError(name, off, "%s%s", reason, where)
+		}
 		return nil, fileError(name, "not a pprof profile: %v", err)
 	}
 	if err := src.RemoveUninteresting(); err != nil {
 		return nil, fileError(name, "%v", err)
 	}
-	return convertPprof(src, name)
+	return convertPprof(src, name, sampleType)
 }
 
-func gunzip(data []byte) ([]byte, error) {
+// maxDecompressed bounds a gunzipped profile: real ones are well below,
+// and a stream of zeros must not fill the memory.
+const maxDecompressed = 1 << 30
+
+// gunzip decompresses a gzipped profile, at most maxDecompressed bytes.
+// A stream whose first block looks like no profile (protobuf, legacy
+// binary or text) fails before the rest is inflated.
+func gunzip(data []byte, name string) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, err
+		return nil, gzipError(name, data, err)
 	}
-	return io.ReadAll(zr)
+	var out bytes.Buffer
+	n, err := io.CopyN(&out, zr, detectSize)
+	if err == nil {
+		if off, reason := checkWire(out.Bytes()); reason != "" && reason != truncated &&
+			!isText(out.Bytes()) && !legacyCPU(out.Bytes()) {
+			return nil, offsetError(name, off, "%s (decompressed)", reason)
+		}
+		var m int64
+		m, err = io.Copy(&out, io.LimitReader(zr, maxDecompressed+1-n))
+		n += m
+	}
+	if err != nil && err != io.EOF {
+		return nil, gzipError(name, data, err)
+	}
+	if n > maxDecompressed {
+		return nil, fileError(name, "decompresses to more than %d MiB: not a profile", maxDecompressed>>20)
+	}
+	return out.Bytes(), nil
 }
+
+func gzipError(name string, data []byte, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return offsetError(name, int64(len(data)), "truncated gzip stream")
+	}
+	return fileError(name, "corrupt gzip stream: %v", err)
+}
+
+// legacyCPU reports whether b starts with the header of a legacy binary
+// CPU profile: the words 0, 3 (32 or 64 bits, either byte order).
+func legacyCPU(b []byte) bool {
+	for _, w := range []int{4, 8} {
+		if len(b) < 2*w {
+			continue
+		}
+		zero := bytes.Count(b[:w], []byte{0}) == w
+		second := b[w : 2*w]
+		three := bytes.Count(second, []byte{0}) == w-1 && (second[0] == 3 || second[w-1] == 3)
+		if zero && three {
+			return true
+		}
+	}
+	return false
+}
+
+// truncated is checkWire's reason for a stream that ends inside a field.
+const truncated = "truncated protobuf"
 
 // checkWire walks the top-level protobuf fields so that truncation and junk
 // are reported with the offset of the field that breaks; pprof's decoder
@@ -78,7 +131,7 @@ func checkWire(b []byte) (offset int64, reason string) {
 		_, _, n := protowire.ConsumeField(b[off:])
 		if n < 0 {
 			if errors.Is(protowire.ParseError(n), io.ErrUnexpectedEOF) {
-				return int64(off), "truncated protobuf"
+				return int64(off), truncated
 			}
 			return int64(off), "not a pprof profile (malformed protobuf)"
 		}
@@ -87,11 +140,11 @@ func checkWire(b []byte) (offset int64, reason string) {
 	return 0, ""
 }
 
-func convertPprof(src *pprof.Profile, name string) (*profile.Profile, error) {
+func convertPprof(src *pprof.Profile, name, sampleType string) (*profile.Profile, error) {
 	if len(src.SampleType) == 0 {
 		return nil, fileError(name, "profile has no sample types")
 	}
-	vi, err := src.SampleIndexByName("")
+	vi, err := src.SampleIndexByName(sampleType)
 	if err != nil {
 		return nil, fileError(name, "%v", err)
 	}

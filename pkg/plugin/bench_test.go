@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -86,10 +88,13 @@ func benchPool(n int) [][]profile.Frame {
 }
 
 // BenchmarkDiffVsBareAggregation measures, in one run, the end-to-end
-// QueryData of a diff over go-plugin (aggregation, stack texts, tree,
-// frames, gRPC) against the bare ClickHouse aggregation it must do anyway
-// (the per-side GROUP BY stack, rows read to the client). The target is a
-// ratio of at most 1.5. Run with:
+// QueryData of a diff over go-plugin (per-run stack sums, stack texts,
+// tree with per-node statistics, frames, gRPC) against the bare ClickHouse
+// aggregation a diff without statistics would need at least (the per-side
+// GROUP BY stack over the sample rows, rows read to the client). The
+// target is a ratio of at most 1.0: more for less. The server's
+// max_threads is logged (both must run on the same parallel plans). Run
+// with:
 //
 //	go test -run '^$' -bench DiffVsBare -benchtime 5x -timeout 30m ./pkg/plugin/
 func BenchmarkDiffVsBareAggregation(b *testing.B) {
@@ -106,7 +111,6 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 			}
 		}
 	}
-	var rows, stacks uint64
 	head, err := store.Runs(ctx, "bench", []string{"head"}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -115,15 +119,57 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	distinct := map[uint64]bool{}
-	if err := store.Stacks(ctx, append(head, base...), func(h uint64, _ []storage.Frame) error {
-		distinct[h] = true
-		return nil
-	}); err != nil {
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
 		b.Fatal(err)
 	}
-	stacks = uint64(len(distinct))
-	b.Logf("loaded %d runs, %d distinct stacks in %v", len(head)+len(base), stacks, time.Since(loadStart).Round(time.Second))
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	var threads string
+	if err := conn.QueryRow(ctx, "SELECT value FROM system.settings WHERE name = 'max_threads'").Scan(&threads); err != nil {
+		b.Fatal(err)
+	}
+	var stacks uint64
+	if err := conn.QueryRow(ctx, "SELECT uniqExact(stack_hash) FROM samples").Scan(&stacks); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("loaded %d runs, %d distinct stacks in %v; server max_threads %s", len(head)+len(base), stacks,
+		time.Since(loadStart).Round(time.Second), threads)
+
+	// The bare aggregation: what StackValues ran before the run stacks
+	// held sums, one key per side.
+	var ids []uint64
+	var sides []uint32
+	for side, runs := range [][]storage.Run{head, base} {
+		for _, r := range runs {
+			ids, sides = append(ids, r.IngestID), append(sides, uint32(side))
+		}
+	}
+	var rows uint64
+	bare := func() {
+		rows = 0
+		rs, err := conn.Query(ctx, "SELECT toUInt32(transform(ingest_id, ?, ?, 0)) AS k, stack_hash, sum(value), min(first_seen) "+
+			"FROM samples WHERE app = ? AND ingest_id IN ? GROUP BY k, stack_hash", ids, sides, "bench", clickhouse.GroupSet{Value: anys(ids)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rs.Close()
+		var k uint32
+		var hash, seen uint64
+		var value int64
+		for rs.Next() {
+			if err := rs.Scan(&k, &hash, &value, &seen); err != nil {
+				b.Fatal(err)
+			}
+			rows++
+		}
+		if err := rs.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
 
 	settings, err := plugintest.SettingsFromDSN(dsn)
 	if err != nil {
@@ -132,23 +178,17 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	plugin := plugintest.Start(b, pluginBinary)
 	q := plugintest.Query{RefID: "A", JSON: `{"queryType":"diff","app":"bench","head":{"builds":["head"]},"base":{"builds":["base"]}}`}
 
-	bare := func() {
-		rows = 0
-		err := store.StackValues(ctx, [][]storage.Run{head, base}, func(int, uint64, int64, uint64) error {
-			rows++
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
 	endToEnd := func() {
 		resp, err := plugin.QueryData(ctx, settings, q)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r := resp.Responses["A"]; r.Error != nil || len(r.Frames) != 1 {
+		r := resp.Responses["A"]
+		if r.Error != nil || len(r.Frames) != 1 {
 			b.Fatalf("query: %v", r.Error)
+		}
+		if q, _ := r.Frames[0].FieldByName("qValue"); q == nil {
+			b.Fatal("the diff has no per-node statistics")
 		}
 	}
 	// warm: the same data source instance answers again (a dashboard
@@ -181,4 +221,12 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 		})
 	}
 	b.Logf("aggregated (side, stack) rows: %d; sample rows: %d", rows, benchRunsPerBuild*2*benchRowsPerRun)
+}
+
+func anys(ids []uint64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }

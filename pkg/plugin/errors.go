@@ -60,6 +60,7 @@ var userErrors = []struct {
 	{query.ErrTooBig, http.StatusBadRequest},
 	{query.ErrMismatch, http.StatusBadRequest},
 	{query.ErrUnknownFunction, http.StatusBadRequest},
+	{query.ErrUnknownFocus, http.StatusBadRequest},
 }
 
 // classify decides the status of err, which ended a call whose context is
@@ -93,6 +94,13 @@ func classify(ctx context.Context, err error) failure {
 		return failure{http.StatusBadGateway, "ClickHouse: " + msg, true}
 	}
 	return failure{http.StatusInternalServerError, "internal error: " + msg, false}
+}
+
+// Status is the HTTP status and message a failed call answers with, for
+// servers other than Grafana's (flamediff serve).
+func Status(ctx context.Context, err error) (int, string) {
+	f := classify(ctx, err)
+	return f.status, f.msg
 }
 
 // dataResponse is the QueryData answer of a failure.

@@ -310,15 +310,26 @@ func TestResources(t *testing.T) {
 	}
 }
 
-// TestDiffEqualsCLI: the diff answered over gRPC from ClickHouse equals
-// `flamediff query` on the same files, frame for frame.
+// TestDiffEqualsCLI: the diff and functions answered over gRPC from
+// ClickHouse equal `flamediff query` on the same files, frame for frame,
+// per-node statistics included: every variant, both normalisations.
 func TestDiffEqualsCLI(t *testing.T) {
 	f := loadPprof(t)
-	for _, opts := range [][]string{nil, {"--inverted"}, {"--collapse-system"}, {"--variants"}, {"--max-nodes", "50"}} {
+	var cases [][]string
+	for _, norm := range [][]string{nil, {"--normalize", "relative"}} {
+		for _, opts := range [][]string{nil, {"--inverted"}, {"--collapse-system"}, {"--variants"}, {"--max-nodes", "50"}} {
+			cases = append(cases, append(append([]string{"--type", "diff"}, opts...), norm...))
+		}
+		cases = append(cases, append([]string{"--type", "functions", "--alpha", "0.2"}, norm...))
+	}
+	for _, opts := range cases {
 		t.Run(strings.Join(opts, " "), func(t *testing.T) {
-			model := map[string]any{"queryType": "diff", "app": hostileApp, "head": sel(hostileHead), "base": sel(hostileBase)}
+			model := map[string]any{"app": hostileApp, "head": sel(hostileHead), "base": sel(hostileBase)}
 			for i := 0; i < len(opts); i++ {
 				switch opts[i] {
+				case "--type":
+					model["queryType"] = opts[i+1]
+					i++
 				case "--inverted":
 					model["inverted"] = true
 				case "--collapse-system":
@@ -328,10 +339,16 @@ func TestDiffEqualsCLI(t *testing.T) {
 				case "--max-nodes":
 					model["maxNodes"] = 50
 					i++
+				case "--normalize":
+					model["normalize"] = opts[i+1]
+					i++
+				case "--alpha":
+					model["alpha"] = 0.2
+					i++
 				}
 			}
 			got := f.mustQuery(t, model)
-			args := append([]string{"query", "--type", "diff", "--output", "json", "--head"}, f.head...)
+			args := append([]string{"query", "--output", "json", "--head"}, f.head...)
 			args = append(append(append(args, "--base"), f.base...), opts...)
 			out, err := exec.Command(flamediffCLI(t), args...).Output()
 			if err != nil {
@@ -352,6 +369,9 @@ func TestDiffEqualsCLI(t *testing.T) {
 				}
 				if n, _ := got[i].RowLen(); n < 10 {
 					t.Errorf("frame %d has only %d nodes: test data too small to mean anything", i, n)
+				}
+				if q, _ := got[i].FieldByName("qValue"); q == nil {
+					t.Errorf("frame %d has no statistics", i)
 				}
 			}
 		})
@@ -571,4 +591,46 @@ func TestLoad(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d diff queries (4 variants each) at concurrency %d in %v", total, concurrency, time.Since(start))
+}
+
+// TestFocus: a focus query returns the path's subtree only; a path the
+// tree lacks is the user's mistake (400), naming the path.
+func TestFocus(t *testing.T) {
+	f := loadPprof(t)
+	model := map[string]any{"queryType": "diff", "app": hostileApp, "head": sel(hostileHead), "base": sel(hostileBase)}
+	whole := f.mustQuery(t, model)[0]
+	level, _ := whole.FieldByName("level")
+	label, _ := whole.FieldByName("label")
+	text := func(fr *data.Frame, i int) string { return labelAt(fr, i) }
+	last := ""
+	for i := range level.Len() {
+		if level.At(i).(int64) == 1 {
+			last = text(whole, i) // the last child of the root: not the largest
+		}
+	}
+	model["focus"] = []string{last}
+	focused := f.mustQuery(t, model)[0]
+	fl, _ := focused.FieldByName("level")
+	for i := range fl.Len() {
+		if fl.At(i).(int64) == 1 && text(focused, i) != last {
+			t.Errorf("focus on %q returned the root child %q", last, text(focused, i))
+		}
+	}
+	if n := fl.Len(); n < 2 || n >= label.Len() {
+		t.Errorf("focused tree has %d nodes, the whole %d", n, label.Len())
+	}
+	model["focus"] = []string{last, "no such frame"}
+	r := f.query(t, model)
+	if r.Error == nil || r.Status != backend.StatusBadRequest || !strings.Contains(r.Error.Error(), "no such frame") {
+		t.Errorf("unknown focus: %v (status %d)", r.Error, r.Status)
+	}
+}
+
+// labelAt is the label of node i (an enum or a string field).
+func labelAt(fr *data.Frame, i int) string {
+	fl, _ := fr.FieldByName("label")
+	if v, ok := fl.At(i).(data.EnumItemIndex); ok {
+		return fl.Config.TypeConfig.Enum.Text[v]
+	}
+	return fmt.Sprint(fl.At(i))
 }

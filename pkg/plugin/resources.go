@@ -42,14 +42,20 @@ type (
 // shorter): pickers must not hang on a frozen server.
 const resourceTimeout = 10 * time.Second
 
-// newResources routes GET apps, builds?app=, runs?app=&build= (build
-// repeatable, optional) and functions?app=&q=[&limit=]. Parameters are
-// checked like query fields; every call has a deadline.
+// newResources serves the data source's resources over CallResource.
 func newResources(d *Datasource) backend.CallResourceHandler {
+	return httpadapter.New(Resources(d.store, min(resourceTimeout, d.settings.QueryTimeoutDuration())))
+}
+
+// Resources routes GET apps, builds?app=, runs?app=&build= (build
+// repeatable, optional) and functions?app=&q=[&limit=] to store: the data
+// source's resources, also served by `flamediff serve`. Parameters are
+// checked like query fields; every call ends within timeout.
+func Resources(store *storage.Store, timeout time.Duration) http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern string, f func(ctx context.Context, p url.Values) (any, error)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), min(resourceTimeout, d.settings.QueryTimeoutDuration()))
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
 			v, err := withDeadline(ctx, func(ctx context.Context) (any, error) { return f(ctx, r.URL.Query()) })
 			if err != nil {
@@ -61,7 +67,7 @@ func newResources(d *Datasource) backend.CallResourceHandler {
 		})
 	}
 	handle("GET /apps", func(ctx context.Context, _ url.Values) (any, error) {
-		apps, err := d.store.Apps(ctx)
+		apps, err := store.Apps(ctx)
 		return nonNil(apps), err
 	})
 	handle("GET /builds", func(ctx context.Context, p url.Values) (any, error) {
@@ -69,7 +75,7 @@ func newResources(d *Datasource) backend.CallResourceHandler {
 		if err != nil {
 			return nil, err
 		}
-		builds, err := d.store.Builds(ctx, app)
+		builds, err := store.Builds(ctx, app)
 		out := make([]buildInfo, len(builds))
 		for i, b := range builds {
 			out[i] = buildInfo{Name: b.Name, Time: b.Time, Runs: b.Runs}
@@ -86,7 +92,7 @@ func newResources(d *Datasource) backend.CallResourceHandler {
 				return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 			}
 		}
-		runs, err := d.store.Runs(ctx, app, p["build"], nil)
+		runs, err := store.Runs(ctx, app, p["build"], nil)
 		out := make([]runInfo, len(runs))
 		for i, run := range runs {
 			out[i] = runInfo{Name: run.Run, Build: run.Build, Start: run.Start, Duration: run.Duration.Seconds(),
@@ -112,10 +118,10 @@ func newResources(d *Datasource) backend.CallResourceHandler {
 			}
 			limit = n
 		}
-		names, err := d.store.SearchFunctions(ctx, app, q, limit)
+		names, err := store.SearchFunctions(ctx, app, q, limit)
 		return nonNil(names), err
 	})
-	return httpadapter.New(mux)
+	return mux
 }
 
 // param reads a query parameter and checks it like a query's names.

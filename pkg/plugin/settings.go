@@ -61,7 +61,7 @@ const (
 	defaultMaxStacks    = 5_000_000
 	defaultMaxQueries   = 2
 	defaultQueueTimeout = 30 * time.Second
-	defaultQueryMemory  = 256 // MB
+	defaultQueryMemory  = 512 // MB
 )
 
 // flexSeconds decodes a number of seconds given as a JSON number or string.

@@ -55,7 +55,7 @@ func (p *Profile) Intern(f Frame) uint32 {
 	if i, ok := p.index[f]; ok {
 		return i
 	}
-	i := uint32(len(p.Frames))
+	i := uint32(len(p.Frames)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 	p.Frames = append(p.Frames, f)
 	p.index[f] = i
 	return i
@@ -97,7 +97,7 @@ func (p *Profile) FirstSeen(i int) uint64 {
 	if t := p.Samples[i].Time; t >= 0 {
 		return uint64(t)
 	}
-	return uint64(i)
+	return uint64(i) // #nosec G115 -- i is a sample's index, never negative
 }
 
 // CheckValid verifies the invariants every importer must establish: stacks

@@ -20,10 +20,10 @@ import (
 // types or units).
 var ErrMismatch = errors.New("runs cannot be combined")
 
-// Executor answers queries from the runs stored in ClickHouse. Aggregation
-// happens in the database (one GROUP BY per side, stack texts fetched once
-// per distinct stack); the engine then builds the tree. It is safe for
-// concurrent use.
+// Executor answers queries from the runs stored in ClickHouse. A tree
+// query reads each run's per-stack sums (kept at ingest) and the texts of
+// the stacks it has not cached; the engine then builds the tree and its
+// per-node statistics. It is safe for concurrent use.
 type Executor struct {
 	Store *storage.Store
 	// Rules classify system frames for collapseSystem (nil: nothing is
@@ -120,11 +120,7 @@ func unitOf(groups ...[]storage.Run) (string, error) {
 
 // tree answers flamegraph, diff and functions queries.
 func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
-	head, base, unit, err := e.sides(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	b, err := e.load(ctx, head, base)
+	b, unit, err := e.Engine(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -132,10 +128,26 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 		return nil, err
 	}
 	b.StopWhen(ctx)
-	return Render(b, m, e.Rules, unit), ctx.Err()
+	frames, err := Render(b, m, e.Rules, unit)
+	if err != nil {
+		return nil, err
+	}
+	return frames, ctx.Err()
 }
 
-// valueRow is one (side, stack) sum read from ClickHouse.
+// Engine returns the engine filled with the runs of a flamegraph, diff or
+// functions query, and their unit: what Render turns into frames, and
+// what the CLI's CI gate reads.
+func (e *Executor) Engine(ctx context.Context, m Model) (*tree.Builder, string, error) {
+	head, base, unit, err := e.sides(ctx, m)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := e.load(ctx, head, base)
+	return b, unit, err
+}
+
+// valueRow is one (run, stack) sum read from ClickHouse.
 type valueRow struct {
 	group     int
 	hash      uint64
@@ -143,16 +155,22 @@ type valueRow struct {
 	firstSeen uint64
 }
 
-// load fills an engine with the head and base runs. ClickHouse sums each
-// side per stack while the stacks are interned in the engine on the side:
-// those of a selection seen before from the cache, else every stack of
-// the runs the cache lacks, read on a second connection (and cached).
-// Stacks still missing after the sums are in are read by hash.
+// load fills an engine with the value of every stack in every head and
+// base run (one row per run and stack, summed at ingest; see
+// Store.StackValues), each run under its index in chronological order, so
+// that the engine can test each node across runs. Meanwhile the stacks are
+// interned in the engine on the side: those of a selection seen before
+// from the cache, else every stack of the runs the cache lacks, read on a
+// second connection (and cached). Stacks still missing after the values
+// are in are read by hash.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
-	all := append(head[:len(head):len(head)], base...)
-	groups := [][]storage.Run{head}
-	if len(base) > 0 {
-		groups = append(groups, base)
+	all := append(head[:len(head):len(head)], base...) // Store.Runs lists them by start time
+	if err := e.admit(all); err != nil {
+		return nil, err
+	}
+	groups := make([][]storage.Run, len(all))
+	for i := range all {
+		groups[i] = all[i : i+1]
 	}
 	app := head[0].App
 	cache := e.cache()
@@ -178,21 +196,33 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		}
 		sideline <- e.intern(ctx, cache, in, app, hashes)
 	}()
-	// Once the side line is done, rows go into the engine as they arrive;
-	// until then, and for stacks it did not intern, they wait.
 	b := in.b
-	sides := [...]tree.Side{tree.Head, tree.Base}
+	b.SetRuns(tree.Head, len(head))
+	b.SetRuns(tree.Base, len(base))
+	add := func(r valueRow, id tree.StackID) {
+		if r.group < len(head) {
+			b.AddRun(tree.Head, r.group, id, r.value, r.firstSeen)
+		} else {
+			b.AddRun(tree.Base, r.group-len(head), id, r.value, r.firstSeen)
+		}
+	}
+	// Once the side line is done, rows go into the engine as they arrive;
+	// until then, and for stacks it did not intern, they wait: on a cold
+	// query, most of them (one per run and stack).
 	var pending []valueRow
+	if known == nil {
+		n := 0
+		for _, r := range all {
+			n += int(r.Stacks)
+		}
+		pending = make([]valueRow, 0, n)
+	}
 	done := false
 	finish := func(err error) error {
 		done = true
 		return err
 	}
-	rows := 0
 	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
-		if rows++; e.tooManyRows(rows) {
-			return e.tooBig(rows)
-		}
 		if !done {
 			select {
 			case sideErr := <-sideline:
@@ -202,13 +232,14 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 			default:
 			}
 		}
+		r := valueRow{g, hash, value, firstSeen}
 		if done { // in is ours now
 			if id, ok := in.ids[hash]; ok {
-				b.Add(sides[g], id, value, firstSeen)
+				add(r, id)
 				return nil
 			}
 		}
-		pending = append(pending, valueRow{g, hash, value, firstSeen})
+		pending = append(pending, r)
 		return nil
 	})
 	if !done {
@@ -234,13 +265,11 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		return nil, err
 	}
 	for _, r := range pending {
-		b.Add(sides[r.group], in.ids[r.hash], r.value, r.firstSeen)
+		add(r, in.ids[r.hash])
 	}
 	if known == nil {
 		cache.remember(all, slices.Collect(maps.Keys(in.ids)))
 	}
-	b.SetRuns(tree.Head, len(head))
-	b.SetRuns(tree.Base, len(base))
 	return b, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
@@ -11,13 +12,13 @@ import (
 var ErrTooBig = errors.New("query too big")
 
 // Rough costs, on the high side, of what a query holds at its peak: one
-// (side, stack) row while the engine is filled (the row, the interned
-// stack and its frames; BenchmarkUnderLoad's 500k-stack diffs peak at
-// about 200 bytes a row), and a tree node with its data frame row and
-// the row's encodings for gRPC (from the sizes of their fields).
+// (run, stack) row while the engine is filled (the row waiting for its
+// stack, its per-run value, and its share of the interned stack; see
+// docs/PERFORMANCE.md), and a tree node with its data frame row and the
+// row's encodings for gRPC (from the sizes of their fields).
 const (
-	bytesPerNode     = 400
-	bytesPerStackRow = 250
+	bytesPerNode   = 400
+	bytesPerRunRow = 80
 )
 
 // trees is how many trees the query returns.
@@ -49,13 +50,17 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 		ErrTooBig, m.trees(), nodes, need>>20, budget>>20, advice)
 }
 
-// tooManyRows reports whether an engine filled with rows (side, stack)
-// rows would exceed the executor's memory budget.
-func (e *Executor) tooManyRows(rows int) bool {
-	return e.MaxMemory > 0 && int64(rows)*bytesPerStackRow > e.MaxMemory
-}
-
-func (e *Executor) tooBig(rows int) error {
-	return fmt.Errorf("%w: more than %d (side, stack) rows would take over the data source's maxQueryMemory of %d MB: select fewer runs",
-		ErrTooBig, rows-1, e.MaxMemory>>20)
+// admit refuses, before anything is read, runs whose (run, stack) rows
+// (Run.Stacks each) would take the engine over the memory budget.
+func (e *Executor) admit(runs []storage.Run) error {
+	n := 0
+	for _, r := range runs {
+		n += int(r.Stacks)
+	}
+	need := int64(n) * bytesPerRunRow
+	if e.MaxMemory == 0 || need <= e.MaxMemory {
+		return nil
+	}
+	return fmt.Errorf("%w: %d runs of %d (run, stack) rows would take about %d MB, above the data source's maxQueryMemory of %d MB: select fewer runs",
+		ErrTooBig, len(runs), n, need>>20, e.MaxMemory>>20)
 }

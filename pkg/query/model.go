@@ -5,9 +5,11 @@ package query
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/flamediff/flamediff/pkg/tree"
 )
 
-// Type is a query type (SPEC §4).
+// Type is a query type (docs/QUERIES.md).
 type Type string
 
 // The query types.
@@ -25,8 +27,12 @@ const (
 	DefaultMaxNodes = 20_000
 	// MaxMaxNodes bounds maxNodes so that a hostile query cannot ask for a
 	// frame larger than a browser can hold.
-	MaxMaxNodes       = 2_000_000
-	DefaultThreshold  = 0.02
+	MaxMaxNodes      = 2_000_000
+	DefaultThreshold = 0.02
+	DefaultAlpha     = 0.05
+	// MaxAlpha bounds alpha: a false-discovery rate above one half calls
+	// noise a change.
+	MaxAlpha          = 0.5
 	maxNameBytes      = 1024
 	maxNamesPerSelect = 10_000
 )
@@ -63,6 +69,15 @@ type Model struct {
 	Field string `json:"field"`
 	// Threshold hides evolution components under this share of the total.
 	Threshold *float64 `json:"threshold"`
+	// Normalize is what a diff compares: "absolute" values (the default)
+	// or "relative" shares of each side's total.
+	Normalize string `json:"normalize"`
+	// Alpha is the false-discovery rate under which a diff's node or
+	// function is significant (default DefaultAlpha).
+	Alpha *float64 `json:"alpha"`
+	// Focus is a path of labels from the root's child down: flamegraph and
+	// diff queries return that subtree at full detail.
+	Focus []string `json:"focus"`
 }
 
 // Parse decodes and validates a query model, filling defaults.
@@ -90,7 +105,7 @@ func (m *Model) validate() error {
 	}
 	for name, list := range map[string][]string{
 		"head.builds": m.Head.Builds, "head.runs": m.Head.Runs,
-		"base.builds": m.Base.Builds, "base.runs": m.Base.Runs, "builds": m.Builds,
+		"base.builds": m.Base.Builds, "base.runs": m.Base.Runs, "builds": m.Builds, "focus": m.Focus,
 	} {
 		if err := checkNames(name, list); err != nil {
 			return err
@@ -128,7 +143,34 @@ func (m *Model) validate() error {
 	} else if *m.Threshold < 0 || *m.Threshold >= 1 {
 		return fmt.Errorf("threshold must be a share in [0, 1), not %v", *m.Threshold)
 	}
+	switch m.Normalize {
+	case "":
+		m.Normalize = tree.Absolute.String()
+	case tree.Absolute.String(), tree.Relative.String():
+	default:
+		return fmt.Errorf("normalize must be absolute or relative, not %q", m.Normalize)
+	}
+	if m.Alpha == nil {
+		a := DefaultAlpha
+		m.Alpha = &a
+	} else if !(*m.Alpha > 0 && *m.Alpha <= MaxAlpha) {
+		return fmt.Errorf("alpha must be a false-discovery rate in (0, %v], not %v", MaxAlpha, *m.Alpha)
+	}
 	return nil
+}
+
+// Normalization is the engine's form of Normalize.
+func (m Model) Normalization() tree.Normalization {
+	if m.Normalize == tree.Relative.String() {
+		return tree.Relative
+	}
+	return tree.Absolute
+}
+
+// IsTree reports whether the query is answered by the tree engine
+// (flamegraph, diff, functions).
+func (m Model) IsTree() bool {
+	return m.QueryType == FlameGraph || m.QueryType == Diff || m.QueryType == Functions
 }
 
 // IsDiff reports whether the query compares head against base.

@@ -3,6 +3,8 @@ package query
 import (
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -13,6 +15,9 @@ func TestParseDefaults(t *testing.T) {
 	}
 	if m.MaxNodes != DefaultMaxNodes || m.Threshold == nil || *m.Threshold != DefaultThreshold || !m.IsDiff() {
 		t.Errorf("defaults not applied: %+v", m)
+	}
+	if m.Normalize != "absolute" || m.Normalization() != tree.Absolute || m.Alpha == nil || *m.Alpha != DefaultAlpha {
+		t.Errorf("statistics defaults not applied: normalize %q, alpha %v", m.Normalize, m.Alpha)
 	}
 	if m.Base.Runs[0] != "r1" || m.Head.Builds[0] != "2" {
 		t.Errorf("selection lost: %+v", m)
@@ -27,6 +32,15 @@ func TestParseDefaults(t *testing.T) {
 	m, err = Parse([]byte(`{"queryType":"functions","app":"a","head":{"builds":["2"]},"base":{"builds":["1"]}}`))
 	if err != nil || !m.IsDiff() {
 		t.Errorf("functions with a base is a comparison: %v %v", m.IsDiff(), err)
+	}
+	m, err = Parse([]byte(`{"queryType":"diff","app":"a","head":{"builds":["2"]},"base":{"builds":["1"]},
+		"normalize":"relative","alpha":0.5,"focus":["main","f"]}`))
+	if err != nil || m.Normalization() != tree.Relative || *m.Alpha != 0.5 || len(m.Focus) != 2 {
+		t.Errorf("statistics options: %+v, %v", m, err)
+	}
+	o := TreeOptions(tree.NewBuilder(tree.NewFrames()), m, nil)
+	if o.Normalize != tree.Relative || o.Alpha != 0.5 || len(o.Focus) != 2 {
+		t.Errorf("engine options %+v", o)
 	}
 	m, err = Parse([]byte(`{"queryType":"evolution","app":"a","threshold":0}`))
 	if err != nil || *m.Threshold != 0 {
@@ -55,6 +69,11 @@ func TestParseRejects(t *testing.T) {
 		`{"queryType":"evolution","app":"a","threshold":-0.1}`:                       "threshold must be a share",
 		`{"queryType":"evolution","app":"` + long + `"}`:                             "longer than",
 		`{"queryType":"evolution","app":"a","builds":[` + many + `]}`:                "too many names",
+		`{"queryType":"evolution","app":"a","normalize":"percent"}`:                  `normalize must be absolute or relative, not "percent"`,
+		`{"queryType":"timeseries","app":"a","alpha":0}`:                             "alpha must be a false-discovery rate in (0, 0.5], not 0",
+		`{"queryType":"timeseries","app":"a","alpha":0.6}`:                           "alpha must be",
+		`{"queryType":"timeseries","app":"a","alpha":-1}`:                            "alpha must be",
+		`{"queryType":"diff","app":"a","focus":["main",""]}`:                         "focus: empty name",
 	} {
 		_, err := Parse([]byte(raw))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -72,7 +91,8 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if m.MaxNodes <= 0 || m.MaxNodes > MaxMaxNodes || m.Threshold == nil || m.App == "" {
+		if m.MaxNodes <= 0 || m.MaxNodes > MaxMaxNodes || m.Threshold == nil || m.App == "" ||
+			m.Alpha == nil || !(*m.Alpha > 0 && *m.Alpha <= MaxAlpha) || (m.Normalize != "absolute" && m.Normalize != "relative") {
 			t.Errorf("accepted an invalid model: %+v", m)
 		}
 	})

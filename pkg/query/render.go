@@ -1,6 +1,10 @@
 package query
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/frames"
@@ -23,31 +27,69 @@ var Variants = []Variant{
 	{"inverted+collapsed", true, true},
 }
 
+// ErrUnknownFocus means a query's focus path is not in its tree.
+var ErrUnknownFocus = errors.New("focus path not found")
+
+// focusError reports m's focus path as missing (Build's only error).
+func focusError(m Model) error {
+	return fmt.Errorf("%w: %s (an inverted view reads it leaf first)", ErrUnknownFocus, strings.Join(m.Focus, " > "))
+}
+
 // Render turns a filled engine into the frames of a flamegraph, diff or
 // functions query. Both the data source (engine filled from ClickHouse) and
 // `flamediff query` (engine filled from files) call it, so they answer alike.
-func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) data.Frames {
+// A focus path that the tree lacks is an error (ErrUnknownFocus); with
+// variants, a variant that lacks it (an inverted or collapsed view of the
+// path) comes whole, with a notice saying so.
+func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
 	if m.QueryType == Functions {
-		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}
+		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}, nil
 	}
 	if !m.Variants {
-		return data.Frames{frames.FlameGraph(b.Build(o), unit)}
+		t, err := b.Build(o)
+		if err != nil {
+			return nil, focusError(m)
+		}
+		return data.Frames{frames.FlameGraph(t, unit)}, nil
 	}
 	out := make(data.Frames, 0, len(Variants))
+	focused := false
 	for _, v := range Variants {
 		o.Inverted, o.CollapseSystem = v.Inverted, v.CollapseSystem
-		f := frames.FlameGraph(b.Build(o), unit)
-		f.Meta.Custom = map[string]any{"variant": v.Name}
+		t, err := b.Build(o)
+		var notice string
+		if err != nil {
+			notice = "the focus path is not in this view, which shows the whole tree"
+			whole := o
+			whole.Focus = nil
+			if t, err = b.Build(whole); err != nil {
+				return nil, err
+			}
+		} else {
+			focused = true
+		}
+		f := frames.FlameGraph(t, unit)
+		f.Meta.Custom.(map[string]any)["variant"] = v.Name
+		if notice != "" {
+			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: notice})
+		}
 		out = append(out, f)
 	}
-	return out
+	if len(m.Focus) > 0 && !focused {
+		return nil, focusError(m)
+	}
+	return out, nil
 }
 
 // TreeOptions returns the engine options of the view m asks for. The
 // engine asks IsSystem once per distinct frame of a Build.
 func TreeOptions(b *tree.Builder, m Model, rules *sysframes.Rules) tree.Options {
-	o := tree.Options{Inverted: m.Inverted, CollapseSystem: m.CollapseSystem, MaxNodes: m.MaxNodes}
+	o := tree.Options{Inverted: m.Inverted, CollapseSystem: m.CollapseSystem, MaxNodes: m.MaxNodes,
+		Normalize: m.Normalization(), Focus: m.Focus}
+	if m.Alpha != nil {
+		o.Alpha = *m.Alpha
+	}
 	if rules != nil {
 		o.IsSystem = rules.ForFrames(b.Frames())
 	}

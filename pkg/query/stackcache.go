@@ -177,7 +177,7 @@ func (c *StackCache) put(ctx context.Context, store *storage.Store, app string, 
 				renumber[l] = missing
 				continue
 			}
-			i = uint32(len(c.text.frames))
+			i = uint32(len(c.text.frames)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 			c.text.index[h] = i
 			c.text.frames = append(c.text.frames, f)
 		}

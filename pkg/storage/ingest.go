@@ -103,6 +103,8 @@ type prepared struct {
 
 	stackHash   []uint64   // distinct stacks
 	stackFrames [][]uint64 // their frame hashes, root first
+	stackValue  []int64    // their sums over the run
+	stackFirst  []uint64   // and earliest FirstSeen
 
 	// Sample rows, one per (stack, time frame).
 	sStack     []uint64
@@ -115,8 +117,8 @@ type prepared struct {
 	duration    time.Duration
 }
 
-// prepare hashes frames and stacks and sums the samples per (stack, time
-// frame), keeping the earliest FirstSeen.
+// prepare hashes frames and stacks and sums the samples per stack and per
+// (stack, time frame), keeping the earliest FirstSeen.
 func prepare(p *profile.Profile, duration time.Duration) *prepared {
 	r := &prepared{fHash: make([]uint64, len(p.Frames)), duration: duration}
 	for i, f := range p.Frames {
@@ -131,7 +133,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 		if r.duration == 0 {
 			r.duration = time.Duration(last)
 		}
-		span := max(uint64(r.duration), uint64(last)+1)
+		span := max(uint64(r.duration), uint64(last)+1) // #nosec G115 -- durations are checked non-negative, a timed profile's times too
 		r.timeFrameNs = (span + TimeFrames - 1) / TimeFrames
 	}
 	type key struct {
@@ -139,7 +141,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 		frame uint8
 	}
 	rows := make(map[key]int, len(p.Samples)/4)
-	stacks := make(map[uint64]bool)
+	stacks := make(map[uint64]int) // index in stackHash
 	used := make([]bool, len(p.Frames))
 	var scratch []uint64
 	n := uint64(len(p.Samples))
@@ -149,21 +151,26 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 			scratch = append(scratch, r.fHash[f])
 		}
 		h := StackHash(scratch)
-		if !stacks[h] {
-			stacks[h] = true
+		seen := p.FirstSeen(i)
+		if si, ok := stacks[h]; ok {
+			r.stackValue[si] += s.Value
+			r.stackFirst[si] = min(r.stackFirst[si], seen)
+		} else {
+			stacks[h] = len(r.stackHash)
 			r.stackHash = append(r.stackHash, h)
 			r.stackFrames = append(r.stackFrames, append([]uint64(nil), scratch...))
+			r.stackValue = append(r.stackValue, s.Value)
+			r.stackFirst = append(r.stackFirst, seen)
 			for _, f := range s.Stack {
 				used[f] = true
 			}
 		}
 		var tf uint8
 		if timed {
-			tf = uint8(uint64(s.Time) / r.timeFrameNs)
+			tf = uint8(uint64(s.Time) / r.timeFrameNs) // #nosec G115 -- a timed profile's times are in [0, span): the quotient is below TimeFrames
 		} else {
-			tf = uint8(uint64(i) * TimeFrames / n)
+			tf = uint8(uint64(i) * TimeFrames / n) // #nosec G115 -- i < n: the quotient is below TimeFrames
 		}
-		seen := p.FirstSeen(i)
 		k := key{h, tf}
 		if j, ok := rows[k]; ok {
 			r.sValue[j] += s.Value
@@ -199,7 +206,7 @@ func newIngestID() uint64 {
 
 // Ingest stores p as run meta.App/Build/Run. Frames and stacks are
 // interned, samples are summed per (stack, time frame) and written under a
-// fresh ingest id with the list of its stacks, and the runs row that makes
+// fresh ingest id with the sums of its stacks (run stacks), and the runs row that makes
 // them visible is written last: a run is either entirely visible or
 // absent, whatever fails or is cancelled on the way. Re-ingesting a run replaces it (its newest commit
 // wins); the old rows stay, invisible. progress, if not nil, is called
@@ -261,7 +268,7 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 	}
 	if err == nil {
 		err = s.insert(ctx, s.q.runStacks, &runStacksSchema, len(r.stackHash), report, func(b driver.Batch, lo, hi int) error {
-			return appendColumns(b, repeat(app, hi-lo), repeat(id, hi-lo), r.stackHash[lo:hi])
+			return appendColumns(b, repeat(app, hi-lo), repeat(id, hi-lo), r.stackHash[lo:hi], r.stackValue[lo:hi], r.stackFirst[lo:hi])
 		})
 	}
 	if err == nil {
@@ -336,7 +343,7 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 	return s.insert(ctx, s.q.runs, &runsSchema, 1, nil, func(b driver.Batch, _, _ int) error {
 		m := r.meta
 		return b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
-			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration),
+			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
 			m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
 			r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs)
 	})

@@ -73,6 +73,8 @@ func (t Tables) quoted() (quotedTables, error) {
 	return q, nil
 }
 
+// column is one column of a table; typ may end in a DEFAULT clause, which
+// rows written without the column get (see runStacksSchema).
 type column struct{ name, typ string }
 
 // tableSchema is the portable default DDL of one table, declared once so
@@ -105,14 +107,24 @@ var samplesSchema = tableSchema{
 	orderBy: "app, ingest_id, stack_hash, time_frame",
 }
 
-// runStacksSchema lists the distinct stacks of each ingest: what a cold
-// read of a run's stack texts selects them by, a fraction of its sample
-// rows (one per stack and time frame).
+// runStacksSchema holds one row per (ingest, stack) with the stack's sums
+// over the whole run: what a tree query reads (a fraction of the sample
+// rows, one per stack and time frame, and no aggregation), and what a cold
+// read of a run's stack texts selects them by. Rows without the sums
+// (listed before the columns existed, or by an older CLI) have first_seen
+// = unsummed; readers take those ingests from the samples.
 var runStacksSchema = tableSchema{
-	columns: []column{{"app", "String"}, {"ingest_id", "UInt64"}, {"stack_hash", "UInt64"}},
+	columns: []column{
+		{"app", "String"}, {"ingest_id", "UInt64"}, {"stack_hash", "UInt64"},
+		{"value", "Int64"}, {"first_seen", "UInt64 DEFAULT " + unsummedSQL},
+	},
 	engine:  "MergeTree()",
 	orderBy: "app, ingest_id, stack_hash",
 }
+
+// unsummedSQL is the first_seen of run stacks rows without sums: no real
+// first-seen key (a sample time in ns, or a position) comes near it.
+const unsummedSQL = "18446744073709551615"
 
 var runsSchema = tableSchema{
 	columns: []column{
@@ -172,8 +184,10 @@ func (t Tables) DDL() ([]string, error) {
 }
 
 // Migrate creates the database named in the connection options (if any)
-// and every missing table. It is idempotent: existing tables are left as
-// they are (CheckTables reports missing columns).
+// and every missing table, adds the columns an existing table lacks (an
+// upgrade), and fills in the run stacks rows of visible ingests written
+// before their columns existed. It is idempotent; CheckTables reports what
+// it could not fix.
 func (s *Store) Migrate(ctx context.Context) error {
 	if db := s.opts.Auth.Database; db != "" {
 		// The main connection cannot open before its database exists.
@@ -198,25 +212,58 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: %s: %w", strings.SplitN(stmt, "(", 2)[0], err)
 		}
 	}
+	if err := s.addColumns(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	if err := s.backfillRunStacks(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
 }
 
-// backfillRunStacks lists the stacks of the committed ingests that the
-// run stacks table lacks: those written before the table existed. Finding
-// them reads only the runs table and the run stacks' ingest ids, so a
-// migrate with nothing to do stays cheap. An ingest running meanwhile may
-// get its stacks listed twice, which readers do not mind.
+// addColumns adds to each existing table the columns of its schema that
+// it lacks (ALTER TABLE ADD COLUMN: metadata only; old rows read the
+// column's default).
+func (s *Store) addColumns(ctx context.Context) error {
+	tables, have, err := s.columns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, tc := range tables {
+		cols := have[tc.key]
+		if cols == nil {
+			continue // not there: CheckTables says so
+		}
+		for _, c := range tc.schema.columns {
+			if cols[c.name] {
+				continue
+			}
+			if err := s.conn.Exec(ctx, "ALTER TABLE "+tc.quoted+" ADD COLUMN "+c.name+" "+c.typ); err != nil {
+				return fmt.Errorf("add column %s to %s: %w", c.name, tc.quoted, err)
+			}
+		}
+	}
+	return nil
+}
+
+// backfillRunStacks writes the run stacks rows (stack sums) of the visible
+// ingests that have none with sums: those written before the table or its
+// sum columns existed, or by an older CLI since. Finding them reads only
+// the runs table and two columns of run stacks, so a migrate with nothing
+// to do stays cheap. The rows listed without sums stay; readers skip them.
+// Run one migrate at a time: two at once may both fill an ingest in, and
+// readers then take that ingest from the samples (they check the number
+// of rows against the run's stack count).
 func (s *Store) backfillRunStacks(ctx context.Context) error {
 	notIn := strings.Replace(s.in, "IN", "NOT IN", 1)
-	rows, err := s.conn.Query(ctx, "SELECT ingest_id FROM "+s.q.runs+" WHERE deleted = 0 AND ingest_id "+
-		notIn+" (SELECT ingest_id FROM "+s.q.runStacks+") GROUP BY ingest_id")
+	rows, err := s.conn.Query(ctx, "SELECT ingest_id FROM "+s.q.runs+" WHERE deleted = 0"+
+		" AND ingest_id "+s.in+" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run)"+
+		" AND ingest_id "+notIn+" (SELECT ingest_id FROM "+s.q.runStacks+" WHERE first_seen != "+unsummedSQL+")"+
+		" GROUP BY ingest_id")
 	if err != nil {
-		return fmt.Errorf("find ingests to list the stacks of: %w", err)
+		return fmt.Errorf("find ingests without stack sums: %w", err)
 	}
-	ids, err := collect(rows, "find ingests to list the stacks of", func(scan func(...any) error) (uint64, error) {
+	ids, err := collect(rows, "find ingests without stack sums", func(scan func(...any) error) (uint64, error) {
 		var id uint64
 		err := scan(&id)
 		return id, err
@@ -224,47 +271,59 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	err = s.conn.Exec(ctx, "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+") SELECT app, ingest_id, stack_hash FROM "+
+	err = s.conn.Exec(ctx, "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+
+		") SELECT app, ingest_id, stack_hash, sum(value), min(first_seen) FROM "+
 		s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(ids))
 	if err != nil {
-		return fmt.Errorf("list the stacks of %d earlier ingests: %w", len(ids), err)
+		return fmt.Errorf("sum the stacks of %d earlier ingests: %w", len(ids), err)
 	}
 	return nil
 }
 
-// CheckTables verifies that every table exists with every column Flamediff
-// uses, and returns an error naming each missing table and column.
-// Distributed tables pass when they expose the same columns.
-func (s *Store) CheckTables(ctx context.Context) error {
+// tableKey names a table in system.columns.
+type tableKey struct{ db, table string }
+
+// tableColumns is one of the store's tables with its schema.
+type tableColumns struct {
+	key    tableKey
+	quoted string
+	schema *tableSchema
+}
+
+// columns lists the store's tables and the columns each existing one has.
+func (s *Store) columns(ctx context.Context) ([]tableColumns, map[tableKey]map[string]bool, error) {
 	var current string
 	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
-		return fmt.Errorf("check tables: %w", err)
+		return nil, nil, fmt.Errorf("read columns: %w", err)
 	}
-	type key struct{ db, table string }
-	want := map[key]*tableSchema{}
+	var tables []tableColumns
 	var dbs, names []string
 	t := s.tables
 	for _, f := range t.fields() {
-		k := key{current, *f.name}
+		k := tableKey{current, *f.name}
 		if i := strings.LastIndex(*f.name, "."); i >= 0 {
-			k = key{(*f.name)[:i], (*f.name)[i+1:]}
+			k = tableKey{(*f.name)[:i], (*f.name)[i+1:]}
 		}
-		want[k] = f.schema
+		q, err := quoteIdent(*f.name)
+		if err != nil {
+			return nil, nil, err
+		}
+		tables = append(tables, tableColumns{k, q, f.schema})
 		dbs, names = append(dbs, k.db), append(names, k.table)
 	}
 	rows, err := s.conn.Query(ctx,
 		"SELECT database, table, name FROM system.columns WHERE database IN ? AND table IN ?",
 		groupSet(dbs), groupSet(names))
 	if err != nil {
-		return fmt.Errorf("check tables: %w", err)
+		return nil, nil, fmt.Errorf("read columns: %w", err)
 	}
 	defer rows.Close()
-	have := map[key]map[string]bool{}
+	have := map[tableKey]map[string]bool{}
 	for rows.Next() {
-		var k key
+		var k tableKey
 		var col string
 		if err := rows.Scan(&k.db, &k.table, &col); err != nil {
-			return fmt.Errorf("check tables: %w", err)
+			return nil, nil, fmt.Errorf("read columns: %w", err)
 		}
 		if have[k] == nil {
 			have[k] = map[string]bool{}
@@ -272,17 +331,29 @@ func (s *Store) CheckTables(ctx context.Context) error {
 		have[k][col] = true
 	}
 	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read columns: %w", err)
+	}
+	return tables, have, nil
+}
+
+// CheckTables verifies that every table exists with every column Flamediff
+// uses, and returns an error naming each missing table and column.
+// Distributed tables pass when they expose the same columns.
+func (s *Store) CheckTables(ctx context.Context) error {
+	tables, have, err := s.columns(ctx)
+	if err != nil {
 		return fmt.Errorf("check tables: %w", err)
 	}
 	var problems []string
-	for k, ts := range want {
+	for _, tc := range tables {
+		k := tc.key
 		cols := have[k]
 		if cols == nil {
 			problems = append(problems, fmt.Sprintf("table %s.%s is missing", k.db, k.table))
 			continue
 		}
 		var missing []string
-		for _, c := range ts.columns {
+		for _, c := range tc.schema.columns {
 			if !cols[c.name] {
 				missing = append(missing, c.name)
 			}

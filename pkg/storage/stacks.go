@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/ext"
@@ -22,10 +23,11 @@ type Frame struct {
 // key k feeds. When no run is in two groups the key is the group itself,
 // so ClickHouse sums each group (far fewer rows than per run).
 type grouping struct {
-	app  string
-	ids  []uint64 // distinct ingest ids
-	key  []uint32 // server key of ids[i]
-	keys [][]int  // groups per server key
+	app    string
+	ids    []uint64 // distinct ingest ids
+	stacks []uint64 // distinct stacks of ids[i] (Run.Stacks)
+	key    []uint32 // server key of ids[i]
+	keys   [][]int  // groups per server key
 }
 
 func newGrouping(groups [][]Run) (*grouping, error) {
@@ -43,6 +45,7 @@ func newGrouping(groups [][]Run) (*grouping, error) {
 			}
 			if _, ok := groupsOf[r.IngestID]; !ok {
 				g.ids = append(g.ids, r.IngestID)
+				g.stacks = append(g.stacks, r.Stacks)
 			}
 			groupsOf[r.IngestID] = append(groupsOf[r.IngestID], gi)
 		}
@@ -65,9 +68,22 @@ func newGrouping(groups [][]Run) (*grouping, error) {
 		g.keys = append(g.keys, []int{gi})
 	}
 	for _, id := range g.ids {
-		g.key = append(g.key, uint32(groupsOf[id][0]))
+		g.key = append(g.key, uint32(groupsOf[id][0])) // #nosec G115 -- a group index, below the query's few selections
 	}
 	return g, nil
+}
+
+// perIngest reports whether every server key stands for one ingest (one
+// run per group, or runs shared between groups).
+func (g *grouping) perIngest() bool {
+	seen := make([]bool, len(g.keys))
+	for _, k := range g.key {
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
 }
 
 // keyExpr is the SQL of the server key, with its bound arguments.
@@ -103,25 +119,54 @@ func (s *Store) scanRows(ctx context.Context, what, query string, args []any, de
 	return nil
 }
 
-// StackValues sums, in ClickHouse, the samples of each group of runs per
+// StackValues sums, in ClickHouse, the values of each group of runs per
 // stack, and calls visit once per (group, stack) with the sum and the
 // earliest first-seen key (Profile.FirstSeen) among them. Pass one group
 // per run for per-run values, or one group per side of a diff to let the
-// server add the runs up. A run may be in several groups. Rows stream in
-// no particular order; more than Options.MaxRows of them fail with
+// server add the runs up. A run may be in several groups (then visit gets
+// a group's stacks once per run: add the values up). Rows stream in no
+// particular order; more than Options.MaxRows of them fail with
 // ErrTooManyRows. An error from visit stops the read and is returned.
+//
+// The sums are whole runs': they come from the run stacks table (one row
+// per ingest and stack, read as they are when each group is one run) for
+// the ingests that have a summed row for each of their stacks, and from
+// the samples for the others (not yet migrated).
 func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 	visit func(group int, stackHash uint64, value int64, firstSeen uint64) error) error {
 	g, err := newGrouping(groups)
 	if err != nil {
 		return fmt.Errorf("read stack values: %w", err)
 	}
-	key, args := g.keyExpr()
-	q := "SELECT " + key + " AS k, stack_hash, sum(value), min(first_seen) FROM " + s.q.samples +
-		" WHERE app = ? AND ingest_id IN ? GROUP BY k, stack_hash LIMIT ?"
+	summed, rest, err := s.summedIngests(ctx, g)
+	if err != nil {
+		return fmt.Errorf("read stack values: %w", err)
+	}
+	var parts []string
+	var args []any
+	part := func(sql string, ids []uint64) {
+		key, keyArgs := g.keyExpr()
+		parts = append(parts, "SELECT "+key+" AS k, stack_hash AS h, "+sql)
+		args = append(append(args, keyArgs...), g.app, groupSet(ids))
+	}
+	if len(summed) > 0 {
+		where := " FROM " + s.q.runStacks + " WHERE app = ? AND ingest_id IN ? AND first_seen != " + unsummedSQL
+		if g.perIngest() {
+			part("value AS v, first_seen AS f"+where, summed)
+		} else {
+			part("sum(value) AS v, min(first_seen) AS f"+where+" GROUP BY k, h", summed)
+		}
+	}
+	if len(rest) > 0 {
+		part("sum(value) AS v, min(first_seen) AS f FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ? GROUP BY k, h", rest)
+	}
+	q := "SELECT k, h, v, f FROM (" + strings.Join(parts, " UNION ALL ") + ") LIMIT ?"
+	if len(parts) > 1 && !g.perIngest() { // a group's runs in both parts
+		q = "SELECT k, h, sum(v), min(f) FROM (" + strings.Join(parts, " UNION ALL ") + ") GROUP BY k, h LIMIT ?"
+	}
 	var hash, seen uint64
 	var value int64
-	return s.scanRows(ctx, "read stack values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value, &seen},
+	return s.scanRows(ctx, "read stack values", q, args, []any{&hash, &value, &seen},
 		func(k uint32) error {
 			for _, gi := range g.keys[k] {
 				if err := visit(gi, hash, value, seen); err != nil {
@@ -130,6 +175,35 @@ func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 			}
 			return nil
 		})
+}
+
+// summedIngests splits the ingests of g into those whose run stacks rows
+// hold the sums of every stack (as many summed rows as the run has
+// stacks) and the rest.
+func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []uint64, err error) {
+	rows, err := s.conn.Query(ctx, "SELECT ingest_id, count() FROM "+s.q.runStacks+
+		" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL+" GROUP BY ingest_id", g.app, groupSet(g.ids))
+	if err != nil {
+		return nil, nil, err
+	}
+	count := map[uint64]uint64{}
+	_, err = collect(rows, "count summed stacks", func(scan func(...any) error) (struct{}, error) {
+		var id, n uint64
+		err := scan(&id, &n)
+		count[id] = n
+		return struct{}{}, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, id := range g.ids {
+		if count[id] == g.stacks[i] {
+			summed = append(summed, id)
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	return summed, rest, nil
 }
 
 // Timeline is StackValues per time frame: visit gets each (group, stack,
@@ -349,7 +423,7 @@ func (s *StackSet) Add(hash uint64, frames []uint64) error {
 	for _, h := range frames {
 		i, ok := s.index[h]
 		if !ok {
-			i = uint32(len(s.FrameHashes))
+			i = uint32(len(s.FrameHashes)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 			s.index[h] = i
 			s.FrameHashes = append(s.FrameHashes, h)
 		}

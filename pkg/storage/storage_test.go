@@ -81,20 +81,22 @@ func TestMigrateAndCheckTables(t *testing.T) {
 	}
 }
 
-// Ingests written before the run stacks table existed get their stack
-// lists from Migrate, once.
-func TestMigrateListsStacksOfEarlierIngests(t *testing.T) {
+// Ingests written before the run stacks table or its sum columns existed
+// get their rows from Migrate, once; those of invisible ingests (replaced,
+// deleted) are not worth writing.
+func TestMigrateSumsStacksOfEarlierIngests(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})
-	ingest(t, s, meta("a", "1", "r1"), build("main;a 3", "main;b 2"))
-	ingest(t, s, meta("a", "1", "r2"), build("main;a 1", "main;c 1"))
+	r1, r2 := build("main;a 3", "main;b 2", "main;a 4 @t9"), build("main;a 1 @t5", "main;c 1")
+	ingest(t, s, meta("a", "1", "r1"), r1)
+	ingest(t, s, meta("a", "1", "r2"), r2)
 	ingest(t, s, meta("b", "1", "r1"), build("main;x 1"))
 	ingest(t, s, meta("a", "1", "gone"), build("main;d 1"))
 	if err := s.DeleteRun(ctx, "a", "1", "gone"); err != nil {
 		t.Fatal(err)
 	}
-	listed := func() map[string]int {
-		rows, err := s.conn.Query(ctx, "SELECT app, count() FROM run_stacks GROUP BY app")
+	summed := func() map[string]int {
+		rows, err := s.conn.Query(ctx, "SELECT app, count() FROM run_stacks WHERE first_seen != "+unsummedSQL+" GROUP BY app")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,29 +112,87 @@ func TestMigrateListsStacksOfEarlierIngests(t *testing.T) {
 		}
 		return n
 	}
-	want := listed()
-	if !maps.Equal(want, map[string]int{"a": 5, "b": 1}) { // (ingest, stack) pairs; a deleted run keeps its list, as its samples
-		t.Fatalf("ingest listed %v", want)
+	// (ingest, stack) pairs; a deleted run keeps its rows, as its samples.
+	if got := summed(); !maps.Equal(got, map[string]int{"a": 5, "b": 1}) {
+		t.Fatalf("ingest summed %v", got)
 	}
-	if err := s.conn.Exec(ctx, "DROP TABLE run_stacks"); err != nil { // as before the table existed
-		t.Fatal(err)
+	for _, before := range []struct{ name, sql string }{
+		{"no table", ""},
+		{"a list without sums", "CREATE TABLE run_stacks (app String, ingest_id UInt64, stack_hash UInt64) " +
+			"ENGINE = MergeTree() ORDER BY (app, ingest_id, stack_hash)"},
+	} {
+		t.Run(before.name, func(t *testing.T) {
+			if err := s.conn.Exec(ctx, "DROP TABLE run_stacks"); err != nil {
+				t.Fatal(err)
+			}
+			if before.sql != "" {
+				if err := s.conn.Exec(ctx, before.sql); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.conn.Exec(ctx, "INSERT INTO run_stacks SELECT app, ingest_id, stack_hash FROM samples "+
+					"GROUP BY app, ingest_id, stack_hash"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				if err := s.Migrate(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.CheckTables(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := summed(); !maps.Equal(got, map[string]int{"a": 4, "b": 1}) {
+				t.Fatalf("after migrating twice: %v", got)
+			}
+			runs, err := s.Runs(ctx, "a", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			equalTotals(t, perRun(t, s, runs)[0], totals(r1))
+			equalTotals(t, perRun(t, s, runs)[1], totals(r2))
+		})
 	}
-	for range 2 {
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := listed(); !maps.Equal(got, want) {
-		t.Fatalf("after migrating twice: %v, want %v", got, want)
-	}
+	// The sums read are the run stacks rows, not the samples: a sample row
+	// added behind the store's back does not show.
 	runs, err := s.Runs(ctx, "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	if err := s.Stacks(ctx, runs, func(uint64, []Frame) error { n++; return nil }); err != nil || n != 3 {
-		t.Fatalf("stacks of app a: %d, %v; want 3", n, err)
+	if err := s.conn.Exec(ctx, "INSERT INTO samples (app, ingest_id, stack_hash, value) SELECT app, ingest_id, stack_hash, 1000 "+
+		"FROM samples WHERE ingest_id = ? LIMIT 1", runs[0].IngestID); err != nil {
+		t.Fatal(err)
 	}
+	equalTotals(t, perRun(t, s, runs)[0], totals(r1))
+}
+
+// perRun reads the per-run stack values of runs as stack texts.
+func perRun(t *testing.T, s *Store, runs []Run) []map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	text := map[uint64]string{}
+	if err := s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+		var names []string
+		for _, f := range frames {
+			names = append(names, f.Name+"@"+f.Module)
+		}
+		text[h] = strings.Join(names, ";")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	groups := make([][]Run, len(runs))
+	got := make([]map[string]int64, len(runs))
+	for i := range runs {
+		groups[i], got[i] = runs[i:i+1], map[string]int64{}
+	}
+	if err := s.StackValues(ctx, groups, func(g int, h uint64, v int64, _ uint64) error {
+		got[g][text[h]] += v
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 func dbOf(t *testing.T, s *Store) string {
@@ -467,28 +527,46 @@ func TestStackValuesAndStacks(t *testing.T) {
 		name   string
 		groups [][]Run
 		want   []map[string]int64
+		shared bool // a run in two groups: one row per run and stack
 	}{
-		{"per side", [][]Run{base, head}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(head1)}},
-		{"per run", [][]Run{base[:1], base[1:], head}, []map[string]int64{totals(base1), totals(base2), totals(head1)}},
-		{"run in two groups", [][]Run{base, base[:1]}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(base1)}},
+		{"per side", [][]Run{base, head}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(head1)}, false},
+		{"per run", [][]Run{base[:1], base[1:], head}, []map[string]int64{totals(base1), totals(base2), totals(head1)}, false},
+		{"run in two groups", [][]Run{base, base[:1]}, []map[string]int64{sumTotals(totals(base1), totals(base2)), totals(base1)}, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := make([]map[string]int64, len(tt.groups))
-			for i := range got {
-				got[i] = map[string]int64{}
-			}
-			err := s.StackValues(ctx, tt.groups, func(g int, h uint64, v int64, _ uint64) error {
-				got[g][text[h]] += v
-				return nil
-			})
-			if err != nil {
+	// The same sums whether the run stacks rows hold them, hold an ingest
+	// twice (two migrates at once: that ingest is read from the samples)
+	// or are missing (not migrated yet).
+	for _, state := range []struct{ name, sql string }{
+		{"summed", ""},
+		{"an ingest twice", "INSERT INTO run_stacks SELECT * FROM run_stacks WHERE ingest_id = " + fmt.Sprint(base[0].IngestID)},
+		{"none", "TRUNCATE TABLE run_stacks"},
+	} {
+		if state.sql != "" {
+			if err := s.conn.Exec(ctx, state.sql); err != nil {
 				t.Fatal(err)
 			}
-			for i := range got {
-				equalTotals(t, got[i], tt.want[i])
-			}
-		})
+		}
+		for _, tt := range tests {
+			t.Run(state.name+"/"+tt.name, func(t *testing.T) {
+				got := make([]map[string]int64, len(tt.groups))
+				for i := range got {
+					got[i] = map[string]int64{}
+				}
+				err := s.StackValues(ctx, tt.groups, func(g int, h uint64, v int64, _ uint64) error {
+					if _, dup := got[g][text[h]]; dup && !tt.shared {
+						t.Errorf("group %d, stack %s visited twice", g, text[h])
+					}
+					got[g][text[h]] += v
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					equalTotals(t, got[i], tt.want[i])
+				}
+			})
+		}
 	}
 	stop := errors.New("stop")
 	if err := s.StackValues(ctx, [][]Run{base}, func(int, uint64, int64, uint64) error { return stop }); err != stop {

@@ -81,7 +81,7 @@ func BenchmarkBuildDiff(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for b.Loop() {
-				t = builder.Build(o)
+				t, _ = builder.Build(o)
 			}
 			runtime.ReadMemStats(&after)
 			allocated := float64(after.TotalAlloc-before.TotalAlloc) / float64(b.N)
@@ -90,6 +90,73 @@ func BenchmarkBuildDiff(b *testing.B) {
 			b.ReportMetric(float64(unsafe.Sizeof(Node{})), "B/node-kept")
 		})
 	}
+}
+
+// diffRuns is 2 x 20 runs over 200,000 distinct stacks (the size of the
+// query benchmarks' data), twice: with per-run values (AddRun) and as sums
+// (Add).
+var diffRuns = sync.OnceValues(func() (runs, sums *Builder) {
+	const stacks, n = 200_000, 20
+	p := newProgram(3, 20_000)
+	f := NewFrames()
+	for i := range 20_000 {
+		f.Intern(fmt.Sprintf("pkg%d.Function%d", i%300, i), "")
+	}
+	runs, sums = NewBuilder(f), NewBuilder(f)
+	var buf []uint32
+	for runs.Stacks() < stacks {
+		buf = p.stack(buf)
+		runs.Stack(buf)
+		sums.Stack(buf)
+	}
+	for _, side := range []Side{Base, Head} {
+		runs.SetRuns(side, n)
+		sums.SetRuns(side, n)
+	}
+	weight := rand.NewZipf(p.r, 1.1, 1, 10_000)
+	for id := range StackID(stacks) {
+		w := int64(weight.Uint64() + 1)
+		for _, side := range []Side{Base, Head} {
+			for run := range n {
+				v, first := w+p.r.Int64N(w+1), uint64(run*1000)+uint64(id)
+				runs.AddRun(side, run, id, v, first)
+				sums.Add(side, id, v, first)
+			}
+		}
+	}
+	return runs, sums
+})
+
+// BenchmarkBuildDiffStats is the cost of per-node statistics: the same
+// diff of 2 x 20 runs over 200,000 stacks built from per-run values
+// (stats) and from sums (no statistics), as a query asks for it.
+func BenchmarkBuildDiffStats(b *testing.B) {
+	runs, sums := diffRuns()
+	for _, o := range []Options{{MaxNodes: 20_000}, {Inverted: true, MaxNodes: 20_000}} {
+		for _, c := range []struct {
+			name    string
+			builder *Builder
+		}{{"stats", runs}, {"sums", sums}} {
+			b.Run(fmt.Sprintf("inverted=%v,maxNodes=%d/%s", o.Inverted, o.MaxNodes, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				var t *Tree
+				for b.Loop() {
+					t, _ = c.builder.Build(o)
+				}
+				b.ReportMetric(float64(t.Len()), "nodes")
+			})
+		}
+	}
+	b.Run("functions/stats", func(b *testing.B) {
+		for b.Loop() {
+			runs.Functions(Options{})
+		}
+	})
+	b.Run("functions/sums", func(b *testing.B) {
+		for b.Loop() {
+			sums.Functions(Options{})
+		}
+	})
 }
 
 // BenchmarkAdd is the cost of one run's value for one stack.
@@ -182,7 +249,9 @@ func BenchmarkMerge40(b *testing.B) {
 			}
 			builder.SetRuns(Base, len(runs)/2)
 			builder.SetRuns(Head, len(runs)-len(runs)/2)
-			builder.Build(Options{})
+			if _, err := builder.Build(Options{}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("pprof.Merge", func(b *testing.B) {

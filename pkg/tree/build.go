@@ -12,8 +12,11 @@ import (
 // when Base has runs too. Values are per run. Children are ordered by first
 // seen (ties by name, module, id), or alphabetically when o.Inverted. With
 // o.MaxNodes the smallest nodes are merged into "other" children (see
-// Options). Build does not modify the Builder.
-func (b *Builder) Build(o Options) (t *Tree) {
+// Options). A diff whose runs were added with AddRun, at least 2 a side,
+// has statistics (Tree.Stats); otherwise Tree.StatsNotice says why not.
+// The only error is an o.Focus path that no stack has. Build does not
+// modify the Builder.
+func (b *Builder) Build(o Options) (t *Tree, err error) {
 	defer b.stop.recover(&t, b.frames)
 	order := b.frames.compareChronological
 	if o.Inverted {
@@ -23,15 +26,35 @@ func (b *Builder) Build(o Options) (t *Tree) {
 	if o.MaxNodes > 0 {
 		limit = max(o.MaxNodes, 2)
 	}
-	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0}
-	t.Nodes = b.newView(o).trie(o.Inverted, order, limit)
+	v, err := b.newView(o)
+	if err != nil {
+		return nil, err
+	}
+	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0, Normalize: o.Normalize, Alpha: cmp.Or(o.Alpha, DefaultAlpha), Runs: b.runs}
+	if t.Diff {
+		t.StatsNotice = b.StatsNotice()
+	}
+	test := b.newTester(o)
+	l := v.trie(o.Inverted, order, limit, test)
+	t.Nodes = l.nodes
+	if len(o.Focus) > 0 {
+		// The root keeps the whole tree's totals: what is outside the
+		// path is its self.
+		root := &t.Nodes[0]
+		root.HeadSelf += v.rootRaw.HeadTotal - root.HeadTotal
+		root.BaseSelf += v.rootRaw.BaseTotal - root.BaseTotal
+		root.HeadTotal, root.BaseTotal = v.rootRaw.HeadTotal, v.rootRaw.BaseTotal
+	}
 	for i := range t.Nodes {
 		t.Nodes[i].scale(b.runs)
 	}
-	if limit > 0 && len(t.Nodes) > limit {
-		t.prune(limit)
+	if test != nil {
+		t.Stats = l.stats(t, test)
 	}
-	return t
+	if limit > 0 && len(t.Nodes) > limit {
+		t.prune(limit, test)
+	}
+	return t, nil
 }
 
 // trie lays the view's stacks out as a pre-order node array with raw sums
@@ -44,8 +67,19 @@ func (b *Builder) Build(o Options) (t *Tree) {
 // on other cores at the same time. With a node limit (0: none) that the
 // trie exceeds, only the nodes that pruning might keep are laid out
 // (planCut).
-func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int) []Node {
+//
+// With a tester (statistics), the layout notes which node each stack's
+// value lands in (owner) and what each "other" node it makes holds, and
+// the cut is up to sigBoost times lower, so that prune can prefer
+// significant nodes up to that much smaller than the ones it would keep
+// otherwise.
+func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, test *tester) *layout {
 	l := &layout{v: v, inverted: inverted, order: order}
+	if test != nil {
+		l.test = test
+		l.owner = make([]int32, len(v.b.stackKey))
+		l.others = make(map[int32]otherInfo)
+	}
 	l.ids = sortInHalves(v.active, func(x, y uint32) int {
 		v.b.stop.check()
 		return compareStacks(v.stack(x), v.stack(y), inverted)
@@ -58,7 +92,7 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int) [
 	for i, id := range l.ids {
 		cur := v.stack(id)
 		common := commonPrefix(prev, cur, inverted)
-		l.lcp[i] = uint32(common)
+		l.lcp[i] = uint32(common) // #nosec G115 -- a common prefix of two stacks, no longer than a stack
 		l.before[i+1] = l.before[i] + len(cur) - common
 		l.first[i] = v.firstSeen(id)
 		rootFirst = min(rootFirst, l.first[i])
@@ -72,7 +106,8 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int) [
 	l.cores = make(chan struct{}, runtime.GOMAXPROCS(0)-1)
 	w := &worker{}
 	l.subtree(w, 0, len(l.ids), 0, siblingKey{RootFrame, rootFirst})
-	return l.nodes[:w.pos]
+	l.nodes = l.nodes[:w.pos]
+	return l
 }
 
 // planCut readies the layout to leave out the nodes that pruning to limit
@@ -92,7 +127,7 @@ func (l *layout) planCut(limit int) int {
 			l.sums[s][i+1] = l.sums[s][i] + l.v.b.value[s][id]
 		}
 	}
-	l.root = l.rangeTotals(0, n)
+	l.root = l.v.rootRaw
 	l.root.scale(l.v.b.runs)
 	// The node at depth d of the first stack that reaches it spans the
 	// stacks up to the next one sharing fewer than d frames with it. Nodes
@@ -120,6 +155,12 @@ func (l *layout) planCut(limit int) int {
 		ranks = append(ranks, rankCount{l.rank(l.rangeTotals(o.start, n)), o.high - o.low + 1})
 	}
 	l.cut = kthLargest(ranks, limit)
+	if l.test != nil {
+		// Also test (lay out) nodes up to sigBoost times smaller, but no
+		// more than testedPerKept per kept node: a flat tail of similar
+		// nodes would otherwise be tested whole.
+		l.cut = max(l.cut/sigBoost, kthLargest(ranks, min(testedPerKept*limit, l.before[n])))
+	}
 	l.cutting = true
 	kept := 1 // the root
 	for _, r := range ranks {
@@ -150,9 +191,22 @@ func (l *layout) rank(raw Node) float64 {
 	return importance(raw.HeadTotal, raw.BaseTotal, l.root)
 }
 
-// leftOut says whether the child of the stacks ids[start:end] is below
-// the cut, adding its totals to other (a node's OtherFrame child) if so.
-func (l *layout) leftOut(start, end int, other *Node) bool {
+// leftOutNodes sums the children of a node that the cut leaves out.
+type leftOutNodes struct {
+	Node // their totals; Size is 1 once there is any
+	otherInfo
+	mark int // with statistics, where their ranges start in worker.out
+}
+
+// otherInfo is what an "other" node of the layout stands for.
+type otherInfo struct {
+	count    int     // nodes
+	maxDelta float64 // the largest delta of the children left out
+}
+
+// leftOut says whether the child at depth+1 of the stacks ids[start:end]
+// is below the cut, adding it to other if so.
+func (l *layout) leftOut(w *worker, start, end, depth int, other *leftOutNodes) bool {
 	if !l.cutting {
 		return false
 	}
@@ -163,6 +217,12 @@ func (l *layout) leftOut(start, end int, other *Node) bool {
 	other.HeadTotal += nd.HeadTotal
 	other.BaseTotal += nd.BaseTotal
 	other.Size = 1
+	if l.test != nil {
+		nd.scale(l.v.b.runs)
+		other.count += l.size(start, end, depth)
+		other.maxDelta = largerDelta(other.maxDelta, deltaOf(nd.HeadTotal, nd.BaseTotal, l.root, l.test.norm))
+		w.out = append(w.out, [2]int{start, end})
+	}
 	return true
 }
 
@@ -208,6 +268,12 @@ type layout struct {
 	cut     float64
 	sums    [2][]int64
 	root    Node
+
+	// With statistics: owner[i] is the node whose self holds stack
+	// ids[i]'s value, and others the "other" nodes by index.
+	test   *tester
+	owner  []int32
+	others map[int32]otherInfo
 }
 
 // worker lays out nodes from pos on, keeping a stack of the children of
@@ -215,6 +281,9 @@ type layout struct {
 type worker struct {
 	pos      int
 	children []child
+	// out stacks the stack ranges left out under the nodes being laid out
+	// (with statistics).
+	out [][2]int
 }
 
 // child is a node not yet laid out: its key and its stacks ids[start:end].
@@ -241,16 +310,19 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	l.v.b.stop.check()
 	at := w.pos
 	w.pos++
-	nd := Node{Frame: key.frame, Depth: uint32(depth)}
+	nd := Node{Frame: key.frame, Depth: uint32(depth)} // #nosec G115 -- a depth, no deeper than a stack
 	// Stacks that end here sort first (a prefix precedes its extensions).
 	i := start
 	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
-		l.addSelf(&nd, l.ids[i])
+		l.v.addSelf(&nd, l.ids[i])
+		if l.owner != nil {
+			l.owner[l.ids[i]] = int32(at)
+		}
 	}
-	var other Node // the children left out (cutting)
+	other := leftOutNodes{mark: len(w.out)} // the children left out (cutting)
 	switch {
 	case end-i == 1: // one stack left: a chain, no branching
-		if !l.leftOut(i, end, &other) {
+		if !l.leftOut(w, i, end, depth, &other) {
 			head, base = l.chain(w, i, depth)
 		}
 	case end-i > 1:
@@ -260,7 +332,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 			for ; k < end && int(l.lcp[k]) > depth; k++ {
 				first = min(first, l.first[k])
 			}
-			if !l.leftOut(j, k, &other) {
+			if !l.leftOut(w, j, k, depth, &other) {
 				frame := frameAt(l.v.stack(l.ids[j]), depth, l.inverted)
 				w.children = append(w.children, child{siblingKey{frame, first}, j, k})
 			}
@@ -273,15 +345,24 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 		w.children = w.children[:bottom]
 	}
 	if other.Size > 0 {
-		other.Frame, other.Depth = OtherFrame, uint32(depth+1)
+		other.Frame, other.Depth = OtherFrame, uint32(depth+1) // #nosec G115 -- a depth, no deeper than a stack
 		other.HeadSelf, other.BaseSelf = other.HeadTotal, other.BaseTotal
-		l.nodes[w.pos] = other
+		l.nodes[w.pos] = other.Node
+		if l.owner != nil {
+			for _, r := range w.out[other.mark:] {
+				for k := r[0]; k < r[1]; k++ {
+					l.owner[l.ids[k]] = int32(w.pos)
+				}
+			}
+			w.out = w.out[:other.mark]
+			l.others[int32(w.pos)] = other.otherInfo
+		}
 		w.pos++
 		head, base = head+other.HeadTotal, base+other.BaseTotal
 	}
 	nd.HeadTotal = nd.HeadSelf + head
 	nd.BaseTotal = nd.BaseSelf + base
-	nd.Size = uint32(w.pos - at)
+	nd.Size = uint32(w.pos - at) // #nosec G115 -- a subtree's node count: a tree of 2^32 nodes does not fit in memory
 	l.nodes[at] = nd
 	return nd.HeadTotal, nd.BaseTotal
 }
@@ -356,26 +437,18 @@ func (l *layout) chain(w *worker, i, depth int) (head, base float64) {
 	id := l.ids[i]
 	stack := l.v.stack(id)
 	var leaf Node
-	l.addSelf(&leaf, id)
+	l.v.addSelf(&leaf, id)
 	head, base = leaf.HeadSelf, leaf.BaseSelf
 	for d := depth; d < len(stack); d++ {
-		l.nodes[w.pos] = Node{Frame: frameAt(stack, d, l.inverted), Depth: uint32(d + 1),
-			Size: uint32(len(stack) - d), HeadTotal: head, BaseTotal: base}
+		l.nodes[w.pos] = Node{Frame: frameAt(stack, d, l.inverted), Depth: uint32(d + 1), // #nosec G115 -- a depth and a node count, no larger than a stack
+			Size: uint32(len(stack) - d), HeadTotal: head, BaseTotal: base} // #nosec G115 -- a depth and a node count, no larger than a stack
 		w.pos++
 	}
 	l.nodes[w.pos-1].HeadSelf, l.nodes[w.pos-1].BaseSelf = head, base
-	return head, base
-}
-
-// addSelf adds stack id's sums on the taking-part sides to nd's self.
-func (l *layout) addSelf(nd *Node, id uint32) {
-	for _, s := range l.v.sides {
-		if s == Head {
-			nd.HeadSelf += float64(l.v.b.value[s][id])
-		} else {
-			nd.BaseSelf += float64(l.v.b.value[s][id])
-		}
+	if l.owner != nil {
+		l.owner[id] = int32(w.pos - 1)
 	}
+	return head, base
 }
 
 // scale turns sums over runs into per-run values.

@@ -229,7 +229,7 @@ func TestCutLayoutMatchesWholeTreePruned(t *testing.T) {
 					continue
 				}
 				want := &Tree{Frames: whole.Frames, Nodes: slices.Clone(whole.Nodes), Diff: whole.Diff}
-				want.prune(limit)
+				want.prune(limit, nil)
 				o.MaxNodes = limit
 				got := mustBuild(t, b, o)
 				if !slices.EqualFunc(got.Nodes, want.Nodes, sameNode) {
@@ -240,7 +240,11 @@ func TestCutLayoutMatchesWholeTreePruned(t *testing.T) {
 				if o.Inverted {
 					order = b.frames.compareAlphabetical
 				}
-				if len(b.newView(o).trie(o.Inverted, order, limit)) < whole.Len() {
+				v, err := b.newView(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(v.trie(o.Inverted, order, limit, nil).nodes) < whole.Len() {
 					cut++
 				}
 			}

@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -45,7 +46,12 @@ type Builder struct {
 	value [2][]int64
 	first [2][]uint64
 	runs  [2]int
-	stop  stopper // StopWhen
+	// runValue[s] holds side s's per-run values (AddRun), stack-major:
+	// stack id, run r at id*stride[s]+r; stride[s] is the side's run count
+	// at its first AddRun (0: no AddRun yet).
+	runValue [2][]int64
+	stride   [2]int
+	stop     stopper // StopWhen
 }
 
 // NewBuilder returns an empty Builder whose stacks refer to frames of f.
@@ -79,8 +85,8 @@ func (b *Builder) Frames() *Frames { return b.frames }
 // value counts as the root's self.
 func (b *Builder) Stack(frames []uint32) StackID {
 	k := b.key(frames)
-	mask := uint32(len(b.table) - 1)
-	for i := uint32(k[0]) & mask; ; i = (i + 1) & mask {
+	mask := uint32(len(b.table) - 1)                     // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
+	for i := uint32(k[0]) & mask; ; i = (i + 1) & mask { // #nosec G115 -- the low 32 bits of the hash are the intent
 		slot := b.table[i]
 		if slot == 0 {
 			return b.newStack(i, k, frames)
@@ -92,7 +98,7 @@ func (b *Builder) Stack(frames []uint32) StackID {
 }
 
 func (b *Builder) newStack(slot uint32, k stackKey, frames []uint32) StackID {
-	id := uint32(len(b.stackKey))
+	id := uint32(len(b.stackKey)) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
 	b.stackFrames = append(b.stackFrames, frames...)
 	b.stackStart = append(b.stackStart, len(b.stackFrames))
 	b.stackKey = append(b.stackKey, k)
@@ -111,9 +117,9 @@ func (b *Builder) newStack(slot uint32, k stackKey, frames []uint32) StackID {
 // that probe sequences stay short.
 func (b *Builder) grow() {
 	b.table = make([]uint32, 2*len(b.table))
-	mask := uint32(len(b.table) - 1)
+	mask := uint32(len(b.table) - 1) // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
 	for id, k := range b.stackKey {
-		i := uint32(k[0]) & mask
+		i := uint32(k[0]) & mask // #nosec G115 -- the low 32 bits of the hash are the intent
 		for b.table[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -141,6 +147,7 @@ func (b *Builder) Reserve(stacks, frames int) {
 	for s := range b.value {
 		b.value[s] = slices.Grow(b.value[s], stacks)
 		b.first[s] = slices.Grow(b.first[s], stacks)
+		b.runValue[s] = slices.Grow(b.runValue[s], stacks*b.stride[s])
 	}
 	for 2*(len(b.stackKey)+stacks) >= len(b.table) {
 		b.grow()
@@ -161,6 +168,31 @@ func (b *Builder) Add(side Side, s StackID, value int64, firstSeen uint64) {
 	}
 }
 
+// AddRun adds run's value for stack s on a side, as Add does, and keeps
+// it apart per run so that Build and Functions can test every node's
+// change across runs (see NodeStats). SetRuns(side, n) must come before
+// the side's first AddRun and not change after it; run is in [0, n).
+// Callers that have no run index use Add and get no statistics.
+func (b *Builder) AddRun(side Side, run int, s StackID, value int64, firstSeen uint64) {
+	stride := b.stride[side]
+	if stride == 0 {
+		stride = b.runs[side]
+		b.stride[side] = stride
+	}
+	if run < 0 || run >= stride {
+		panic(fmt.Sprintf("tree: AddRun of run %d on a side of %d runs", run, stride))
+	}
+	rv := b.runValue[side]
+	if need := (int(s) + 1) * stride; len(rv) < need {
+		old := len(rv)
+		rv = slices.Grow(rv, need-old)[:need]
+		clear(rv[old:])
+		b.runValue[side] = rv
+	}
+	rv[int(s)*stride+run] += value
+	b.Add(side, s, value, firstSeen)
+}
+
 // SetRuns sets the number of runs of a side, the divisor that turns sums into
 // per-run averages. A side with 0 runs takes no part in Build or Functions;
 // Build makes a diff exactly when Base has runs. Negative n counts as 0.
@@ -173,6 +205,16 @@ func (b *Builder) SetRuns(side Side, n int) {
 // does not change the side's run count (call SetRuns). A profile that fails
 // p.CheckValid is refused with that error and nothing is added.
 func (b *Builder) AddProfile(side Side, p *profile.Profile) error {
+	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.Add(side, s, value, first) })
+}
+
+// AddRunProfile is AddProfile for run run of the side (see AddRun): the
+// way to get statistics from profile files.
+func (b *Builder) AddRunProfile(side Side, run int, p *profile.Profile) error {
+	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.AddRun(side, run, s, value, first) })
+}
+
+func (b *Builder) addProfile(p *profile.Profile, add func(s StackID, value int64, first uint64)) error {
 	if err := p.CheckValid(); err != nil {
 		return err
 	}
@@ -186,7 +228,7 @@ func (b *Builder) AddProfile(side Side, p *profile.Profile) error {
 		for _, f := range s.Stack {
 			buf = append(buf, ids[f])
 		}
-		b.Add(side, b.Stack(buf), s.Value, p.FirstSeen(i))
+		add(b.Stack(buf), s.Value, p.FirstSeen(i))
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func (f *Frames) Intern(name, module string) uint32 {
 	if id, ok := f.index[k]; ok {
 		return id
 	}
-	id := uint32(len(f.names))
+	id := uint32(len(f.names)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 	f.names = append(f.names, name)
 	f.modules = append(f.modules, module)
 	f.index[k] = id

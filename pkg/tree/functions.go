@@ -18,23 +18,39 @@ type Function struct {
 	HeadSelf, HeadTotal float64
 	// BaseSelf and BaseTotal are the same for the base; 0 unless a diff.
 	BaseSelf, BaseTotal float64
-	// Delta is (HeadTotal - BaseTotal) / base root total; 0 unless a diff
-	// with a non-zero base.
+	// Delta is the change of HeadTotal against BaseTotal as Tree.Delta
+	// computes it (Options.Normalize); 0 unless a diff.
 	Delta float64
+	// PValue, QValue, Significant, DeltaLow, DeltaHigh, HeadRuns and
+	// BaseRuns are as in NodeStats, for the function's totals, with
+	// Benjamini-Hochberg over every row; NaN (nil runs) without
+	// statistics (Builder.StatsNotice).
+	PValue, QValue      float64
+	Significant         bool
+	DeltaLow, DeltaHigh float64
+	HeadRuns, BaseRuns  []float64
 }
 
 // Functions returns one row per function name over the sides that have
 // runs, with pprof -top semantics (see Function). o.CollapseSystem applies
-// (collapsed frames disappear from the stacks); o.Inverted and o.MaxNodes do
-// not matter. Rows are sorted by self, largest first, for a single side, and
-// by the absolute change of self for a diff; ties by total, then name.
+// (collapsed frames disappear from the stacks); o.Inverted, o.MaxNodes and
+// o.Focus do not matter. Rows are sorted by self, largest first, for a
+// single side; for a diff, significant rows first, then by the absolute
+// change of total, then of self; ties by name.
 func (b *Builder) Functions(o Options) []Function {
-	v := b.newView(o)
+	o.Focus = nil
+	v, _ := b.newView(o) // without Focus there is no error
+	test := b.newTester(o)
+	// With statistics, each row's and the root's per-run totals, and the
+	// stack's at hand (added to each of its rows from the cache).
+	var runs, rootRuns, stackRuns []float64
+	if test != nil {
+		rootRuns, stackRuns = make([]float64, test.width()), make([]float64, test.width())
+	}
 	rowOf := make([]int32, b.frames.Len()) // frame id -> row + 1
 	byName := make(map[string]int32)
 	var rows []Function
 	var stamp []int // the last stack counted in a row's totals, + 1
-	var baseRoot float64
 	for n, id := range v.active {
 		head, base := float64(b.value[Head][id]), float64(b.value[Base][id])
 		if b.runs[Head] == 0 {
@@ -43,7 +59,11 @@ func (b *Builder) Functions(o Options) []Function {
 		if b.runs[Base] == 0 {
 			base = 0
 		}
-		baseRoot += base
+		if test != nil {
+			clear(stackRuns)
+			b.addStackRuns(stackRuns, id)
+			addRuns(rootRuns, stackRuns)
+		}
 		stack := v.stack(id)
 		for d, f := range stack {
 			if int(f) >= len(rowOf) {
@@ -53,10 +73,13 @@ func (b *Builder) Functions(o Options) []Function {
 				name := b.frames.Name(f)
 				r, ok := byName[name]
 				if !ok {
-					r = int32(len(rows))
+					r = int32(len(rows)) // #nosec G115 -- one row per distinct function name: far below 2^31
 					byName[name] = r
 					rows = append(rows, Function{Name: name})
 					stamp = append(stamp, 0)
+					if test != nil {
+						runs = append(runs, make([]float64, test.width())...)
+					}
 				}
 				rowOf[f] = r + 1
 			}
@@ -70,31 +93,60 @@ func (b *Builder) Functions(o Options) []Function {
 				stamp[r] = n + 1
 				row.HeadTotal += head
 				row.BaseTotal += base
+				if test != nil {
+					addRuns(runs[int(r)*len(stackRuns):], stackRuns)
+				}
 			}
 		}
 	}
 
 	diff := b.runs[Base] > 0
 	headRuns, baseRuns := float64(max(b.runs[Head], 1)), float64(max(b.runs[Base], 1))
-	baseRoot /= baseRuns
+	root := v.rootRaw
+	root.scale(b.runs)
 	for i := range rows {
 		r := &rows[i]
 		r.HeadSelf /= headRuns
 		r.HeadTotal /= headRuns
 		r.BaseSelf /= baseRuns
 		r.BaseTotal /= baseRuns
-		if diff && baseRoot != 0 {
-			r.Delta = (r.HeadTotal - r.BaseTotal) / baseRoot
+		r.PValue, r.QValue, r.DeltaLow, r.DeltaHigh = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		if diff {
+			r.Delta = deltaOf(r.HeadTotal, r.BaseTotal, root, o.Normalize)
+		}
+	}
+	if test != nil {
+		test.setRoot(rootRuns)
+		st := make([]NodeStats, len(rows))
+		w := test.width()
+		for i := range rows {
+			st[i] = test.test(runs[i*w:(i+1)*w:(i+1)*w], rows[i].Delta)
+		}
+		test.adjust(st, func(int) bool { return true })
+		for i, s := range st {
+			r := &rows[i]
+			r.PValue, r.QValue, r.Significant = s.PValue, s.QValue, s.Significant
+			r.DeltaLow, r.DeltaHigh, r.HeadRuns, r.BaseRuns = s.DeltaLow, s.DeltaHigh, s.HeadRuns, s.BaseRuns
 		}
 	}
 	slices.SortFunc(rows, func(x, y Function) int {
-		xs, ys := x.HeadSelf, y.HeadSelf
-		xt, yt := x.HeadTotal, y.HeadTotal
-		if diff {
-			xs, ys = math.Abs(x.HeadSelf-x.BaseSelf), math.Abs(y.HeadSelf-y.BaseSelf)
-			xt, yt = math.Abs(x.HeadTotal-x.BaseTotal), math.Abs(y.HeadTotal-y.BaseTotal)
+		if !diff {
+			return cmp.Or(cmp.Compare(y.HeadSelf, x.HeadSelf), cmp.Compare(y.HeadTotal, x.HeadTotal), strings.Compare(x.Name, y.Name))
 		}
-		return cmp.Or(cmp.Compare(ys, xs), cmp.Compare(yt, xt), strings.Compare(x.Name, y.Name))
+		return cmp.Or(compareBool(y.Significant, x.Significant),
+			cmp.Compare(math.Abs(y.HeadTotal-y.BaseTotal), math.Abs(x.HeadTotal-x.BaseTotal)),
+			cmp.Compare(math.Abs(y.HeadSelf-y.BaseSelf), math.Abs(x.HeadSelf-x.BaseSelf)),
+			strings.Compare(x.Name, y.Name))
 	})
 	return rows
+}
+
+func compareBool(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case x:
+		return 1
+	}
+	return -1
 }

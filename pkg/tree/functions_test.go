@@ -30,10 +30,10 @@ func TestFunctions(t *testing.T) {
 		opts:     Options{CollapseSystem: true},
 		want:     []string{"sysA 2/2", "cb 1/1", "main 0/3", "sysC 0/1"},
 	}, {
-		name:     "diff sorted by change of self",
-		samples:  []sample{bs("main;a", 4, 0), bs("main;b", 4, 0), h("main;a", 4, 0), h("main;b", 8, 0), h("main;c", 2, 0)},
+		name:     "diff sorted by change of total, then of self",
+		samples:  []sample{bs("main;a", 4, 0), bs("main;b", 4, 0), h("main;a", 4, 0), h("main;b", 8, 0), h("main;c", 2, 0), h("main;a;c", 2, 0)},
 		baseRuns: 1, headRuns: 1,
-		want: []string{"b 8/8 4/4 0.5", "c 2/2 0/0 0.25", "main 0/14 0/8 0.75", "a 4/4 4/4 0"},
+		want: []string{"main 0/16 0/8 1", "b 8/8 4/4 0.5", "c 4/4 0/0 0.5", "a 4/6 4/4 0.25"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,14 +27,14 @@ func stopTestBuilder() *Builder {
 
 func TestStopWhenAbandonsBuild(t *testing.T) {
 	b := stopTestBuilder()
-	if n := b.Build(Options{}).Len(); n < 200_000 {
+	if n := mustBuild(t, b, Options{}).Len(); n < 200_000 {
 		t.Fatalf("full tree has %d nodes", n)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.StopWhen(ctx)
 	cancel()
 	time.Sleep(10 * time.Millisecond) // context.AfterFunc runs on its own goroutine
-	if tr := b.Build(Options{}); tr.Len() != 1 || tr.Nodes[0].Frame != RootFrame {
+	if tr := mustBuild(t, b, Options{}); tr.Len() != 1 || tr.Nodes[0].Frame != RootFrame {
 		t.Errorf("Build after its context ended laid out %d nodes, want the root alone", tr.Len())
 	}
 }

@@ -53,7 +53,10 @@ func outline(t *Tree) []string {
 
 func mustBuild(t *testing.T, b *Builder, o Options) *Tree {
 	t.Helper()
-	tr := b.Build(o)
+	tr, err := b.Build(o)
+	if err != nil {
+		t.Fatalf("Build(%+v): %v", o, err)
+	}
 	if err := tr.CheckValid(); err != nil {
 		t.Fatalf("Build(%+v): %v\n%s", o, err, strings.Join(outline(tr), "\n"))
 	}

@@ -24,18 +24,18 @@ func importance(head, base float64, root Node) float64 {
 // pre-order) always keeps a parent before its children and the kept nodes
 // form a tree. Totals stay exact. The tree may already hold OtherFrame
 // nodes where Build left out nodes too small to be kept (layout.planCut).
-func (t *Tree) prune(limit int) {
+//
+// With statistics (t.Stats), a significant node ranks sigBoost times its
+// importance and every ancestor at least as high as its descendants, so
+// a change is kept ahead of unchanged nodes of similar size, with the path
+// to it; the new "other" nodes are tested like any node.
+func (t *Tree) prune(limit int, test *tester) {
 	nodes := t.Nodes
 	n := len(nodes)
-	parent := make([]uint32, n)
+	parent := parents(nodes)
 	dropped := make([]uint32, n) // children not kept (yet)
-	var path []uint32
-	for i, nd := range nodes {
-		path = append(path[:nd.Depth], uint32(i))
-		if i > 0 {
-			parent[i] = path[nd.Depth-1]
-			dropped[parent[i]]++
-		}
+	for i := 1; i < n; i++ {
+		dropped[parent[i]]++
 	}
 
 	root := nodes[0]
@@ -44,6 +44,14 @@ func (t *Tree) prune(limit int) {
 		rank[i] = importance(nd.HeadTotal, nd.BaseTotal, root)
 		if nd.Frame == OtherFrame {
 			rank[i] = -1 // stands for nodes Build left out: never kept
+		}
+	}
+	if t.Stats != nil {
+		for i := n - 1; i > 0; i-- {
+			if t.Stats[i].Significant {
+				rank[i] *= sigBoost
+			}
+			rank[parent[i]] = max(rank[parent[i]], rank[i])
 		}
 	}
 	before := func(x, y uint32) int {
@@ -83,18 +91,48 @@ func (t *Tree) prune(limit int) {
 			dropped[parent[i]]--
 		}
 	}
-	t.Nodes = emitKept(nodes, kept, count)
+	var st []NodeStats
+	var fold func(out []Node, at int, dropped []int32)
+	if t.Stats != nil {
+		st = make([]NodeStats, count)
+		fold = t.folder(st, parent, test)
+	}
+	out, src := emitKept(nodes, kept, count, fold)
+	for j, i := range src {
+		if st != nil && i >= 0 {
+			st[j] = t.Stats[i]
+		}
+	}
+	t.Nodes, t.Stats = out, st
+}
+
+// parents returns the index of every node's parent (0 for the root).
+func parents(nodes []Node) []uint32 {
+	parent := make([]uint32, len(nodes))
+	var path []uint32
+	for i, nd := range nodes {
+		path = append(path[:nd.Depth], uint32(i))
+		if i > 0 {
+			parent[i] = path[nd.Depth-1]
+		}
+	}
+	return parent
 }
 
 // emitKept copies the kept nodes in pre-order, appending after the kept
-// children of a node an "other" child that sums its dropped children.
-func emitKept(nodes []Node, kept []bool, count int) []Node {
+// children of a node an "other" child that sums its dropped children, and
+// returns with them the index each came from (-1 for "other"). fold, if
+// not nil, is told each new "other" node and the nodes it sums.
+func emitKept(nodes []Node, kept []bool, count int, fold func(out []Node, at int, dropped []int32)) ([]Node, []int32) {
 	out := make([]Node, 0, count)
+	src := make([]int32, 0, count)
 	type open struct {
 		at    int  // index in out
 		other Node // sum of the dropped children
+		mark  int  // where its dropped children start in pending
 	}
 	var stack []open
+	var pending []int32 // the dropped children of the open nodes
 	closeTop := func() {
 		o := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -102,8 +140,13 @@ func emitKept(nodes []Node, kept []bool, count int) []Node {
 			o.other.Size = 1
 			o.other.Depth = out[o.at].Depth + 1
 			out = append(out, o.other)
+			src = append(src, -1)
+			if fold != nil {
+				fold(out, len(out)-1, pending[o.mark:])
+			}
 		}
-		out[o.at].Size = uint32(len(out) - o.at)
+		pending = pending[:o.mark]
+		out[o.at].Size = uint32(len(out) - o.at) // #nosec G115 -- a subtree's node count: a tree of 2^32 nodes does not fit in memory
 	}
 	for i := 0; i < len(nodes); {
 		nd := nodes[i]
@@ -119,17 +162,21 @@ func emitKept(nodes []Node, kept []bool, count int) []Node {
 			o.HeadSelf += nd.HeadTotal
 			o.BaseTotal += nd.BaseTotal
 			o.BaseSelf += nd.BaseTotal
+			if fold != nil {
+				pending = append(pending, int32(i))
+			}
 			i += int(nd.Size)
 			continue
 		}
-		stack = append(stack, open{at: len(out)})
+		stack = append(stack, open{at: len(out), mark: len(pending)})
 		out = append(out, nd)
+		src = append(src, int32(i))
 		i++
 	}
 	for len(stack) > 0 {
 		closeTop()
 	}
-	return out
+	return out, src
 }
 
 // selectFirst reorders s so that its first k elements are k smallest by

@@ -40,6 +40,17 @@ type Tree struct {
 	Nodes  []Node
 	// Diff says whether the base side took part (Options and SetRuns).
 	Diff bool
+	// Normalize is what Delta and Stats compare (Options.Normalize).
+	Normalize Normalization
+	// Alpha is the false-discovery rate of Stats' Significant.
+	Alpha float64
+	// Runs is the run count of each side (indexed by Side).
+	Runs [2]int
+	// Stats parallels Nodes in a diff built from per-run values (AddRun,
+	// at least 2 runs a side); nil otherwise, with StatsNotice saying why
+	// for a diff.
+	Stats       []NodeStats
+	StatsNotice string
 }
 
 // Len is the number of nodes.
@@ -58,15 +69,16 @@ func (t *Tree) Label(i int) string {
 	}
 }
 
-// Delta is (head total - base total) / base root total for node i: the
-// node's change as a share of the whole base. It is 0 when the tree is not a
-// diff or the base root total is 0 (no finite share exists).
+// Delta is node i's change: (head total - base total) / base root total
+// (Absolute: a share of the whole base), or head total / head root total -
+// base total / base root total (Relative: the change of its share). It is
+// 0 when the tree is not a diff or a root total it divides by is 0 (no
+// finite share exists).
 func (t *Tree) Delta(i int) float64 {
-	base := t.Nodes[0].BaseTotal
-	if !t.Diff || base == 0 {
+	if !t.Diff {
 		return 0
 	}
-	return (t.Nodes[i].HeadTotal - t.Nodes[i].BaseTotal) / base
+	return deltaOf(t.Nodes[i].HeadTotal, t.Nodes[i].BaseTotal, t.Nodes[0], t.Normalize)
 }
 
 // EachStack calls fn for every node with a non-zero self on either side,
@@ -86,8 +98,9 @@ func (t *Tree) EachStack(fn func(stack []uint32, head, base float64)) {
 }
 
 // CheckValid verifies the tree's invariants: a single root, pre-order depth
-// and subtree sizes that agree, children one level below their parent, and
-// on each side total = self + children's totals (up to float rounding).
+// and subtree sizes that agree, children one level below their parent, on
+// each side total = self + children's totals and, with statistics, total =
+// the average of the node's runs (up to float rounding).
 func (t *Tree) CheckValid() error {
 	n := len(t.Nodes)
 	if n == 0 {
@@ -96,6 +109,9 @@ func (t *Tree) CheckValid() error {
 	root := t.Nodes[0]
 	if root.Frame != RootFrame || root.Depth != 0 || int(root.Size) != n {
 		return fmt.Errorf("root: frame %d, depth %d, size %d of %d nodes", root.Frame, root.Depth, root.Size, n)
+	}
+	if t.Stats != nil && len(t.Stats) != n {
+		return fmt.Errorf("%d stats for %d nodes", len(t.Stats), n)
 	}
 	tol := 1e-9 * max(1, math.Abs(root.HeadTotal), math.Abs(root.BaseTotal))
 	for i, nd := range t.Nodes {
@@ -127,6 +143,19 @@ func (t *Tree) CheckValid() error {
 			return fmt.Errorf("node %d (%s): total != self + children (head %g = %g + %g, base %g = %g + %g)",
 				i, t.Label(i), nd.HeadTotal, nd.HeadSelf, head, nd.BaseTotal, nd.BaseSelf, base)
 		}
+		if t.Stats != nil {
+			if h, b := meanOf(t.Stats[i].HeadRuns), meanOf(t.Stats[i].BaseRuns); math.Abs(h-nd.HeadTotal) > tol || math.Abs(b-nd.BaseTotal) > tol {
+				return fmt.Errorf("node %d (%s): runs average %g/%g, totals %g/%g", i, t.Label(i), h, b, nd.HeadTotal, nd.BaseTotal)
+			}
+		}
 	}
 	return nil
+}
+
+func meanOf(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }

@@ -3,6 +3,8 @@ package tree
 import (
 	"bytes"
 	"cmp"
+	"fmt"
+	"strings"
 )
 
 // Options select the variant of a tree or function table.
@@ -19,8 +21,22 @@ type Options struct {
 	// MaxNodes bounds the number of nodes Build returns by merging the
 	// smallest nodes into one "other" child per parent; 0 or less means no
 	// bound, and the root with its "other" child (2 nodes) is the least
-	// that can be returned. Functions ignores it.
+	// that can be returned. Functions ignores it. With statistics, nodes
+	// with a significant change (and their ancestors) are kept ahead of
+	// others up to sigBoost times their size.
 	MaxNodes int
+	// Normalize selects what a diff's delta and statistics compare.
+	Normalize Normalization
+	// Alpha is the false-discovery rate at which a node is Significant
+	// (QValue < Alpha); 0 means DefaultAlpha.
+	Alpha float64
+	// Focus is a path of labels from the root's child down (leaf first up
+	// when Inverted): Build returns the root, that path and the subtree
+	// under it, under the same MaxNodes, with the root keeping the whole
+	// tree's totals (its self holds everything outside the path), so
+	// deltas and ranks are those of the whole tree. Frames of the same
+	// name all match. Functions ignores it.
+	Focus []string
 }
 
 // view is the set of stacks a Build or Functions call works on: the stacks
@@ -33,9 +49,14 @@ type view struct {
 	frames []uint32
 	start  []int
 	sides  []Side
+	// all lists the active stacks before Focus; rootRaw holds their sums.
+	all     []uint32
+	rootRaw Node
 }
 
-func (b *Builder) newView(o Options) *view {
+// newView returns the view o asks for; Focus on a path no stack has is an
+// error.
+func (b *Builder) newView(o Options) (*view, error) {
 	v := &view{b: b}
 	for _, s := range []Side{Head, Base} {
 		if b.runs[s] > 0 {
@@ -53,7 +74,7 @@ func (b *Builder) newView(o Options) *view {
 	if !o.CollapseSystem || o.IsSystem == nil {
 		// Read the builder's stacks in place: no copy of the frames.
 		v.frames, v.start = b.stackFrames, b.stackStart
-		return v
+		return v, v.focus(o)
 	}
 	isSys := make([]bool, b.frames.Len())
 	for id := range isSys {
@@ -77,7 +98,61 @@ func (b *Builder) newView(o Options) *view {
 		}
 	}
 	v.start[len(b.stackKey)] = len(v.frames)
-	return v
+	return v, v.focus(o)
+}
+
+// focus sums the active stacks into rootRaw and keeps, with o.Focus, only
+// the stacks on its path.
+func (v *view) focus(o Options) error {
+	v.all = v.active
+	for _, id := range v.active {
+		v.addSelf(&v.rootRaw, id)
+	}
+	v.rootRaw.HeadTotal, v.rootRaw.BaseTotal = v.rootRaw.HeadSelf, v.rootRaw.BaseSelf
+	if len(o.Focus) == 0 {
+		return nil
+	}
+	// on[d][f]: frame f is named as the path's frame at depth d.
+	on := make([][]bool, len(o.Focus))
+	for d := range on {
+		on[d] = make([]bool, v.b.frames.Len())
+	}
+	for f := range v.b.frames.Len() {
+		for d, label := range o.Focus {
+			on[d][f] = v.b.frames.Name(uint32(f)) == label
+		}
+	}
+	v.active = nil
+	for _, id := range v.all {
+		stack := v.stack(id)
+		if len(stack) < len(o.Focus) {
+			continue
+		}
+		d := 0
+		for ; d < len(o.Focus); d++ {
+			if f := frameAt(stack, d, o.Inverted); int(f) >= len(on[d]) || !on[d][f] {
+				break
+			}
+		}
+		if d == len(o.Focus) {
+			v.active = append(v.active, id)
+		}
+	}
+	if len(v.active) == 0 {
+		return fmt.Errorf("focus: no node at the path %s", strings.Join(o.Focus, " > "))
+	}
+	return nil
+}
+
+// addSelf adds stack id's sums on the taking-part sides to nd's self.
+func (v *view) addSelf(nd *Node, id uint32) {
+	for _, s := range v.sides {
+		if s == Head {
+			nd.HeadSelf += float64(v.b.value[s][id])
+		} else {
+			nd.BaseSelf += float64(v.b.value[s][id])
+		}
+	}
 }
 
 func (v *view) stack(id uint32) []uint32 {

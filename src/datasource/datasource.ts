@@ -27,7 +27,7 @@ export class FlamediffDataSource extends DataSourceWithBackend<FlamediffQuery, F
     return Boolean(query.app) && !query.hide;
   }
 
-  /** applyTemplateVariables interpolates the app, builds, runs and function. */
+  /** applyTemplateVariables interpolates the app, builds, runs, function and normalisation. */
   applyTemplateVariables(query: FlamediffQuery, scopedVars: ScopedVars): FlamediffQuery {
     const srv = getTemplateSrv();
     const one = (v?: string) => (v ? srv.replace(v, scopedVars) : v);
@@ -39,6 +39,7 @@ export class FlamediffDataSource extends DataSourceWithBackend<FlamediffQuery, F
       app: one(query.app) ?? '',
       profileType: one(query.profileType),
       function: one(query.function),
+      normalize: one(query.normalize),
       head: sel(query.head),
       base: sel(query.base),
       builds: many(query.builds),

@@ -1,7 +1,7 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-/** Query types of SPEC §4. */
+/** Query types (docs/QUERIES.md). */
 export type QueryType = 'flamegraph' | 'diff' | 'functions' | 'runs' | 'evolution' | 'timeseries';
 
 /** Selection picks runs: every run of builds, or only the named runs. */
@@ -28,6 +28,16 @@ export interface FlamediffQuery extends DataQuery {
   function?: string;
   /** Makes a timeseries relative to this build, or to each previous build with "previous". */
   baseline?: string;
+  /**
+   * How a diff's delta is normalised: "absolute" (of the base total, the
+   * default) or "relative" (each side as a share of its own total); may be a
+   * dashboard variable such as "$normalize".
+   */
+  normalize?: string;
+  /** Significance level of the per-node statistics (default 0.05, in (0, 0.5]). */
+  alpha?: number;
+  /** A path of labels from the root's child: the answer is that subtree at full detail. */
+  focus?: string[];
   /** Evolution components under this share of the total are hidden (default 0.02). */
   threshold?: number;
 }

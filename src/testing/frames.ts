@@ -10,7 +10,15 @@ export type Row = [number, string, number, number, number?, number?];
  */
 export function flameFrame(
   rows: Row[],
-  opts: { enumLabels?: boolean; variant?: string; delta?: boolean } = {}
+  opts: {
+    enumLabels?: boolean;
+    variant?: string;
+    delta?: boolean;
+    /** More fields, e.g. the statistics or package fields of the backend. */
+    extra?: Array<{ name: string; type: FieldType; values: unknown[]; config?: object }>;
+    custom?: Record<string, unknown>;
+    notices?: string[];
+  } = {}
 ): DataFrame {
   const isDiff = rows.some((r) => r[4] !== undefined);
   const texts = [...new Set(rows.map((r) => r[1]))];
@@ -38,9 +46,14 @@ export function flameFrame(
       fields.push({ name: 'delta', type: FieldType.number, values: rows.map((r) => ((r[4] ?? 0) - r[2]) / root) });
     }
   }
+  const custom = opts.variant || opts.custom ? { ...opts.custom, variant: opts.variant } : undefined;
   return createDataFrame({
-    fields,
-    meta: { preferredVisualisationType: 'flamegraph', custom: opts.variant ? { variant: opts.variant } : undefined },
+    fields: [...fields, ...(opts.extra ?? [])],
+    meta: {
+      preferredVisualisationType: 'flamegraph',
+      custom,
+      notices: opts.notices?.map((text) => ({ severity: 'info' as const, text })),
+    },
   });
 }
 

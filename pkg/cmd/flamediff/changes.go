@@ -27,7 +27,7 @@ func changesCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		if err != nil {
 			return err
 		}
-		if *dsn == "" && *gitDiff != "" {
+		if !dsn.set() && *gitDiff != "" {
 			enc := json.NewEncoder(out)
 			enc.SetIndent("", "  ")
 			return enc.Encode(c)
@@ -35,7 +35,7 @@ func changesCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		if err := key.check(); err != nil {
 			return err
 		}
-		err = withStore(*dsn, func(store *storage.Store) error {
+		err = withStore(dsn, func(store *storage.Store) error {
 			return store.SaveChanges(ctx, key.app, key.build, c)
 		})
 		if err != nil {

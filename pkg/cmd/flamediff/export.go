@@ -30,7 +30,7 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 			return usageError{fmt.Errorf("--output must be folded or json, not %q", *output)}
 		}
 		var p *profile.Profile
-		err := withStore(*dsn, func(store *storage.Store) (err error) {
+		err := withStore(dsn, func(store *storage.Store) (err error) {
 			p, err = store.Export(ctx, key.app, key.build, *run)
 			return err
 		})

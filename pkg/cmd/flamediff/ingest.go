@@ -28,7 +28,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	branch := fs.String("branch", "", "branch `NAME` of the build")
 	var labels listFlag
 	fs.Var(&labels, "label", "run label `k=v` (repeatable)")
-	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
+	parse := parseFlags(fs)
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) != 1 {
 			return usageError{fmt.Errorf("ingest takes one profile FILE, got %d arguments", len(args))}
@@ -40,7 +40,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 			return usageError{errors.New("--run is required")}
 		}
 		// Before parsing: a large file should not be read for nothing.
-		if err := requireDSN(*dsn); err != nil {
+		if err := dsn.require(); err != nil {
 			return err
 		}
 		meta := storage.RunMeta{App: key.app, Build: key.build, Run: *run, Commit: *commit, Branch: *branch}
@@ -55,15 +55,15 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if meta.Labels, err = parseLabels(labels); err != nil {
 			return err
 		}
-		f, err := ingest.ParseFormat(*format)
-		if err != nil {
-			return usageError{err}
-		}
-		p, err := ingest.ParseFile(args[0], f)
+		o, err := parse.options()
 		if err != nil {
 			return err
 		}
-		err = withStore(*dsn, func(store *storage.Store) error {
+		p, err := o.ParseFile(args[0])
+		if err != nil {
+			return err
+		}
+		err = withStore(dsn, func(store *storage.Store) error {
 			return store.Ingest(ctx, meta, p, progress(os.Stderr, "storing "+args[0]))
 		})
 		if err != nil {
@@ -73,6 +73,32 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 			meta.App, meta.Build, meta.Run, len(p.Samples), p.Total(), p.Unit)
 		return err
 	}
+}
+
+// parseOptions holds the flags that say how profile files are read.
+type parseOptions struct {
+	format, sampleType string
+	strict             bool
+	warn               io.Writer
+}
+
+func parseFlags(fs *flag.FlagSet) *parseOptions {
+	o := &parseOptions{warn: fs.Output()}
+	fs.StringVar(&o.format, "format", "auto", "input format: auto, pprof, folded or perf")
+	fs.StringVar(&o.sampleType, "sample-type", "", "pprof sample `TYPE` to read, e.g. alloc_space (default: the profile's default)")
+	fs.BoolVar(&o.strict, "strict", false, "fail on perf script lines the collapse ignores instead of counting them")
+	return o
+}
+
+// options returns the ingest options; notes about skipped input go to the
+// command's error output.
+func (o *parseOptions) options() (ingest.Options, error) {
+	f, err := ingest.ParseFormat(o.format)
+	if err != nil {
+		return ingest.Options{}, usageError{err}
+	}
+	return ingest.Options{Format: f, SampleType: o.sampleType, Strict: o.strict,
+		Warn: func(note string) { fmt.Fprintln(o.warn, "flamediff:", note) }}, nil
 }
 
 // runKey holds the --app and --build flags that name a build.

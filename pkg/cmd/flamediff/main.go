@@ -1,6 +1,7 @@
-// Command flamediff creates the schema, ingests profiles, exports runs,
-// records source changes, seeds a demo data set and runs the tree engine on
-// local files (SPEC §3).
+// Command flamediff creates the schema, ingests, lists, exports and deletes
+// runs, removes what no reader can see, records source changes, seeds a
+// demo data set and runs the tree engine on local files or stored runs
+// (docs/CLI.md).
 package main
 
 import (
@@ -11,24 +12,38 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
 
 // command is one sub-command: its flags are registered on fs by setup, and
-// run executes it with the remaining arguments.
+// run executes it with the remaining arguments. synopsis is its command
+// line, positional arguments included, for -h.
 type command struct {
-	summary string
-	setup   func(fs *flag.FlagSet) func(ctx context.Context, args []string, out io.Writer) error
+	summary, synopsis string
+	setup             func(fs *flag.FlagSet) func(ctx context.Context, args []string, out io.Writer) error
 }
 
 var commands = map[string]command{
-	"migrate": {"create or upgrade the ClickHouse schema", migrateCmd},
-	"ingest":  {"store one run's profile", ingestCmd},
-	"export":  {"print a stored run or build as folded stacks or JSON", exportCmd},
-	"changes": {"record a build's source changes", changesCmd},
-	"query":   {"run the tree engine on local profile files", queryCmd},
-	"seed":    {"load a realistic demo data set", seedCmd},
+	"migrate": {"create or upgrade the ClickHouse schema", "--dsn DSN", migrateCmd},
+	"ingest": {"store one run's profile",
+		"--dsn DSN --app APP --build BUILD --run RUN [flags] FILE", ingestCmd},
+	"export": {"print a stored run or build as folded stacks or JSON",
+		"--dsn DSN --app APP --build BUILD [--run RUN] [--output folded|json]", exportCmd},
+	"apps":   {"list the apps that have runs", "--dsn DSN", appsCmd},
+	"builds": {"list an app's builds", "--dsn DSN --app APP", buildsCmd},
+	"runs":   {"list an app's runs", "--dsn DSN --app APP [--build BUILD]...", runsCmd},
+	"delete": {"delete a run", "--dsn DSN --app APP --build BUILD --run RUN", deleteCmd},
+	"gc":     {"remove rows no reader can see", "--dsn DSN [--grace DURATION]", gcCmd},
+	"changes": {"record a build's source changes",
+		"--dsn DSN --app APP --build BUILD CHANGES.json|-\n       flamediff changes --git-diff A..B [--repo DIR] [--dsn DSN --app APP --build BUILD]", changesCmd},
+	"query": {"run the tree engine on profile files or stored runs; gate CI on regressions",
+		"--type TYPE --head FILE... [--base FILE...] [flags]\n       flamediff query --dsn DSN --model JSON [flags]", queryCmd},
+	"seed": {"load a realistic demo data set", "--dsn DSN [--seed N]", seedCmd},
+	"report": {"write a diff or flame graph as one self-contained HTML file",
+		"--type diff|flamegraph --head FILE... [--base FILE...] -o FILE\n       flamediff report --dsn DSN --model JSON -o FILE", reportCmd},
+	"serve": {"serve a local web UI over stored runs", "--dsn DSN [--addr 127.0.0.1:3001]", serveCmd},
 }
 
 // usageError marks a mistake in the command line (exit code 2).
@@ -43,6 +58,9 @@ func main() {
 	case errors.As(err, new(usageError)):
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(2)
+	case errors.As(err, new(regressionFound)):
+		fmt.Fprintln(os.Stderr, "flamediff:", err)
+		os.Exit(3)
 	default:
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(1)
@@ -57,6 +75,10 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		return nil
 	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		_, err := fmt.Fprintln(out, "flamediff", version())
+		return err
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		usage(errOut)
@@ -64,6 +86,10 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	fs := flag.NewFlagSet("flamediff "+args[0], flag.ContinueOnError)
 	fs.SetOutput(errOut)
+	fs.Usage = func() {
+		fmt.Fprintf(errOut, "usage: flamediff %s %s\n\n%s.\n\nflags:\n", args[0], cmd.synopsis, cmd.summary)
+		fs.PrintDefaults()
+	}
 	exec := cmd.setup(fs)
 	if err := fs.Parse(interleaved(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -75,7 +101,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: flamediff COMMAND [flags] [args]\n\ncommands:")
+	fmt.Fprintln(w, "usage: flamediff COMMAND [flags] [args]\n       flamediff --version\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -85,6 +111,27 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'flamediff COMMAND -h' for a command's flags.")
+}
+
+// version is the module version and VCS revision the binary was built
+// from, as the go command records them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		v += " " + rev[:min(12, len(rev))]
+		if settings["vcs.modified"] == "true" {
+			v += "+dirty"
+		}
+	}
+	return v + " " + info.GoVersion
 }
 
 // interleaved moves flags that follow positional arguments in front of them,

@@ -7,142 +7,235 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // queryCmd runs the engine of the data source on local files, one file per
-// run, so that any CI job can diff profiles without ClickHouse.
+// run, or any query on stored runs, so that any CI job can diff profiles
+// and gate on the result.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
-	var head, base filesFlag
-	fs.Var(&head, "head", "head profile `FILE`s, one per run (repeatable, or several after one flag)")
-	fs.Var(&base, "base", "base profile `FILE`s, one per run")
+	src := addSourceFlags(fs)
 	inverted := fs.Bool("inverted", false, "flip stacks: callers under callees")
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
-	var system listFlag
-	fs.Var(&system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
-	maxNodes := fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
-	output := fs.String("output", "table", "json, table or folded")
-	format := fs.String("format", "auto", "input format: auto, pprof, folded or perf")
-	dsn := fs.String("dsn", "", "query stored runs in this ClickHouse `DSN` instead of files (with --model)")
-	model := fs.String("model", "", "the query as Grafana sends it, a `JSON` object (SPEC §4); with --dsn")
+	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
+	alpha := fs.Float64("alpha", query.DefaultAlpha, "false-discovery rate under which a change is significant")
+	output := fs.String("output", "table", "json, table, folded or markdown (a pull request comment on a diff)")
+	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
+	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
+	minChange := fs.Float64("min-change", DefaultMinChange, "smallest regression the gate and the markdown report count, as a share of the base total")
 	return func(ctx context.Context, args []string, out io.Writer) error {
-		if len(args) > 0 {
-			return usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
-		}
-		if *dsn != "" || *model != "" {
-			if len(head.listFlag) > 0 || len(base.listFlag) > 0 {
-				return usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
-			}
-			return storedQuery(ctx, *dsn, *model, *output, out)
-		}
-		m := query.Model{
-			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
-			MaxNodes: *maxNodes, Variants: *variants,
-			Head: query.Selection{Builds: []string{"head"}},
-		}
-		if len(base.listFlag) > 0 {
-			m.Base.Builds = []string{"base"}
-		}
-		if err := validateLocal(&m, len(head.listFlag), len(base.listFlag), *output); err != nil {
-			return usageError{err}
-		}
-		f, err := ingest.ParseFormat(*format)
-		if err != nil {
-			return usageError{err}
-		}
-		rules, err := sysframes.New(system)
-		if err != nil {
-			return usageError{err}
-		}
-		b := tree.NewBuilder(tree.NewFrames())
-		unit, err := loadSide(b, tree.Head, head.listFlag, f)
+		stored, err := src.check(args)
 		if err != nil {
 			return err
 		}
-		if len(base.listFlag) > 0 {
-			baseUnit, err := loadSide(b, tree.Base, base.listFlag, f)
-			if err != nil {
-				return err
-			}
-			if baseUnit != unit {
-				return fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", unit, baseUnit)
-			}
-		}
-		if *output == "table" {
-			m.QueryType = query.Functions // the table is the top functions of any view
-		}
-		frames := query.Render(b, m, rules, unit)
 		switch *output {
-		case "json":
-			return writeJSON(out, frames)
-		case "folded":
-			return writeFolded(out, b, m, rules)
+		case "json", "table", "folded", "markdown":
 		default:
-			return writeTable(out, frames[0], m)
+			return usageError{fmt.Errorf("--output must be json, table, folded or markdown, not %q", *output)}
 		}
+		if *top < 0 || !(*minChange >= 0) {
+			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minChange)}
+		}
+		a := answer{output: *output, top: *top, gate: *gate, minChange: *minChange}
+		if stored {
+			return a.stored(ctx, src.store, *src.model, out)
+		}
+		a.m = query.Model{
+			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
+			MaxNodes: *src.maxNodes, Variants: *variants, Normalize: *normalize, Alpha: alpha,
+			Head: query.Selection{Builds: []string{"head"}},
+		}
+		if len(src.base.listFlag) > 0 {
+			a.m.Base.Builds = []string{"base"}
+		}
+		if err := validateLocal(&a.m, len(src.head.listFlag), len(src.base.listFlag)); err != nil {
+			return usageError{err}
+		}
+		if err := a.check(); err != nil {
+			return err
+		}
+		l, err := src.load()
+		if err != nil {
+			return err
+		}
+		a.rules, a.unit = l.rules, l.unit
+		return a.write(out, l.b)
 	}
 }
 
-// storedQuery runs a query model against ClickHouse through the data
-// source's executor, so CI jobs get exactly what the dashboards show.
-func storedQuery(ctx context.Context, dsn, model, output string, out io.Writer) error {
-	if dsn == "" || model == "" {
-		return usageError{errors.New("a stored query needs both --dsn and --model")}
+// sourceFlags name what a command reads: profile files of each side (with
+// how to parse them, system frame rules and node budget), or stored runs (a
+// store and a query model).
+type sourceFlags struct {
+	head, base filesFlag
+	system     listFlag
+	maxNodes   *int
+	parse      *parseOptions
+	store      *storeFlags
+	model      *string
+}
+
+func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
+	s := &sourceFlags{}
+	fs.Var(&s.head, "head", "head profile `FILE`s, one per run, oldest first (repeatable, or several after one flag)")
+	fs.Var(&s.base, "base", "base profile `FILE`s, one per run, oldest first")
+	fs.Var(&s.system, "system", "extra `REGEX` marking system frames (name or module), repeatable")
+	s.maxNodes = fs.Int("max-nodes", query.DefaultMaxNodes, "merge small nodes so at most `N` are returned")
+	s.parse = parseFlags(fs)
+	s.store = dsnFlag(fs) // stored runs instead of files (with --model)
+	s.model = fs.String("model", "", "the query as Grafana sends it, a `JSON` object (docs/QUERIES.md); with --dsn or --settings")
+	return s
+}
+
+// check rejects positional arguments and files mixed with stored runs; it
+// reports whether stored runs are asked for.
+func (s *sourceFlags) check(args []string) (stored bool, err error) {
+	if len(args) > 0 {
+		return false, usageError{fmt.Errorf("unexpected argument %q (profile files go after --head or --base)", args[0])}
 	}
-	if output != "json" && output != "table" {
-		return usageError{fmt.Errorf("--output must be json or table for a stored query, not %q", output)}
+	stored = s.store.set() || *s.model != ""
+	if stored && (len(s.head.listFlag) > 0 || len(s.base.listFlag) > 0) {
+		return false, usageError{errors.New("--dsn/--model query stored runs; --head/--base files do not apply")}
+	}
+	return stored, nil
+}
+
+// local is the engine filled from profile files, one run per file.
+type local struct {
+	b                      *tree.Builder
+	rules                  *sysframes.Rules
+	unit                   string
+	headTotals, baseTotals []int64 // each file's total, in file order
+}
+
+// load parses the head and base files into one engine.
+func (s *sourceFlags) load() (*local, error) {
+	o, err := s.parse.options()
+	if err != nil {
+		return nil, err
+	}
+	l := &local{b: tree.NewBuilder(tree.NewFrames())}
+	if l.rules, err = sysframes.New(s.system); err != nil {
+		return nil, usageError{err}
+	}
+	if l.unit, l.headTotals, err = loadSide(l.b, tree.Head, s.head.listFlag, o); err != nil {
+		return nil, err
+	}
+	if len(s.base.listFlag) > 0 {
+		var baseUnit string
+		if baseUnit, l.baseTotals, err = loadSide(l.b, tree.Base, s.base.listFlag, o); err != nil {
+			return nil, err
+		}
+		if baseUnit != l.unit {
+			return nil, fmt.Errorf("head is in %s but base in %s: profiles of different kinds cannot be compared", l.unit, baseUnit)
+		}
+	}
+	return l, nil
+}
+
+// answer is how a tree query is printed, and whether it gates.
+type answer struct {
+	m         query.Model
+	unit      string
+	rules     *sysframes.Rules
+	output    string
+	top       int
+	gate      bool
+	minChange float64
+}
+
+// check rejects outputs and the gate where the query cannot have them.
+func (a *answer) check() error {
+	switch {
+	case !a.m.IsTree() && a.output != "json" && a.output != "table":
+		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
+	case (a.gate || a.output == "markdown") && !a.m.IsDiff():
+		return usageError{errors.New("--fail-on-regression and --output markdown need a comparison (base runs)")}
+	}
+	return nil
+}
+
+// write prints the answer of a filled engine and applies the gate.
+func (a *answer) write(out io.Writer, b *tree.Builder) error {
+	var v *verdict
+	if a.gate || a.output == "markdown" {
+		var err error
+		if v, err = judge(b, a.m, a.rules, a.unit, a.minChange); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch a.output {
+	case "json":
+		var frames data.Frames
+		if frames, err = query.Render(b, a.m, a.rules, a.unit); err == nil {
+			err = writeJSON(out, frames)
+		}
+	case "folded":
+		err = writeFolded(out, b, a.m, a.rules)
+	case "markdown":
+		err = v.writeMarkdown(out, a.top)
+	default: // the table is the top functions of any view
+		err = writeFunctions(out, b.Functions(query.TreeOptions(b, a.m, a.rules)), a.m.IsDiff(), a.unit, a.top)
+	}
+	if err != nil || v == nil || !a.gate {
+		return err
+	}
+	return v.gate()
+}
+
+// stored runs a query model against ClickHouse through the data source's
+// executor (with the tables and system-frame rules of --settings), so CI
+// jobs get exactly what the dashboards show.
+func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out io.Writer) error {
+	if !sf.set() || model == "" {
+		return usageError{errors.New("a stored query needs --dsn (or --settings) and --model")}
 	}
 	m, err := query.Parse([]byte(model))
 	if err != nil {
 		return usageError{err}
 	}
-	rules, err := sysframes.New(nil)
+	a.m = m
+	if err := a.check(); err != nil {
+		return err
+	}
+	store, rules, err := sf.open()
 	if err != nil {
 		return err
 	}
-	var frames data.Frames
-	err = withStore(dsn, func(store *storage.Store) error {
-		frames, err = (&query.Executor{Store: store, Rules: rules}).Execute(ctx, m, query.Range{})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if output == "json" {
-		return writeJSON(out, frames)
-	}
-	if m.QueryType == query.Functions {
-		return writeTable(out, frames[0], m)
-	}
-	for _, f := range frames {
-		table, err := f.StringTable(-1, -1)
+	defer store.Close()
+	a.rules = rules
+	e := &query.Executor{Store: store, Rules: rules}
+	if m.IsTree() {
+		b, unit, err := e.Engine(ctx, m)
 		if err != nil {
 			return err
 		}
-		if _, err := io.WriteString(out, table); err != nil {
-			return err
-		}
+		a.unit = unit
+		return a.write(out, b)
 	}
-	return nil
+	frames, err := e.Execute(ctx, m, query.Range{})
+	if err != nil {
+		return err
+	}
+	if a.output == "json" {
+		return writeJSON(out, frames)
+	}
+	return writeFrames(out, frames)
 }
 
 // validateLocal applies the query model's rules to a local query.
-func validateLocal(m *query.Model, heads, bases int, output string) error {
-	switch m.QueryType {
-	case query.FlameGraph, query.Diff, query.Functions:
-	default:
+func validateLocal(m *query.Model, heads, bases int) error {
+	if !m.IsTree() {
 		return fmt.Errorf("--type must be flamegraph, diff or functions, not %q", m.QueryType)
 	}
 	if heads == 0 {
@@ -154,11 +247,6 @@ func validateLocal(m *query.Model, heads, bases int, output string) error {
 	if m.QueryType == query.FlameGraph && bases > 0 {
 		return errors.New("--base files need --type diff or functions")
 	}
-	switch output {
-	case "json", "table", "folded":
-	default:
-		return fmt.Errorf("--output must be json, table or folded, not %q", output)
-	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -167,25 +255,27 @@ func validateLocal(m *query.Model, heads, bases int, output string) error {
 	return err
 }
 
-// loadSide parses every file of one side into the engine (one run each) and
-// returns their common unit.
-func loadSide(b *tree.Builder, side tree.Side, files []string, f ingest.Format) (string, error) {
+// loadSide parses every file of one side into the engine (one run each, in
+// the order given: name them chronologically) and returns their common
+// unit and each file's total.
+func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options) (string, []int64, error) {
 	unit := ""
-	for _, name := range files {
-		p, err := ingest.ParseFile(name, f)
+	totals := make([]int64, len(files))
+	b.SetRuns(side, len(files))
+	for run, name := range files {
+		p, err := o.ParseFile(name)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if unit != "" && p.Unit != unit {
-			return "", fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
+			return "", nil, fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
 		}
-		unit = p.Unit
-		if err := b.AddProfile(side, p); err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
+		unit, totals[run] = p.Unit, p.Total()
+		if err := b.AddRunProfile(side, run, p); err != nil {
+			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	b.SetRuns(side, len(files))
-	return unit, nil
+	return unit, totals, nil
 }
 
 func writeJSON(out io.Writer, frames data.Frames) error {
@@ -196,7 +286,10 @@ func writeJSON(out io.Writer, frames data.Frames) error {
 // writeFolded prints the averaged tree as folded stacks: `a;b;c value` for a
 // single side, `a;b;c base head` (difffolded's format) for a diff.
 func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes.Rules) error {
-	t := b.Build(query.TreeOptions(b, m, rules))
+	t, err := b.Build(query.TreeOptions(b, m, rules))
+	if err != nil {
+		return err
+	}
 	var sb strings.Builder
 	names := make([]string, 0, 64)
 	t.EachStack(func(stack []uint32, head, base float64) {
@@ -211,7 +304,7 @@ func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes
 			fmt.Fprintf(&sb, " %s\n", number(head))
 		}
 	})
-	_, err := io.WriteString(out, sb.String())
+	_, err = io.WriteString(out, sb.String())
 	return err
 }
 
@@ -225,50 +318,4 @@ func labelOf(t *tree.Tree, id uint32) string {
 // number prints a per-run value without a needless fraction.
 func number(v float64) string {
 	return fmt.Sprintf("%.10g", v)
-}
-
-// writeTable prints the top functions like `pprof -top`, largest self first.
-func writeTable(out io.Writer, f *data.Frame, m query.Model) error {
-	rows, err := f.RowLen()
-	if err != nil {
-		return err
-	}
-	order := make([]int, rows)
-	for i := range order {
-		order[i] = i
-	}
-	selfField := "self"
-	if m.IsDiff() {
-		selfField = "selfHead"
-	}
-	self := fieldIndex(f, selfField)
-	sort.SliceStable(order, func(a, b int) bool {
-		return f.Fields[self].At(order[a]).(float64) > f.Fields[self].At(order[b]).(float64)
-	})
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, fld := range f.Fields {
-		fmt.Fprintf(tw, "%s\t", fld.Name)
-	}
-	fmt.Fprintln(tw)
-	for _, r := range order {
-		for _, fld := range f.Fields {
-			switch v := fld.At(r).(type) {
-			case float64:
-				fmt.Fprintf(tw, "%s\t", number(v))
-			default:
-				fmt.Fprintf(tw, "%v\t", v)
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	return tw.Flush()
-}
-
-func fieldIndex(f *data.Frame, name string) int {
-	for i, fld := range f.Fields {
-		if fld.Name == name {
-			return i
-		}
-	}
-	return 0
 }

@@ -33,16 +33,34 @@ func TestStoredQueryEqualsLocalQuery(t *testing.T) {
 	if local != stored {
 		t.Errorf("stored and local diffs differ:\n stored %.300s\n local  %.300s", stored, local)
 	}
-	table := mustRun(t, "query", "--dsn", dsn, "--output", "table", "--model",
+	// The gate and its report read the same engine either way.
+	diffModel := `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"normalize":"relative"}`
+	local, err := flamediff(t, append(append(append([]string{"query", "--type", "diff", "--output", "markdown", "--normalize", "relative",
+		"--fail-on-regression", "--head"}, sides["head"]...), "--base"), sides["base"]...)...)
+	if !isRegression(err) {
+		t.Errorf("local gate: %v, want a regression", err)
+	}
+	stored, err = flamediff(t, "query", "--dsn", dsn, "--output", "markdown", "--fail-on-regression", "--model", diffModel)
+	if !isRegression(err) || stored != local || !strings.Contains(stored, "relative normalisation") {
+		t.Errorf("stored gate: %v, markdown:\n%s\nlocal:\n%s", err, stored, local)
+	}
+	table := mustRun(t, "query", "--dsn", dsn, "--output", "table", "--model", diffModel)
+	if !strings.Contains(table, "*main.validateHead") || !strings.Contains(table, " ms ") {
+		t.Errorf("stored diff table:\n%s", table)
+	}
+	// Other query types print names and units, not enum indexes and raw floats.
+	table = mustRun(t, "query", "--dsn", dsn, "--output", "table", "--model",
 		`{"queryType":"runs","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`)
-	if !strings.Contains(table, "pValue") || strings.Count(table, "head") < len(sides["head"]) {
+	if !strings.Contains(table, "pValue") || strings.Count(table, "head") < len(sides["head"]) || !strings.Contains(table, " ms") {
 		t.Errorf("runs table:\n%s", table)
 	}
 	for _, bad := range [][]string{
 		{"query", "--dsn", dsn},
 		{"query", "--dsn", dsn, "--model", `{"queryType":"nope","app":"a"}`},
 		{"query", "--dsn", dsn, "--model", `{}`, "--head", "x.pb.gz"},
-		{"query", "--dsn", dsn, "--model", `{"queryType":"flamegraph","app":"app","head":{"builds":["head"]}}`, "--output", "folded"},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"runs","app":"app","head":{"builds":["head"]}}`, "--output", "folded"},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"flamegraph","app":"app","head":{"builds":["head"]}}`, "--output", "markdown"},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"alpha":2}`},
 	} {
 		if _, err := flamediff(t, bad...); err == nil || !isUsage(err) {
 			t.Errorf("%v: error %v, want a usage error", bad[3:], err)

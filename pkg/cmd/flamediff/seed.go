@@ -24,7 +24,7 @@ func seedCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error 
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		return withStore(*dsn, func(store *storage.Store) error {
+		return withStore(dsn, func(store *storage.Store) error {
 			if err := store.Migrate(ctx); err != nil {
 				return err
 			}

@@ -7,21 +7,70 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/flamediff/flamediff/pkg/plugin"
 	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/sysframes"
 )
 
-// dsnFlag registers the --dsn flag every storage command takes.
-func dsnFlag(fs *flag.FlagSet) *string {
-	return fs.String("dsn", "", "ClickHouse `DSN`, e.g. clickhouse://default:@127.0.0.1:9000/flamediff")
+// storeFlags are the flags every storage command takes: the connection
+// (--dsn) and the data source's settings (--settings), which give the
+// table names, system-frame rules and read limits, and the connection
+// when there is no --dsn.
+type storeFlags struct{ dsn, settings string }
+
+func dsnFlag(fs *flag.FlagSet) *storeFlags {
+	f := &storeFlags{}
+	fs.StringVar(&f.dsn, "dsn", "", "ClickHouse `DSN`, e.g. clickhouse://default:@127.0.0.1:9000/flamediff")
+	fs.StringVar(&f.settings, "settings", "", "the data source's provisioning `FILE` (YAML): tables, system frames, "+
+		"limits, and the connection when --dsn is not given")
+	return f
 }
 
-// withStore runs do with the store named by dsn and closes it after; a
-// missing DSN is a usage error.
-func withStore(dsn string, do func(*storage.Store) error) error {
-	if err := requireDSN(dsn); err != nil {
-		return err
+// set reports whether the flags name a store.
+func (f *storeFlags) set() bool { return f.dsn != "" || f.settings != "" }
+
+// open opens the store the flags name and returns the system-frame rules
+// of the settings (the built-in ones without --settings).
+func (f *storeFlags) open() (*storage.Store, *sysframes.Rules, error) {
+	if err := f.require(); err != nil {
+		return nil, nil, err
 	}
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	var s plugin.Settings
+	opts := storage.Options{}
+	if f.settings != "" {
+		var err error
+		if s, err = loadSettingsFile(f.settings); err != nil {
+			return nil, nil, err
+		}
+		opts = storage.Options{Tables: s.Tables, Distributed: s.Distributed, MaxRows: s.MaxStacks}
+		if opts.ClickHouse, err = s.ClickHouseOptions(); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.settings, err)
+		}
+	}
+	if f.dsn != "" {
+		o, err := clickhouse.ParseDSN(f.dsn)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bad --dsn: %w", err)
+		}
+		opts.ClickHouse = o
+	}
+	rules, err := sysframes.New(s.SystemFrames)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: system frame rules: %w", f.settings, err)
+	}
+	store, err := storage.Open(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, rules, nil
+}
+
+// withStore runs do with the store the flags name and closes it after;
+// neither --dsn nor --settings is a usage error.
+func withStore(f *storeFlags, do func(*storage.Store) error) error {
+	store, _, err := f.open()
 	if err != nil {
 		return err
 	}
@@ -29,10 +78,10 @@ func withStore(dsn string, do func(*storage.Store) error) error {
 	return do(store)
 }
 
-// requireDSN reports a missing --dsn as a usage error.
-func requireDSN(dsn string) error {
-	if dsn == "" {
-		return usageError{errors.New("--dsn is required")}
+// require reports a missing --dsn and --settings as a usage error.
+func (f *storeFlags) require() error {
+	if !f.set() {
+		return usageError{errors.New("--dsn (or --settings) is required")}
 	}
 	return nil
 }
@@ -52,7 +101,7 @@ func migrateCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		return withStore(*dsn, func(store *storage.Store) error {
+		return withStore(dsn, func(store *storage.Store) error {
 			if err := store.Migrate(ctx); err != nil {
 				return err
 			}

@@ -35,7 +35,7 @@ const certs: Array<[keyof FlamediffSecureOptions, string]> = [
 ];
 
 /**
- * ConfigEditor edits the connection (SPEC §5): server, TLS, credentials,
+ * ConfigEditor edits the connection (docs/DATASOURCE.md): server, TLS, credentials,
  * timeouts, table names and system-frame rules. Secrets go to secureJsonData.
  */
 export function ConfigEditor(props: Props) {

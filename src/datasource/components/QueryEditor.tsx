@@ -36,13 +36,19 @@ const uses = (t: QueryType) => ({
   variants: t === 'flamegraph' || t === 'diff',
   fn: t === 'timeseries',
   threshold: t === 'evolution',
+  stats: t === 'diff' || t === 'functions',
 });
+
+const normalizations: Array<SelectableValue<string>> = [
+  { value: 'absolute', label: s.absolute, description: s.absoluteHelp },
+  { value: 'relative', label: s.relative, description: s.relativeHelp },
+];
 
 /** PREVIOUS is the baseline value that compares each build with the one before it. */
 const PREVIOUS = 'previous';
 
 /**
- * QueryEditor edits the query model of SPEC §4: type, app, head/base builds
+ * QueryEditor edits the query model of docs/QUERIES.md: type, app, head/base builds
  * and runs (pickers fed by the data source resources), builds, function and
  * tree options. Every change is emitted at once and runs the query.
  */
@@ -178,24 +184,14 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       {use.threshold && (
         <InlineFieldRow>
           <InlineField label={s.threshold} labelWidth={LABEL_WIDTH} tooltip={s.thresholdHelp}>
-            <Input
-              data-testid={selectors.query.threshold}
-              type="number"
+            <OptionalNumber
+              testId={selectors.query.threshold}
               width={12}
-              min={0}
-              max={1}
               step={0.005}
               placeholder="0.02"
-              defaultValue={query.threshold}
-              onBlur={(e) => {
-                const text = e.currentTarget.value;
-                const n = Number(text);
-                if (text === '') {
-                  update({ threshold: undefined });
-                } else if (n >= 0 && n <= 1 && n !== query.threshold) {
-                  update({ threshold: n });
-                }
-              }}
+              value={query.threshold}
+              valid={(n) => n >= 0 && n <= 1}
+              onChange={(threshold) => update({ threshold })}
             />
           </InlineField>
         </InlineFieldRow>
@@ -233,6 +229,30 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               }}
             />
           </InlineField>
+          {use.stats && (
+            <InlineField label={s.normalize} tooltip={s.normalizeHelp}>
+              <div data-testid={selectors.query.normalize}>
+                <RadioButtonGroup
+                  options={normalizations}
+                  value={query.normalize ?? 'absolute'}
+                  onChange={(v) => update({ normalize: v })}
+                />
+              </div>
+            </InlineField>
+          )}
+          {use.stats && (
+            <InlineField label={s.alpha} tooltip={s.alphaHelp}>
+              <OptionalNumber
+                testId={selectors.query.alpha}
+                width={10}
+                step={0.01}
+                placeholder="0.05"
+                value={query.alpha}
+                valid={(n) => n > 0 && n <= 0.5}
+                onChange={(alpha) => update({ alpha })}
+              />
+            </InlineField>
+          )}
           {use.variants && (
             <span data-testid={selectors.query.variants} title={s.variantsHelp}>
               <InlineSwitch
@@ -246,5 +266,39 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
         </InlineFieldRow>
       )}
     </div>
+  );
+}
+
+/**
+ * OptionalNumber edits a number the backend defaults when it is absent: on
+ * blur an empty field clears it (undefined) and a valid new number sets it.
+ */
+function OptionalNumber(p: {
+  testId: string;
+  width: number;
+  step: number;
+  placeholder: string;
+  value?: number;
+  valid: (n: number) => boolean;
+  onChange: (v: number | undefined) => void;
+}) {
+  return (
+    <Input
+      data-testid={p.testId}
+      type="number"
+      width={p.width}
+      step={p.step}
+      placeholder={p.placeholder}
+      defaultValue={p.value}
+      onBlur={(e) => {
+        const text = e.currentTarget.value;
+        const n = Number(text);
+        if (text === '') {
+          p.onChange(undefined);
+        } else if (p.valid(n) && n !== p.value) {
+          p.onChange(n);
+        }
+      }}
+    />
   );
 }

@@ -1,7 +1,9 @@
 import React, { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 
 import { selectors } from '../../selectors';
+import { strings } from '../../strings';
 import { FlameData, Side } from '../model/flameData';
+import { Move, isOther, move } from '../model/focus';
 import { DrawStyle, Scratch, draw, newScratch } from '../render/draw';
 import { Geometry, Viewport, contentHeight, fullView, hitTest, pan, zoomAt, zoomTo } from '../render/layout';
 
@@ -24,7 +26,18 @@ interface Props {
   /** resetSeq changes to reset the view. */
   resetSeq: number;
   onHover: (node: number, x: number, y: number) => void;
+  /** The node the view is zoomed onto, -1 after a reset (for "load full detail"). */
+  onZoomed: (node: number) => void;
+  /** Drills into an `other` node (a query with focus); unset when the panel cannot query. */
+  onDrill?: (node: number) => void;
 }
+
+const keyMoves: Record<string, Move> = {
+  ArrowUp: 'parent',
+  ArrowDown: 'child',
+  ArrowLeft: 'prev',
+  ArrowRight: 'next',
+};
 
 /** Drags shorter than this many pixels are clicks (zoom), longer ones pan. */
 const CLICK_SLOP = 4;
@@ -32,8 +45,10 @@ const WHEEL_ZOOM = 0.0015;
 
 /**
  * FlameCanvas draws a side of a flame graph and handles click-to-zoom, drag to
- * pan and ctrl/cmd+wheel to zoom. The view lives in a ref and redraws go
- * through requestAnimationFrame, so interaction never re-renders React.
+ * pan and ctrl/cmd+wheel to zoom, and the keyboard: arrows move a selected
+ * node, Enter zooms onto it (or drills into an `other` node), Escape resets.
+ * The view lives in a ref and redraws go through requestAnimationFrame, so
+ * interaction never re-renders React.
  */
 export function FlameCanvas(props: Props) {
   const { data, side, width, height, rowHeight, onHover } = props;
@@ -48,6 +63,8 @@ export function FlameCanvas(props: Props) {
   const frameReq = useRef(0);
   const drag = useRef<{ x: number; y: number; moved: boolean } | null>(null);
   const [cursor, setCursor] = useState('pointer');
+  // The keyboard's node; -1 until the canvas gets the focus.
+  const selected = useRef(-1);
 
   const geo = useCallback((): Geometry => ({ width, height, rowHeight }), [width, height, rowHeight]);
 
@@ -67,7 +84,15 @@ export function FlameCanvas(props: Props) {
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       const drawn = draw(
         ctx,
-        { data: p.data, side: p.side, view: view.current, geo: geo(), colorIndex: p.colorIndex, match: p.match },
+        {
+          data: p.data,
+          side: p.side,
+          view: view.current,
+          geo: geo(),
+          colorIndex: p.colorIndex,
+          match: p.match,
+          selected: selected.current,
+        },
         p.style,
         scratch.current
       );
@@ -83,12 +108,18 @@ export function FlameCanvas(props: Props) {
       scratch.current = newScratch(data.n);
     }
     view.current = fullView(side);
+    if (selected.current >= data.n) {
+      selected.current = -1;
+    }
+    latest.current.onZoomed(-1);
     redraw();
   }, [data, side, props.resetSeq, redraw]);
 
   useLayoutEffect(() => {
     if (props.focus) {
       view.current = zoomTo(side, props.focus.node);
+      selected.current = props.focus.node;
+      latest.current.onZoomed(props.focus.node);
       redraw();
     }
   }, [props.focus, side, redraw]);
@@ -126,11 +157,63 @@ export function FlameCanvas(props: Props) {
       return;
     }
     const [x, y] = local(e);
-    const node = hitTest(data, side, view.current, geo(), x, y);
-    if (node >= 0) {
-      view.current = zoomTo(side, node, view.current.scrollY);
+    activate(hitTest(data, side, view.current, geo(), x, y));
+  };
+  // activate is a click or Enter on a node: drill into `other`, else zoom.
+  const activate = (node: number) => {
+    if (node < 0) {
+      return;
+    }
+    if (props.onDrill && isOther(data, node)) {
+      props.onDrill(node);
+      return;
+    }
+    view.current = zoomTo(side, node, view.current.scrollY);
+    selected.current = node;
+    props.onZoomed(node);
+    redraw();
+  };
+  // announce shows the keyboard's node like a hover: tooltip and live text.
+  const announce = (node: number) => {
+    const v = view.current;
+    const scale = geo().width / (v.x1 - v.x0);
+    const x = Math.max(0, Math.min(width - 40, (side.start[node] - v.x0) * scale));
+    onHover(node, x, data.level[node] * rowHeight - v.scrollY);
+  };
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const m = keyMoves[e.key];
+    if (m) {
+      e.preventDefault();
+      const from = selected.current >= 0 ? selected.current : 0;
+      selected.current = selected.current >= 0 ? move(data, side, from, m) : 0;
+      const i = selected.current;
+      // Keep the node in view: zoom out to it when it lies outside.
+      const v = view.current;
+      if (side.start[i] + side.total[i] <= v.x0 || side.start[i] >= v.x1) {
+        view.current = zoomTo(side, i, v.scrollY);
+      }
+      const y = data.level[i] * rowHeight;
+      if (y < v.scrollY || y + rowHeight > v.scrollY + height) {
+        view.current = { ...view.current, scrollY: Math.max(0, Math.min(maxScroll, y - height / 2)) };
+      }
+      announce(i);
+      redraw();
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      activate(selected.current >= 0 ? selected.current : 0);
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      view.current = fullView(side);
+      props.onZoomed(-1);
       redraw();
     }
+  };
+  const onFocus = () => {
+    if (selected.current < 0) {
+      selected.current = 0;
+    }
+    announce(selected.current);
+    redraw();
   };
   const onWheel = (e: WheelEvent) => {
     const [x] = local(e);
@@ -173,6 +256,13 @@ export function FlameCanvas(props: Props) {
       onMouseMove={onMouseMove}
       onMouseUp={onMouseUp}
       onMouseLeave={onLeave}
+      tabIndex={0}
+      role="application"
+      aria-roledescription={strings.panel.canvasRole}
+      aria-label={strings.panel.canvasLabel}
+      onKeyDown={onKeyDown}
+      onFocus={onFocus}
+      onBlur={() => onHover(-1, 0, 0)}
     />
   );
 }

@@ -1,14 +1,17 @@
 import { css } from '@emotion/css';
-import React, { useMemo, useState } from 'react';
+import React, { useEffect, useMemo, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
 import { Alert, useStyles2, useTheme2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { FlameData, SideName, sideOf, toFlameData } from '../model/flameData';
+import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
+import { focusPath, nodeAtPath } from '../model/focus';
+import { Functions, isFunctionsFrame, parseFunctions } from '../model/functions';
 import { search } from '../model/search';
-import { Variant, variantOf } from '../model/variants';
+import { flameFramesByVariant, variantOf } from '../model/variants';
+import { Querier, keepNormalization } from '../query';
 import {
   autoDiffScale,
   diffColorIndex,
@@ -20,14 +23,18 @@ import {
 } from '../render/colors';
 import { DrawStyle } from '../render/draw';
 import { PanelOptions } from '../types';
+import { Breadcrumb, Drill } from './Breadcrumb';
 import { Focus, FlameCanvas } from './FlameCanvas';
 import { Legend } from './Legend';
 import { Toolbar } from './Toolbar';
-import { Tooltip } from './Tooltip';
+import { Tooltip, relativeChange } from './Tooltip';
 import { TopTable } from './TopTable';
 
 interface Props {
-  frames: Map<Variant, DataFrame>;
+  /** The panel's frames: flame graph frames (any variants and normalisations), maybe a functions frame. */
+  series: DataFrame[];
+  /** Runs the panel's query with changes; undefined when the data did not come from a Flamediff query. */
+  querier?: Querier;
   options: PanelOptions;
   width: number;
   height: number;
@@ -36,6 +43,7 @@ interface Props {
 const ROW_HEIGHT = 20;
 const TOOLBAR_HEIGHT = 40;
 const LEGEND_HEIGHT = 24;
+const BREADCRUMB_HEIGHT = 28;
 /** Below this width the table goes away: the graph needs the room. */
 const TABLE_MIN_PANEL_WIDTH = 700;
 
@@ -47,8 +55,22 @@ function parse(frame: DataFrame | undefined): { data?: FlameData; error?: string
   }
 }
 
-/** FlameView is the flame graph mode: toolbar, canvas, legend and top table. */
-export function FlameView({ frames, options, width, height }: Props) {
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** flamesOf keeps the flame graph frames of one normalisation. */
+function flamesOf(series: DataFrame[], norm: Normalization): DataFrame[] {
+  return series.filter((f) => isFlameFrame(f) && infoOf(f).normalize === norm);
+}
+
+/** An answer the panel asked for itself, or why it failed. */
+type Answer<T> = { value?: T; error?: string };
+
+/**
+ * FlameView is the flame graph mode: toolbar, canvas, legend and top table.
+ * What it draws comes from the panel's frames or from queries it issues
+ * itself (a `focus` drill-down, the other normalisation, the functions table).
+ */
+export function FlameView({ series, querier, options, width, height }: Props) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const [sideName, setSide] = useState<SideName>(options.defaultSide);
@@ -59,21 +81,79 @@ export function FlameView({ frames, options, width, height }: Props) {
   const [focus, setFocus] = useState<Focus>();
   const [resetSeq, setResetSeq] = useState(0);
   const [hover, setHover] = useState<{ node: number; x: number; y: number }>({ node: -1, x: 0, y: 0 });
+  const [zoomed, setZoomed] = useState(-1);
+  const [significantOnly, setSignificantOnly] = useState(true);
 
+  // The normalisation of the panel's own frames, and the other one once queried.
+  const own = useMemo(() => {
+    const first = series.find(isFlameFrame);
+    return first ? infoOf(first).normalize : 'absolute';
+  }, [series]);
+  // The normalisation shown and the drill-down hold for the frames they were chosen on.
+  const [chosen, setChosen] = useState<{ series: DataFrame[]; norm: Normalization; drill?: Drill }>();
+  const current = chosen?.series === series ? chosen : { series, norm: own, drill: undefined };
+  const { norm, drill } = current;
+  const setDrill = (d?: Drill) => setChosen({ series, norm, drill: d });
+  const setNorm = (v: Normalization) => setChosen({ series, norm: v });
+  const [queried, setQueried] = useState<{ series: DataFrame[]; norms: Map<Normalization, Answer<DataFrame[]>> }>();
+  const [fns, setFns] = useState<{ series: DataFrame[]; norm: Normalization; answer: Answer<Functions> }>();
+  const seq = useRef(0);
+
+  const alt = queried?.series === series ? queried.norms.get(norm) : undefined;
+  const source = useMemo(() => {
+    const local = flamesOf(series, norm);
+    return drill?.series ?? (local.length > 0 ? local : alt?.value);
+  }, [series, norm, drill, alt]);
+  const frames = useMemo(() => flameFramesByVariant(source ?? []), [source]);
   const variant = variantOf(inverted, collapsed);
   const { data, error } = useMemo(() => parse(frames.get(variant) ?? frames.get('normal')), [frames, variant]);
-  const scale = useMemo(() => (data ? options.diffScale || autoDiffScale(data) : 1), [data, options.diffScale]);
+  const greyNoise = significantOnly && Boolean(data?.stats);
+  const scale = useMemo(
+    () => (data ? options.diffScale || autoDiffScale(data, greyNoise) : 1),
+    [data, options.diffScale, greyNoise]
+  );
   const side = data ? sideOf(data, sideName) : undefined;
+
+  // The top table: the functions frame among the panel's frames, else a
+  // functions query of the panel's own, issued after the graph has painted.
+  const fromSeries = useMemo(() => series.find(isFunctionsFrame), [series]);
+  const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH;
+  const functions: Answer<Functions> | undefined =
+    fromSeries && norm === own
+      ? { value: parseFunctions(fromSeries) }
+      : fns?.series === series && fns.norm === norm
+        ? fns.answer
+        : undefined;
+  const wantFunctions = showTable && !functions && Boolean(querier) && Boolean(data);
+  useEffect(() => {
+    if (!wantFunctions || !querier) {
+      return;
+    }
+    let live = true;
+    const id = setTimeout(() => {
+      querier({ queryType: 'functions', normalize: norm, variants: false, focus: undefined })
+        .then((res) => {
+          const f = res.find(isFunctionsFrame);
+          return f ? { value: parseFunctions(f) } : { error: strings.panel.noData };
+        })
+        .catch((e) => ({ error: message(e) }))
+        .then((answer) => live && setFns({ series, norm, answer }));
+    });
+    return () => {
+      live = false;
+      clearTimeout(id);
+    };
+  }, [wantFunctions, querier, series, norm]);
 
   const colorIndex = useMemo(() => {
     if (!data) {
       return new Uint8Array(0);
     }
     if (data.head) {
-      return diffColorIndex(data, scale);
+      return diffColorIndex(data, scale, significantOnly);
     }
     return options.singleColorBy === 'self' ? selfColorIndex(data.base) : packageColorIndex(data);
-  }, [data, scale, options.singleColorBy]);
+  }, [data, scale, significantOnly, options.singleColorBy]);
 
   const style = useMemo<DrawStyle>(() => {
     const colors = data?.head
@@ -86,22 +166,71 @@ export function FlameView({ frames, options, width, height }: Props) {
       dim: theme.isDark ? 'rgba(80, 80, 80, 0.55)' : 'rgba(210, 210, 210, 0.8)',
       text: '#222',
       font: `12px ${theme.typography.fontFamilyMonospace}`,
+      outline: theme.isDark ? '#ffffff' : '#000000',
     };
   }, [data, options.palette, options.singleColorBy, theme]);
 
   const found = useMemo(() => (data ? search(data, { text, exact }) : undefined), [data, text, exact]);
 
-  if (error || !data || !side) {
+  const haveNorm = (v: Normalization) =>
+    flamesOf(series, v).length > 0 || Boolean(queried?.series === series && queried.norms.get(v)?.value);
+  const onNormalize = (v: Normalization) => {
+    keepNormalization(v);
+    setNorm(v);
+    setFocus(undefined);
+    if (haveNorm(v) || !querier) {
+      return;
+    }
+    const norms = new Map(queried?.series === series ? queried.norms : []);
+    querier({ normalize: v, variants: true, focus: undefined })
+      .then((res): Answer<DataFrame[]> => ({ value: res }))
+      .catch((e): Answer<DataFrame[]> => ({ error: message(e) }))
+      .then((answer) => setQueried({ series, norms: new Map(norms).set(v, answer) }));
+  };
+  const canNormalize = Boolean(querier) || (haveNorm('absolute') && haveNorm('relative'));
+
+  // drillTo queries a subtree at full detail (path [] returns to the panel's frames).
+  const drillTo = (path: string[]) => {
+    const id = ++seq.current;
+    // A zoom request names a node of the frames it was made on.
+    setFocus(undefined);
+    if (path.length === 0 || !querier) {
+      setDrill(undefined);
+      return;
+    }
+    setDrill({ path, loading: true });
+    querier({ focus: path, normalize: norm, variants: false, inverted, collapseSystem: collapsed })
+      .then((res): Drill => ({ path, series: res.filter(isFlameFrame) }))
+      .catch((e): Drill => ({ path, error: message(e) }))
+      .then((d) => {
+        if (seq.current !== id) {
+          return;
+        }
+        setChosen({ series, norm, drill: d });
+        // Zoom onto the focused node: the answer is root -> path -> its subtree.
+        const node = d.series?.length ? nodeAtPath(toFlameData(d.series[0]), path) : -1;
+        if (node >= 0) {
+          setFocus((f) => ({ node, seq: (f?.seq ?? 0) + 1 }));
+        }
+      });
+  };
+
+  if (!source && alt === undefined && !drill) {
+    return <Alert title={strings.panel.loading} severity="info" data-testid={selectors.panel.loading} />;
+  }
+  if (error || alt?.error || !data || !side) {
     return (
       <Alert title={strings.panel.badFrame} severity="error" data-testid={selectors.panel.error}>
-        {error}
+        {error ?? alt?.error}
       </Alert>
     );
   }
 
-  const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH;
   const graphWidth = Math.max(50, showTable ? Math.floor(width * 0.62) : width);
-  const graphHeight = Math.max(ROW_HEIGHT, height - TOOLBAR_HEIGHT - (data.head ? LEGEND_HEIGHT : 0));
+  const graphHeight = Math.max(
+    ROW_HEIGHT,
+    height - TOOLBAR_HEIGHT - (data.head ? LEGEND_HEIGHT : 0) - (drill ? BREADCRUMB_HEIGHT : 0)
+  );
 
   const focusLabel = (label: string) => {
     setText(label);
@@ -117,6 +246,7 @@ export function FlameView({ frames, options, width, height }: Props) {
       setFocus((f) => ({ node: best, seq: (f?.seq ?? 0) + 1 }));
     }
   };
+  const hovered = hover.node >= 0 && hover.node < data.n ? hover.node : -1;
 
   return (
     <div
@@ -124,6 +254,7 @@ export function FlameView({ frames, options, width, height }: Props) {
       data-testid={selectors.panel.root}
       data-variant={frames.has(variant) ? variant : 'normal'}
       data-side={sideName}
+      data-normalize={data.info.normalize}
     >
       <Toolbar
         isDiff={Boolean(data.head)}
@@ -145,7 +276,14 @@ export function FlameView({ frames, options, width, height }: Props) {
           setResetSeq((n) => n + 1);
           setText('');
         }}
+        hasStats={Boolean(data.stats)}
+        significantOnly={significantOnly}
+        onSignificantOnly={setSignificantOnly}
+        normalize={norm}
+        onNormalize={canNormalize ? onNormalize : undefined}
+        onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
       />
+      {drill && <Breadcrumb drill={drill} onPath={drillTo} />}
       <div className={styles.main}>
         <div className={styles.graph} style={{ width: graphWidth }}>
           <FlameCanvas
@@ -160,17 +298,30 @@ export function FlameView({ frames, options, width, height }: Props) {
             focus={focus}
             resetSeq={resetSeq}
             onHover={(node, x, y) => setHover((h) => (h.node === node && node < 0 ? h : { node, x, y }))}
+            onZoomed={setZoomed}
+            onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
           />
-          {hover.node >= 0 && <Tooltip data={data} node={hover.node} side={sideName} x={hover.x} y={hover.y} />}
-          {data.head && <Legend palette={options.palette} scale={scale} />}
+          {hovered >= 0 && <Tooltip data={data} node={hovered} side={sideName} x={hover.x} y={hover.y} />}
+          <div className={styles.srOnly} aria-live="polite" data-testid={selectors.panel.live}>
+            {hovered >= 0 &&
+              `${data.labels[data.labelIdx[hovered]]}${
+                data.head ? `, ${relativeChange(data.head.total[hovered], data.base.total[hovered])}` : ''
+              }`}
+          </div>
+          {data.head && <Legend palette={options.palette} scale={scale} info={data.info} greyNoise={greyNoise} />}
         </div>
-        {showTable && (
+        {showTable && functions?.value && (
           <TopTable
-            data={data}
+            functions={functions.value}
             selected={exact ? text : undefined}
             onSelect={focusLabel}
             height={height - TOOLBAR_HEIGHT}
           />
+        )}
+        {showTable && functions?.error && (
+          <Alert title={strings.panel.queryFailed} severity="warning">
+            {functions.error}
+          </Alert>
         )}
       </div>
     </div>
@@ -181,4 +332,12 @@ const getStyles = (theme: GrafanaTheme2) => ({
   root: css({ display: 'flex', flexDirection: 'column', height: '100%', color: theme.colors.text.primary }),
   main: css({ display: 'flex', gap: theme.spacing(1), minHeight: 0 }),
   graph: css({ position: 'relative', flex: 'none' }),
+  srOnly: css({
+    position: 'absolute',
+    width: 1,
+    height: 1,
+    overflow: 'hidden',
+    clip: 'rect(0 0 0 0)',
+    whiteSpace: 'nowrap',
+  }),
 });

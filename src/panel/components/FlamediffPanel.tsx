@@ -1,4 +1,4 @@
-import React, { useMemo, useState } from 'react';
+import React, { useContext, useMemo, useState } from 'react';
 
 import { PanelProps, SelectableValue } from '@grafana/data';
 import { Alert, RadioButtonGroup } from '@grafana/ui';
@@ -7,7 +7,8 @@ import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { EvolutionView, isEvolutionData } from '../evolution';
 import { isRunsFrame, isSummaryFrame, parseRuns, parseSummary } from '../model/runs';
-import { flameFramesByVariant } from '../model/variants';
+import { isFlameFrame } from '../model/flameData';
+import { QuerierContext, grafanaQuerier } from '../query';
 import { PanelOptions } from '../types';
 import { FlameView } from './FlameView';
 import { RunDetails } from './RunDetails';
@@ -30,7 +31,9 @@ export function FlamediffPanel(props: PanelProps<PanelOptions>) {
 
 /** FlameOrRuns is the panel for flame graph and runs frames. */
 function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>) {
-  const frames = useMemo(() => flameFramesByVariant(data.series), [data.series]);
+  const hasFlame = useMemo(() => data.series.some(isFlameFrame), [data.series]);
+  const fromHost = useContext(QuerierContext);
+  const querier = useMemo(() => fromHost ?? grafanaQuerier(data), [fromHost, data]);
   const runs = useMemo(() => {
     const runsFrame = data.series.find(isRunsFrame);
     const summaryFrame = data.series.find(isSummaryFrame);
@@ -50,7 +53,6 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
   }, [data.series]);
   const [mode, setMode] = useState<Mode>('flame');
 
-  const hasFlame = frames.size > 0;
   if (!hasFlame && !runs) {
     return <Alert title={strings.panel.noData} severity="info" />;
   }
@@ -69,7 +71,9 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
           <RadioButtonGroup size="sm" options={modes} value={shown} onChange={setMode} />
         </div>
       )}
-      {shown === 'flame' && <FlameView frames={frames} options={options} width={width} height={innerHeight} />}
+      {shown === 'flame' && (
+        <FlameView series={data.series} querier={querier} options={options} width={width} height={innerHeight} />
+      )}
       {shown === 'runs' && runs && 'error' in runs && (
         <Alert title={strings.panel.badFrame} severity="error" data-testid={selectors.panel.error}>
           {runs.error}

@@ -2,11 +2,11 @@ import { css } from '@emotion/css';
 import React from 'react';
 
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { Button, InlineSwitch, Input, Select, useStyles2 } from '@grafana/ui';
+import { Button, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { SideName } from '../model/flameData';
+import { Normalization, SideName } from '../model/flameData';
 
 interface Props {
   isDiff: boolean;
@@ -22,9 +22,22 @@ interface Props {
   onSearch: (text: string) => void;
   matches?: number;
   onReset: () => void;
+  /** Shown when the frame has statistics. */
+  hasStats: boolean;
+  significantOnly: boolean;
+  onSignificantOnly: (v: boolean) => void;
+  normalize: Normalization;
+  /** Undefined when the other normalisation is neither at hand nor queryable. */
+  onNormalize?: (v: Normalization) => void;
+  /** Loads the zoomed node in full detail; undefined when nothing is zoomed or the panel cannot query. */
+  onFullDetail?: () => void;
 }
 
 const s = strings.panel;
+const normOptions: Array<SelectableValue<Normalization>> = [
+  { value: 'absolute', label: s.absolute },
+  { value: 'relative', label: s.relative },
+];
 const sideOptions: Array<SelectableValue<SideName>> = [
   { value: 'head', label: s.head },
   { value: 'base', label: s.base },
@@ -46,18 +59,34 @@ export function Toolbar(p: Props) {
           />
         </div>
       )}
-      <VariantSwitch
+      {p.isDiff && p.onNormalize && (
+        <div data-testid={selectors.panel.normalize} aria-label={s.normalize} role="group">
+          <RadioButtonGroup size="sm" options={normOptions} value={p.normalize} onChange={p.onNormalize} />
+        </div>
+      )}
+      {p.hasStats && (
+        <Switch
+          testId={selectors.panel.significantOnly}
+          label={s.significantOnly}
+          title={s.significantOnlyHelp}
+          value={p.significantOnly}
+          onChange={p.onSignificantOnly}
+        />
+      )}
+      <Switch
         testId={selectors.panel.inverted}
         label={s.inverted}
         value={p.inverted}
-        enabled={p.canInvert}
+        disabled={!p.canInvert}
+        title={p.canInvert ? undefined : s.variantMissing}
         onChange={p.onInverted}
       />
-      <VariantSwitch
+      <Switch
         testId={selectors.panel.collapse}
         label={s.collapseSystem}
         value={p.collapsed}
-        enabled={p.canCollapse}
+        disabled={!p.canCollapse}
+        title={p.canCollapse ? undefined : s.variantMissing}
         onChange={p.onCollapsed}
       />
       <div className={styles.search}>
@@ -74,6 +103,18 @@ export function Toolbar(p: Props) {
           </span>
         )}
       </div>
+      {p.onFullDetail && (
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="search-plus"
+          title={s.fullDetailHelp}
+          onClick={p.onFullDetail}
+          data-testid={selectors.panel.fullDetail}
+        >
+          {s.fullDetail}
+        </Button>
+      )}
       <Button size="sm" variant="secondary" icon="history" onClick={p.onReset} data-testid={selectors.panel.reset}>
         {s.reset}
       </Button>
@@ -81,21 +122,25 @@ export function Toolbar(p: Props) {
   );
 }
 
-/** VariantSwitch toggles to another variant's tree; without that frame it is disabled with a hint. */
-function VariantSwitch(p: {
+/**
+ * Switch is a labelled toggle of the toolbar; a variant toggle whose frame is
+ * missing is disabled, its title saying how to enable it.
+ */
+function Switch(p: {
   testId: string;
   label: string;
+  title?: string;
   value: boolean;
-  enabled: boolean;
+  disabled?: boolean;
   onChange: (v: boolean) => void;
 }) {
   return (
-    <span data-testid={p.testId} title={p.enabled ? undefined : s.variantMissing}>
+    <span data-testid={p.testId} title={p.title}>
       <InlineSwitch
         label={p.label}
         showLabel
         value={p.value}
-        disabled={!p.enabled}
+        disabled={p.disabled}
         onChange={(e) => p.onChange(e.currentTarget.checked)}
       />
     </span>

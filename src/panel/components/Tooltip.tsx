@@ -7,7 +7,8 @@ import { useStyles2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { formatShare, formatValue } from '../format';
-import { FlameData, SideName } from '../model/flameData';
+import { FlameData, SideName, runValues } from '../model/flameData';
+import { isOther } from '../model/focus';
 
 interface Props {
   data: FlameData;
@@ -19,10 +20,34 @@ interface Props {
 
 const t = strings.panel.tooltip;
 
+/** formatSigned shows a change in the unit with its sign. */
+function formatSigned(v: number, unit?: string): string {
+  return `${v > 0 ? '+' : v < 0 ? '−' : ''}${formatValue(Math.abs(v), unit)}`;
+}
+
+/** formatP shows a p- or q-value with two significant digits. */
+function formatP(v: number): string {
+  return Number.isFinite(v) ? (v < 1e-4 ? v.toExponential(1) : v.toPrecision(2)) : '–';
+}
+
+/**
+ * relativeChange is the node's own change, (head - base) / base, in words
+ * when the node exists on one side only: never "+inf%".
+ */
+export function relativeChange(head: number, base: number): string {
+  if (base === 0 && head > 0) {
+    return t.onlyHead;
+  }
+  if (head === 0 && base > 0) {
+    return t.onlyBase;
+  }
+  return base > 0 ? formatShare((head - base) / base, true) : '–';
+}
+
 /** tooltipRows lists what the tooltip shows for a node, as label/value pairs. */
 export function tooltipRows(data: FlameData, node: number, side: SideName): Array<[string, string]> {
   const u = data.unit;
-  const { base, head } = data;
+  const { base, head, stats, info } = data;
   if (!head) {
     return [
       [t.total, formatValue(base.total[node], u)],
@@ -31,32 +56,75 @@ export function tooltipRows(data: FlameData, node: number, side: SideName): Arra
     ];
   }
   const shown = side === 'head' ? head : base;
-  return [
-    [t.headTotal, formatValue(head.total[node], u)],
-    [t.headSelf, formatValue(head.self[node], u)],
-    [t.baseTotal, formatValue(base.total[node], u)],
-    [t.baseSelf, formatValue(base.self[node], u)],
-    [t.delta, formatShare(data.delta[node], true)],
-    [t.share, formatShare(shown.rootTotal > 0 ? shown.total[node] / shown.rootTotal : 0)],
+  const [h, b] = [head.total[node], base.total[node]];
+  const rows: Array<[string, string]> = [
+    [t.headTotal + t.perRun, formatValue(h, u)],
+    [t.headSelf + t.perRun, formatValue(head.self[node], u)],
+    [t.baseTotal + t.perRun, formatValue(b, u)],
+    [t.baseSelf + t.perRun, formatValue(base.self[node], u)],
+    [t.change, formatSigned(h - b, u)],
+    [t.relChange, relativeChange(h, b)],
+    [t.ofBase[info.normalize], formatShare(data.delta[node], true)],
   ];
+  if (stats) {
+    const sig = stats.significant[node];
+    rows.push(
+      [t.ci, `${formatShare(stats.deltaLow[node], true)} … ${formatShare(stats.deltaHigh[node], true)}`],
+      [`${t.p} / ${t.q}`, `${formatP(stats.pValue[node])} / ${formatP(stats.qValue[node])}`],
+      ['', sig < 0 ? '–' : t.significant(sig === 1, info.alpha)]
+    );
+    if (stats.otherCount[node] > 0) {
+      rows.push([t.other(stats.otherCount[node]), ''], [t.otherMax, formatShare(stats.otherMaxDelta[node], true)]);
+    }
+  }
+  if (info.headRuns !== undefined || info.baseRuns !== undefined) {
+    rows.push([t.runs, t.runsValue(info.headRuns, info.baseRuns)]);
+  }
+  rows.push([t.share, formatShare(shown.rootTotal > 0 ? shown.total[node] / shown.rootTotal : 0)]);
+  return rows;
 }
 
-/** Tooltip shows a node's label, self/total for head and base, delta and share. */
+const STRIP_W = 160;
+const STRIP_H = 28;
+
+/** RunStrip draws a node's per-run totals of both sides on one scale: head on top, base below. */
+export function RunStrip({ head, base }: { head: number[]; base: number[] }) {
+  const max = Math.max(...head, ...base, 0) || 1;
+  const dots = (vals: number[], y: number, color: string) =>
+    vals.map((v, i) => <circle key={`${y}-${i}`} cx={4 + (v / max) * (STRIP_W - 8)} cy={y} r={3} fill={color} />);
+  return (
+    <svg width={STRIP_W} height={STRIP_H} data-testid={selectors.panel.runStrip} role="img" aria-label={t.strip}>
+      <line x1={4} x2={STRIP_W - 4} y1={STRIP_H / 2} y2={STRIP_H / 2} stroke="currentColor" strokeOpacity={0.2} />
+      {dots(head, 7, 'rgb(200, 0, 0)')}
+      {dots(base, STRIP_H - 7, 'rgb(0, 170, 0)')}
+    </svg>
+  );
+}
+
+/** Tooltip shows a node's label, its values per side, the change and its statistics. */
 export function Tooltip({ data, node, side, x, y }: Props) {
   const styles = useStyles2(getStyles);
+  const stats = data.stats;
+  const runs = stats && { head: runValues(stats.headRuns[node]), base: runValues(stats.baseRuns[node]) };
   return (
     <div className={styles.tooltip} style={{ left: x + 12, top: y + 12 }} data-testid={selectors.panel.tooltip}>
       <div className={styles.label}>{data.labels[data.labelIdx[node]]}</div>
       <table>
         <tbody>
           {tooltipRows(data, node, side).map(([k, v]) => (
-            <tr key={k}>
+            <tr key={k + v}>
               <td className={styles.key}>{k}</td>
               <td>{v}</td>
             </tr>
           ))}
         </tbody>
       </table>
+      {runs && (runs.head.length > 0 || runs.base.length > 0) && (
+        <div title={t.strip}>
+          <RunStrip head={runs.head} base={runs.base} />
+        </div>
+      )}
+      {isOther(data, node) && <div className={styles.key}>{t.otherHint}</div>}
     </div>
   );
 }

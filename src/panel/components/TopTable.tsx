@@ -1,5 +1,5 @@
 import { css, cx } from '@emotion/css';
-import React, { useEffect, useMemo, useState } from 'react';
+import React, { useMemo, useState } from 'react';
 
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2 } from '@grafana/ui';
@@ -7,13 +7,12 @@ import { useStyles2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { formatShare, formatValue } from '../format';
-import { FlameData } from '../model/flameData';
-import { SortKey, sortRows, topFunctions } from '../model/topFunctions';
+import { Functions, SortKey, sortRows } from '../model/functions';
 
 interface Props {
-  data: FlameData;
+  functions: Functions;
   selected?: string;
-  onSelect: (label: string) => void;
+  onSelect: (name: string) => void;
   height: number;
 }
 
@@ -21,62 +20,81 @@ interface Props {
 const MAX_ROWS = 300;
 const t = strings.panel.table;
 
-/** TopTable lists functions by self/total (and delta for a diff); click a row to focus it. */
-export function TopTable({ data, selected, onSelect, height }: Props) {
+/**
+ * TopTable lists the rows of the `functions` answer, in the engine's order
+ * until a header sorts them; a click (or Enter) on a row focuses the function
+ * in the graph. Rows are reachable by Tab and the arrow keys.
+ */
+export function TopTable({ functions, selected, onSelect, height }: Props) {
   const styles = useStyles2(getStyles);
-  const diff = Boolean(data.head);
-  const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: diff ? 'delta' : 'self', desc: true });
-  // The table is computed after the graph has painted: on a million nodes
-  // it would otherwise delay the first drawn frame by tens of milliseconds.
-  const [all, setAll] = useState<{ data: FlameData; rows: ReturnType<typeof topFunctions> }>();
-  useEffect(() => {
-    const id = setTimeout(() => setAll({ data, rows: topFunctions(data) }));
-    return () => clearTimeout(id);
-  }, [data]);
-  const current = all?.data === data ? all.rows : undefined;
-  const rows = useMemo(
-    () => (current ? sortRows(current, sort.key, diff, sort.desc).slice(0, MAX_ROWS) : []),
-    [current, sort, diff]
-  );
+  const { diff, stats, unit } = functions;
+  const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: 'rank', desc: true });
+  const rows = useMemo(() => sortRows(functions.rows, sort.key, sort.desc).slice(0, MAX_ROWS), [functions, sort]);
 
   const header = (key: SortKey, label: string) => (
-    <th
-      className={styles.th}
-      onClick={() => setSort((s) => ({ key, desc: s.key === key ? !s.desc : true }))}
-      aria-sort={sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none'}
-    >
-      {label}
-      {sort.key === key ? (sort.desc ? ' ▼' : ' ▲') : ''}
+    <th className={styles.th} aria-sort={sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
+      <button
+        className={styles.sort}
+        aria-label={t.sortBy(label)}
+        onClick={() => setSort((s) => ({ key, desc: s.key === key ? !s.desc : true }))}
+      >
+        {label}
+        {sort.key === key ? (sort.desc ? ' ▼' : ' ▲') : ''}
+      </button>
     </th>
   );
+  const onKeyDown = (e: React.KeyboardEvent<HTMLTableRowElement>, name: string) => {
+    const go = (el: Element | null) => {
+      e.preventDefault();
+      (el as HTMLElement | null)?.focus();
+    };
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      onSelect(name);
+    } else if (e.key === 'ArrowDown') {
+      go(e.currentTarget.nextElementSibling);
+    } else if (e.key === 'ArrowUp') {
+      go(e.currentTarget.previousElementSibling);
+    }
+  };
 
   return (
     <div className={styles.wrap} style={{ maxHeight: height }}>
-      <table className={styles.table} data-testid={selectors.panel.table}>
+      <table className={styles.table} data-testid={selectors.panel.table} aria-label={t.caption}>
         <thead>
           <tr>
-            {header('label', t.function)}
+            {header('name', t.function)}
             {header('self', t.self)}
             {header('total', diff ? t.headTotal : t.total)}
             {diff && <th className={styles.th}>{t.baseTotal}</th>}
             {diff && header('delta', t.delta)}
+            {stats && header('significance', t.q)}
           </tr>
         </thead>
         <tbody>
           {rows.map((r) => (
             <tr
-              key={r.label}
+              key={r.name}
               data-testid={selectors.panel.tableRow}
-              className={cx(styles.row, r.label === selected && styles.selected)}
-              onClick={() => onSelect(r.label)}
+              data-significant={r.significant === null ? undefined : String(r.significant)}
+              className={cx(
+                styles.row,
+                r.name === selected && styles.selected,
+                r.significant === false && styles.noise
+              )}
+              tabIndex={0}
+              aria-selected={r.name === selected}
+              onClick={() => onSelect(r.name)}
+              onKeyDown={(e) => onKeyDown(e, r.name)}
             >
-              <td className={styles.label} title={r.label}>
-                {r.label}
+              <td className={styles.label} title={r.name}>
+                {r.name}
               </td>
-              <td>{formatValue(diff ? r.selfHead : r.selfBase, data.unit)}</td>
-              <td>{formatValue(diff ? r.totalHead : r.totalBase, data.unit)}</td>
-              {diff && <td>{formatValue(r.totalBase, data.unit)}</td>}
+              <td>{formatValue(r.selfHead, unit)}</td>
+              <td>{formatValue(r.totalHead, unit)}</td>
+              {diff && <td>{formatValue(r.totalBase, unit)}</td>}
               {diff && <td>{formatShare(r.delta, true)}</td>}
+              {stats && <td>{Number.isNaN(r.qValue) ? '–' : r.qValue.toPrecision(2)}</td>}
             </tr>
           ))}
         </tbody>
@@ -97,12 +115,25 @@ const getStyles = (theme: GrafanaTheme2) => ({
     position: 'sticky',
     top: 0,
     background: theme.colors.background.primary,
-    cursor: 'pointer',
     padding: theme.spacing(0.5, 1),
     textAlign: 'right',
+  }),
+  sort: css({
+    background: 'none',
+    border: 'none',
+    color: 'inherit',
+    font: 'inherit',
+    fontWeight: theme.typography.fontWeightMedium,
+    cursor: 'pointer',
+    padding: 0,
     userSelect: 'none',
   }),
-  row: css({ cursor: 'pointer', '&:hover': { background: theme.colors.action.hover } }),
+  row: css({
+    cursor: 'pointer',
+    '&:hover': { background: theme.colors.action.hover },
+    '&:focus': { outline: `2px solid ${theme.colors.primary.main}`, outlineOffset: -2 },
+  }),
   selected: css({ background: theme.colors.action.selected }),
+  noise: css({ color: theme.colors.text.secondary }),
   label: css({ maxWidth: 320, overflow: 'hidden', textOverflow: 'ellipsis', textAlign: 'left !important' as 'left' }),
 });

@@ -1,10 +1,11 @@
 import { FieldType, createDataFrame } from '@grafana/data';
 
-import { diffRows, flameFrame, recursiveRows } from '../../testing/frames';
+import { diffRows, flameFrame } from '../../testing/frames';
 import { toFlameData } from './flameData';
 import { comparisonVars, measure, parseRuns, parseSummary, spread } from './runs';
 import { search } from './search';
-import { sortRows, topFunctions } from './topFunctions';
+import { focusPath, isOther, move, nodeAtPath } from './focus';
+import { isFunctionsFrame, parseFunctions, sortRows } from './functions';
 import { flameFramesByVariant, frameVariant, variantOf } from './variants';
 
 describe('search', () => {
@@ -19,27 +20,67 @@ describe('search', () => {
   });
 });
 
-describe('topFunctions', () => {
-  it('counts a recursive function once in its total', () => {
-    const rows = topFunctions(toFlameData(flameFrame(recursiveRows)));
-    const f = rows.find((r) => r.label === 'f')!;
-    expect(f.selfBase).toBe(4);
-    expect(f.totalBase).toBe(8);
-    expect(rows.find((r) => r.label === 'g')!.totalBase).toBe(4);
+describe('functions', () => {
+  const frame = createDataFrame({
+    fields: [
+      { name: 'function', type: FieldType.string, values: ['c', 'a', 'd'] },
+      { name: 'selfBase', type: FieldType.number, values: [0, 60, 10] },
+      { name: 'totalBase', type: FieldType.number, values: [0, 60, 10] },
+      { name: 'selfHead', type: FieldType.number, values: [20, 50, 0], config: { unit: 'ns' } },
+      { name: 'totalHead', type: FieldType.number, values: [20, 70, 0], config: { unit: 'ns' } },
+      { name: 'delta', type: FieldType.number, values: [0.2, 0.1, -0.1] },
+      { name: 'qValue', type: FieldType.number, values: [0.01, null, 0.3] },
+      { name: 'significant', type: FieldType.boolean, values: [true, null, false] },
+    ],
   });
 
-  it('gives head, base and delta for a diff, sortable', () => {
-    const rows = topFunctions(toFlameData(flameFrame(diffRows)));
-    const c = rows.find((r) => r.label === 'c')!;
-    expect(c).toEqual({ label: 'c', selfBase: 0, totalBase: 0, selfHead: 20, totalHead: 20, delta: 0.2 });
-    expect(
-      sortRows(rows, 'delta', true)
-        .map((r) => r.label)
-        .slice(0, 2)
-    ).toEqual(['total', 'c']);
-    expect(sortRows(rows, 'delta', true, false)[0].label).toBe('d');
-    expect(sortRows(rows, 'label', true).map((r) => r.label)).toEqual(['a', 'b', 'c', 'd', 'gc', 'main', 'total']);
-    expect(sortRows(rows, 'self', true)[0].label).toBe('a');
+  it('reads the rows in the engine order, nulls as NaN/null', () => {
+    expect(isFunctionsFrame(frame)).toBe(true);
+    expect(isFunctionsFrame(flameFrame(diffRows))).toBe(false);
+    const f = parseFunctions(frame);
+    expect(f).toMatchObject({ diff: true, stats: true, unit: 'ns' });
+    expect(f.rows.map((r) => [r.name, r.rank, r.significant])).toEqual([
+      ['c', 0, true],
+      ['a', 1, null],
+      ['d', 2, false],
+    ]);
+    expect(f.rows[1].qValue).toBeNaN();
+  });
+
+  it.each([
+    ['rank', true, ['c', 'a', 'd']],
+    ['delta', true, ['c', 'a', 'd']], // |delta|, ties in engine order
+    ['delta', false, ['a', 'd', 'c']], // ties keep the engine order
+    ['self', true, ['a', 'c', 'd']],
+    ['total', true, ['a', 'c', 'd']],
+    ['significance', true, ['c', 'd', 'a']], // q ascending, undefined last
+    ['name', true, ['a', 'c', 'd']],
+  ] as const)('sorts by %s (desc %s)', (key, desc, want) => {
+    expect(sortRows(parseFunctions(frame).rows, key, desc).map((r) => r.name)).toEqual(want);
+  });
+});
+
+describe('focus paths and keyboard moves', () => {
+  const d = toFlameData(flameFrame([...diffRows.slice(0, 6), [2, 'other', 5, 5, 5, 5], diffRows[6]]));
+  const at = (l: string) => d.labels.indexOf(l);
+  it('a path runs from the root child down; an other node drills into its parent', () => {
+    expect(focusPath(d, at('a'))).toEqual(['main', 'a']);
+    expect(isOther(d, at('other'))).toBe(true);
+    expect(focusPath(d, at('other'))).toEqual(['main']);
+    expect(nodeAtPath(d, ['main', 'b'])).toBe(at('b'));
+    expect(nodeAtPath(d, ['main', 'zzz'])).toBe(-1);
+  });
+
+  it.each([
+    ['a', 'parent', 'main'],
+    ['main', 'child', 'a'], // the widest callee
+    ['a', 'next', 'b'],
+    ['b', 'prev', 'a'],
+    ['b', 'next', 'd'], // c has no base width: skipped on the base side
+    ['main', 'next', 'main'], // gc has no base width either
+    ['total', 'parent', 'total'],
+  ] as const)('from %s, %s reaches %s on the base side', (from, m, want) => {
+    expect(d.labels[d.labelIdx[move(d, d.base, at(from), m)]]).toBe(want);
   });
 });
 

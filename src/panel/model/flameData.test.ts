@@ -1,7 +1,7 @@
 import { FieldType, createDataFrame } from '@grafana/data';
 
 import { diffRows, flameFrame, recursiveRows } from '../../testing/frames';
-import { toFlameData, isFlameFrame, sideOf } from './flameData';
+import { isFlameFrame, runValues, sideOf, toFlameData } from './flameData';
 
 describe('toFlameData', () => {
   it.each([
@@ -19,6 +19,41 @@ describe('toFlameData', () => {
     expect(Array.from(d.base.start)).toEqual([0, 0, 0, 60, 90, 90, 100]);
     expect(Array.from(d.head!.start)).toEqual([0, 0, 0, 60, 90, 110, 110]);
     expect(d.unit).toBe('ns');
+  });
+
+  it('reads the statistics (nulls as NaN/-1), the package field, meta.custom and the notices', () => {
+    const d = toFlameData(
+      flameFrame(diffRows, {
+        extra: [
+          { name: 'significant', type: FieldType.boolean, values: [null, true, false, false, true, true, false] },
+          { name: 'qValue', type: FieldType.number, values: [null, 0.01, 0.5, 0.5, 0.02, 0.01, 0.4] },
+          { name: 'headRuns', type: FieldType.string, values: ['[1,2.5]', null, 'bad', '', '[]', '[3]', '[4]'] },
+          {
+            name: 'package',
+            type: FieldType.enum,
+            values: [0, 1, 1, 1, 1, 1, 0],
+            config: { type: { enum: { text: ['', 'app'] } } },
+          },
+        ],
+        custom: { normalize: 'relative', alpha: 0.01, headRuns: 2, baseRuns: 3 },
+        notices: ['a notice'],
+      })
+    );
+    expect(Array.from(d.stats!.significant)).toEqual([-1, 1, 0, 0, 1, 1, 0]);
+    expect(d.stats!.qValue[0]).toBeNaN();
+    expect(d.stats!.pValue[1]).toBeNaN(); // absent field
+    expect([0, 1, 2].map((i) => runValues(d.stats!.headRuns[i]))).toEqual([[1, 2.5], [], []]);
+    expect(Array.from(d.packages!.idx, (k) => d.packages!.names[k])).toEqual([
+      '',
+      'app',
+      'app',
+      'app',
+      'app',
+      'app',
+      '',
+    ]);
+    expect(d.info).toEqual({ normalize: 'relative', alpha: 0.01, headRuns: 2, baseRuns: 3, notices: ['a notice'] });
+    expect(toFlameData(flameFrame(diffRows)).stats).toBeUndefined();
   });
 
   it('computes delta from the two sides when the frame has none (e.g. Pyroscope)', () => {

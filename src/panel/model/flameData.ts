@@ -34,7 +34,43 @@ export interface FlameData {
   delta: ArrayLike<number>;
   /** config.unit of the value field (ns, bytes, short, ...). */
   unit?: string;
+  /** Per-node significance across runs; undefined without statistics. */
+  stats?: NodeStats;
+  /** Each node's package (the backend's `package` field); undefined when the frame has none. */
+  packages?: { idx: Int32Array; names: string[] };
+  info: FrameInfo;
 }
+
+/** Per-node statistics of a diff (docs/FRAMES.md), row-parallel to the nodes. */
+export interface NodeStats {
+  /** 1 significant, 0 not, -1 undefined (no test possible). */
+  significant: Int8Array;
+  /** NaN where undefined. */
+  pValue: Float64Array;
+  qValue: Float64Array;
+  deltaLow: Float64Array;
+  deltaHigh: Float64Array;
+  /** JSON arrays of the node's per-run totals, parsed on demand (see runValues). */
+  headRuns: ArrayLike<string | null>;
+  baseRuns: ArrayLike<string | null>;
+  /** Nodes an `other` node merges (0 for other nodes) and the largest |delta| among them, signed. */
+  otherCount: ArrayLike<number>;
+  otherMaxDelta: ArrayLike<number>;
+}
+
+/** What the backend says about the whole frame (meta.custom and meta.notices). */
+export interface FrameInfo {
+  normalize: Normalization;
+  /** Significance level of the q-values; undefined when the frame does not say. */
+  alpha?: number;
+  headRuns?: number;
+  baseRuns?: number;
+  /** Why there are no statistics (e.g. too few runs), from the frame's notices. */
+  notices: string[];
+}
+
+/** How a diff's delta is normalised (query model field `normalize`). */
+export type Normalization = 'absolute' | 'relative';
 
 /** Views of a diff: which side's widths are drawn. */
 export type SideName = 'head' | 'base';
@@ -78,8 +114,77 @@ function numbers(f: Field, n: number, name: string): ArrayLike<number> {
   return Float64Array.from({ length: n }, (_, i) => v[i]);
 }
 
+/** nullable reads a nullable float field: null (and absent rows) become NaN. */
+function nullable(f: Field, n: number): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = f.values[i];
+    out[i] = v === null || v === undefined ? NaN : Number(v);
+  }
+  return out;
+}
+
+/** statsOf reads the statistics fields of a diff frame; undefined when it has none. */
+function statsOf(frame: DataFrame, n: number): NodeStats | undefined {
+  const sig = field(frame, 'significant');
+  if (!sig) {
+    return undefined;
+  }
+  const significant = new Int8Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = sig.values[i];
+    significant[i] = v === null || v === undefined ? -1 : v ? 1 : 0;
+  }
+  const nulls = (name: string) => {
+    const f = field(frame, name);
+    return f ? nullable(f, n) : new Float64Array(n).fill(NaN);
+  };
+  const strings = (name: string): ArrayLike<string | null> => field(frame, name)?.values ?? [];
+  const plain = (name: string): ArrayLike<number> => {
+    const f = field(frame, name);
+    return f ? numbers(f, n, name) : new Float64Array(n);
+  };
+  return {
+    significant,
+    pValue: nulls('pValue'),
+    qValue: nulls('qValue'),
+    deltaLow: nulls('deltaLow'),
+    deltaHigh: nulls('deltaHigh'),
+    headRuns: strings('headRuns'),
+    baseRuns: strings('baseRuns'),
+    otherCount: plain('otherCount'),
+    otherMaxDelta: plain('otherMaxDelta'),
+  };
+}
+
+/** runValues parses one node's per-run totals (a JSON array); [] when absent or malformed. */
+export function runValues(json: string | null | undefined): number[] {
+  if (!json) {
+    return [];
+  }
+  try {
+    const v: unknown = JSON.parse(json);
+    return Array.isArray(v) ? v.map(Number) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** infoOf reads meta.custom (normalize, alpha, run counts) and the info notices. */
+export function infoOf(frame: DataFrame): FrameInfo {
+  const c = frame.meta?.custom ?? {};
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  return {
+    normalize: c.normalize === 'relative' ? 'relative' : 'absolute',
+    alpha: num(c.alpha),
+    headRuns: num(c.headRuns),
+    baseRuns: num(c.baseRuns),
+    notices: (frame.meta?.notices ?? []).map((x) => x.text),
+  };
+}
+
 /** labelsOf interns the label field: enum fields keep their text table. */
-function labelsOf(f: Field, n: number): { labels: string[]; labelIdx: Int32Array } {
+function labelsOf(f: Field, n: number, name = 'label'): { labels: string[]; labelIdx: Int32Array } {
   const labelIdx = new Int32Array(n);
   const enumText = f.config?.type?.enum?.text;
   if (f.type === FieldType.enum || enumText) {
@@ -87,7 +192,7 @@ function labelsOf(f: Field, n: number): { labels: string[]; labelIdx: Int32Array
     for (let i = 0; i < n; i++) {
       const idx = Number(f.values[i]);
       if (!Number.isInteger(idx) || idx < 0 || idx >= labels.length) {
-        throw new Error(`field label: row ${i} has enum index ${f.values[i]} outside its ${labels.length} texts`);
+        throw new Error(`field ${name}: row ${i} has enum index ${f.values[i]} outside its ${labels.length} texts`);
       }
       labelIdx[i] = idx;
     }
@@ -214,7 +319,23 @@ export function toFlameData(frame: DataFrame): FlameData {
       }
     }
   }
-  return { n, level, labelIdx, labels, end, maxLevel, base, head, delta, unit: valueField.config?.unit };
+  const pkg = field(frame, 'package');
+  const packages = pkg ? labelsOf(pkg, n, 'package') : undefined;
+  return {
+    n,
+    level,
+    labelIdx,
+    labels,
+    end,
+    maxLevel,
+    base,
+    head,
+    delta,
+    unit: valueField.config?.unit,
+    stats: head ? statsOf(frame, n) : undefined,
+    packages: packages && { idx: packages.labelIdx, names: packages.labels },
+    info: infoOf(frame),
+  };
 }
 
 /** sideOf picks the drawn side: a single graph has only its base. */

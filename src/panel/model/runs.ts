@@ -36,9 +36,9 @@ export function isRunsFrame(frame: DataFrame): boolean {
   return ['side', 'build', 'run', 'duration'].every((n) => byName(frame, n));
 }
 
-/** isSummaryFrame: the comparison of the runs (has pValue). */
+/** isSummaryFrame: the comparison of the runs (per side, with pValue; flame graph and functions frames have pValue too). */
 export function isSummaryFrame(frame: DataFrame): boolean {
-  return Boolean(byName(frame, 'pValue'));
+  return Boolean(byName(frame, 'pValue') && byName(frame, 'side'));
 }
 
 function num(f: Field | undefined, i: number): number | undefined {

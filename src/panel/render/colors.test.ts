@@ -1,3 +1,5 @@
+import { FieldType } from '@grafana/data';
+
 import { diffRows, flameFrame, recursiveRows } from '../../testing/frames';
 import { toFlameData } from '../model/flameData';
 import {
@@ -9,7 +11,7 @@ import {
   diffRGB,
   fnv1a,
   packageColorIndex,
-  packageOf,
+  NEUTRAL,
   selfColorIndex,
 } from './colors';
 
@@ -54,6 +56,24 @@ describe('diff colours', () => {
     expect(diffPaletteCSS('default')[byLabel('d')]).toBe('rgb(0, 170, 0)');
   });
 
+  it('greys every insignificant node when asked, whatever its delta', () => {
+    const sig = {
+      name: 'significant',
+      type: FieldType.boolean,
+      values: [null, true, false, false, false, true, false],
+    };
+    const d = toFlameData(flameFrame(diffRows, { extra: [sig] }));
+    const greyed = diffColorIndex(d, 0.1, true);
+    const byLabel = (idx: Uint8Array, l: string) => idx[d.labels.indexOf(l)];
+    expect(byLabel(greyed, 'c')).toBe(NEUTRAL); // only in head, not significant
+    expect(byLabel(greyed, 'gc')).toBe(NEUTRAL);
+    expect(byLabel(greyed, 'total')).toBe(NEUTRAL); // no test possible
+    expect(byLabel(greyed, 'd')).toBe(0); // significant: keeps its colour
+    expect(byLabel(greyed, 'main')).toBe(2 * DIFF_STEPS);
+    expect(byLabel(diffColorIndex(d, 0.1, false), 'c')).toBe(2 * DIFF_STEPS);
+    expect(autoDiffScale(d, true)).toBeCloseTo(0.1); // main only
+  });
+
   it('autoDiffScale is the largest |delta| of nodes on both sides', () => {
     expect(autoDiffScale(toFlameData(flameFrame(diffRows)))).toBeCloseTo(0.2);
     expect(autoDiffScale(toFlameData(flameFrame(recursiveRows)))).toBe(0.001);
@@ -61,30 +81,28 @@ describe('diff colours', () => {
 });
 
 describe('single graph colours', () => {
-  it.each([
-    ['github.com/x/y.(*T).M', 'github.com/x/y'],
-    ['compress/flate.(*compressor).deflate', 'compress/flate'],
-    ['runtime.mallocgc', 'runtime'],
-    ['std::vector<int>::push_back', 'std::vector<int>'],
-    ['java.util.HashMap.get', 'java'],
-    ['main', 'main'],
-  ])('packageOf(%s) = %s', (label, want) => {
-    expect(packageOf(label)).toBe(want);
+  it('colours by the backend package field; a frame without one by label', () => {
+    const rows: Array<[number, string, number, number]> = [
+      [0, 'java/lang/Thread.run', 3, 0],
+      [1, 'java/lang/Object.wait', 2, 2],
+      [1, 'java/lang/Thread.run', 1, 1],
+    ];
+    const pkg = {
+      name: 'package',
+      type: FieldType.enum,
+      values: [0, 0, 0],
+      config: { type: { enum: { text: ['java/lang'] } } },
+    };
+    const withPkg = packageColorIndex(toFlameData(flameFrame(rows, { extra: [pkg] })));
+    expect(new Set(withPkg).size).toBe(1);
+    const byLabel = packageColorIndex(toFlameData(flameFrame(rows)));
+    expect(byLabel[0]).toBe(byLabel[2]);
   });
 
   it('hashes are stable, so a package keeps its colour', () => {
     expect(fnv1a('runtime')).toBe(fnv1a('runtime'));
     expect(fnv1a('')).toBe(0x811c9dc5);
     expect(fnv1a('a')).toBe(0xe40c292c);
-    const d = toFlameData(
-      flameFrame([
-        [0, 'runtime.a', 3, 0],
-        [1, 'runtime.b', 2, 2],
-        [1, 'net/http.c', 1, 1],
-      ])
-    );
-    const idx = packageColorIndex(d);
-    expect(idx[0]).toBe(idx[1]);
   });
 
   it('selfColorIndex grows with the self share', () => {

@@ -62,33 +62,43 @@ const MIN_SCALE = 1e-3;
 
 /**
  * autoDiffScale is the largest |delta| among nodes present on both sides
- * (nodes on one side only take the end colours anyway), at least 0.1%.
+ * (nodes on one side only take the end colours anyway), at least 0.1%; with
+ * significantOnly and statistics, among significant nodes only (the others
+ * are grey, so their noise must not flatten the scale).
  */
-export function autoDiffScale(data: FlameData): number {
+export function autoDiffScale(data: FlameData, significantOnly = false): number {
   let m = 0;
   if (!data.head) {
     return MIN_SCALE;
   }
+  const sig = significantOnly ? data.stats?.significant : undefined;
   for (let i = 0; i < data.n; i++) {
-    if (data.base.total[i] > 0 && data.head.total[i] > 0) {
+    if (data.base.total[i] > 0 && data.head.total[i] > 0 && (!sig || sig[i] === 1)) {
       m = Math.max(m, Math.abs(data.delta[i]));
     }
   }
   return Math.max(m, MIN_SCALE);
 }
 
+/** NEUTRAL is the bucket of grey: no change, or a change the statistics call noise. */
+export const NEUTRAL = DIFF_STEPS;
+
 /**
  * diffColorIndex colours every node of a diff from its delta: a node only in
  * head takes the slowest colour, a node only in base the fastest; both views
- * (head and base) use the same indices.
+ * (head and base) use the same indices. With significantOnly and statistics
+ * in the frame, every node not significant is grey however large its delta.
  */
-export function diffColorIndex(data: FlameData, scale: number): Uint8Array {
+export function diffColorIndex(data: FlameData, scale: number, significantOnly = false): Uint8Array {
   const out = new Uint8Array(data.n);
   const head = data.head;
+  const sig = significantOnly ? data.stats?.significant : undefined;
   for (let i = 0; i < data.n; i++) {
     const b = data.base.total[i];
     const h = head ? head.total[i] : b;
-    if (b === 0 && h > 0) {
+    if (sig && sig[i] !== 1) {
+      out[i] = NEUTRAL;
+    } else if (b === 0 && h > 0) {
       out[i] = 2 * DIFF_STEPS;
     } else if (h === 0 && b > 0) {
       out[i] = 0;
@@ -109,25 +119,6 @@ export function packagePaletteCSS(light: boolean): string[] {
   return packageHues.map((h, k) => `hsl(${h}, ${55 + (k % 3) * 10}%, ${(light ? 72 : 58) + (k % 2) * 5}%)`);
 }
 
-/**
- * packageOf guesses a frame's package by language convention: Go import paths
- * ("github.com/x/y.(*T).M" -> "github.com/x/y"), C++/Rust scopes ("a::b::f" ->
- * "a::b"), otherwise the text before the first dot ("java.util.List.get" -> "java").
- */
-export function packageOf(label: string): string {
-  const slash = label.lastIndexOf('/');
-  if (slash >= 0) {
-    const dot = label.indexOf('.', slash);
-    return dot >= 0 ? label.slice(0, dot) : label;
-  }
-  const scope = label.lastIndexOf('::');
-  if (scope > 0) {
-    return label.slice(0, scope);
-  }
-  const dot = label.indexOf('.');
-  return dot > 0 ? label.slice(0, dot) : label;
-}
-
 /** fnv1a is a stable 32-bit string hash, so a package keeps its colour across graphs. */
 export function fnv1a(s: string): number {
   let h = 0x811c9dc5;
@@ -138,12 +129,17 @@ export function fnv1a(s: string): number {
   return h >>> 0;
 }
 
-/** packageColorIndex colours every node by the stable hash of its package. */
+/**
+ * packageColorIndex colours every node by the stable hash of its package,
+ * the backend's `package` field (the evolution matrix's rule). A frame from
+ * another source has no such field: its nodes are coloured by label.
+ */
 export function packageColorIndex(data: FlameData): Uint8Array {
-  const perLabel = data.labels.map((l) => fnv1a(packageOf(l)) % packageHues.length);
+  const { idx, names } = data.packages ?? { idx: data.labelIdx, names: data.labels };
+  const perName = names.map((l) => fnv1a(l) % packageHues.length);
   const out = new Uint8Array(data.n);
   for (let i = 0; i < data.n; i++) {
-    out[i] = perLabel[data.labelIdx[i]];
+    out[i] = perName[idx[i]];
   }
   return out;
 }

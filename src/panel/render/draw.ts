@@ -11,6 +11,8 @@ export interface Scene {
   colorIndex: Uint8Array;
   /** Search matches; when set, other nodes are dimmed. */
   match?: Uint8Array;
+  /** The keyboard's node, outlined; -1 or undefined for none. */
+  selected?: number;
 }
 
 /** Colours and font of a drawing, from the theme and the colour scheme. */
@@ -19,6 +21,8 @@ export interface DrawStyle {
   dim: string;
   text: string;
   font: string;
+  /** Outline of the keyboard's node. */
+  outline: string;
 }
 
 /** Reusable buffers so that a redraw allocates nothing for big frames. */
@@ -48,7 +52,7 @@ function clip(x: number, w: number, width: number): [number, number] {
  * then labels where they fit. It returns how many nodes it drew.
  */
 export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawStyle, scratch: Scratch): number {
-  const { data, side, view, geo, colorIndex, match } = scene;
+  const { data, side, view, geo, colorIndex, match, selected } = scene;
   const nodes = visibleNodes(data, side, view, geo, scratch.visible);
   const scale = scaleOf(view, geo);
   const dimKey = style.colors.length;
@@ -99,6 +103,12 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
     if (label) {
       ctx.fillText(label, x + PAD, data.level[i] * geo.rowHeight - view.scrollY + geo.rowHeight / 2);
     }
+  }
+  if (selected !== undefined && selected >= 0 && selected < data.n) {
+    const [x, w] = clip((side.start[selected] - view.x0) * scale, side.total[selected] * scale, geo.width);
+    ctx.strokeStyle = style.outline;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x + 1, data.level[selected] * geo.rowHeight - view.scrollY + 1, Math.max(w - 2, 2), h - 2);
   }
   return nodes.length;
 }

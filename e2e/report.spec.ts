@@ -1,0 +1,156 @@
+// `flamediff report` opened from disk and `flamediff serve` in Chromium: the
+// pages run the panel's code without Grafana and fetch nothing but their API.
+import { Page, expect, test } from '@playwright/test';
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+
+import { DataFrameJSON } from '@grafana/data';
+
+import { selectors } from '../src/selectors';
+import { ClickHouse, buildGo, clickhouse, repo, tempDir } from './backend';
+import { variant } from './frames';
+import { canvas, chooseRadio, drawnCount, pickOption, toggle } from './harness';
+
+const pprof = (side: string) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
+const checkout = { app: 'checkout-service', base: '1.6.0', head: '1.7.0' };
+
+let dir: string;
+let bin: string;
+let run: (args: string[]) => Promise<string>;
+
+test.beforeAll(() => {
+  dir = tempDir();
+  bin = buildGo('./pkg/cmd/flamediff', dir);
+  run = (args) =>
+    new Promise((ok, fail) => {
+      const p = spawn(bin, args, { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      p.stdout.on('data', (b) => (out += b));
+      p.on('exit', (code) => (code === 0 ? ok(out) : fail(new Error(`flamediff ${args[0]} exited with ${code}`))));
+    });
+});
+
+/** openReport opens a file from disk and records every request beyond it. */
+async function open(page: Page, url: string): Promise<string[]> {
+  const requests: string[] = [];
+  page.on('request', (r) => {
+    if (r.url() !== url) {
+      requests.push(r.url());
+    }
+  });
+  await page.goto(url);
+  return requests;
+}
+
+test('a report from files opens from disk and shows the diff, its toggles, the runs and the verdict', async ({
+  page,
+}) => {
+  const file = join(dir, 'report.html');
+  await run(['report', '--type', 'diff', '--base', ...pprof('base'), '--head', ...pprof('head'), '-o', file]);
+  const requests = await open(page, pathToFileURL(file).href);
+
+  const normal = await drawnCount(page);
+  expect(normal).toBeGreaterThan(10);
+  // The toggles switch between the embedded variants (their node counts differ).
+  await toggle(page, selectors.panel.inverted);
+  await expect.poll(() => drawnCount(page)).not.toBe(normal);
+  await toggle(page, selectors.panel.inverted);
+  await expect.poll(() => drawnCount(page)).toBe(normal);
+  await toggle(page, selectors.panel.collapse);
+  await expect.poll(() => drawnCount(page)).not.toBe(normal);
+  await pickOption(page, selectors.panel.side, 'Base');
+  await expect(canvas(page)).toBeVisible();
+  await expect(page.getByTestId(selectors.panel.tableRow).first()).toBeVisible();
+
+  // The verdict says what the backend's frame says: its statistics, or why it has none.
+  const frames: DataFrameJSON[] = JSON.parse(
+    await run([
+      'query',
+      '--type',
+      'diff',
+      '--variants',
+      '--output',
+      'json',
+      '--base',
+      ...pprof('base'),
+      '--head',
+      ...pprof('head'),
+    ])
+  );
+  const frame = variant(frames, 'normal');
+  const verdict = page.getByTestId(selectors.report.verdict);
+  const significant = frame.schema!.fields.findIndex((f) => f.name === 'significant');
+  if (significant < 0) {
+    await expect(verdict).toHaveAttribute('data-stats', 'false');
+    const notice = frame.schema!.meta?.notices?.[0]?.text ?? 'no per-node statistics';
+    await expect(verdict).toContainText(notice);
+  } else {
+    await expect(verdict).toHaveAttribute('data-stats', 'true');
+    const rootSignificant = frame.data!.values[significant][0] === true;
+    await expect(verdict).toContainText(rootSignificant ? 'Head is slower' : 'No significant change');
+    await expect(page.getByTestId(selectors.report.verdictChange)).toContainText('%');
+  }
+
+  await chooseRadio(page, selectors.panel.mode, 'Runs');
+  await expect(page.getByTestId(selectors.runs.dot)).toHaveCount(6);
+  expect(requests).toEqual([]);
+});
+
+test.describe('stored runs', () => {
+  let ch: ClickHouse;
+  let dsn: string;
+  let server: ChildProcess | undefined;
+
+  test.beforeAll(async () => {
+    test.setTimeout(120_000);
+    ch = await clickhouse(dir);
+    dsn = `clickhouse://${ch.addr}/e2e_report_${process.pid}`;
+    await run(['migrate', '--dsn', dsn]);
+    await run(['seed', '--dsn', dsn]);
+  });
+  test.afterAll(() => {
+    server?.kill('SIGTERM');
+    ch.stop();
+  });
+
+  test('a report of stored builds (the documentation screenshot)', async ({ page }) => {
+    const file = join(dir, 'checkout.html');
+    const model = {
+      queryType: 'diff',
+      app: checkout.app,
+      head: { builds: [checkout.head] },
+      base: { builds: [checkout.base] },
+    };
+    await run(['report', '--dsn', dsn, '--model', JSON.stringify(model), '-o', file]);
+    await page.setViewportSize({ width: 1400, height: 700 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const requests = await open(page, pathToFileURL(file).href);
+    await expect(page.getByTestId(selectors.report.title)).toHaveText('checkout-service 1.7.0 vs 1.6.0');
+    await expect(
+      page.getByTestId(selectors.panel.tableRow).filter({ hasText: 'pricing.ApplyDiscounts' })
+    ).toContainText('+');
+    await drawnCount(page);
+    await page.screenshot({ path: join(repo, 'docs/img/report.png') });
+    expect(requests).toEqual([]);
+  });
+
+  test('serve: pick an app and builds, run the diff', async ({ page }) => {
+    server = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((ok) => createInterface({ input: server!.stdout! }).once('line', ok));
+    const url = line.replace('flamediff serve: ', '');
+    await page.setViewportSize({ width: 1400, height: 800 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const requests = await open(page, url);
+    await expect(page.getByTestId(selectors.query.app)).toContainText(checkout.app);
+    await pickOption(page, selectors.query.headBuilds, checkout.head);
+    await pickOption(page, selectors.query.baseBuilds, checkout.base);
+    await page.getByTestId(selectors.report.run).click();
+    await drawnCount(page);
+    await expect(page.getByTestId(selectors.report.verdict)).toBeVisible();
+    await page.screenshot({ path: join(repo, 'docs/img/serve.png') });
+    const api = new URL(url).origin;
+    expect(requests.filter((r) => !r.startsWith(`${api}/api/`) && !r.endsWith('/favicon.ico'))).toEqual([]);
+  });
+});

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// foldedRuns writes one folded file per run: run i gets the lines of
+// stacks with the value value(stack, i). It returns the files, oldest
+// first.
+func foldedRuns(t *testing.T, name string, runs int, stacks []string, value func(stack string, run int) int) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var files []string
+	for i := range runs {
+		var sb strings.Builder
+		for _, s := range stacks {
+			fmt.Fprintf(&sb, "%s %d\n", s, value(s, i))
+		}
+		f := filepath.Join(dir, fmt.Sprintf("%s-%02d.folded", name, i))
+		if err := os.WriteFile(f, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// The gate's exit codes as a shell sees them, and the verdicts behind
+// them: 3 for a significant regression of at least --min-change, 0
+// otherwise, 2 for a usage mistake.
+func TestQueryGate(t *testing.T) {
+	stacks := []string{"main;parse", "main;price;regexp.compile", "main;price;sum", "main;render"}
+	jitter := func(run int) int { return []int{-2, 1, 0, 2, -1, 1, -2, 0}[run] } // ±0.2% noise
+	base := foldedRuns(t, "base", 8, stacks, func(s string, run int) int { return 1000 + jitter(run) })
+	same := foldedRuns(t, "same", 8, stacks, func(s string, run int) int { return 1000 + jitter((run+3)%8) })
+	slower := foldedRuns(t, "slower", 8, stacks, func(s string, run int) int {
+		if s == "main;price;regexp.compile" {
+			return 1600 + jitter(run) // 1.6x of a quarter of the total
+		}
+		return 1000 + jitter((run+5)%8)
+	})
+	doubled := foldedRuns(t, "doubled", 8, stacks, func(s string, run int) int { return 2000 + 2*jitter((run+1)%8) })
+	noisy := foldedRuns(t, "noisy", 8, stacks, func(s string, run int) int { return 1000 + 60*jitter(run) }) // ±12%
+	diff := func(head, base []string, extra ...string) []string {
+		args := append([]string{"query", "--type", "diff", "--head"}, head...)
+		return append(append(append(args, "--base"), base...), extra...)
+	}
+	gate := []string{"--fail-on-regression", "--output", "markdown"}
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		code    int
+		verdict string // in the markdown
+	}{
+		{"A/A", diff(same, base, gate...), 0, "PASS"},
+		{"regression", diff(slower, base, gate...), 3, "FAIL"},
+		{"improvement", diff(base, slower, gate...), 0, "PASS"},
+		{"regression below --min-change", diff(slower, base, append(gate, "--min-change", "0.2")...), 0, "PASS"},
+		{"everything doubled, absolute", diff(doubled, base, gate...), 3, "FAIL"},
+		{"everything doubled, relative", diff(doubled, base, append(gate, "--normalize", "relative")...), 0, "PASS"},
+		{"too noisy to rule out a regression", diff(noisy, base, gate...), 0, "INCONCLUSIVE"},
+		{"one run a side", diff(slower[:1], base[:1], gate...), 0, "INCONCLUSIVE"},
+		{"gate without a base", []string{"query", "--type", "functions", "--fail-on-regression", "--head", base[0]}, 2, ""},
+		{"unknown normalisation", diff(slower, base, "--normalize", "percent"), 2, ""},
+		{"alpha out of range", diff(slower, base, "--alpha", "0.9"), 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stderr, code := runBinary(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr)
+			}
+			if tt.verdict == "" {
+				return
+			}
+			out, _ := flamediff(t, tt.args...)
+			if !strings.Contains(out, "### Flamediff: "+tt.verdict+"\n") {
+				t.Errorf("want verdict %s:\n%s", tt.verdict, out)
+			}
+		})
+	}
+
+	out, err := flamediff(t, diff(slower, base, "--output", "markdown")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"#### Significant regressions (3)", // regexp.compile and its callers
+		"| `regexp.compile` | 999.875 | 1599.88 | +15.00% |", "#### Significant improvements (0)",
+		"| base | 8 | 3999.5 |", "| head | 8 | 4599.5 |",
+		"Mann-Whitney U p = 0.00016 (significant at 0.05)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = flamediff(t, diff(slower, base, "--output", "markdown", "--fail-on-regression", "--top", "1")...)
+	if !isRegression(err) || !strings.Contains(out, "… and 2 more.") {
+		t.Errorf("--top 1: error %v, output:\n%s", err, out)
+	}
+	if out, _ := flamediff(t, diff(slower[:1], base[:1], "--output", "markdown")...); !strings.Contains(out,
+		"per-node significance needs at least 2 runs on each side; have head 1, base 1") {
+		t.Errorf("one run a side does not say why it is inconclusive:\n%s", out)
+	}
+}
+
+// The table ranks by the change (significant first), prints values in
+// human units, and stops at --top.
+func TestQueryTable(t *testing.T) {
+	head, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", "head-run*.pb.gz"))
+	base, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", "base-run*.pb.gz"))
+	out := mustRun(t, append(append(append([]string{"query", "--type", "diff", "--top", "3", "--head"}, head...), "--base"), base...)...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "delta") || !strings.Contains(lines[1], " ms ") ||
+		!strings.Contains(lines[1], "*main.iteration") {
+		t.Errorf("diff table:\n%s", out)
+	}
+	out = mustRun(t, append([]string{"query", "--type", "flamegraph", "--top", "2", "--head"}, head...)...)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || !strings.HasSuffix(lines[0], "function") ||
+		!strings.Contains(lines[1], " ms ") {
+		t.Errorf("flame graph table:\n%s", out)
+	}
+}
+
+func isRegression(err error) bool {
+	_, ok := err.(regressionFound)
+	return ok
+}

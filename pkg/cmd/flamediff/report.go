@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/web"
+)
+
+// reportCmd writes the panel's view of a diff or flame graph as one HTML
+// file that opens from disk: a file a CI job can attach to a pull request.
+func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
+	typ := fs.String("type", "diff", "diff or flamegraph (files); --model names its own type")
+	src := addSourceFlags(fs)
+	outFile := fs.String("o", "report.html", "write the report to `FILE`")
+	title := fs.String("title", "", "the page's title (default: what is compared)")
+	return func(ctx context.Context, args []string, out io.Writer) error {
+		stored, err := src.check(args)
+		if err != nil {
+			return err
+		}
+		var r web.Report
+		if stored {
+			r, err = storedReport(ctx, src.store, *src.model)
+		} else {
+			r, err = fileReport(query.Type(*typ), src)
+		}
+		if err != nil {
+			return err
+		}
+		if *title != "" {
+			r.Title = *title
+		}
+		f, err := os.Create(*outFile) // #nosec G703 -- the user names the file to write
+		if err != nil {
+			return err
+		}
+		if err := web.WriteReport(f, r); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "wrote %s\n", *outFile)
+		return err
+	}
+}
+
+// fileReport renders every variant of the files' tree (so the toolbar's
+// toggles work offline), its functions (the top table) and one run per
+// file for the run details.
+func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
+	if typ != query.Diff && typ != query.FlameGraph {
+		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
+	}
+	head, base := src.head.listFlag, src.base.listFlag
+	m := query.Model{QueryType: typ, App: "files", MaxNodes: *src.maxNodes, Variants: true,
+		Head: query.Selection{Builds: []string{"head"}}}
+	if len(base) > 0 {
+		m.Base.Builds = []string{"base"}
+	}
+	if err := validateLocal(&m, len(head), len(base)); err != nil {
+		return web.Report{}, usageError{err}
+	}
+	l, err := src.load()
+	if err != nil {
+		return web.Report{}, err
+	}
+	frames, err := query.Render(l.b, m, l.rules, l.unit)
+	if err != nil {
+		return web.Report{}, err
+	}
+	m.QueryType, m.Variants = query.Functions, false
+	functions, err := query.Render(l.b, m, l.rules, l.unit)
+	if err != nil {
+		return web.Report{}, err
+	}
+	frames = append(frames, functions...)
+	frames = append(frames, query.RunsFrames(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)...)
+	title := names(head)
+	if len(base) > 0 {
+		title += " vs " + names(base)
+	}
+	return web.Report{Title: title, Frames: frames}, nil
+}
+
+// fileRuns describes each file as a run of build side, named by the file.
+func fileRuns(side string, files []string, totals []int64) []storage.Run {
+	runs := make([]storage.Run, len(files))
+	for i, f := range files {
+		runs[i] = storage.Run{Build: side, Run: filepath.Base(f), Total: totals[i]}
+	}
+	return runs
+}
+
+// names lists files by base name, or counts them when there are many.
+func names(files []string) string {
+	if len(files) > 3 {
+		return fmt.Sprintf("%d files (%s, ...)", len(files), filepath.Base(files[0]))
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = filepath.Base(f)
+	}
+	return strings.Join(out, ", ")
+}
+
+// storedReport runs the model through the data source's executor, with
+// every variant of a flame graph and, for a flame graph or diff, the
+// functions (the top table) and the runs of the same selections (the run
+// details).
+func storedReport(ctx context.Context, sf *storeFlags, model string) (web.Report, error) {
+	if !sf.set() || model == "" {
+		return web.Report{}, usageError{errors.New("a stored report needs --dsn (or --settings) and --model")}
+	}
+	m, err := query.Parse([]byte(model))
+	if err != nil {
+		return web.Report{}, usageError{err}
+	}
+	flame := m.QueryType == query.Diff || m.QueryType == query.FlameGraph
+	m.Variants = m.Variants || flame
+	store, rules, err := sf.open()
+	if err != nil {
+		return web.Report{}, err
+	}
+	defer store.Close()
+	exec := &query.Executor{Store: store, Rules: rules}
+	frames, err := exec.Execute(ctx, m, query.Range{})
+	if err != nil {
+		return web.Report{}, err
+	}
+	if flame {
+		for _, typ := range []query.Type{query.Functions, query.Runs} {
+			more := m
+			more.QueryType, more.Variants = typ, false
+			answer, err := exec.Execute(ctx, more, query.Range{})
+			if err != nil {
+				return web.Report{}, err
+			}
+			frames = append(frames, answer...)
+		}
+	}
+	title := m.App + " " + strings.Join(m.Head.Builds, ", ")
+	if m.IsDiff() {
+		title += " vs " + strings.Join(m.Base.Builds, ", ")
+	}
+	return web.Report{Title: title, Subtitle: string(m.QueryType), Frames: frames}, nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// reportData reads back the frames and title a report page carries.
+func reportData(t *testing.T, file string) (page string, data struct {
+	Title  string
+	Frames []json.RawMessage
+}) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page = string(b)
+	m := regexp.MustCompile(`id="flamediff-data" data-gzip="json">([^<]*)<`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no data in the page: %.300s", page)
+	}
+	z, err := base64.StdEncoding.DecodeString(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &data); err != nil {
+		t.Fatal(err)
+	}
+	return page, data
+}
+
+// frameNames lists the frames of a `query --output json` answer.
+func frameNames(t *testing.T, frames []json.RawMessage) []string {
+	t.Helper()
+	var names []string
+	for _, f := range frames {
+		var v struct{ Schema struct{ Name string } }
+		if err := json.Unmarshal(f, &v); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, v.Schema.Name)
+	}
+	return names
+}
+
+// A report of files carries the four variants and the functions `query`
+// computes and the run details of one run per file; it references nothing
+// outside itself.
+func TestReportFromFiles(t *testing.T) {
+	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
+	out := filepath.Join(t.TempDir(), "r.html")
+	args := append(append([]string{"--head"}, head...), append([]string{"--base"}, base...)...)
+	mustRun(t, append([]string{"report", "--type", "diff", "-o", out}, args...)...)
+	page, data := reportData(t, out)
+
+	var want []json.RawMessage
+	if err := json.Unmarshal([]byte(mustRun(t, append([]string{"query", "--type", "diff", "--variants", "--output", "json"}, args...)...)), &want); err != nil {
+		t.Fatal(err)
+	}
+	var functions []json.RawMessage
+	if err := json.Unmarshal([]byte(mustRun(t, append([]string{"query", "--type", "functions", "--output", "json"}, args...)...)), &functions); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, functions...)
+	if len(data.Frames) != len(want)+2 {
+		t.Fatalf("report has frames %v, want the %d variants and functions, runs and runs_summary", frameNames(t, data.Frames), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(data.Frames[i], want[i]) {
+			t.Errorf("frame %d differs from query's: %.200s", i, data.Frames[i])
+		}
+	}
+	if got := frameNames(t, data.Frames[len(want):]); strings.Join(got, ",") != "runs,runs_summary" {
+		t.Errorf("run details frames %v", got)
+	}
+	if !strings.Contains(string(data.Frames[len(want)]), "head-run2.pb.gz") {
+		t.Errorf("runs frame does not name the files: %.300s", data.Frames[len(want)])
+	}
+	if !strings.Contains(data.Title, "head-run1.pb.gz") || !strings.Contains(data.Title, " vs ") {
+		t.Errorf("title %q", data.Title)
+	}
+	// Base64 has no ':' or '/'-led paths; what is left is the page's own markup.
+	outside := regexp.MustCompile(`>[A-Za-z0-9+/=]{100,}<`).ReplaceAllString(page, "><")
+	for _, ref := range []string{"http:", "https:", " src=", " href=", "@import"} {
+		if strings.Contains(outside, ref) {
+			t.Errorf("the page references %q outside its inline parts:\n%s", ref, outside)
+		}
+	}
+
+	for _, bad := range [][]string{
+		{"report", "--type", "functions", "--head", head[0]},
+		{"report", "--type", "diff", "--head", head[0]},
+		{"report", "--dsn", "clickhouse://127.0.0.1:1/x"},
+		{"report", "--model", "{}", "--head", head[0]},
+	} {
+		if _, err := flamediff(t, bad...); err == nil || !isUsage(err) {
+			t.Errorf("%v: error %v, want a usage error", bad, err)
+		}
+	}
+}
+
+// A report of stored runs shows the model's diff and the runs of its builds.
+func TestReportFromStore(t *testing.T) {
+	dsn := ingestPprof(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	mustRun(t, "report", "--dsn", dsn, "-o", out, "--title", "PR 42", "--model",
+		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`)
+	_, data := reportData(t, out)
+	if got := strings.Join(frameNames(t, data.Frames), ","); got != "flamegraph,flamegraph,flamegraph,flamegraph,functions,runs,runs_summary" {
+		t.Errorf("frames %s", got)
+	}
+	if data.Title != "PR 42" {
+		t.Errorf("title %q", data.Title)
+	}
+}

@@ -1,0 +1,217 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// GCResult says what GC removed.
+type GCResult struct {
+	// Superseded counts the ingests whose rows were removed because a
+	// newer ingest of their run, or its deletion, committed before the
+	// grace period.
+	Superseded int
+	// Uncommitted counts the ingests that never committed (killed or
+	// failed) and wrote nothing within the grace period.
+	Uncommitted int
+	// SampleRows is the number of sample rows removed.
+	SampleRows uint64
+}
+
+// gcChunk bounds the ingest ids of one DELETE, keeping its SQL text well
+// under the server's max_query_size (256 KiB by default).
+const gcChunk = 5000
+
+// GC deletes the rows no reader can see and waits until the server has
+// removed them:
+//   - the samples and stack lists of superseded ingests (a newer ingest of
+//     the run, or a deletion, committed more than grace ago) and their
+//     runs rows; the newest runs row of every run stays, so versions keep
+//     growing and a deleted run stays deleted;
+//   - the samples and stack lists of ingests that never committed, unless
+//     a part holding any of their rows is younger than grace (a running
+//     ingest writes new parts, and a merge or mutation only makes a part
+//     younger).
+//
+// So that readers and ingests stay safe, grace must exceed the longest
+// ingest and the longest query. Rows are removed with ALTER TABLE ...
+// DELETE, the one way both 18.16 and current servers delete rows of a
+// MergeTree; frames and stacks are shared between ingests and stay.
+func (s *Store) GC(ctx context.Context, grace time.Duration) (GCResult, error) {
+	var res GCResult
+	superseded, runRows, err := s.supersededIngests(ctx, grace)
+	if err != nil {
+		return res, fmt.Errorf("gc: %w", err)
+	}
+	res.Superseded = len(superseded)
+	uncommitted := map[uint64]bool{}
+	garbage := map[string][]uint64{}
+	for _, t := range []struct{ quoted, name string }{{s.q.samples, s.tables.Samples}, {s.q.runStacks, s.tables.RunStacks}} {
+		ids, err := s.uncommittedIngests(ctx, t.quoted, t.name, grace)
+		if err != nil {
+			return res, fmt.Errorf("gc: %w", err)
+		}
+		for _, id := range ids {
+			uncommitted[id] = true
+		}
+		garbage[t.quoted] = append(ids, superseded...)
+	}
+	res.Uncommitted = len(uncommitted)
+	if res.SampleRows, err = s.countIngestRows(ctx, garbage[s.q.samples]); err != nil {
+		return res, fmt.Errorf("gc: %w", err)
+	}
+	// Samples before runs rows: if gc stops midway, what is left is still
+	// found by the next run.
+	for _, t := range []struct{ quoted, name string }{
+		{s.q.samples, s.tables.Samples}, {s.q.runStacks, s.tables.RunStacks}, {s.q.runs, s.tables.Runs},
+	} {
+		ids := garbage[t.quoted]
+		if t.quoted == s.q.runs {
+			ids = runRows
+		}
+		if err := s.deleteIngests(ctx, t.quoted, t.name, ids); err != nil {
+			return res, fmt.Errorf("gc: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// supersededIngests returns the ingest ids no reader can see any more
+// (every ingest of a run but its newest; all of them when the newest is a
+// deletion), and the runs rows to delete with them (all but the newest),
+// for runs whose newest commit is older than grace.
+func (s *Store) supersededIngests(ctx context.Context, grace time.Duration) (ingests, runRows []uint64, err error) {
+	cutoff := uint64(max(0, time.Now().Add(-grace).UnixNano()))
+	rows, err := s.conn.Query(ctx, "SELECT argMax(ingest_id, committed_ns), groupArray(ingest_id) FROM "+
+		s.q.runs+" GROUP BY app, build, run HAVING count() > 1 AND max(committed_ns) <= ?", cutoff)
+	if err != nil {
+		return nil, nil, fmt.Errorf("find superseded ingests: %w", err)
+	}
+	type run struct {
+		latest uint64
+		ids    []uint64
+	}
+	runs, err := collect(rows, "find superseded ingests", func(scan func(...any) error) (run, error) {
+		var r run
+		return r, scan(&r.latest, &r.ids)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range runs {
+		for _, id := range r.ids {
+			if id != r.latest {
+				ingests = append(ingests, id)
+				runRows = append(runRows, id)
+			}
+		}
+	}
+	return ingests, runRows, nil
+}
+
+// uncommittedIngests returns the ingest ids of a table (samples or run
+// stacks) that no runs row names and whose rows all lie in parts older
+// than grace. The ids are read first, then the old parts: a part merged
+// meanwhile has a new name, is not among them and so counts as young.
+func (s *Store) uncommittedIngests(ctx context.Context, quoted, name string, grace time.Duration) ([]uint64, error) {
+	all, err := s.ingestIDs(ctx, "SELECT ingest_id FROM "+quoted+" GROUP BY ingest_id")
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	where, args := systemTable(name)
+	rows, err := s.conn.Query(ctx, "SELECT name FROM system.parts WHERE "+where+" AND active AND modification_time <= now() - ?",
+		append(args, int64(grace/time.Second))...)
+	if err != nil {
+		return nil, fmt.Errorf("list the parts of %s: %w", name, err)
+	}
+	old, err := collect(rows, "list parts", func(scan func(...any) error) (string, error) {
+		var p string
+		return p, scan(&p)
+	})
+	if err != nil || len(old) == 0 {
+		return nil, err
+	}
+	young, err := s.ingestIDs(ctx, "SELECT ingest_id FROM "+quoted+" WHERE _part NOT IN ? GROUP BY ingest_id", groupSet(old))
+	if err != nil {
+		return nil, err
+	}
+	committed, err := s.ingestIDs(ctx, "SELECT ingest_id FROM "+s.q.runs+" GROUP BY ingest_id")
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[uint64]bool, len(young)+len(committed))
+	for _, id := range append(young, committed...) {
+		keep[id] = true
+	}
+	var out []uint64
+	for _, id := range all {
+		if !keep[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) ingestIDs(ctx context.Context, query string, args ...any) ([]uint64, error) {
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list ingest ids: %w", err)
+	}
+	return collect(rows, "list ingest ids", func(scan func(...any) error) (uint64, error) {
+		var id uint64
+		return id, scan(&id)
+	})
+}
+
+// countIngestRows counts the sample rows of ingests.
+func (s *Store) countIngestRows(ctx context.Context, ids []uint64) (uint64, error) {
+	var total uint64
+	for lo := 0; lo < len(ids); lo += gcChunk {
+		var n uint64
+		err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.q.samples+" WHERE ingest_id IN ?",
+			groupSet(ids[lo:min(len(ids), lo+gcChunk)])).Scan(&n)
+		if err != nil {
+			return 0, fmt.Errorf("count sample rows: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// deleteIngests deletes a table's rows of ingests and waits until they are
+// gone (mutations run in the background). The ids are literal: 18.16 does
+// not finish a mutation whose IN holds a subquery.
+func (s *Store) deleteIngests(ctx context.Context, quoted, name string, ids []uint64) error {
+	for lo := 0; lo < len(ids); lo += gcChunk {
+		chunk := groupSet(ids[lo:min(len(ids), lo+gcChunk)])
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+quoted+" DELETE WHERE ingest_id IN ?", chunk); err != nil {
+			return fmt.Errorf("delete from %s: %w", name, err)
+		}
+		for {
+			var left uint64
+			if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+quoted+" WHERE ingest_id IN ?", chunk).Scan(&left); err != nil {
+				return fmt.Errorf("wait for the deletion from %s: %w", name, err)
+			}
+			if left == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("wait for the deletion from %s: %w", name, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// systemTable is the condition that picks a table's rows in system.parts,
+// with its arguments; an unqualified name is in the connection's database.
+func systemTable(name string) (where string, args []any) {
+	if db, table, ok := strings.Cut(name, "."); ok {
+		return "database = ? AND table = ?", []any{db, table}
+	}
+	return "database = currentDatabase() AND table = ?", []any{name}
+}

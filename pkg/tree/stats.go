@@ -1,0 +1,313 @@
+package tree
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+
+	"github.com/flamediff/flamediff/pkg/stats"
+)
+
+// Normalization says what a diff's delta and its statistics compare.
+type Normalization uint8
+
+const (
+	// Absolute compares values: delta = (head - base) / base root total,
+	// tested on the per-run totals.
+	Absolute Normalization = iota
+	// Relative compares each side's share of its own root total: delta =
+	// head share - base share, tested on the per-run shares. A head that
+	// does everything twice as often as base has no relative change.
+	Relative
+)
+
+// String is "absolute" or "relative".
+func (n Normalization) String() string {
+	if n == Relative {
+		return "relative"
+	}
+	return "absolute"
+}
+
+// DefaultAlpha is the false-discovery rate Options.Alpha 0 stands for.
+const DefaultAlpha = 0.05
+
+// ciLevel is the coverage of DeltaLow..DeltaHigh.
+const ciLevel = 0.95
+
+// NodeStats is a node's (or a function's) change across runs; see
+// docs/STATISTICS.md. Fields the data cannot define are NaN.
+type NodeStats struct {
+	// PValue is Welch's two-sided t-test of the head runs' values against
+	// the base runs' values (per-run totals, or shares when Relative).
+	PValue float64
+	// QValue is PValue adjusted by Benjamini-Hochberg over the tested
+	// nodes of the answer (NaN for "other" nodes, which are not tested).
+	QValue float64
+	// DeltaLow and DeltaHigh bound the 95% confidence interval of delta.
+	DeltaLow, DeltaHigh float64
+	// Significant is QValue < alpha.
+	Significant bool
+	// HeadRuns and BaseRuns are the node's total in each run, in run
+	// order; a run without the node counts 0.
+	HeadRuns, BaseRuns []float64
+	// OtherCount is the number of nodes an "other" node merges (0 for any
+	// other node) and OtherMaxDelta the delta of largest magnitude among
+	// them (signed). Nodes too small to be tested count with their
+	// subtree, whose delta bounds theirs.
+	OtherCount    int
+	OtherMaxDelta float64
+}
+
+// StatsNotice says why a diff built now has no statistics, or is "" when it
+// has them (or is no diff).
+func (b *Builder) StatsNotice() string {
+	h, bs := b.runs[Head], b.runs[Base]
+	switch {
+	case bs == 0:
+		return ""
+	case h < 2 || bs < 2:
+		return fmt.Sprintf("per-node significance needs at least 2 runs on each side; have head %d, base %d", h, bs)
+	case b.stride[Head] != h || b.stride[Base] != bs:
+		return "per-node significance needs each run's values apart; these runs were added as sums"
+	}
+	return ""
+}
+
+// tester computes NodeStats for a build: it knows the runs of each side,
+// their root totals per run and the normalisation.
+type tester struct {
+	norm  Normalization
+	alpha float64
+	runs  [2]int
+	// rootRuns[s][r] is run r's root total on side s.
+	rootRuns [2][]float64
+	root     Node // per-run root totals (means)
+	x, y     []float64
+	quantile *stats.TQuantiles
+}
+
+// newTester returns nil when b has no statistics to give (StatsNotice).
+// Its root runs are set once known (setRoot).
+func (b *Builder) newTester(o Options) *tester {
+	if b.runs[Base] == 0 || b.StatsNotice() != "" {
+		return nil
+	}
+	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, DefaultAlpha), runs: b.runs,
+		x: make([]float64, b.runs[Head]), y: make([]float64, b.runs[Base]),
+		quantile: stats.NewTQuantiles(ciLevel)}
+}
+
+// setRoot sets the root total of each run (head runs, then base runs).
+func (t *tester) setRoot(runs []float64) {
+	hr := t.runs[Head]
+	t.rootRuns = [2][]float64{Head: runs[:hr:hr], Base: runs[hr:]}
+	t.root.HeadTotal, t.root.BaseTotal = meanOf(runs[:hr]), meanOf(runs[hr:])
+}
+
+// clone is a tester for another goroutine (test reuses buffers).
+func (t *tester) clone() *tester {
+	c := *t
+	c.x, c.y = make([]float64, len(t.x)), make([]float64, len(t.y))
+	c.quantile = stats.NewTQuantiles(ciLevel)
+	return &c
+}
+
+// width is the number of per-run values a node holds: head runs, then
+// base runs.
+func (t *tester) width() int { return t.runs[Head] + t.runs[Base] }
+
+// test fills s's PValue and confidence interval from its per-run totals
+// (runs: head runs then base runs) for a delta the tree reports.
+func (t *tester) test(runs []float64, delta float64) NodeStats {
+	s := NodeStats{HeadRuns: runs[:t.runs[Head]:t.runs[Head]], BaseRuns: runs[t.runs[Head]:], QValue: math.NaN()}
+	scale := 1.0
+	copy(t.x, s.HeadRuns)
+	copy(t.y, s.BaseRuns)
+	if t.norm == Relative {
+		share(t.x, t.rootRuns[Head])
+		share(t.y, t.rootRuns[Base])
+	} else {
+		scale = 1 / t.root.BaseTotal
+	}
+	w := stats.WelchTest(t.x, t.y)
+	s.PValue = w.P
+	half := w.Half(t.quantile) * scale
+	s.DeltaLow, s.DeltaHigh = delta-half, delta+half
+	if math.IsInf(scale, 0) || math.IsNaN(half) {
+		s.DeltaLow, s.DeltaHigh = math.NaN(), math.NaN()
+	}
+	return s
+}
+
+// share turns per-run values into shares of their runs' root totals (0
+// where a run is empty).
+func share(xs, roots []float64) {
+	for r := range xs {
+		if roots[r] != 0 {
+			xs[r] /= roots[r]
+		} else {
+			xs[r] = 0
+		}
+	}
+}
+
+// adjust sets QValue and Significant of the tested nodes (tested[i]) by
+// Benjamini-Hochberg over them.
+func (t *tester) adjust(st []NodeStats, tested func(i int) bool) {
+	p := make([]float64, len(st))
+	for i := range st {
+		p[i] = math.NaN()
+		if tested(i) {
+			p[i] = st[i].PValue
+		}
+	}
+	for i, q := range stats.BenjaminiHochberg(p) {
+		st[i].QValue = q
+		st[i].Significant = q < t.alpha
+	}
+}
+
+// deltaOf is the delta of a node of per-run totals head and base in a tree
+// whose per-run root totals are root (see Tree.Delta).
+func deltaOf(head, base float64, root Node, n Normalization) float64 {
+	if n == Relative {
+		if root.HeadTotal == 0 || root.BaseTotal == 0 {
+			return 0
+		}
+		return head/root.HeadTotal - base/root.BaseTotal
+	}
+	if root.BaseTotal == 0 {
+		return 0
+	}
+	return (head - base) / root.BaseTotal
+}
+
+// largerDelta is whichever of a and b has the larger magnitude.
+func largerDelta(a, b float64) float64 {
+	if math.Abs(b) > math.Abs(a) {
+		return b
+	}
+	return a
+}
+
+// sigBoost is how many times smaller than the nodes prune would keep
+// otherwise a significant node may be and still be kept ahead of them.
+const sigBoost = 4
+
+// testedPerKept bounds the nodes tested under MaxNodes to this many times
+// MaxNodes (the largest ones): tests cost time, and each one raises
+// Benjamini-Hochberg's bar for the others.
+const testedPerKept = 2
+
+// stats tests every node of t, just laid out by l and scaled: a node's
+// per-run totals are those of the stacks it owns plus its children's.
+// The tested family is every node but "other" ones: under MaxNodes, the
+// nodes at least 1/sigBoost as large as the smallest that can be kept,
+// and at most testedPerKept times MaxNodes of them (the largest).
+func (l *layout) stats(t *Tree, test *tester) []NodeStats {
+	nodes := t.Nodes
+	w := test.width()
+	vals := make([]float64, len(nodes)*w)
+	// In stack order, the per-run values are read in memory order.
+	for _, id := range l.v.active {
+		l.v.b.addStackRuns(vals[int(l.owner[id])*w:], id)
+	}
+	parent := parents(nodes)
+	for i := len(nodes) - 1; i > 0; i-- {
+		addRuns(vals[int(parent[i])*w:], vals[i*w:(i+1)*w])
+	}
+	if len(l.v.active) < len(l.v.all) {
+		// Under Focus the root stands for the whole tree.
+		clear(vals[:w])
+		for _, id := range l.v.all {
+			l.v.b.addStackRuns(vals[:w], id)
+		}
+	}
+	test.setRoot(vals[:w:w])
+	st := make([]NodeStats, len(nodes))
+	testRange := func(test *tester, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			st[i] = test.test(vals[i*w:(i+1)*w:(i+1)*w], t.Delta(i))
+		}
+	}
+	// The tests (a t distribution each) are the larger part of the cost:
+	// half of them go to another core when there are many.
+	mid := 0
+	var done chan struct{}
+	var p *carried // the other core's panic, rethrown here
+	if len(nodes) >= 1<<12 {
+		mid, done = len(nodes)/2, make(chan struct{})
+		go func() {
+			p = carry(func() { testRange(test.clone(), 0, mid) })
+			close(done)
+		}()
+	}
+	testRange(test, mid, len(nodes))
+	if done != nil {
+		<-done
+		p.rethrow()
+	}
+	for i, info := range l.others {
+		st[i].OtherCount, st[i].OtherMaxDelta = info.count, info.maxDelta
+	}
+	test.adjust(st, func(i int) bool { return nodes[i].Frame != OtherFrame })
+	return st
+}
+
+func addRuns(dst, src []float64) {
+	for r, v := range src {
+		dst[r] += v
+	}
+}
+
+// folder returns what prune tells of each "other" node it makes (see
+// emitKept): its statistics go to st[at], from the per-run totals, node
+// counts and deltas of the nodes it merges (whole subtrees of t).
+func (t *Tree) folder(st []NodeStats, parent []uint32, test *tester) func(out []Node, at int, dropped []int32) {
+	old, nodes := t.Stats, t.Nodes
+	count := make([]int, len(nodes))
+	maxDelta := make([]float64, len(nodes))
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if nodes[i].Frame == OtherFrame {
+			count[i] += old[i].OtherCount
+			maxDelta[i] = largerDelta(maxDelta[i], old[i].OtherMaxDelta)
+		} else {
+			count[i]++
+			maxDelta[i] = largerDelta(maxDelta[i], t.Delta(i))
+		}
+		if i > 0 {
+			count[parent[i]] += count[i]
+			maxDelta[parent[i]] = largerDelta(maxDelta[parent[i]], maxDelta[i])
+		}
+	}
+	hr := test.runs[Head]
+	return func(out []Node, at int, dropped []int32) {
+		runs := make([]float64, test.width())
+		var merged int
+		var maxMerged float64
+		for _, d := range dropped {
+			addRuns(runs[:hr], old[d].HeadRuns)
+			addRuns(runs[hr:], old[d].BaseRuns)
+			merged += count[d]
+			maxMerged = largerDelta(maxMerged, maxDelta[d])
+		}
+		o := out[at]
+		st[at] = test.test(runs, deltaOf(o.HeadTotal, o.BaseTotal, nodes[0], t.Normalize))
+		st[at].OtherCount, st[at].OtherMaxDelta = merged, maxMerged
+	}
+}
+
+// addStackRuns adds stack id's per-run values to runs (head runs, then
+// base runs).
+func (b *Builder) addStackRuns(runs []float64, id uint32) {
+	for s, off := range [2]int{Base: b.runs[Head], Head: 0} {
+		n, rv := b.runs[s], b.runValue[s]
+		if k := int(id) * n; k < len(rv) {
+			dst := runs[off : off+n]
+			for r, v := range rv[k : k+n] {
+				dst[r] += float64(v)
+			}
+		}
+	}
+}

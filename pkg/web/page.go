@@ -1,0 +1,107 @@
+// Package web writes Flamediff's pages that run without Grafana: the
+// self-contained report (`flamediff report`) and the local web UI
+// (`flamediff serve`). Their scripts are the panel's and the query editor's
+// own code, bundled by src/report/build.mjs into dist/ (committed, so that
+// the Go build needs no Node) and embedded here.
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"io"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+//go:embed dist/report.js.gz dist/serve.js.gz dist/page.css.gz
+var dist embed.FS
+
+// loader inflates the page's gzipped, base64-encoded parts in document
+// order: stylesheets, the data, then the script, which reads the data.
+// DecompressionStream is in every browser since 2023; nothing is fetched.
+const loader = `(async () => {
+  for (const el of document.querySelectorAll('script[data-gzip]')) {
+    const bytes = Uint8Array.from(atob(el.textContent), (c) => c.charCodeAt(0));
+    const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+    if (el.dataset.gzip === 'css') {
+      const style = document.createElement('style');
+      style.textContent = text;
+      document.head.append(style);
+    } else if (el.dataset.gzip === 'js') {
+      (0, eval)(text);
+    } else {
+      el.textContent = text;
+    }
+  }
+})().catch((e) => { document.body.textContent = 'Flamediff: ' + e; });`
+
+// Report is what a report page shows.
+type Report struct {
+	Title    string      `json:"title"`
+	Subtitle string      `json:"subtitle,omitempty"`
+	Frames   data.Frames `json:"frames"`
+}
+
+// WriteReport writes r as one HTML page that carries its scripts, styles
+// and data, so it opens from disk, offline.
+func WriteReport(w io.Writer, r Report) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var z bytes.Buffer
+	if err := gzipped(&z, raw); err != nil {
+		return err
+	}
+	return page(w, r.Title, "report.js.gz", `<script type="application/json" id="flamediff-data" data-gzip="json">`+
+		base64.StdEncoding.EncodeToString(z.Bytes())+"</script>\n")
+}
+
+// writeServePage writes the local web UI's page, which reads its data from
+// the server's API.
+func writeServePage(w io.Writer) error {
+	return page(w, "Flamediff", "serve.js.gz", "")
+}
+
+func page(w io.Writer, title, script, data string) error {
+	css, err := dist.ReadFile("dist/page.css.gz")
+	if err != nil {
+		return err
+	}
+	js, err := dist.ReadFile("dist/" + script)
+	if err != nil {
+		return err
+	}
+	enc := base64.StdEncoding.EncodeToString
+	_, err = io.WriteString(w, `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>`+html.EscapeString(title)+`</title>
+</head>
+<body>
+<div id="root"></div>
+<script type="application/gzip" data-gzip="css">`+enc(css)+`</script>
+`+data+`<script type="application/gzip" data-gzip="js">`+enc(js)+`</script>
+<script>`+loader+`</script>
+</body>
+</html>
+`)
+	return err
+}
+
+func gzipped(w io.Writer, b []byte) error {
+	z, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	if _, err := z.Write(b); err != nil {
+		return err
+	}
+	return z.Close()
+}
