@@ -67,8 +67,7 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 		return err
 	}
 	store, err := storage.Open(storage.Options{
-		ClickHouse: opts, Tables: s.Tables, Distributed: s.Distributed,
-		MaxRows: min(s.MaxStacks, query.StackRowsWithin(s.queryMemory())),
+		ClickHouse: opts, Tables: s.Tables, Distributed: s.Distributed, MaxRows: s.MaxStacks,
 	})
 	if err != nil {
 		return err

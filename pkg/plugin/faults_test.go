@@ -158,3 +158,23 @@ func TestBadResourceParameters(t *testing.T) {
 		t.Errorf("empty search: %d %s %v, want []", code, body, err)
 	}
 }
+
+// TestMemoryBudget: a query whose trees could exceed maxQueryMemory is
+// refused (400) with what to change, before it is built.
+func TestMemoryBudget(t *testing.T) {
+	f := loadPprof(t)
+	s := copySettings(f.settings)
+	s.UID, s.JSONData["maxQueryMemory"] = "tight", 1
+	model := mustJSON(t, map[string]any{"queryType": "diff", "app": hostileApp, "head": sel(hostileHead), "base": sel(hostileBase),
+		"variants": true, "maxNodes": 1_000_000})
+	resp, err := f.plugin.QueryData(context.Background(), s, plugintest.Query{RefID: "A", JSON: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.Responses["A"]
+	if r.Error == nil || r.Status != backend.StatusBadRequest || !strings.Contains(r.Error.Error(), "maxQueryMemory") ||
+		!strings.Contains(r.Error.Error(), "variants") {
+		t.Errorf("over budget: %v %v, want 400 naming maxQueryMemory and variants", r.Status, r.Error)
+	}
+	f.mustQuery(t, map[string]any{"queryType": "diff", "app": hostileApp, "head": sel(hostileHead), "base": sel(hostileBase)})
+}

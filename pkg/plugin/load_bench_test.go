@@ -59,6 +59,7 @@ func BenchmarkUnderLoad(b *testing.B) {
 	b.Run("16-cold-diffs", func(b *testing.B) {
 		q := plugintest.Query{RefID: "A", JSON: `{"queryType":"diff","app":"load","head":{"builds":["head"]},"base":{"builds":["base"]}}`}
 		var ok, busy int
+		seen := map[string]bool{}
 		var peakMB float64
 		for b.Loop() {
 			plugin := plugintest.Start(b, pluginBinary)
@@ -77,8 +78,10 @@ func BenchmarkUnderLoad(b *testing.B) {
 					case resp.Responses["A"].Error == nil:
 						ok++
 					case resp.Responses["A"].Status == backend.Status(503):
-						if busy++; busy == 1 {
-							b.Logf("busy: %v", resp.Responses["A"].Error)
+						busy++
+						if msg := resp.Responses["A"].Error.Error(); !seen[msg[:min(40, len(msg))]] {
+							seen[msg[:min(40, len(msg))]] = true
+							b.Logf("%v", msg)
 						}
 					default:
 						b.Errorf("diff failed: %v %v", resp.Responses["A"].Status, resp.Responses["A"].Error)

@@ -232,6 +232,11 @@ func TestOverTimeMissingStackText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	err = conn.Exec(ctx, "INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
+		"SELECT app, ingest_id, 12345, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1", overTimeApp, overTimeBuilds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, model := range []map[string]any{
 		{"queryType": "evolution", "app": overTimeApp},
 		{"queryType": "timeseries", "app": overTimeApp, "function": "app/slow.Work"},

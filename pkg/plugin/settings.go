@@ -63,7 +63,7 @@ const (
 	defaultMaxStacks    = 5_000_000
 	defaultMaxQueries   = 2
 	defaultQueueTimeout = 30 * time.Second
-	defaultQueryMemory  = 256 // MB
+	defaultQueryMemory  = 512 // MB
 )
 
 // flexSeconds decodes a number of seconds given as a JSON number or string.
@@ -138,8 +138,7 @@ func LoadSettings(in backend.DataSourceInstanceSettings) (Settings, error) {
 	}{
 		{"maxStacks", &s.MaxStacks, defaultMaxStacks},
 		{"maxQueries", &s.MaxQueries, defaultMaxQueries},
-		// Two per query, and one more for the editors' resources.
-		{"maxConnections", &s.MaxConnections, 2*s.MaxQueries + 1},
+		{"maxConnections", &s.MaxConnections, 0},
 		{"maxQueryMemory", &s.MaxQueryMemory, defaultQueryMemory},
 	} {
 		if *f.v < 0 {
@@ -148,6 +147,9 @@ func LoadSettings(in backend.DataSourceInstanceSettings) (Settings, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if s.MaxConnections == 0 { // two per query, and one for the editors' resources
+		s.MaxConnections = 2*s.MaxQueries + 1
 	}
 	return s, nil
 }

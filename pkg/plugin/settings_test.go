@@ -33,7 +33,14 @@ func TestLoadSettings(t *testing.T) {
 	}{
 		{"defaults", `{"host":"ch"}`, func(t *testing.T, s Settings, o *clickhouse.Options) {
 			if o.Addr[0] != "ch:9000" || o.Protocol != clickhouse.Native || o.DialTimeout != defaultDialTimeout ||
-				s.QueryTimeoutDuration() != defaultQueryTimeout || s.MaxStacks != defaultMaxStacks || o.TLS != nil {
+				s.QueryTimeoutDuration() != defaultQueryTimeout || s.MaxStacks != defaultMaxStacks || o.TLS != nil ||
+				s.MaxQueries != defaultMaxQueries || o.MaxOpenConns != 2*defaultMaxQueries+1 ||
+				s.QueueTimeoutDuration() != defaultQueueTimeout || s.queryMemory() != defaultQueryMemory<<20 {
+				t.Errorf("%+v %+v", s, o)
+			}
+		}},
+		{"limits", `{"host":"h","maxQueries":3,"queueTimeout":"1.5","maxQueryMemory":64}`, func(t *testing.T, s Settings, o *clickhouse.Options) {
+			if o.MaxOpenConns != 7 || o.MaxIdleConns != 7 || s.QueueTimeoutDuration() != 1500*time.Millisecond || s.queryMemory() != 64<<20 {
 				t.Errorf("%+v %+v", s, o)
 			}
 		}},
@@ -73,6 +80,7 @@ func TestLoadSettingsErrors(t *testing.T) {
 		`{"host":"h","port":70000}`:          "port 70000 out of range",
 		`{"host":"h","queryTimeout":"soon"}`: "not a number of seconds",
 		`{"host":"h","dialTimeout":-1}`:      "negative timeout",
+		`{"host":"h","maxQueries":-2}`:       "maxQueries must be positive",
 	} {
 		if _, _, err := load(t, json, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", json, err, want)

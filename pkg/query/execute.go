@@ -167,6 +167,9 @@ type valueRow struct {
 // are in are read by hash.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
 	all := append(head[:len(head):len(head)], base...) // Store.Runs lists them by start time
+	if err := e.admit(all); err != nil {
+		return nil, err
+	}
 	groups := make([][]storage.Run, len(all))
 	for i := range all {
 		groups[i] = all[i : i+1]

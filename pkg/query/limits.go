@@ -4,19 +4,21 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // ErrTooBig means a query would hold more memory than its budget.
 var ErrTooBig = errors.New("query too big")
 
-// Rough costs, on the high side, of what a query holds at its peak,
-// measured with the plugin's diff benchmark: a tree node with its data
-// frame row and the row's encodings for gRPC, and one (side, stack) row
-// while the engine is filled (the row, the interned stack and its frames).
+// Rough costs, on the high side, of what a query holds at its peak: one
+// (run, stack) row while the engine is filled (the row waiting for its
+// stack, its per-run value, and its share of the interned stack; see
+// docs/PERFORMANCE.md), and a tree node with its data frame row and the
+// row's encodings for gRPC (from the sizes of their fields).
 const (
-	bytesPerNode     = 400
-	bytesPerStackRow = 250
+	bytesPerNode   = 400
+	bytesPerRunRow = 80
 )
 
 // trees is how many trees the query returns.
@@ -48,8 +50,17 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 		ErrTooBig, m.trees(), nodes, need>>20, budget>>20, advice)
 }
 
-// StackRowsWithin is how many (side, stack) rows a query may read into
-// the engine within budget bytes.
-func StackRowsWithin(budget int64) int {
-	return int(budget / bytesPerStackRow)
+// admit refuses, before anything is read, runs whose (run, stack) rows
+// (Run.Stacks each) would take the engine over the memory budget.
+func (e *Executor) admit(runs []storage.Run) error {
+	n := 0
+	for _, r := range runs {
+		n += int(r.Stacks)
+	}
+	need := int64(n) * bytesPerRunRow
+	if e.MaxMemory == 0 || need <= e.MaxMemory {
+		return nil
+	}
+	return fmt.Errorf("%w: %d runs of %d (run, stack) rows would take about %d MB, above the data source's maxQueryMemory of %d MB: select fewer runs",
+		ErrTooBig, len(runs), n, need>>20, e.MaxMemory>>20)
 }

@@ -106,20 +106,8 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		totals[g], edges[g] = x.newSums(), make([]bool, len(x.edges))
 	}
 	perRun := func(g int, value int64) float64 { return float64(value) / float64(len(groups[g])) }
-	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		k, err := x.lookup(hash)
-		if err != nil {
-			return err
-		}
-		x.addTo(totals[g], k, perRun(g, value))
-		for _, id := range x.edgesOf(k) {
-			edges[g][id] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
+	// Every sample is in a time frame, so the timeline's rows also add up
+	// to the builds' totals: one aggregation in ClickHouse instead of two.
 	timeline := make([][]*sums, len(builds)) // per build, per time frame
 	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, frame int, value int64) error {
 		k, err := x.lookup(hash)
@@ -129,7 +117,12 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		for len(timeline[g]) <= frame {
 			timeline[g] = append(timeline[g], x.newSums())
 		}
-		x.addTo(timeline[g][frame], k, perRun(g, value))
+		v := perRun(g, value)
+		x.addTo(totals[g], k, v)
+		x.addTo(timeline[g][frame], k, v)
+		for _, id := range x.edgesOf(k) {
+			edges[g][id] = true
+		}
 		return nil
 	})
 	if err != nil {
