@@ -2,7 +2,7 @@
 // top (its pickers read GET /api/resources/...), the panel below (frames
 // from POST /api/query), both answered by the same Go code as in Grafana.
 import { css } from '@emotion/css';
-import React, { useCallback, useEffect, useState } from 'react';
+import React, { useCallback, useEffect, useMemo, useState } from 'react';
 
 import { DataFrame, DataSourceInstanceSettings, DataFrameJSON, dataFrameFromJSON } from '@grafana/data';
 import { Alert, Button } from '@grafana/ui';
@@ -12,6 +12,7 @@ import { FlamediffDataSource } from '../datasource/datasource';
 import { FlamediffOptions, FlamediffQuery, defaultQuery } from '../datasource/types';
 import { selectors } from '../selectors';
 import { strings } from '../strings';
+import { Querier, QuerierContext } from '../panel/query';
 import { mount } from './mount';
 import { Page, Report } from './components/Report';
 
@@ -47,12 +48,25 @@ function Serve() {
   const [series, setSeries] = useState<DataFrame[]>();
   const [error, setError] = useState<string>();
   const [running, setRunning] = useState(false);
+  // The panel's own queries (drill-down, the functions table, the other
+  // normalisation) go to the same endpoint with the shown query patched.
+  const [shown, setShown] = useState<FlamediffQuery>();
+  const querier = useMemo<Querier | undefined>(
+    () =>
+      shown &&
+      (async (patch) =>
+        (
+          await call<DataFrameJSON[]>('api/query', { method: 'POST', body: JSON.stringify({ ...shown, ...patch }) })
+        ).map(dataFrameFromJSON)),
+    [shown]
+  );
   const run = useCallback(async () => {
     setRunning(true);
     setError(undefined);
     try {
       const frames = await call<DataFrameJSON[]>('api/query', { method: 'POST', body: JSON.stringify(query) });
       setSeries(frames.map(dataFrameFromJSON));
+      setShown(query);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     } finally {
@@ -72,7 +86,11 @@ function Serve() {
         </Button>
       </div>
       {error && <Alert title={error} severity="error" data-testid={selectors.report.error} />}
-      {series && <Report series={series} />}
+      {series && (
+        <QuerierContext.Provider value={querier}>
+          <Report series={series} />
+        </QuerierContext.Provider>
+      )}
     </Page>
   );
 }
