@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"math"
 	"runtime/debug"
 	"sync"
 
@@ -19,6 +20,10 @@ import (
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 )
+
+// stackCacheBytes is about what a full stack cache holds
+// (query.DefaultStackCacheFrames).
+const stackCacheBytes = 256 << 20
 
 // ID is the data source's plugin id (src/datasource/plugin.json).
 const ID = "flamediff-clickhouse-datasource"
@@ -74,8 +79,19 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 	}
 	d.store = store
 	d.gate = newGate(s.MaxQueries, s.QueueTimeoutDuration())
+	raiseMemoryLimit(int64(s.MaxQueries)*s.queryMemory() + stackCacheBytes)
 	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0), MaxMemory: s.queryMemory()}
 	return nil
+}
+
+// raiseMemoryLimit sets the process's soft memory limit to at least n
+// bytes (to n when none is set): the garbage collector would let the heap
+// grow to twice what the queries hold, and a limit of what they may hold
+// keeps it near that. Instances raise it, never lower it.
+func raiseMemoryLimit(n int64) {
+	if cur := debug.SetMemoryLimit(-1); cur == math.MaxInt64 || n > cur {
+		debug.SetMemoryLimit(n)
+	}
 }
 
 // Dispose closes the connection pool.

@@ -61,9 +61,9 @@ const (
 	defaultDialTimeout  = 10 * time.Second
 	defaultQueryTimeout = 60 * time.Second
 	defaultMaxStacks    = 5_000_000
-	defaultMaxQueries   = 2
+	defaultMaxQueries   = 1
 	defaultQueueTimeout = 30 * time.Second
-	defaultQueryMemory  = 512 // MB
+	defaultQueryMemory  = 640 // MB
 )
 
 // flexSeconds decodes a number of seconds given as a JSON number or string.

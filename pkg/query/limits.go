@@ -11,14 +11,15 @@ import (
 // ErrTooBig means a query would hold more memory than its budget.
 var ErrTooBig = errors.New("query too big")
 
-// Rough costs, on the high side, of what a query holds at its peak: one
-// (run, stack) row while the engine is filled (the row waiting for its
-// stack, its per-run value, and its share of the interned stack; see
-// docs/PERFORMANCE.md), and a tree node with its data frame row and the
-// row's encodings for gRPC (from the sizes of their fields).
+// Rough costs of what a query holds at its peak: one (run, stack) row
+// (waiting for its stack, its per-run value, its share of the interned
+// stack and of the statistics; BenchmarkUnderLoad's 500k-stack diffs of
+// 10 runs hold about 120 bytes a row, see docs/PERFORMANCE.md), and a
+// tree node with its data frame row and the row's encodings for gRPC
+// (from the sizes of their fields).
 const (
 	bytesPerNode   = 400
-	bytesPerRunRow = 80
+	bytesPerRunRow = 120
 )
 
 // trees is how many trees the query returns.
