@@ -83,9 +83,8 @@ func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns
 // order) for the total (first) and for each function whose per-run mean
 // reaches minShare of the build's mean total in some build. A function's
 // value in a run counts each stack holding it once, however often it
-// recurs in the stack (functionIndex). It reads one row per (run, stack)
-// of the sample rows.
-// TODO(stats-query): read run_stacks' per-(run, stack) sums once they land.
+// recurs in the stack (functionIndex). It reads one row per (run, stack):
+// the run stacks table's sums (Store.StackValues).
 func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
 	var runs []storage.Run
 	for _, b := range builds {
