@@ -10,13 +10,18 @@ import (
 // ErrTooBig means a query would hold more memory than its budget.
 var ErrTooBig = errors.New("query too big")
 
-// Rough costs, on the high side, of what a query holds at its peak,
-// measured with the plugin's diff benchmark: a tree node with its data
-// frame row and the row's encodings for gRPC, and one (side, stack) row
-// while the engine is filled (the row, the interned stack and its frames).
+// Rough costs of what a query holds at its peak, measured with the
+// plugin's diff benchmark: a tree node with its data frame row and the
+// row's encodings for gRPC (on the high side), and one (run, stack) row
+// while the engine is filled: the row waiting for its stack (32 bytes),
+// its slot among the per-run values (8 bytes a run of its side that has
+// the stack or not: ~32 where a stack is in a quarter of the runs, as in
+// the benchmark) and its share of the stack it names (interned frames and
+// cache entry, ~400 bytes, shared by the runs that have the stack). Runs
+// that share few stacks cost more per row than this typical figure.
 const (
 	bytesPerNode     = 400
-	bytesPerStackRow = 250
+	bytesPerStackRow = 100
 )
 
 // trees is how many trees the query returns.
@@ -48,7 +53,7 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 		ErrTooBig, m.trees(), nodes, need>>20, budget>>20, advice)
 }
 
-// StackRowsWithin is how many (side, stack) rows a query may read into
+// StackRowsWithin is how many (run, stack) rows a query may read into
 // the engine within budget bytes.
 func StackRowsWithin(budget int64) int {
 	return int(budget / bytesPerStackRow)
