@@ -35,8 +35,9 @@ type Function struct {
 // runs, with pprof -top semantics (see Function). o.CollapseSystem applies
 // (collapsed frames disappear from the stacks); o.Inverted, o.MaxNodes and
 // o.Focus do not matter. Rows are sorted by self, largest first, for a
-// single side; for a diff, significant rows first, then by the absolute
-// change of total, then of self; ties by name.
+// single side; for a diff, significant rows first, then by |Delta| (the
+// absolute change of total, or of its share when relative), then by the
+// absolute change of total and of self; ties by name.
 func (b *Builder) Functions(o Options) []Function {
 	o.Focus = nil
 	v, _ := b.newView(o) // without Focus there is no error
@@ -134,6 +135,7 @@ func (b *Builder) Functions(o Options) []Function {
 			return cmp.Or(cmp.Compare(y.HeadSelf, x.HeadSelf), cmp.Compare(y.HeadTotal, x.HeadTotal), strings.Compare(x.Name, y.Name))
 		}
 		return cmp.Or(compareBool(y.Significant, x.Significant),
+			cmp.Compare(math.Abs(y.Delta), math.Abs(x.Delta)),
 			cmp.Compare(math.Abs(y.HeadTotal-y.BaseTotal), math.Abs(x.HeadTotal-x.BaseTotal)),
 			cmp.Compare(math.Abs(y.HeadSelf-y.BaseSelf), math.Abs(x.HeadSelf-x.BaseSelf)),
 			strings.Compare(x.Name, y.Name))
