@@ -89,6 +89,22 @@ func DSN(t testing.TB) string {
 	return fmt.Sprintf("clickhouse://default:@%s/%s", addr, freshDatabase(t, admin))
 }
 
+// Conn opens a raw connection to the database of dsn, for tests that look
+// under the store (count rows, empty a table); it closes when the test ends.
+func Conn(t testing.TB, dsn string) driver.Conn {
+	t.Helper()
+	o, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := clickhouse.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // freshDatabase creates a database with a new name on every server of
 // conns and drops it there when the test ends.
 func freshDatabase(t testing.TB, conns ...driver.Conn) string {

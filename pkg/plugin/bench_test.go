@@ -9,6 +9,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -119,15 +120,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	conn := chtest.Conn(b, dsn)
 	var threads string
 	if err := conn.QueryRow(ctx, "SELECT value FROM system.settings WHERE name = 'max_threads'").Scan(&threads); err != nil {
 		b.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/ingest"
@@ -93,16 +92,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	// Ingests that run_stacks does not list (written by an older CLI
 	// since the last migrate) answer alike: their stacks are read by
 	// hash once the sums are in.
-	opts, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := clickhouse.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if err := conn.Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
+	if err := chtest.Conn(t, dsn).Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
 		t.Fatal(err)
 	}
 	unlisted := &Executor{Store: store, Stacks: NewStackCache(0)}

@@ -165,17 +165,8 @@ datasources:
 // count runs a count() query on the database of dsn.
 func count(t *testing.T, dsn, query string) uint64 {
 	t.Helper()
-	o, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := clickhouse.Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	var n uint64
-	if err := conn.QueryRow(context.Background(), query).Scan(&n); err != nil {
+	if err := chtest.Conn(t, dsn).QueryRow(context.Background(), query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
