@@ -6,8 +6,8 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"math"
+	"net/http"
 	"runtime/debug"
 	"sync"
 

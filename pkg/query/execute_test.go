@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-
 	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
