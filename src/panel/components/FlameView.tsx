@@ -26,6 +26,7 @@ import { PanelOptions } from '../types';
 import { Breadcrumb, Drill } from './Breadcrumb';
 import { Focus, FlameCanvas } from './FlameCanvas';
 import { Legend } from './Legend';
+import { srOnly } from './srOnly';
 import { Toolbar } from './Toolbar';
 import { Tooltip, relativeChange } from './Tooltip';
 import { TopTable } from './TopTable';
@@ -332,12 +333,5 @@ const getStyles = (theme: GrafanaTheme2) => ({
   root: css({ display: 'flex', flexDirection: 'column', height: '100%', color: theme.colors.text.primary }),
   main: css({ display: 'flex', gap: theme.spacing(1), minHeight: 0 }),
   graph: css({ position: 'relative', flex: 'none' }),
-  srOnly: css({
-    position: 'absolute',
-    width: 1,
-    height: 1,
-    overflow: 'hidden',
-    clip: 'rect(0 0 0 0)',
-    whiteSpace: 'nowrap',
-  }),
+  srOnly: css(srOnly),
 });

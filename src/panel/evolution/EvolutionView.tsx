@@ -37,7 +37,9 @@ const MAX_COL_W = 64;
  * EvolutionView is the Performance Evolution Matrix: components (package >
  * class > method) against builds in time order, one glyph per cell. Clicking
  * a build label shows that build's execution timeline below the matrix;
- * clicking a glyph shows the call edges its build added or removed.
+ * clicking a glyph shows the call edges its build added or removed. The
+ * matrix is one tab stop: arrow keys move a glyph focus, Enter acts as a
+ * click, Escape closes the detail pane.
  */
 export function EvolutionView({ series, width, height, options }: EvolutionViewProps) {
   const theme = useTheme2();
@@ -129,6 +131,10 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
         onBuild={(b) => setSelection({ build: b.name })}
         onCell={(c) => setSelection({ build: data.builds[c.col].name, key: c.row.key })}
         onHover={(c, x, y) => setHover(c && { cell: c, x, y })}
+        onEscape={() => {
+          setSelection(undefined);
+          return detail !== undefined;
+        }}
       />
       {detail && (
         <div style={{ height: detailH, borderTop: `1px solid ${theme.colors.border.weak}`, overflow: 'auto' }}>

@@ -1,10 +1,12 @@
-import React, { useState } from 'react';
+import React, { useRef, useState } from 'react';
 
 import { GrafanaTheme2 } from '@grafana/data';
 
+import { srOnly } from '../components/srOnly';
 import { Palette } from '../render/colors';
 import { changeColor, glyphBoxes } from './glyph';
 import { Build, Component, EvolutionData, rise, shortName } from './model';
+import { GridPos, firstGlyph, glyphLabel, isNavKey, moveGlyph, scrollToShow } from './nav';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 
 /** Matrix geometry in CSS pixels. */
@@ -41,6 +43,14 @@ interface Props {
   onBuild(b: Build): void;
   onCell(c: CellRef): void;
   onHover(c: CellRef | undefined, x: number, y: number): void;
+  /** Escape on the matrix: close the detail pane; false when there was none. */
+  onEscape(): boolean;
+}
+
+/** The keyboard's glyph by names, so it survives a refresh or a toggle. */
+interface KeyGlyph {
+  key: string;
+  col: number;
 }
 
 /**
@@ -60,6 +70,94 @@ export function Matrix(p: Props) {
   const shown = rows.slice(first, last);
   const gridW = data.builds.length * colWidth;
   const bg = theme.colors.background.primary;
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const svgRef = useRef<SVGSVGElement>(null);
+  // Focus from a mouse press shows no keyboard glyph: the hover does that.
+  const pointer = useRef(false);
+  const [kb, setKb] = useState<KeyGlyph>();
+  const [hasFocus, setHasFocus] = useState(false);
+
+  // The keyboard's glyph in the visible rows: its row, or the nearest shown
+  // ancestor's when a collapse hid it; undefined when gone.
+  const resolve = (g: KeyGlyph | undefined): GridPos | undefined => {
+    for (let c: Component | undefined = g && data.byKey.get(g.key); g && c; c = c.parent) {
+      const r = rows.indexOf(c);
+      if (r >= 0) {
+        return rows[r].cells[g.col] ? { row: r, col: g.col } : firstInRow(r);
+      }
+    }
+    return undefined;
+  };
+  const firstInRow = (r: number): GridPos | undefined => {
+    const col = rows[r].cells.findIndex((x) => x !== undefined);
+    return col >= 0 ? { row: r, col } : undefined;
+  };
+  const at = resolve(kb);
+  const focusRow = hasFocus && at ? rows[at.row] : undefined;
+
+  // show makes pos the keyboard's glyph: scrolled into view, with its tooltip.
+  const show = (pos: GridPos) => {
+    const row = rows[pos.row];
+    setKb({ key: row.key, col: pos.col });
+    const div = scrollRef.current;
+    if (div) {
+      div.scrollTop = scrollToShow(div.scrollTop, div.clientHeight - HEADER_H, pos.row * ROW_H, ROW_H);
+      div.scrollLeft = scrollToShow(div.scrollLeft, div.clientWidth - labelWidth, pos.col * colWidth, colWidth);
+    }
+    const box = svgRef.current?.getBoundingClientRect();
+    if (box) {
+      p.onHover({ row, col: pos.col }, box.left + (pos.col + 0.5) * colWidth, box.top + (pos.row + 0.5) * ROW_H);
+    }
+  };
+  const onKeyDown = (e: React.KeyboardEvent<HTMLDivElement>) => {
+    // Keys on the build and toggle buttons inside are theirs.
+    if (e.target !== e.currentTarget) {
+      return;
+    }
+    pointer.current = false;
+    if (isNavKey(e.key)) {
+      e.preventDefault();
+      const from = at ?? firstGlyph(rows);
+      if (from) {
+        const page = Math.max(1, Math.floor((e.currentTarget.clientHeight - HEADER_H) / ROW_H) - 1);
+        show(at ? moveGlyph(rows, from, e.key, page) : from);
+      }
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      if (at) {
+        p.onCell({ row: rows[at.row], col: at.col });
+      }
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      if (!p.onEscape()) {
+        setKb(undefined);
+        p.onHover(undefined, 0, 0);
+      }
+    }
+  };
+  const onFocus = (e: React.FocusEvent<HTMLDivElement>) => {
+    if (e.target !== e.currentTarget) {
+      return;
+    }
+    setHasFocus(true);
+    if (pointer.current) {
+      return;
+    }
+    const sel = p.selectedCell;
+    const selRow = sel ? rows.indexOf(sel.row) : -1;
+    const pos = at ?? (selRow >= 0 ? { row: selRow, col: sel!.col } : firstGlyph(rows));
+    if (pos) {
+      show(pos);
+    }
+  };
+  const onBlur = (e: React.FocusEvent<HTMLDivElement>) => {
+    if (e.target !== e.currentTarget) {
+      return;
+    }
+    setHasFocus(false);
+    pointer.current = false;
+    p.onHover(undefined, 0, 0);
+  };
 
   // One handler for all glyphs, by position: the inverse of the grid layout.
   const cellAt = (e: React.MouseEvent<SVGSVGElement>): CellRef | undefined => {
@@ -70,113 +168,134 @@ export function Matrix(p: Props) {
   };
 
   return (
-    <div
-      data-testid={sel.matrix}
-      style={{ width: p.width, height: p.height, overflow: 'auto', position: 'relative' }}
-      onScroll={(e) => {
-        setTop(Math.floor(e.currentTarget.scrollTop / ROW_H / CHUNK) * CHUNK);
-        setLeft(Math.floor(e.currentTarget.scrollLeft / colWidth / CHUNK) * CHUNK);
-      }}
-    >
-      <div style={{ width: labelWidth + gridW, height: HEADER_H + rows.length * ROW_H, position: 'relative' }}>
-        <div style={{ position: 'sticky', top: 0, zIndex: 2, display: 'flex', height: HEADER_H, background: bg }}>
-          <div
-            style={{
-              position: 'sticky',
-              left: 0,
-              zIndex: 3,
-              width: labelWidth,
-              flex: 'none',
-              boxSizing: 'border-box',
-              background: bg,
-              color: theme.colors.text.secondary,
-              lineHeight: `${HEADER_H}px`,
-              paddingLeft: 4,
-            }}
-          >
-            {s.component}
-          </div>
-          {data.builds.map((b) => (
-            <button
-              key={b.name}
-              data-testid={sel.build}
-              data-build={b.name}
-              title={`${b.name} ${new Date(b.time).toISOString()}`}
-              onClick={() => p.onBuild(b)}
+    <>
+      <div
+        ref={scrollRef}
+        data-testid={sel.matrix}
+        style={{ width: p.width, height: p.height, overflow: 'auto', position: 'relative', outline: 'none' }}
+        tabIndex={0}
+        role="application"
+        aria-roledescription={s.matrixRole}
+        aria-label={s.matrixLabel}
+        onKeyDown={onKeyDown}
+        onFocus={onFocus}
+        onBlur={onBlur}
+        onMouseDown={(e) => {
+          // A press on a build or toggle button focuses that button, not the matrix.
+          pointer.current = !(e.target as Element).closest('button');
+        }}
+        onScroll={(e) => {
+          setTop(Math.floor(e.currentTarget.scrollTop / ROW_H / CHUNK) * CHUNK);
+          setLeft(Math.floor(e.currentTarget.scrollLeft / colWidth / CHUNK) * CHUNK);
+        }}
+      >
+        <div style={{ width: labelWidth + gridW, height: HEADER_H + rows.length * ROW_H, position: 'relative' }}>
+          <div style={{ position: 'sticky', top: 0, zIndex: 2, display: 'flex', height: HEADER_H, background: bg }}>
+            <div
               style={{
-                width: colWidth,
+                position: 'sticky',
+                left: 0,
+                zIndex: 3,
+                width: labelWidth,
                 flex: 'none',
-                border: 'none',
-                padding: 0,
-                cursor: 'pointer',
-                overflow: 'hidden',
-                textOverflow: 'ellipsis',
-                whiteSpace: 'nowrap',
-                fontSize: theme.typography.bodySmall.fontSize,
-                color: theme.colors.text.primary,
-                background: p.selectedBuild === b.name ? theme.colors.action.selected : 'transparent',
-                textDecoration: 'underline dotted',
+                boxSizing: 'border-box',
+                background: bg,
+                color: theme.colors.text.secondary,
+                lineHeight: `${HEADER_H}px`,
+                paddingLeft: 4,
               }}
             >
-              {b.name}
-            </button>
-          ))}
-        </div>
-        <div style={{ display: 'flex' }}>
-          <div
-            style={{
-              position: 'sticky',
-              left: 0,
-              zIndex: 1,
-              width: labelWidth,
-              height: rows.length * ROW_H,
-              flex: 'none',
-              background: bg,
-            }}
-          >
-            {shown.map((c, i) => (
-              <RowLabel
-                key={c.key}
-                c={c}
-                index={first + i}
-                open={p.expanded.has(c.key)}
-                theme={theme}
-                onToggle={p.onToggle}
-              />
+              {s.component}
+            </div>
+            {data.builds.map((b) => (
+              <button
+                key={b.name}
+                data-testid={sel.build}
+                data-build={b.name}
+                title={`${b.name} ${new Date(b.time).toISOString()}`}
+                onClick={() => p.onBuild(b)}
+                style={{
+                  width: colWidth,
+                  flex: 'none',
+                  border: 'none',
+                  padding: 0,
+                  cursor: 'pointer',
+                  overflow: 'hidden',
+                  textOverflow: 'ellipsis',
+                  whiteSpace: 'nowrap',
+                  fontSize: theme.typography.bodySmall.fontSize,
+                  color: theme.colors.text.primary,
+                  background: p.selectedBuild === b.name ? theme.colors.action.selected : 'transparent',
+                  textDecoration: 'underline dotted',
+                }}
+              >
+                {b.name}
+              </button>
             ))}
           </div>
-          <svg
-            width={gridW}
-            height={rows.length * ROW_H}
-            style={{ flex: 'none', cursor: 'pointer' }}
-            onMouseMove={(e) => p.onHover(cellAt(e), e.clientX, e.clientY)}
-            onMouseLeave={() => p.onHover(undefined, 0, 0)}
-            onClick={(e) => {
-              const c = cellAt(e);
-              if (c) {
-                p.onCell(c);
-              }
-            }}
-          >
-            {shown.map((c, i) => (
-              <MatrixRow
-                key={c.key}
-                row={c}
-                index={first + i}
-                builds={data.builds}
-                from={cols.from}
-                to={cols.to}
-                colWidth={colWidth}
-                selectedCol={p.selectedCell?.row === c ? p.selectedCell.col : -1}
-                palette={p.palette}
-                changeScale={p.changeScale}
-                theme={theme}
-              />
-            ))}
-          </svg>
+          <div style={{ display: 'flex' }}>
+            <div
+              style={{
+                position: 'sticky',
+                left: 0,
+                zIndex: 1,
+                width: labelWidth,
+                height: rows.length * ROW_H,
+                flex: 'none',
+                background: bg,
+              }}
+            >
+              {shown.map((c, i) => (
+                <RowLabel
+                  key={c.key}
+                  c={c}
+                  index={first + i}
+                  open={p.expanded.has(c.key)}
+                  theme={theme}
+                  onToggle={p.onToggle}
+                />
+              ))}
+            </div>
+            <svg
+              ref={svgRef}
+              width={gridW}
+              height={rows.length * ROW_H}
+              style={{ flex: 'none', cursor: 'pointer' }}
+              onMouseMove={(e) => p.onHover(cellAt(e), e.clientX, e.clientY)}
+              onMouseLeave={() => p.onHover(undefined, 0, 0)}
+              onClick={(e) => {
+                const c = cellAt(e);
+                if (c) {
+                  setKb({ key: c.row.key, col: c.col });
+                  p.onCell(c);
+                }
+              }}
+            >
+              {shown.map((c, i) => (
+                <MatrixRow
+                  key={c.key}
+                  row={c}
+                  index={first + i}
+                  builds={data.builds}
+                  from={cols.from}
+                  to={cols.to}
+                  colWidth={colWidth}
+                  selectedCol={p.selectedCell?.row === c ? p.selectedCell.col : -1}
+                  focusedCol={focusRow === c ? at!.col : -1}
+                  unit={data.unit}
+                  palette={p.palette}
+                  changeScale={p.changeScale}
+                  theme={theme}
+                />
+              ))}
+            </svg>
+          </div>
         </div>
       </div>
-    </div>
+      <div style={srOnly} aria-live="polite" data-testid={sel.live}>
+        {focusRow && glyphLabel(focusRow, data.builds[at!.col], focusRow.cells[at!.col]!, data.unit)}
+      </div>
+    </>
   );
 }
 
@@ -190,6 +309,9 @@ interface RowProps {
   colWidth: number;
   /** Column of the selected glyph in this row, -1 for none. */
   selectedCol: number;
+  /** Column of the keyboard's glyph in this row, -1 for none. */
+  focusedCol: number;
+  unit?: string;
   palette: Palette;
   changeScale: number;
   theme: GrafanaTheme2;
@@ -204,6 +326,7 @@ const MatrixRow = React.memo(function MatrixRow({
   to,
   colWidth,
   selectedCol,
+  focusedCol,
   ...rest
 }: RowProps) {
   return (
@@ -215,10 +338,11 @@ const MatrixRow = React.memo(function MatrixRow({
             key={j}
             row={row}
             col={j}
-            build={builds[j].name}
+            build={builds[j]}
             x={j * colWidth}
             width={colWidth}
             selected={selectedCol === j}
+            focused={focusedCol === j}
             {...rest}
           />
         ) : null;
@@ -230,16 +354,18 @@ const MatrixRow = React.memo(function MatrixRow({
 interface GlyphProps {
   row: Component;
   col: number;
-  build: string;
+  build: Build;
   x: number;
   width: number;
   selected: boolean;
+  focused: boolean;
+  unit?: string;
   palette: Palette;
   changeScale: number;
   theme: GrafanaTheme2;
 }
 
-function Glyph({ row, col, build, x, width, selected, palette, changeScale, theme }: GlyphProps) {
+function Glyph({ row, col, build, x, width, selected, focused, unit, palette, changeScale, theme }: GlyphProps) {
   const cell = row.cells[col]!;
   const w = width - 2 * GLYPH_PAD;
   const b = glyphBoxes(cell, row, w, ROW_H - 2 * GLYPH_PAD);
@@ -249,7 +375,10 @@ function Glyph({ row, col, build, x, width, selected, palette, changeScale, them
       data-testid={sel.glyph}
       data-component={row.name}
       data-kind={row.kind}
-      data-build={build}
+      data-build={build.name}
+      data-focused={focused || undefined}
+      role="img"
+      aria-label={glyphLabel(row, build, cell, unit)}
       transform={`translate(${x + GLYPH_PAD}, ${GLYPH_PAD})`}
     >
       {selected && (
@@ -260,6 +389,19 @@ function Glyph({ row, col, build, x, width, selected, palette, changeScale, them
           y={-GLYPH_PAD / 2}
           fill="none"
           stroke={theme.colors.text.primary}
+        />
+      )}
+      {focused && (
+        // The keyboard's glyph: a thick outline in the focus colour, outside the selection's.
+        <rect
+          data-testid={sel.focus}
+          width={width - 1}
+          height={ROW_H - 1}
+          x={-GLYPH_PAD + 0.5}
+          y={-GLYPH_PAD + 0.5}
+          fill="none"
+          stroke={theme.colors.primary.main}
+          strokeWidth={2}
         />
       )}
       <rect

@@ -29,6 +29,26 @@ export const evolutionStrings = {
   changePoints: 'Change points starting at this build',
   appeared: 'new',
   changePointLegend: 'left bar: a significant change point starts at this build',
+  matrixRole: 'evolution matrix',
+  matrixLabel:
+    "Performance evolution matrix. Arrow keys move between glyphs (left and right: builds, up and down: components), Home and End go to a component's first and last build, Enter shows the call edges the glyph's build added or removed, Escape closes the detail view or leaves the glyph.",
+  glyphLabel: (g: {
+    component: string;
+    kind: string;
+    build: string;
+    time: string;
+    share: string;
+    change: string;
+    modified: number;
+    added: number;
+    changePoint?: { count: number; function: string; change: string; slower: boolean };
+  }) =>
+    `${g.kind} ${g.component}, build ${g.build}: time ${g.time}, share ${g.share}, change ${g.change}, ` +
+    `${g.modified} modified and ${g.added} added methods` +
+    (g.changePoint
+      ? `; ${g.changePoint.count > 1 ? `${g.changePoint.count} change points start here, the largest` : 'change point starts here'}: ` +
+        `${g.changePoint.function} ${g.changePoint.change} (${g.changePoint.slower ? 'slower' : 'faster'})`
+      : ''),
 };
 
 /** data-testid values of the evolution view, shared with the browser tests. */
@@ -52,4 +72,6 @@ export const evolutionSelectors = {
   legend: 'evolution-legend',
   changePoint: 'evolution-change-point',
   changePointList: 'evolution-change-point-list',
+  focus: 'evolution-glyph-focus',
+  live: 'evolution-live',
 };
