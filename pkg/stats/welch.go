@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -31,8 +32,8 @@ func WelchTest(x, y []float64) Welch {
 		nan := math.NaN()
 		return Welch{nan, nan, nan, nan}
 	}
-	mx, vx := meanVar(x)
-	my, vy := meanVar(y)
+	mx, vx := stat.MeanVariance(x, nil)
+	my, vy := stat.MeanVariance(y, nil)
 	ax, ay := vx/float64(len(x)), vy/float64(len(y))
 	w := Welch{Diff: mx - my, SE: math.Sqrt(ax + ay)}
 	if w.SE == 0 || w.SE < 1e-12*max(math.Abs(mx), math.Abs(my)) {
@@ -98,19 +99,6 @@ func (q *TQuantiles) At(df float64) float64 {
 	v := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-q.level)/2)
 	q.memo[df] = v
 	return v
-}
-
-// meanVar is the mean and the sample variance (n-1 denominator), computed
-// around the mean so large equal values do not cancel catastrophically.
-func meanVar(xs []float64) (mean, variance float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	for _, x := range xs {
-		variance += (x - mean) * (x - mean)
-	}
-	return mean, variance / float64(len(xs)-1)
 }
 
 // BenjaminiHochberg returns the q-values of p-values (the BH step-up
