@@ -38,13 +38,13 @@ type (
 	}
 )
 
-// resourceTimeout bounds a resource call (and queryTimeout, when
+// ResourceTimeout bounds a resource call (and queryTimeout, when
 // shorter): pickers must not hang on a frozen server.
-const resourceTimeout = 10 * time.Second
+const ResourceTimeout = 10 * time.Second
 
 // newResources serves the data source's resources over CallResource.
 func newResources(d *Datasource) backend.CallResourceHandler {
-	return httpadapter.New(Resources(d.store, min(resourceTimeout, d.settings.QueryTimeoutDuration())))
+	return httpadapter.New(Resources(d.store, min(ResourceTimeout, d.settings.QueryTimeoutDuration())))
 }
 
 // Resources routes GET apps, builds?app=, runs?app=&build= (build

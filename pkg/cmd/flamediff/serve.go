@@ -15,9 +15,6 @@ import (
 	"github.com/flamediff/flamediff/pkg/web"
 )
 
-// resourceTimeout bounds a picker's resource call, as in the data source.
-const resourceTimeout = 10 * time.Second
-
 // serveCmd serves the local web UI (like `go tool pprof -http`) over the
 // data source's executor and resources, until interrupted.
 func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
@@ -38,7 +35,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			return err
 		}
 		srv := &http.Server{
-			Handler:           web.Handler(exec, plugin.Resources(store, resourceTimeout), plugin.Status),
+			Handler:           web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		go func() {
