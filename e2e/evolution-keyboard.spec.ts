@@ -8,36 +8,18 @@ import { pathToFileURL } from 'node:url';
 import { DataFrameJSON } from '@grafana/data';
 
 import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
-import { clickhouse, flamediff, tempDir } from './backend';
+import { frames as e2eFrames } from './frames';
 import { buildHarness } from './evolution/build';
 
 const url = pathToFileURL(join(__dirname, 'evolution', 'index.html')).href;
 let frames: DataFrameJSON[] = [];
 const method = 'checkout/pricing.ApplyDiscounts';
 
+// The frames come from the seeded demo of global-setup.ts.
 test.beforeAll(async () => {
   test.setTimeout(180_000);
-  const dir = tempDir();
-  const run = flamediff(dir);
-  const [ch] = await Promise.all([clickhouse(dir), buildHarness()]);
-  try {
-    const dsn = `clickhouse://${ch.addr}/e2e_evolution_kb_${process.pid}_${Date.now()}`;
-    run(['migrate', '--dsn', dsn]);
-    run(['seed', '--dsn', dsn]);
-    frames = JSON.parse(
-      run([
-        'query',
-        '--dsn',
-        dsn,
-        '--model',
-        JSON.stringify({ queryType: 'evolution', app: 'checkout-service' }),
-        '--output',
-        'json',
-      ])
-    );
-  } finally {
-    ch.stop();
-  }
+  await buildHarness();
+  frames = e2eFrames().checkoutEvolution;
 });
 
 async function mount(page: Page) {

@@ -9,46 +9,20 @@ import { pathToFileURL } from 'node:url';
 import { DataFrameJSON } from '@grafana/data';
 
 import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
-import { clickhouse, flamediff, repo, tempDir } from './backend';
+import { repo } from './backend';
+import { frames as e2eFrames } from './frames';
 import { buildHarness } from './evolution/build';
 import type { EvolutionHarness } from './evolution/main';
 
 const url = pathToFileURL(join(__dirname, 'evolution', 'index.html')).href;
-const frames: Record<'checkout' | 'ios' | 'changepoints', DataFrameJSON[]> = {
-  checkout: [],
-  ios: [],
-  changepoints: [],
-};
+let frames: Record<'checkout' | 'ios' | 'changepoints', DataFrameJSON[]>;
 
+// The frames come from the seeded demo of global-setup.ts.
 test.beforeAll(async () => {
   test.setTimeout(180_000);
-  const dir = tempDir();
-  const run = flamediff(dir);
-  const [ch] = await Promise.all([clickhouse(dir), buildHarness()]);
-  try {
-    const dsn = `clickhouse://${ch.addr}/e2e_evolution_${process.pid}_${Date.now()}`;
-    run(['migrate', '--dsn', dsn]);
-    run(['seed', '--dsn', dsn]);
-    const evolution = (app: string) =>
-      JSON.parse(
-        run(['query', '--dsn', dsn, '--model', JSON.stringify({ queryType: 'evolution', app }), '--output', 'json'])
-      );
-    frames.checkout = evolution('checkout-service');
-    frames.ios = evolution('ios-app');
-    frames.changepoints = JSON.parse(
-      run([
-        'query',
-        '--dsn',
-        dsn,
-        '--model',
-        JSON.stringify({ queryType: 'changepoints', app: 'checkout-service' }),
-        '--output',
-        'json',
-      ])
-    );
-  } finally {
-    ch.stop();
-  }
+  await buildHarness();
+  const set = e2eFrames();
+  frames = { checkout: set.checkoutEvolution, ios: set.iosEvolution, changepoints: set.checkoutChangepoints };
 });
 
 /** A matrix row of the "evolution" frame: the test's own oracle. */

@@ -37,6 +37,9 @@ export interface FrameSet {
   checkoutFunctions: DataFrameJSON[];
   checkoutRelative: DataFrameJSON[];
   checkoutRuns: DataFrameJSON[];
+  checkoutEvolution: DataFrameJSON[];
+  iosEvolution: DataFrameJSON[];
+  checkoutChangepoints: DataFrameJSON[];
   supports: Supports;
 }
 

@@ -49,6 +49,9 @@ export default async function globalSetup() {
       checkoutFunctions: stored(checkoutModel({ queryType: 'functions', variants: false })),
       checkoutRelative: stored(checkoutModel({ normalize: 'relative' })),
       checkoutRuns: stored(checkoutModel({ queryType: 'runs', variants: false })),
+      checkoutEvolution: stored({ queryType: 'evolution', app: 'checkout-service' }),
+      iosEvolution: stored({ queryType: 'evolution', app: 'ios-app' }),
+      checkoutChangepoints: stored({ queryType: 'changepoints', app: 'checkout-service' }),
       supports: supports(stored),
     };
     const file = join(dir, 'frames.json');
