@@ -213,11 +213,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	// query, most of them (one per run and stack).
 	var pending []valueRow
 	if known == nil {
-		n := 0
-		for _, r := range all {
-			n += int(r.Stacks)
-		}
-		pending = make([]valueRow, 0, n)
+		pending = make([]valueRow, 0, stackRows(all))
 	}
 	done := false
 	finish := func(err error) error {
