@@ -49,16 +49,12 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
-		a.m = query.Model{
-			QueryType: query.Type(*typ), App: "files", Inverted: *inverted, CollapseSystem: *collapse,
-			MaxNodes: *src.maxNodes, Variants: *variants, Normalize: *normalize, Alpha: alpha,
-			Head: query.Selection{Builds: []string{"head"}},
-		}
-		if len(src.base.listFlag) > 0 {
-			a.m.Base.Builds = []string{"base"}
-		}
-		if err := validateLocal(&a.m, len(src.head.listFlag), len(src.base.listFlag)); err != nil {
-			return usageError{err}
+		a.m, err = src.localModel(query.Model{
+			QueryType: query.Type(*typ), Inverted: *inverted, CollapseSystem: *collapse,
+			Variants: *variants, Normalize: *normalize, Alpha: alpha,
+		})
+		if err != nil {
+			return err
 		}
 		if err := a.check(); err != nil {
 			return err
@@ -238,26 +234,33 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 	return writeFrames(out, frames)
 }
 
-// validateLocal applies the query model's rules to a local query.
-func validateLocal(m *query.Model, heads, bases int) error {
-	if !m.IsTree() {
-		return fmt.Errorf("--type must be flamegraph, diff or functions, not %q", m.QueryType)
+// localModel completes m as the model of a query on the files: the head
+// files are build "head" and the base files build "base", with --max-nodes;
+// the query model's rules apply (a usage error when they fail).
+func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
+	heads, bases := len(s.head.listFlag), len(s.base.listFlag)
+	m.App, m.MaxNodes, m.Head.Builds = "files", *s.maxNodes, []string{"head"}
+	if bases > 0 {
+		m.Base.Builds = []string{"base"}
 	}
-	if heads == 0 {
-		return errors.New("no --head files")
-	}
-	if m.QueryType == query.Diff && bases == 0 {
-		return errors.New("a diff needs --base files")
-	}
-	if m.QueryType == query.FlameGraph && bases > 0 {
-		return errors.New("--base files need --type diff or functions")
+	switch {
+	case !m.IsTree():
+		return m, usageError{fmt.Errorf("--type must be flamegraph, diff or functions, not %q", m.QueryType)}
+	case heads == 0:
+		return m, usageError{errors.New("no --head files")}
+	case m.QueryType == query.Diff && bases == 0:
+		return m, usageError{errors.New("a diff needs --base files")}
+	case m.QueryType == query.FlameGraph && bases > 0:
+		return m, usageError{errors.New("--base files need --type diff or functions")}
 	}
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return m, err
 	}
-	*m, err = query.Parse(raw)
-	return err
+	if m, err = query.Parse(raw); err != nil {
+		return m, usageError{err}
+	}
+	return m, nil
 }
 
 // loadSide parses every file of one side into the engine (one run each, in

@@ -63,13 +63,9 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
 	}
 	head, base := src.head.listFlag, src.base.listFlag
-	m := query.Model{QueryType: typ, App: "files", MaxNodes: *src.maxNodes, Variants: true,
-		Head: query.Selection{Builds: []string{"head"}}}
-	if len(base) > 0 {
-		m.Base.Builds = []string{"base"}
-	}
-	if err := validateLocal(&m, len(head), len(base)); err != nil {
-		return web.Report{}, usageError{err}
+	m, err := src.localModel(query.Model{QueryType: typ, Variants: true})
+	if err != nil {
+		return web.Report{}, err
 	}
 	l, err := src.load()
 	if err != nil {
