@@ -161,10 +161,15 @@ type valueRow struct {
 // base run (one row per run and stack, summed at ingest; see
 // Store.StackValues), each run under its index in chronological order, so
 // that the engine can test each node across runs. Meanwhile the stacks are
-// interned in the engine on the side: those of a selection seen before
-// from the cache, else every stack of the runs the cache lacks, read on a
-// second connection (and cached). Stacks still missing after the values
-// are in are read by hash.
+// interned in the engine on the side, in ascending hash order: those of a
+// selection seen before from the cache, else every stack of the runs the
+// cache lacks, read on a second connection (and cached). Stacks still
+// missing after the values are in are read by hash.
+//
+// Each run's rows arrive in ascending hash order (the run stacks table's
+// sort key), so with engine stacks numbered in that order too, finding a
+// row's stack is a step forward in a sorted list and its values land next
+// to the last row's: no hashing, few cache misses, on millions of rows.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
 	all := append(head[:len(head):len(head)], base...) // Store.Runs lists them by start time
 	if err := e.admit(all); err != nil {
@@ -182,6 +187,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sideline := make(chan error, 1)
+	var index stackIndex
 	go func() {
 		defer func() { // a panic here would kill the process, out of the caller's reach
 			if p := recover(); p != nil {
@@ -195,8 +201,14 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 				sideline <- err
 				return
 			}
+			slices.Sort(hashes)
 		}
-		sideline <- e.intern(ctx, cache, in, app, hashes)
+		if err := e.intern(ctx, cache, in, app, hashes); err != nil {
+			sideline <- err
+			return
+		}
+		index = in.index(hashes)
+		sideline <- nil
 	}()
 	b := in.b
 	b.SetRuns(tree.Head, len(head))
@@ -231,8 +243,8 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 			}
 		}
 		r := valueRow{g, hash, value, firstSeen}
-		if done { // in is ours now
-			if id, ok := in.ids[hash]; ok {
+		if done { // in and index are ours now
+			if id, ok := index.find(hash); ok {
 				add(r, id)
 				return nil
 			}
@@ -253,8 +265,14 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	}
 	var missing []uint64 // stacks of pending rows the side line did not intern
 	seen := map[uint64]bool{}
+	kept := pending[:0]
 	for _, r := range pending {
-		if _, ok := in.ids[r.hash]; !ok && !seen[r.hash] {
+		if id, ok := index.find(r.hash); ok {
+			add(r, id)
+			continue
+		}
+		kept = append(kept, r)
+		if !seen[r.hash] {
 			seen[r.hash] = true
 			missing = append(missing, r.hash)
 		}
@@ -262,13 +280,41 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	if err := e.intern(ctx, cache, in, app, missing); err != nil {
 		return nil, err
 	}
-	for _, r := range pending {
+	for _, r := range kept {
 		add(r, in.ids[r.hash])
 	}
 	if known == nil {
 		cache.remember(all, slices.Collect(maps.Keys(in.ids)))
 	}
 	return b, nil
+}
+
+// stackIndex finds the engine stack of a storage hash among a sorted list
+// of hashes, starting from where the last search ended: a stream of
+// ascending hashes costs a step or two each.
+type stackIndex struct {
+	hashes []uint64       // ascending
+	ids    []tree.StackID // ids[i] is the engine stack of hashes[i]
+	at     int
+}
+
+func (x *stackIndex) find(hash uint64) (tree.StackID, bool) {
+	hs, i := x.hashes, x.at
+	if i >= len(hs) || hs[i] > hash { // a new run of ascending hashes
+		i = 0
+	}
+	for n := 0; n < 8 && i < len(hs) && hs[i] < hash; n++ {
+		i++
+	}
+	if i < len(hs) && hs[i] < hash { // a gap: search what is left
+		j, _ := slices.BinarySearch(hs[i:], hash)
+		i += j
+	}
+	x.at = i
+	if i < len(hs) && hs[i] == hash {
+		return x.ids[i], true
+	}
+	return 0, false
 }
 
 // cache returns the executor's stack cache, or a fresh one for this
@@ -322,6 +368,18 @@ type interner struct {
 
 func newInterner(b *tree.Builder) *interner {
 	return &interner{b: b, ids: map[uint64]tree.StackID{}}
+}
+
+// index returns a stackIndex of the interned stacks among hashes, which
+// are ascending.
+func (in *interner) index(hashes []uint64) stackIndex {
+	x := stackIndex{hashes: make([]uint64, 0, len(hashes)), ids: make([]tree.StackID, 0, len(hashes))}
+	for _, h := range hashes {
+		if id, ok := in.ids[h]; ok {
+			x.hashes, x.ids = append(x.hashes, h), append(x.ids, id)
+		}
+	}
+	return x
 }
 
 // add interns a stack as the cache holds it. A new frame table (the

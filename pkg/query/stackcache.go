@@ -77,16 +77,18 @@ func selectionKey(runs []storage.Run) string {
 	return string(key)
 }
 
-// selection returns the stack hashes of runs if a query over the same
-// runs remembered them, else nil.
+// selection returns the stack hashes of runs, ascending, if a query over
+// the same runs remembered them, else nil. Callers must not modify it.
 func (c *StackCache) selection(runs []storage.Run) []uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.selections[selectionKey(runs)]
 }
 
-// remember records the stack hashes of runs (counted against the limit).
+// remember records the stack hashes of runs (counted against the limit),
+// sorting them in place.
 func (c *StackCache) remember(runs []storage.Run, hashes []uint64) {
+	slices.Sort(hashes)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.held+len(hashes) > c.limit {

@@ -46,10 +46,12 @@ type Builder struct {
 	value [2][]int64
 	first [2][]uint64
 	runs  [2]int
-	// runValue[s] holds side s's per-run values (AddRun), stack-major:
-	// stack id, run r at id*stride[s]+r; stride[s] is the side's run count
-	// at its first AddRun (0: no AddRun yet).
+	// runValue[s] holds side s's per-run values (AddRun), run-major: run
+	// r's value of stack id at r*runCap[s]+id, so that one run's rows,
+	// which storage sends in stack order, fill memory in order. stride[s]
+	// is the side's run count at its first AddRun (0: no AddRun yet).
 	runValue [2][]int64
+	runCap   [2]int
 	stride   [2]int
 	stop     stopper // StopWhen
 }
@@ -147,7 +149,6 @@ func (b *Builder) Reserve(stacks, frames int) {
 	for s := range b.value {
 		b.value[s] = slices.Grow(b.value[s], stacks)
 		b.first[s] = slices.Grow(b.first[s], stacks)
-		b.runValue[s] = slices.Grow(b.runValue[s], stacks*b.stride[s])
 	}
 	for 2*(len(b.stackKey)+stacks) >= len(b.table) {
 		b.grow()
@@ -182,15 +183,23 @@ func (b *Builder) AddRun(side Side, run int, s StackID, value int64, firstSeen u
 	if run < 0 || run >= stride {
 		panic(fmt.Sprintf("tree: AddRun of run %d on a side of %d runs", run, stride))
 	}
-	rv := b.runValue[side]
-	if need := (int(s) + 1) * stride; len(rv) < need {
-		old := len(rv)
-		rv = slices.Grow(rv, need-old)[:need]
-		clear(rv[old:])
-		b.runValue[side] = rv
+	if int(s) >= b.runCap[side] {
+		// room for every stack interned so far, or twice as many stacks
+		// as before: interned stack by stack, the runs move rarely
+		b.growRuns(side, max(len(b.stackKey), 2*b.runCap[side]))
 	}
-	rv[int(s)*stride+run] += value
+	b.runValue[side][run*b.runCap[side]+int(s)] += value
 	b.Add(side, s, value, firstSeen)
+}
+
+// growRuns makes room in a side's per-run values for capacity stacks.
+func (b *Builder) growRuns(side Side, capacity int) {
+	old, oldCap := b.runValue[side], b.runCap[side]
+	rv := make([]int64, b.stride[side]*capacity)
+	for r := range b.stride[side] {
+		copy(rv[r*capacity:], old[r*oldCap:(r+1)*oldCap])
+	}
+	b.runValue[side], b.runCap[side] = rv, capacity
 }
 
 // SetRuns sets the number of runs of a side, the divisor that turns sums into

@@ -209,10 +209,7 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	nodes := t.Nodes
 	w := test.width()
 	vals := make([]float64, len(nodes)*w)
-	// In stack order, the per-run values are read in memory order.
-	for _, id := range l.v.active {
-		l.v.b.addStackRuns(vals[int(l.owner[id])*w:], id)
-	}
+	l.v.b.addRunsTo(vals, w, l.v.active, l.owner)
 	parent := parents(nodes)
 	for i := len(nodes) - 1; i > 0; i-- {
 		addRuns(vals[int(parent[i])*w:], vals[i*w:(i+1)*w])
@@ -220,9 +217,7 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	if len(l.v.active) < len(l.v.all) {
 		// Under Focus the root stands for the whole tree.
 		clear(vals[:w])
-		for _, id := range l.v.all {
-			l.v.b.addStackRuns(vals[:w], id)
-		}
+		l.v.b.addRunsTo(vals, w, l.v.all, nil)
 	}
 	test.setRoot(vals[:w:w])
 	st := make([]NodeStats, len(nodes))
@@ -302,11 +297,32 @@ func (t *Tree) folder(st []NodeStats, parent []uint32, test *tester) func(out []
 // base runs).
 func (b *Builder) addStackRuns(runs []float64, id uint32) {
 	for s, off := range [2]int{Base: b.runs[Head], Head: 0} {
-		n, rv := b.runs[s], b.runValue[s]
-		if k := int(id) * n; k < len(rv) {
-			dst := runs[off : off+n]
-			for r, v := range rv[k : k+n] {
-				dst[r] += float64(v)
+		if c := b.runCap[s]; int(id) < c {
+			rv := b.runValue[s]
+			for r := range b.runs[s] {
+				runs[off+r] += float64(rv[r*c+int(id)])
+			}
+		}
+	}
+}
+
+// addRunsTo adds the per-run values of each stack of ids to the row of
+// its owner in vals (rows of w: head runs, then base runs; row 0 when
+// owner is nil), run by run so that the values are read in memory order.
+func (b *Builder) addRunsTo(vals []float64, w int, ids []uint32, owner []int32) {
+	for s, off := range [2]int{Base: b.runs[Head], Head: 0} {
+		c := b.runCap[s]
+		for r := range b.runs[s] {
+			row := b.runValue[s][r*c : (r+1)*c]
+			for _, id := range ids {
+				if int(id) >= c {
+					continue
+				}
+				at := off + r
+				if owner != nil {
+					at += int(owner[id]) * w
+				}
+				vals[at] += float64(row[id])
 			}
 		}
 	}
