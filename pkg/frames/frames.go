@@ -157,7 +157,13 @@ func jsonArray(xs []float64) string {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = strconv.AppendFloat(buf, x, 'g', -1, 64)
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			// per-run totals are sums of integer samples: exact as
+			// integers, and far quicker to write than the shortest float
+			buf = strconv.AppendInt(buf, int64(x), 10)
+		} else {
+			buf = strconv.AppendFloat(buf, x, 'g', -1, 64)
+		}
 	}
 	return string(append(buf, ']'))
 }
