@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/flamediff/flamediff/pkg/internal/fault"
 )
 
 // Build merges the stacks of the sides that have runs into a tree: an
@@ -382,6 +384,7 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 		go func(w *worker) { // p is read after its send on aside
 			var sum [2]float64
 			p = carry(func() {
+				fault.Point("tree.layout")
 				for _, ch := range kids {
 					h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
 					sum[0], sum[1] = sum[0]+h, sum[1]+b
@@ -483,7 +486,10 @@ func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
 	done := make(chan struct{})
 	var p *carried
 	go func() {
-		p = carry(func() { slices.SortFunc(left, compare) })
+		p = carry(func() {
+			fault.Point("tree.sort")
+			slices.SortFunc(left, compare)
+		})
 		close(done)
 	}()
 	right = slices.Clone(right)
