@@ -11,6 +11,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/flamediff/flamediff/pkg/internal/fault"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
@@ -130,6 +131,7 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 		return nil, err
 	}
 	b.StopWhen(ctx)
+	fault.Point("query.render")
 	frames, err := Render(b, m, e.Rules, unit)
 	if err != nil {
 		return nil, err
@@ -194,6 +196,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 				sideline <- fmt.Errorf("stack reader panicked: %v", p)
 			}
 		}()
+		fault.Point("query.stackreader")
 		hashes := known
 		if missing := cache.uncached(all); known == nil && len(missing) > 0 {
 			var err error

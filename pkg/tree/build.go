@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/flamediff/flamediff/pkg/internal/fault"
 )
 
 // Build merges the stacks of the sides that have runs into a tree: an
@@ -382,6 +384,7 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 		go func(w *worker) { // p is read after its send on aside
 			var sum [2]float64
 			p = carry(func() {
+				fault.Point("tree.layout")
 				for _, ch := range kids {
 					h, b := l.subtree(w, ch.start, ch.end, depth+1, ch.siblingKey)
 					sum[0], sum[1] = sum[0]+h, sum[1]+b
@@ -411,18 +414,24 @@ func (l *layout) children(w *worker, bottom, depth int) (head, base float64) {
 // aside, and their number of nodes: none unless they are big enough to be
 // worth it and a core is free (taking its token). Nodes left out (cutting)
 // make subtree sizes unknown beforehand, so that layout stays on one core.
+// Kids are in sibling order, not in stack order: their stack ranges are
+// summed one by one (the first kid's start and the last one's end need
+// not bound them).
 func (l *layout) split(kids []child, depth int) (split, nodes int) {
-	if l.cutting || len(kids) < 2 || l.size(kids[0].start, kids[len(kids)-1].end, depth) < 2*asideNodes {
+	if l.cutting || len(kids) < 2 {
+		return 0, 0
+	}
+	total := 0
+	for _, ch := range kids {
+		total += l.size(ch.start, ch.end, depth)
+	}
+	if total < 2*asideNodes {
 		return 0, 0
 	}
 	select {
 	case l.cores <- struct{}{}:
 	default:
 		return 0, 0
-	}
-	total := 0
-	for _, ch := range kids {
-		total += l.size(ch.start, ch.end, depth)
 	}
 	for split < len(kids)-1 && 2*nodes < total {
 		nodes += l.size(kids[split].start, kids[split].end, depth)
@@ -477,7 +486,10 @@ func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
 	done := make(chan struct{})
 	var p *carried
 	go func() {
-		p = carry(func() { slices.SortFunc(left, compare) })
+		p = carry(func() {
+			fault.Point("tree.sort")
+			slices.SortFunc(left, compare)
+		})
 		close(done)
 	}()
 	right = slices.Clone(right)

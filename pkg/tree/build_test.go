@@ -211,6 +211,32 @@ func TestParallelLayoutMatchesSequential(t *testing.T) {
 	}
 }
 
+// split weighs every kid: kids come in sibling order, not in stack
+// order, so the first kid's start and the last one's end need not bound
+// their stacks (here they bound none).
+func TestSplitWeighsEveryKid(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	b := NewBuilder(NewFrames())
+	for _, name := range []string{"a", "z"} {
+		chain := make([]uint32, asideNodes)
+		for i := range chain {
+			chain[i] = b.Frames().Intern(fmt.Sprint(name, i), "")
+		}
+		b.Add(Head, b.Stack(chain), 1, 0)
+	}
+	b.SetRuns(Head, 1)
+	v, err := b.newView(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := v.trie(false, b.frames.compareChronological, 0, nil)
+	// The root's two children, the second stack first.
+	kids := []child{{start: 1, end: 2}, {start: 0, end: 1}}
+	if split, nodes := l.split(kids, 0); split != 1 || nodes != asideNodes {
+		t.Errorf("split of two chains of %d nodes: %d kids, %d nodes aside; want 1 kid, %d nodes", asideNodes, split, nodes, asideNodes)
+	}
+}
+
 // Under maxNodes, Build lays out only the nodes pruning may keep; the tree
 // must be the one pruning the whole tree gives, node for node, ties
 // included (random values in 0..9 tie often, and a chain's nodes all tie).

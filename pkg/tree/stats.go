@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/flamediff/flamediff/pkg/internal/fault"
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
@@ -234,7 +235,10 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	if len(nodes) >= 1<<12 {
 		mid, done = len(nodes)/2, make(chan struct{})
 		go func() {
-			p = carry(func() { testRange(test.clone(), 0, mid) })
+			p = carry(func() {
+				fault.Point("tree.stats")
+				testRange(test.clone(), 0, mid)
+			})
 			close(done)
 		}()
 	}

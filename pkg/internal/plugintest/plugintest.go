@@ -31,17 +31,24 @@ const PluginID = "flamediff-clickhouse-datasource"
 // Build compiles the plugin (the module's ./pkg) into dir and returns the
 // binary's path. moduleRoot is the repository root. With race, the binary
 // has the race detector, so that a load test under `go test -race` checks
-// the plugin process too, not only the test's client.
-func Build(moduleRoot, dir string, race bool) (string, error) {
-	bin := filepath.Join(dir, "gpx_flamediff")
-	args := []string{"build", "-o", bin}
+// the plugin process too, not only the test's client. Build tags (such as
+// faultinject) give a binary of their own, named after them.
+func Build(moduleRoot, dir string, race bool, tags ...string) (string, error) {
+	name := "gpx_flamediff"
+	args := []string{"build"}
+	if len(tags) > 0 {
+		name += "_" + strings.Join(tags, "_")
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	bin := filepath.Join(dir, name)
+	args = append(args, "-o", bin)
 	if race {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command("go", append(args, "./pkg")...)
 	cmd.Dir = moduleRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./pkg: %v\n%s", err, out)
+		return "", fmt.Errorf("go build %s ./pkg: %v\n%s", strings.Join(args[1:], " "), err, out)
 	}
 	return bin, nil
 }
@@ -59,10 +66,17 @@ type Client struct {
 // the test ends. The plugin's log goes to the test log only on failure.
 func Start(t testing.TB, binary string) *Client {
 	t.Helper()
+	return StartEnv(t, binary)
+}
+
+// StartEnv is Start with more environment variables (KEY=value) for the
+// plugin process, after the test's own.
+func StartEnv(t testing.TB, binary string, env ...string) *Client {
+	t.Helper()
 	cmd := exec.Command(binary)
 	// A race-enabled plugin dies at its first race, failing the test's
 	// queries, instead of reporting it into a log nobody reads.
-	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
+	cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=1"), env...)
 	proc := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: goplugin.HandshakeConfig{
 			ProtocolVersion:  grpcplugin.ProtocolVersion,
@@ -105,10 +119,13 @@ func dispense[T any](t testing.TB, rpc goplugin.ClientProtocol, name string) T {
 // Exited reports whether the plugin process has died.
 func (c *Client) Exited() bool { return c.proc.Exited() }
 
+// Pid is the plugin process's id.
+func (c *Client) Pid() int { return c.proc.ReattachConfig().Pid }
+
 // PeakMemory is the plugin process's peak resident memory so far, in
 // bytes (Linux: VmHWM of /proc/PID/status).
 func (c *Client) PeakMemory() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.proc.ReattachConfig().Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Pid()))
 	if err != nil {
 		return 0, err
 	}
