@@ -19,6 +19,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
+	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // stackCacheBytes is about what a full stack cache holds
@@ -168,7 +169,11 @@ func withDeadline[T any](ctx context.Context, f func(context.Context) (T, error)
 		var r result
 		defer func() {
 			if p := recover(); p != nil {
-				log.DefaultLogger.Error("panic", "panic", p, "stack", string(debug.Stack()))
+				stack := debug.Stack()
+				if cp, ok := p.(*tree.CorePanic); ok {
+					stack = cp.Stack
+				}
+				log.DefaultLogger.Error("panic", "panic", p, "stack", string(stack))
 				r.err = fmt.Errorf("%w: %v", errInternal, p)
 			}
 			done <- r

@@ -70,9 +70,19 @@ func (p *carried) rethrow() {
 	case p.value == stopped{}:
 		panic(stopped{})
 	default:
-		panic(fmt.Sprintf("%v [on another core: %s]", p.value, p.stack))
+		panic(&CorePanic{Value: p.value, Stack: p.stack})
 	}
 }
+
+// CorePanic is what a panic on one of the engine's other cores becomes
+// on the goroutine that waits for it: the value it panicked with and
+// the stack where it did, for the log (the message stays short).
+type CorePanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *CorePanic) String() string { return fmt.Sprintf("%v (on another core)", p.Value) }
 
 // FrameRefs is the number of frames of all stacks: no tree of the
 // builder has more nodes than this plus one per parent ("other").

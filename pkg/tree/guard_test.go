@@ -48,8 +48,13 @@ func TestPanicOnAnotherCoreReachesCaller(t *testing.T) {
 	}
 	defer func() {
 		p := recover()
-		if p == nil || !strings.Contains(fmt.Sprint(p), "left half broke") {
-			t.Errorf("recovered %v, want the left half's panic", p)
+		cp, ok := p.(*CorePanic)
+		if !ok || fmt.Sprint(p) != "left half broke (on another core)" {
+			t.Fatalf("recovered %v, want the left half's panic", p)
+		}
+		// the message stays short; the stack where it broke is kept for the log
+		if !strings.Contains(string(cp.Stack), "sortInHalves") {
+			t.Errorf("carried stack lacks the goroutine that panicked:\n%s", cp.Stack)
 		}
 	}()
 	sortInHalves(s, func(x, y uint32) int {
