@@ -5,16 +5,17 @@
 package plugintest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,6 +78,12 @@ func StartEnv(t testing.TB, binary string, env ...string) *Client {
 	// A race-enabled plugin dies at its first race, failing the test's
 	// queries, instead of reporting it into a log nobody reads.
 	cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=1"), env...)
+	var log lockedBuffer
+	t.Cleanup(func() {
+		if t.Failed() && log.Len() > 0 {
+			t.Logf("plugin %s log:\n%s", binary, log.String())
+		}
+	})
 	proc := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: goplugin.HandshakeConfig{
 			ProtocolVersion:  grpcplugin.ProtocolVersion,
@@ -90,7 +97,7 @@ func StartEnv(t testing.TB, binary string, env ...string) *Client {
 		},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Error}),
+		Logger:           hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Error}),
 		StartTimeout:     30 * time.Second,
 	})
 	t.Cleanup(proc.Kill)
@@ -258,4 +265,29 @@ func ModuleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// lockedBuffer collects the plugin's log lines, which go-plugin writes
+// from its own goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
