@@ -101,10 +101,10 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		return nil, err
 	}
 	totals := make([]*sums, len(builds))
-	edges := make([][]bool, len(builds))
 	for g := range builds {
-		totals[g], edges[g] = x.newSums(), make([]bool, len(x.edges))
+		totals[g] = x.newSums()
 	}
+	seen := newBuildSet(x.stacks(), len(builds))
 	perRun := func(g int, value int64) float64 { return float64(value) / float64(len(groups[g])) }
 	// Every sample is in a time frame, so the timeline's rows also add up
 	// to the builds' totals: one aggregation in ClickHouse instead of two.
@@ -120,15 +120,14 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		v := perRun(g, value)
 		x.addTo(totals[g], k, v)
 		x.addTo(timeline[g][frame], k, v)
-		for _, id := range x.edgesOf(k) {
-			edges[g][id] = true
-		}
+		seen.add(k, g)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	changed := x.changedEdges(edges)
+	changed := x.changedEdges(seen, len(builds))
+	seen = buildSet{}
 	for g := range in {
 		in[g].Total, in[g].Functions, in[g].Edges = totals[g].total, x.byName(totals[g]), changed[g]
 		for _, tf := range timeline[g] {
@@ -148,7 +147,7 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		return nil, err
 	}
 	// The matrix marks where changes start: its answer carries them.
-	cps, err := e.changePoints(ctx, m, builds)
+	cps, err := e.changePoints(ctx, m, builds, x)
 	if err != nil {
 		return nil, err
 	}
@@ -297,8 +296,8 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 		groups[i] = []storage.Run{r}
 	}
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		k, err := x.lookup(hash)
-		if err == nil && slices.Contains(x.functions(k), int32(fn)) {
+		k, err := x.next(hash)
+		if err == nil && x.has(k, int32(fn)) { // #nosec G115 -- a function number
 			sums[g] += float64(value)
 		}
 		return err
