@@ -110,8 +110,9 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 		for i, r := range b.runs {
 			groups[i] = []storage.Run{r}
 		}
+		at := stackCursor{x: x}
 		err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-			k, err := x.next(hash)
+			k, err := at.find(hash)
 			if err != nil {
 				return err
 			}

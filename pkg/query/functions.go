@@ -26,7 +26,6 @@ type functionIndex struct {
 	// the selection's hashes (ascending), and hashes[k] is stack k's.
 	stack  stackTable
 	hashes []uint64
-	at     int // the stack next found last
 	calls  []int32
 	start  []uint32
 
@@ -114,18 +113,25 @@ func (x *functionIndex) lookup(hash uint64) (uint32, error) {
 	return k, nil
 }
 
-// next is lookup for rows that come in ascending hash order, as the run
-// stacks table returns each run's (Store.StackValues): it tries the
-// stacks that follow the last one found before the table.
-func (x *functionIndex) next(hash uint64) (uint32, error) {
-	for k := x.at + 1; k < min(x.at+4, len(x.hashes)); k++ {
-		if x.hashes[k] == hash {
-			x.at = k
+// stackCursor is lookup for rows that come in ascending hash order, as
+// the run stacks table returns each run's (Store.StackValues): it tries
+// the stacks that follow the last one it found before the table. Each
+// reader takes its own.
+type stackCursor struct {
+	x  *functionIndex
+	at int // the stack found last
+}
+
+func (c *stackCursor) find(hash uint64) (uint32, error) {
+	hs := c.x.hashes
+	for k := c.at + 1; k < min(c.at+4, len(hs)); k++ {
+		if hs[k] == hash {
+			c.at = k
 			return uint32(k), nil // #nosec G115 -- a stack number
 		}
 	}
-	k, err := x.lookup(hash)
-	x.at = int(k)
+	k, err := c.x.lookup(hash)
+	c.at = int(k)
 	return k, err
 }
 
@@ -332,11 +338,14 @@ func (x *functionIndex) changedEdges(seen buildSet, builds int) []map[evolution.
 	return out
 }
 
-// sums accumulates per-run values by function number.
+// sums accumulates values by function number.
 type sums struct {
 	total float64
 	fn    []float64
-	seen  []bool // functions of a stack that was present, even if its value was 0
+	// seen marks the functions of a stack that was present, even if its
+	// value was 0. Rows of positive value leave it to finish (a function
+	// with a non-zero sum was present), which saves a store per frame.
+	seen []bool
 }
 
 func (x *functionIndex) newSums() *sums {
@@ -345,10 +354,43 @@ func (x *functionIndex) newSums() *sums {
 
 func (x *functionIndex) addTo(s *sums, k uint32, value float64) {
 	s.total += value
+	if value > 0 {
+		for _, f := range x.frames(k) {
+			if f >= 0 {
+				s.fn[f] += value
+			}
+		}
+		return
+	}
 	for _, f := range x.frames(k) {
 		if f >= 0 {
 			s.fn[f] += value
 			s.seen[f] = true
+		}
+	}
+}
+
+// addSums adds the sums of t to s.
+func (s *sums) addSums(t *sums) {
+	s.total += t.total
+	for f, v := range t.fn {
+		s.fn[f] += v
+	}
+	for f, ok := range t.seen {
+		s.seen[f] = s.seen[f] || ok
+	}
+}
+
+// finish completes seen and divides the sums by runs, giving per-run
+// values. Sample values are integers, so sums below 2^53 are exact
+// whatever order the rows came in, and so are the per-run values.
+func (s *sums) finish(runs int) {
+	n := float64(max(runs, 1)) // a build without runs has no rows either
+	s.total /= n
+	for f, v := range s.fn {
+		if v != 0 {
+			s.seen[f] = true
+			s.fn[f] = v / n
 		}
 	}
 }

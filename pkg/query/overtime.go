@@ -96,20 +96,58 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		groups[i], names[i] = b.runs, b.Name
 		in[i] = evolution.Build{Name: b.Name, Time: b.Time}
 	}
-	x, err := e.indexFunctions(ctx, runs)
-	if err != nil {
-		return nil, err
+	// The stack texts and the timeline are read at once: ClickHouse
+	// aggregates the samples while the stacks are indexed, and the first
+	// row waits for the index (the server holds the rest meanwhile).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type indexed struct {
+		x   *functionIndex
+		err error
 	}
-	totals := make([]*sums, len(builds))
-	for g := range builds {
-		totals[g] = x.newSums()
+	sideline := make(chan indexed, 1)
+	go func() {
+		defer func() { // a panic here would kill the process, out of the caller's reach
+			if p := recover(); p != nil {
+				sideline <- indexed{err: fmt.Errorf("stack reader panicked: %v", p)}
+			}
+		}()
+		x, err := e.indexFunctions(ctx, runs)
+		sideline <- indexed{x, err}
+	}()
+	// The change points (the matrix's cues) are read meanwhile too, from
+	// the run stacks table, once the stacks are indexed.
+	type found struct {
+		cps []ChangePoint
+		err error
 	}
-	seen := newBuildSet(x.stacks(), len(builds))
-	perRun := func(g int, value int64) float64 { return float64(value) / float64(len(groups[g])) }
-	// Every sample is in a time frame, so the timeline's rows also add up
-	// to the builds' totals: one aggregation in ClickHouse instead of two.
+	changePoints := make(chan found, 1)
+	var x *functionIndex
+	var seen buildSet
+	wait := func() error {
+		r := <-sideline
+		if r.err != nil {
+			return r.err
+		}
+		x, seen = r.x, newBuildSet(r.x.stacks(), len(builds))
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					changePoints <- found{err: fmt.Errorf("change points panicked: %v", p)}
+				}
+			}()
+			cps, err := e.changePoints(ctx, m, builds, r.x)
+			changePoints <- found{cps, err}
+		}()
+		return nil
+	}
 	timeline := make([][]*sums, len(builds)) // per build, per time frame
 	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, frame int, value int64) error {
+		if x == nil {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
 		k, err := x.lookup(hash)
 		if err != nil {
 			return err
@@ -117,14 +155,32 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		for len(timeline[g]) <= frame {
 			timeline[g] = append(timeline[g], x.newSums())
 		}
-		v := perRun(g, value)
-		x.addTo(totals[g], k, v)
-		x.addTo(timeline[g][frame], k, v)
+		x.addTo(timeline[g][frame], k, float64(value))
 		seen.add(k, g)
 		return nil
 	})
+	if x == nil { // no rows, or an error before the first
+		if err != nil {
+			cancel()
+		}
+		if sideErr := wait(); err == nil {
+			err = sideErr
+		}
+	}
 	if err != nil {
 		return nil, err
+	}
+	// Every sample is in a time frame, so the timeline's rows also add up
+	// to the builds' totals: one aggregation in ClickHouse instead of two.
+	// Values are per run.
+	totals := make([]*sums, len(builds))
+	for g := range builds {
+		totals[g] = x.newSums()
+		for _, tf := range timeline[g] {
+			totals[g].addSums(tf)
+			tf.finish(len(groups[g]))
+		}
+		totals[g].finish(len(groups[g]))
 	}
 	changed := x.changedEdges(seen, len(builds))
 	seen = buildSet{}
@@ -147,11 +203,11 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		return nil, err
 	}
 	// The matrix marks where changes start: its answer carries them.
-	cps, err := e.changePoints(ctx, m, builds, x)
-	if err != nil {
-		return nil, err
+	cps := <-changePoints
+	if cps.err != nil {
+		return nil, cps.err
 	}
-	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps, frames.GrafanaUnit(unit))), nil
+	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps.cps, frames.GrafanaUnit(unit))), nil
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total
@@ -295,8 +351,9 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	for i, r := range runs {
 		groups[i] = []storage.Run{r}
 	}
+	at := stackCursor{x: x}
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		k, err := x.next(hash)
+		k, err := at.find(hash)
 		if err == nil && x.has(k, int32(fn)) { // #nosec G115 -- a function number
 			sums[g] += float64(value)
 		}

@@ -307,13 +307,59 @@ func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, vi
 // dropping the copies here costs less than a GROUP BY over arrays or a
 // LIMIT 1 BY on the server (120 ms of server time for 262k rows).
 func once(visit func(hash uint64, frames []uint64) error) func(hash uint64, frames []uint64) error {
-	seen := map[uint64]bool{}
+	var seen hashSet
 	return func(hash uint64, frames []uint64) error {
-		if seen[hash] {
+		if !seen.add(hash) {
 			return nil
 		}
-		seen[hash] = true
 		return visit(hash, frames)
+	}
+}
+
+// hashSet is a set of stack hashes: open addressing over the hashes
+// (xxhash, so already mixed), one cache line per probe where a map takes
+// two or three, on reads of millions of rows.
+type hashSet struct {
+	slots []uint64 // 0 marks an empty slot
+	shift uint
+	n     int
+	zero  bool // holds 0
+}
+
+// add adds h and reports whether it was new.
+func (s *hashSet) add(h uint64) bool {
+	if h == 0 {
+		added := !s.zero
+		s.zero = true
+		return added
+	}
+	if 2*(s.n+1) > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := (h * 0x9E3779B97F4A7C15) >> s.shift; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case h:
+			return false
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return true
+		}
+	}
+}
+
+func (s *hashSet) grow() {
+	old := s.slots
+	size, shift := 1<<10, uint(54)
+	for size < 4*s.n+4 {
+		size, shift = 2*size, shift-1
+	}
+	s.slots, s.shift, s.n = make([]uint64, size), shift, 0
+	for _, h := range old {
+		if h != 0 {
+			s.add(h)
+		}
 	}
 }
 
