@@ -32,6 +32,7 @@ type functionIndex struct {
 	nameIDs    map[string]int32
 	frameNames []int32 // frame of the current frame table -> function + 1
 	table      *frameTable
+	stamp      []uint32 // function -> 1 + the stack it was last seen in
 }
 
 // indexFunctions reads the stacks of runs through the stack cache.
@@ -58,7 +59,7 @@ func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*fun
 	if len(lacking) > 0 {
 		return nil, x.missing(lacking[0])
 	}
-	x.nameIDs, x.frameNames, x.table = nil, nil, nil
+	x.nameIDs, x.frameNames, x.table, x.stamp = nil, nil, nil, nil
 	return x, nil
 }
 
@@ -70,7 +71,6 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	if n := len(table.frames); len(x.frameNames) < n {
 		x.frameNames = append(x.frameNames, make([]int32, n-len(x.frameNames))...)
 	}
-	start := len(x.calls)
 	for _, f := range frames {
 		id := x.frameNames[f] - 1
 		if id < 0 {
@@ -83,8 +83,13 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 			}
 			x.frameNames[f] = id + 1
 		}
-		if containsID(x.calls[start:], id) { // inclusive: once per stack
+		if int(id) >= len(x.stamp) {
+			x.stamp = append(x.stamp, make([]uint32, int(id)+1-len(x.stamp))...)
+		}
+		if x.stamp[id] == uint32(len(x.start)) { // inclusive: once per stack
 			id = ^id
+		} else {
+			x.stamp[id] = uint32(len(x.start)) // #nosec G115 -- a stack number + 1
 		}
 		x.calls = append(x.calls, id)
 	}

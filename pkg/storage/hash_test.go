@@ -42,7 +42,7 @@ func TestHashes(t *testing.T) {
 }
 
 func TestHashSet(t *testing.T) {
-	var s hashSet
+	s := newHashSet(0)
 	want := map[uint64]bool{}
 	for i := range uint64(20000) {
 		h := (i * 7919) % 5003 // repeats, and 0
