@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -70,6 +71,13 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	}
 	if n := len(table.frames); len(x.frameNames) < n {
 		x.frameNames = append(x.frameNames, make([]int32, n-len(x.frameNames))...)
+	}
+	// A selection's stacks are alike in depth: once some are in, make
+	// room for all (append would copy and drop about four times the
+	// final size on the way there).
+	if k := len(x.hashes); k == 1024 && cap(x.hashes) > 2*k {
+		want := len(x.calls) * cap(x.hashes) / k
+		x.calls = slices.Grow(x.calls, want+want/8-len(x.calls))
 	}
 	for _, f := range frames {
 		id := x.frameNames[f] - 1

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -480,6 +481,12 @@ type StackSet struct {
 	index  map[uint64]uint32
 	buf    []uint32
 	chunks [][]uint32
+}
+
+// Reserve makes room for n stacks.
+func (s *StackSet) Reserve(n int) {
+	s.Hashes = slices.Grow(s.Hashes, n)
+	s.Frames = slices.Grow(s.Frames, n)
 }
 
 // setChunk is the size of the blocks stack frame lists are carved from:
