@@ -32,6 +32,16 @@ type buildRuns struct {
 	runs []storage.Run
 }
 
+// timelineRow is one row of Store.Timeline.
+type timelineRow struct {
+	hash         uint64
+	value        int64
+	group, frame int32
+}
+
+// timelineBatch is the number of timeline rows summed at a time.
+const timelineBatch = 256
+
 // overTime lists the builds of an over-time query with their runs: the
 // named builds, else every build in the dashboard's range, oldest first.
 func (e *Executor) overTime(ctx context.Context, m Model, r Range) ([]buildRuns, string, error) {
@@ -142,21 +152,40 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		return nil
 	}
 	timeline := make([][]*sums, len(builds)) // per build, per time frame
+	// Rows are summed in batches: the stacks of a batch are looked up in
+	// one loop whose cache misses overlap, then their values are added.
+	var batch []timelineRow
+	var ks []uint32
+	flush := func() error {
+		for i, r := range batch {
+			k, err := x.lookup(r.hash)
+			if err != nil {
+				return err
+			}
+			ks[i] = k
+		}
+		for i, r := range batch {
+			g, k := int(r.group), ks[i]
+			for len(timeline[g]) <= int(r.frame) {
+				timeline[g] = append(timeline[g], x.newSums())
+			}
+			x.addTo(timeline[g][r.frame], k, float64(r.value))
+			seen.add(k, g)
+		}
+		batch = batch[:0]
+		return nil
+	}
 	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, frame int, value int64) error {
 		if x == nil {
 			if err := wait(); err != nil {
 				return err
 			}
+			batch, ks = make([]timelineRow, 0, timelineBatch), make([]uint32, timelineBatch)
 		}
-		k, err := x.lookup(hash)
-		if err != nil {
-			return err
+		batch = append(batch, timelineRow{hash: hash, value: value, group: int32(g), frame: int32(frame)}) // #nosec G115 -- a group index and a time frame
+		if len(batch) == timelineBatch {
+			return flush()
 		}
-		for len(timeline[g]) <= frame {
-			timeline[g] = append(timeline[g], x.newSums())
-		}
-		x.addTo(timeline[g][frame], k, float64(value))
-		seen.add(k, g)
 		return nil
 	})
 	if x == nil { // no rows, or an error before the first
@@ -166,6 +195,9 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		if sideErr := wait(); err == nil {
 			err = sideErr
 		}
+	}
+	if err == nil {
+		err = flush()
 	}
 	if err != nil {
 		return nil, err
