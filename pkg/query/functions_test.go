@@ -140,18 +140,27 @@ func TestChangedEdgesRandom(t *testing.T) {
 func TestStackTable(t *testing.T) {
 	tab := newStackTable(0)
 	rng := rand.New(rand.NewPCG(5, 6))
+	var hashes []uint64
 	keys := map[uint64]uint32{}
-	for i := range 5000 {
-		h := rng.Uint64() % 20000 // collisions of slots, repeats of keys
-		tab.put(h, uint32(i))
-		keys[h] = uint32(i)
+	for range 5000 {
+		h := rng.Uint64()
+		if rng.IntN(4) == 0 {
+			h = h%64<<32 | 7 // same low 32 bits: fingerprints collide
+		}
+		if _, ok := keys[h]; ok {
+			continue
+		}
+		k := uint32(len(hashes))
+		hashes = append(hashes, h)
+		tab.put(h, k, hashes)
+		keys[h] = k
 	}
 	for h, k := range keys {
-		if got, ok := tab.get(h); !ok || got != k {
-			t.Fatalf("get(%d) = %d, %v; want %d", h, got, ok, k)
+		if got, ok := tab.get(h, hashes); !ok || got != k {
+			t.Fatalf("get(%x) = %d, %v; want %d", h, got, ok, k)
 		}
 	}
-	if _, ok := tab.get(20001); ok {
+	if _, ok := tab.get(99<<32|7, hashes); ok {
 		t.Error("found a hash never put")
 	}
 }
