@@ -134,9 +134,14 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 	changePoints := make(chan found, 1)
 	var x *functionIndex
 	var seen buildSet
-	wait := func() error {
+	waited, indexErr := false, error(nil)
+	wait := func() error { // the first call takes the index; later ones, its error
+		if waited {
+			return indexErr
+		}
+		waited = true
 		r := <-sideline
-		if r.err != nil {
+		if indexErr = r.err; r.err != nil {
 			return r.err
 		}
 		x, seen = r.x, newBuildSet(r.x.stacks(), len(builds))
