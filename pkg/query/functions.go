@@ -24,7 +24,8 @@ type functionIndex struct {
 	names []string
 	// stack finds a stack hash's number k; stack k's frames are
 	// calls[start[k]:start[k+1]]. Stacks are numbered in the order of
-	// the selection's hashes (ascending), and hashes[k] is stack k's.
+	// the selection's hashes (ascending; any the cache lost meanwhile
+	// last), and hashes[k] is stack k's.
 	stack  stackTable
 	hashes []uint64
 	calls  []int32
@@ -94,7 +95,7 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 		if int(id) >= len(x.stamp) {
 			x.stamp = append(x.stamp, make([]uint32, int(id)+1-len(x.stamp))...)
 		}
-		if x.stamp[id] == uint32(len(x.start)) { // inclusive: once per stack
+		if x.stamp[id] == uint32(len(x.start)) { // #nosec G115 -- inclusive: once per stack
 			id = ^id
 		} else {
 			x.stamp[id] = uint32(len(x.start)) // #nosec G115 -- a stack number + 1
