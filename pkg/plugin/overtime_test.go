@@ -246,3 +246,32 @@ func TestOverTimeMissingStackText(t *testing.T) {
 		}
 	}
 }
+
+// A stack whose frame has no text fails the evolution query (the stack
+// index fails before the first timeline row is summed) instead of
+// hanging it.
+func TestEvolutionMissingFrameText(t *testing.T) {
+	f := loadOverTime(t)
+	j := f.settings.JSONData
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{net.JoinHostPort(j["host"].(string), fmt.Sprint(j["port"]))},
+		Auth: clickhouse.Auth{Database: j["defaultDatabase"].(string), Username: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	for _, q := range []string{
+		"INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) " +
+			"SELECT app, build, run, ingest_id, 777, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1",
+		"INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) " +
+			"SELECT app, ingest_id, 777, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1",
+		"INSERT INTO stacks (app, stack_hash, frame_hashes) SELECT app, 777, [4242] FROM runs WHERE app = ? AND build = ? LIMIT 1",
+	} {
+		if err := conn.Exec(ctx, q, overTimeApp, overTimeBuilds[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := f.query(t, map[string]any{"queryType": "evolution", "app": overTimeApp}); r.Error == nil || !strings.Contains(r.Error.Error(), "309") {
+		t.Errorf("evolution with a stack lacking a frame's text: %v %v, want an error naming stack 309", r.Status, r.Error)
+	}
+}

@@ -36,7 +36,7 @@ func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (data.Fra
 	if err != nil {
 		return nil, err
 	}
-	cps, err := e.changePoints(ctx, m, builds)
+	cps, err := e.changePoints(ctx, m, builds, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -50,9 +50,10 @@ func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (data.Fra
 }
 
 // changePoints detects the change points of the total and of every
-// function above m.MinShare of the total in some build, over builds.
-func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns) ([]ChangePoint, error) {
-	names, series, err := e.functionSeries(ctx, builds, *m.MinShare)
+// function above m.MinShare of the total in some build, over builds. x,
+// if not nil, indexes the stacks of the builds' runs.
+func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns, x *functionIndex) ([]ChangePoint, error) {
+	names, series, err := e.functionSeries(ctx, builds, *m.MinShare, x)
 	if err != nil {
 		return nil, err
 	}
@@ -84,15 +85,18 @@ func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns
 // reaches minShare of the build's mean total in some build. A function's
 // value in a run counts each stack holding it once, however often it
 // recurs in the stack (functionIndex). It reads one row per (run, stack):
-// the run stacks table's sums (Store.StackValues).
-func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
+// the run stacks table's sums (Store.StackValues). x, if not nil,
+// indexes the stacks of the builds' runs.
+func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64, x *functionIndex) ([]string, [][][]float64, error) {
 	var runs []storage.Run
 	for _, b := range builds {
 		runs = append(runs, b.runs...)
 	}
-	x, err := e.indexFunctions(ctx, runs)
-	if err != nil {
-		return nil, nil, err
+	var err error
+	if x == nil {
+		if x, err = e.indexFunctions(ctx, runs); err != nil {
+			return nil, nil, err
+		}
 	}
 	names := x.names
 	n := len(runs)
@@ -106,13 +110,16 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 		for i, r := range b.runs {
 			groups[i] = []storage.Run{r}
 		}
+		at := stackCursor{x: x}
 		err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-			k, err := x.lookup(hash)
+			k, err := at.find(hash)
 			if err != nil {
 				return err
 			}
-			for _, f := range x.functions(k) {
-				values[int(f)*n+first+g] += float64(value)
+			for _, f := range x.frames(k) {
+				if f >= 0 { // once per stack
+					values[int(f)*n+first+g] += float64(value)
+				}
 			}
 			return nil
 		})

@@ -4,30 +4,37 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// functionIndex numbers the distinct functions (frame names) and call
-// edges of a selection's stacks, and lists each stack's functions (each
-// once) and edges by number, so that over-time queries sum rows into
-// slices instead of hashing names per row. Stack texts come through the
-// stack cache.
+// functionIndex numbers the distinct functions (frame names) of a
+// selection's stacks and lists each stack's functions by number, so that
+// over-time queries sum rows into slices instead of hashing names per
+// row. Stack texts come through the stack cache.
+//
+// A stack's functions are kept in call order, root first, one per frame:
+// the call edges are the adjacent pairs. A function's second and later
+// occurrences in a stack (recursion) are stored complemented (^id, so
+// negative): inclusive sums skip them and count each function once per
+// stack, while edges read them back with ^.
 type functionIndex struct {
 	names []string
-	edges []uint64 // caller<<32 | callee
-	// stack maps a stack hash to its number; stack k's functions are
-	// funcs[funcStart[k]:funcStart[k+1]], its edges likewise.
-	stack      map[uint64]uint32
-	funcs      []int32
-	funcStart  []uint32
-	edgeIDs    []int32
-	edgeStart  []uint32
+	// stack finds a stack hash's number k; stack k's frames are
+	// calls[start[k]:start[k+1]]. Stacks are numbered in the order of
+	// the selection's hashes (ascending; any the cache lost meanwhile
+	// last), and hashes[k] is stack k's.
+	stack  stackTable
+	hashes []uint64
+	calls  []int32
+	start  []uint32
+
 	nameIDs    map[string]int32
-	edgeIndex  map[uint64]int32
 	frameNames []int32 // frame of the current frame table -> function + 1
 	table      *frameTable
+	stamp      []uint32 // function -> 1 + the stack it was last seen in
 }
 
 // indexFunctions reads the stacks of runs through the stack cache.
@@ -41,8 +48,8 @@ func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*fun
 		}
 		cache.remember(runs, hashes)
 	}
-	x := &functionIndex{stack: make(map[uint64]uint32, len(hashes)), funcStart: []uint32{0}, edgeStart: []uint32{0},
-		nameIDs: map[string]int32{}, edgeIndex: map[uint64]int32{}}
+	x := &functionIndex{stack: newStackTable(len(hashes)), start: make([]uint32, 1, len(hashes)+1),
+		hashes: make([]uint64, 0, len(hashes)), nameIDs: map[string]int32{}}
 	lacking := cache.resolve(hashes, x.add)
 	if len(lacking) > 0 { // the cache started over meanwhile: read them into one of this query's own
 		own := NewStackCache(math.MaxInt)
@@ -54,11 +61,11 @@ func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*fun
 	if len(lacking) > 0 {
 		return nil, x.missing(lacking[0])
 	}
-	x.nameIDs, x.edgeIndex, x.frameNames, x.table = nil, nil, nil, nil
+	x.nameIDs, x.frameNames, x.table, x.stamp = nil, nil, nil, nil
 	return x, nil
 }
 
-// add numbers one stack's functions and edges.
+// add numbers one stack's functions.
 func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	if x.table != table {
 		x.table, x.frameNames = table, nil
@@ -66,70 +73,38 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	if n := len(table.frames); len(x.frameNames) < n {
 		x.frameNames = append(x.frameNames, make([]int32, n-len(x.frameNames))...)
 	}
-	start := len(x.funcs)
-	prev := int32(-1)
+	// A selection's stacks are alike in depth: once some are in, make
+	// room for all (append would copy and drop about four times the
+	// final size on the way there).
+	if k := len(x.hashes); k == 1024 && cap(x.hashes) > 2*k {
+		want := len(x.calls) * cap(x.hashes) / k
+		x.calls = slices.Grow(x.calls, want+want/32-len(x.calls))
+	}
 	for _, f := range frames {
 		id := x.frameNames[f] - 1
 		if id < 0 {
 			name := table.frames[f].Name
 			var ok bool
 			if id, ok = x.nameIDs[name]; !ok {
-				id = int32(len(x.names))
+				id = int32(len(x.names)) // #nosec G115 -- function ids are int32 by design
 				x.nameIDs[name] = id
 				x.names = append(x.names, name)
 			}
 			x.frameNames[f] = id + 1
 		}
-		if !containsID(x.funcs[start:], id) { // inclusive: once per stack
-			x.funcs = append(x.funcs, id)
+		if int(id) >= len(x.stamp) {
+			x.stamp = append(x.stamp, make([]uint32, int(id)+1-len(x.stamp))...)
 		}
-		if prev >= 0 {
-			x.edgeIDs = append(x.edgeIDs, x.edge(prev, id))
+		if x.stamp[id] == uint32(len(x.start)) { // #nosec G115 -- inclusive: once per stack
+			id = ^id
+		} else {
+			x.stamp[id] = uint32(len(x.start)) // #nosec G115 -- a stack number + 1
 		}
-		prev = id
+		x.calls = append(x.calls, id)
 	}
-	x.stack[hash] = uint32(len(x.funcStart) - 1)
-	x.funcStart = append(x.funcStart, uint32(len(x.funcs)))
-	x.edgeStart = append(x.edgeStart, uint32(len(x.edgeIDs)))
-}
-
-func (x *functionIndex) edge(caller, callee int32) int32 {
-	k := uint64(caller)<<32 | uint64(callee)
-	id, ok := x.edgeIndex[k]
-	if !ok {
-		id = int32(len(x.edges))
-		x.edgeIndex[k] = id
-		x.edges = append(x.edges, k)
-	}
-	return id
-}
-
-// changedEdges gives each build the edges that differ between some two
-// consecutive builds, among those it has (seen[build][edge]): evolution
-// only reports the edges each build added or removed, and as every build
-// gets the same subset, those come out exactly. Edges every build shares
-// (most of them) never become strings.
-func (x *functionIndex) changedEdges(seen [][]bool) []map[evolution.Edge]struct{} {
-	out := make([]map[evolution.Edge]struct{}, len(seen))
-	for g := range out {
-		out[g] = map[evolution.Edge]struct{}{}
-	}
-	for id, k := range x.edges {
-		changed := false
-		for g := 1; g < len(seen) && !changed; g++ {
-			changed = seen[g][id] != seen[g-1][id]
-		}
-		if !changed {
-			continue
-		}
-		e := evolution.Edge{Caller: x.names[k>>32], Callee: x.names[uint32(k)]}
-		for g := range seen {
-			if seen[g][id] {
-				out[g][e] = struct{}{}
-			}
-		}
-	}
-	return out
+	x.hashes = append(x.hashes, hash)
+	x.stack.put(hash, uint32(len(x.start)-1), x.hashes) // #nosec G115 -- stack numbers fit: the store caps rows far below 2^32
+	x.start = append(x.start, uint32(len(x.calls)))     // #nosec G115 -- as above
 }
 
 // containsID: stacks are short, so a scan beats a set per stack.
@@ -145,25 +120,250 @@ func containsID(ids []int32, id int32) bool {
 // lookup returns the number of the stack of hash, or an error: a sample
 // row whose stack has no text must not be counted under no function.
 func (x *functionIndex) lookup(hash uint64) (uint32, error) {
-	k, ok := x.stack[hash]
+	k, ok := x.stack.get(hash, x.hashes)
 	if !ok {
 		return 0, x.missing(hash)
 	}
 	return k, nil
 }
 
+// stackCursor is lookup for rows that come in ascending hash order, as
+// the run stacks table returns each run's (Store.StackValues): it tries
+// the stacks that follow the last one it found before the table. Each
+// reader takes its own.
+type stackCursor struct {
+	x  *functionIndex
+	at int // the stack found last
+}
+
+func (c *stackCursor) find(hash uint64) (uint32, error) {
+	hs := c.x.hashes
+	for k := c.at + 1; k < min(c.at+4, len(hs)); k++ {
+		if hs[k] == hash {
+			c.at = k
+			return uint32(k), nil // #nosec G115 -- a stack number
+		}
+	}
+	k, err := c.x.lookup(hash)
+	c.at = int(k)
+	return k, err
+}
+
 func (x *functionIndex) missing(hash uint64) error {
 	return fmt.Errorf("%w: stack %x has samples but no text, or lacks a frame", storage.ErrMissingFrame, hash)
 }
 
-func (x *functionIndex) functions(k uint32) []int32 { return x.funcs[x.funcStart[k]:x.funcStart[k+1]] }
-func (x *functionIndex) edgesOf(k uint32) []int32   { return x.edgeIDs[x.edgeStart[k]:x.edgeStart[k+1]] }
+// frames returns stack k's functions root first, repeats complemented
+// (see functionIndex).
+func (x *functionIndex) frames(k uint32) []int32 { return x.calls[x.start[k]:x.start[k+1]] }
 
-// sums accumulates per-run values by function number.
+// has reports whether stack k calls function f.
+func (x *functionIndex) has(k uint32, f int32) bool { return containsID(x.frames(k), f) }
+
+// stacks is the number of stacks indexed.
+func (x *functionIndex) stacks() int { return len(x.start) - 1 }
+
+// edgeKey is the caller<<32 | callee of the edge from frame i-1 to frame i
+// of fs (i > 0).
+func edgeKey(fs []int32, i int) uint64 {
+	caller, callee := fs[i-1], fs[i]
+	if caller < 0 {
+		caller = ^caller
+	}
+	if callee < 0 {
+		callee = ^callee
+	}
+	return uint64(caller)<<32 | uint64(callee) // #nosec G115 -- both are non-negative here
+}
+
+// stackTable maps stack hashes to stack numbers: open addressing over
+// the hashes (xxhash, so already mixed). A slot holds a stack's number
+// and 32 bits of its hash; a match is confirmed in the index's list of
+// hashes. Lookups per sample row dominate otherwise, and a Go map takes
+// two or three cache misses where this takes one or two in 8 bytes.
+type stackTable struct {
+	slots []stackSlot
+	shift uint
+	n     int
+}
+
+type stackSlot struct {
+	fp uint32 // the hash's low 32 bits
+	k  uint32 // stack number + 1; 0 marks an empty slot
+}
+
+func newStackTable(n int) stackTable {
+	size, shift := 16, uint(60)
+	for size < 2*n {
+		size, shift = 2*size, shift-1
+	}
+	return stackTable{slots: make([]stackSlot, size), shift: shift}
+}
+
+func (t *stackTable) slot(hash uint64) uint64 { return (hash * 0x9E3779B97F4A7C15) >> t.shift }
+
+// put maps hash to stack k; hashes[k] must be hash.
+func (t *stackTable) put(hash uint64, k uint32, hashes []uint64) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow(hashes)
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := t.slot(hash); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.k == 0 {
+			s.fp, s.k = uint32(hash), k+1 // #nosec G115 -- the low bits, on purpose
+			t.n++
+			return
+		}
+		if s.fp == uint32(hash) && hashes[s.k-1] == hash { // #nosec G115 -- as above
+			s.k = k + 1
+			return
+		}
+	}
+}
+
+// get returns the stack of hash, given the stacks' hashes.
+func (t *stackTable) get(hash uint64, hashes []uint64) (uint32, bool) {
+	mask := uint64(len(t.slots) - 1)
+	for i := t.slot(hash); ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s.k == 0 {
+			return 0, false
+		}
+		if s.fp == uint32(hash) && hashes[s.k-1] == hash { // #nosec G115 -- the low bits, on purpose
+			return s.k - 1, true
+		}
+	}
+}
+
+func (t *stackTable) grow(hashes []uint64) {
+	old := t.slots
+	*t = newStackTable(len(old))
+	for _, s := range old {
+		if s.k != 0 {
+			t.put(hashes[s.k-1], s.k-1, hashes)
+		}
+	}
+}
+
+// builds records which builds each stack has rows in: one bit per build.
+type buildSet struct {
+	words int // per stack
+	bits  []uint64
+}
+
+func newBuildSet(stacks, builds int) buildSet {
+	w := (builds + 63) / 64
+	return buildSet{words: w, bits: make([]uint64, stacks*w)}
+}
+
+func (b buildSet) add(k uint32, g int) { b.bits[int(k)*b.words+g/64] |= 1 << (g % 64) }
+
+func (b buildSet) of(k uint32) []uint64 { return b.bits[int(k)*b.words : int(k+1)*b.words] }
+
+// changedEdges gives each build the call edges that differ between some
+// two consecutive builds, among those it has (a build has the edges of
+// the stacks it has rows in, as seen records): evolution only reports the
+// edges each build added or removed, and as every build gets the same
+// subset, those come out exactly.
+//
+// Edges are not numbered all at once (random stacks over a few thousand
+// functions have tens of millions): an edge of a stack that every build
+// has is in every build, so only the edges of the other stacks can have
+// changed. Those are collected with the builds of their stacks; the
+// stacks of every build then only strike out the candidates they hold
+// too, and what is left is compared build by build.
+func (x *functionIndex) changedEdges(seen buildSet, builds int) []map[evolution.Edge]struct{} {
+	out := make([]map[evolution.Edge]struct{}, builds)
+	for g := range out {
+		out[g] = map[evolution.Edge]struct{}{}
+	}
+	if builds < 2 {
+		return out
+	}
+	w := seen.words
+	all := make([]uint64, w)
+	for g := range builds {
+		all[g/64] |= 1 << (g % 64)
+	}
+	kind := func(k uint32) int { // 0: no build, 1: some, 2: every build
+		none, every := true, true
+		for i, b := range seen.of(k) {
+			none = none && b == 0
+			every = every && b == all[i]
+		}
+		switch {
+		case none:
+			return 0
+		case every:
+			return 2
+		}
+		return 1
+	}
+	candidates := map[uint64]int32{} // edge -> index into keys
+	var keys []uint64
+	var in []uint64 // builds of candidate i: in[i*w:(i+1)*w]
+	n := x.stacks()
+	for k := range uint32(n) { // #nosec G115 -- stack numbers are uint32
+		if kind(k) != 1 {
+			continue
+		}
+		fs, bs := x.frames(k), seen.of(k)
+		for i := 1; i < len(fs); i++ {
+			e := edgeKey(fs, i)
+			c, ok := candidates[e]
+			if !ok {
+				c = int32(len(keys)) // #nosec G115 -- fewer edges than frames
+				candidates[e] = c
+				keys = append(keys, e)
+				in = append(in, make([]uint64, w)...)
+			}
+			for j, b := range bs {
+				in[int(c)*w+j] |= b
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return out
+	}
+	for k := range uint32(n) { // #nosec G115 -- as above
+		if kind(k) != 2 {
+			continue
+		}
+		fs := x.frames(k)
+		for i := 1; i < len(fs); i++ {
+			if c, ok := candidates[edgeKey(fs, i)]; ok {
+				copy(in[int(c)*w:], all)
+			}
+		}
+	}
+	has := func(c, g int) bool { return in[c*w+g/64]&(1<<(g%64)) != 0 }
+	for c, e := range keys {
+		changed := false
+		for g := 1; g < builds && !changed; g++ {
+			changed = has(c, g) != has(c, g-1)
+		}
+		if !changed {
+			continue
+		}
+		edge := evolution.Edge{Caller: x.names[e>>32], Callee: x.names[uint32(e)]}
+		for g := range builds {
+			if has(c, g) {
+				out[g][edge] = struct{}{}
+			}
+		}
+	}
+	return out
+}
+
+// sums accumulates values by function number.
 type sums struct {
 	total float64
 	fn    []float64
-	seen  []bool // functions of a stack that was present, even if its value was 0
+	// seen marks the functions of a stack that was present, even if its
+	// value was 0. Rows of positive value leave it to finish (a function
+	// with a non-zero sum was present), which saves a store per frame.
+	seen []bool
 }
 
 func (x *functionIndex) newSums() *sums {
@@ -172,9 +372,44 @@ func (x *functionIndex) newSums() *sums {
 
 func (x *functionIndex) addTo(s *sums, k uint32, value float64) {
 	s.total += value
-	for _, f := range x.functions(k) {
-		s.fn[f] += value
-		s.seen[f] = true
+	if value > 0 {
+		for _, f := range x.frames(k) {
+			if f >= 0 {
+				s.fn[f] += value
+			}
+		}
+		return
+	}
+	for _, f := range x.frames(k) {
+		if f >= 0 {
+			s.fn[f] += value
+			s.seen[f] = true
+		}
+	}
+}
+
+// addSums adds the sums of t to s.
+func (s *sums) addSums(t *sums) {
+	s.total += t.total
+	for f, v := range t.fn {
+		s.fn[f] += v
+	}
+	for f, ok := range t.seen {
+		s.seen[f] = s.seen[f] || ok
+	}
+}
+
+// finish completes seen and divides the sums by runs, giving per-run
+// values. Sample values are integers, so sums below 2^53 are exact
+// whatever order the rows came in, and so are the per-run values.
+func (s *sums) finish(runs int) {
+	n := float64(max(runs, 1)) // a build without runs has no rows either
+	s.total /= n
+	for f, v := range s.fn {
+		if v != 0 {
+			s.seen[f] = true
+			s.fn[f] = v / n
+		}
 	}
 }
 

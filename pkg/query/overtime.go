@@ -32,6 +32,16 @@ type buildRuns struct {
 	runs []storage.Run
 }
 
+// timelineRow is one row of Store.Timeline.
+type timelineRow struct {
+	hash         uint64
+	value        int64
+	group, frame int32
+}
+
+// timelineBatch is the number of timeline rows summed at a time.
+const timelineBatch = 256
+
 // overTime lists the builds of an over-time query with their runs: the
 // named builds, else every build in the dashboard's range, oldest first.
 func (e *Executor) overTime(ctx context.Context, m Model, r Range) ([]buildRuns, string, error) {
@@ -96,39 +106,121 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		groups[i], names[i] = b.runs, b.Name
 		in[i] = evolution.Build{Name: b.Name, Time: b.Time}
 	}
-	x, err := e.indexFunctions(ctx, runs)
-	if err != nil {
-		return nil, err
+	// The stack texts and the timeline are read at once: ClickHouse
+	// aggregates the samples while the stacks are indexed, and the first
+	// row waits for the index (the server holds the rest meanwhile).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type indexed struct {
+		x   *functionIndex
+		err error
 	}
-	totals := make([]*sums, len(builds))
-	edges := make([][]bool, len(builds))
-	for g := range builds {
-		totals[g], edges[g] = x.newSums(), make([]bool, len(x.edges))
+	sideline := make(chan indexed, 1)
+	go func() {
+		defer func() { // a panic here would kill the process, out of the caller's reach
+			if p := recover(); p != nil {
+				sideline <- indexed{err: fmt.Errorf("stack reader panicked: %v", p)}
+			}
+		}()
+		x, err := e.indexFunctions(ctx, runs)
+		sideline <- indexed{x, err}
+	}()
+	// The change points (the matrix's cues) are read meanwhile too, from
+	// the run stacks table, once the stacks are indexed.
+	type found struct {
+		cps []ChangePoint
+		err error
 	}
-	perRun := func(g int, value int64) float64 { return float64(value) / float64(len(groups[g])) }
-	// Every sample is in a time frame, so the timeline's rows also add up
-	// to the builds' totals: one aggregation in ClickHouse instead of two.
+	changePoints := make(chan found, 1)
+	var x *functionIndex
+	var seen buildSet
+	waited, indexErr := false, error(nil)
+	wait := func() error { // the first call takes the index; later ones, its error
+		if waited {
+			return indexErr
+		}
+		waited = true
+		r := <-sideline
+		if indexErr = r.err; r.err != nil {
+			return r.err
+		}
+		x, seen = r.x, newBuildSet(r.x.stacks(), len(builds))
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					changePoints <- found{err: fmt.Errorf("change points panicked: %v", p)}
+				}
+			}()
+			cps, err := e.changePoints(ctx, m, builds, r.x)
+			changePoints <- found{cps, err}
+		}()
+		return nil
+	}
 	timeline := make([][]*sums, len(builds)) // per build, per time frame
+	// Rows are summed in batches: the stacks of a batch are looked up in
+	// one loop whose cache misses overlap, then their values are added.
+	var batch []timelineRow
+	var ks []uint32
+	flush := func() error {
+		for i, r := range batch {
+			k, err := x.lookup(r.hash)
+			if err != nil {
+				return err
+			}
+			ks[i] = k
+		}
+		for i, r := range batch {
+			g, k := int(r.group), ks[i]
+			for len(timeline[g]) <= int(r.frame) {
+				timeline[g] = append(timeline[g], x.newSums())
+			}
+			x.addTo(timeline[g][r.frame], k, float64(r.value))
+			seen.add(k, g)
+		}
+		batch = batch[:0]
+		return nil
+	}
 	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, frame int, value int64) error {
-		k, err := x.lookup(hash)
-		if err != nil {
-			return err
+		if x == nil {
+			if err := wait(); err != nil {
+				return err
+			}
+			batch, ks = make([]timelineRow, 0, timelineBatch), make([]uint32, timelineBatch)
 		}
-		for len(timeline[g]) <= frame {
-			timeline[g] = append(timeline[g], x.newSums())
-		}
-		v := perRun(g, value)
-		x.addTo(totals[g], k, v)
-		x.addTo(timeline[g][frame], k, v)
-		for _, id := range x.edgesOf(k) {
-			edges[g][id] = true
+		batch = append(batch, timelineRow{hash: hash, value: value, group: int32(g), frame: int32(frame)}) // #nosec G115 -- a group index and a time frame
+		if len(batch) == timelineBatch {
+			return flush()
 		}
 		return nil
 	})
+	if x == nil { // no rows, or an error before the first
+		if err != nil {
+			cancel()
+		}
+		if sideErr := wait(); err == nil {
+			err = sideErr
+		}
+	}
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		return nil, err
 	}
-	changed := x.changedEdges(edges)
+	// Every sample is in a time frame, so the timeline's rows also add up
+	// to the builds' totals: one aggregation in ClickHouse instead of two.
+	// Values are per run.
+	totals := make([]*sums, len(builds))
+	for g := range builds {
+		totals[g] = x.newSums()
+		for _, tf := range timeline[g] {
+			totals[g].addSums(tf)
+			tf.finish(len(groups[g]))
+		}
+		totals[g].finish(len(groups[g]))
+	}
+	changed := x.changedEdges(seen, len(builds))
+	seen = buildSet{}
 	for g := range in {
 		in[g].Total, in[g].Functions, in[g].Edges = totals[g].total, x.byName(totals[g]), changed[g]
 		for _, tf := range timeline[g] {
@@ -148,11 +240,11 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		return nil, err
 	}
 	// The matrix marks where changes start: its answer carries them.
-	cps, err := e.changePoints(ctx, m, builds)
-	if err != nil {
-		return nil, err
+	cps := <-changePoints
+	if cps.err != nil {
+		return nil, cps.err
 	}
-	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps, frames.GrafanaUnit(unit))), nil
+	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps.cps, frames.GrafanaUnit(unit))), nil
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total
@@ -296,9 +388,10 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	for i, r := range runs {
 		groups[i] = []storage.Run{r}
 	}
+	at := stackCursor{x: x}
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		k, err := x.lookup(hash)
-		if err == nil && slices.Contains(x.functions(k), int32(fn)) {
+		k, err := at.find(hash)
+		if err == nil && x.has(k, int32(fn)) { // #nosec G115 -- a function number
 			sums[g] += float64(value)
 		}
 		return err

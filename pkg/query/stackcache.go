@@ -118,6 +118,11 @@ func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []
 	gen := c.gen
 	c.mu.RUnlock()
 	var set storage.StackSet
+	most := uint64(0) // the largest run's stacks: at least that many
+	for _, r := range runs {
+		most = max(most, r.Stacks)
+	}
+	set.Reserve(int(min(most, 1<<24))) // #nosec G115 -- bounded
 	if err := store.RunStackFrames(ctx, runs, set.Add); err != nil {
 		return nil, err
 	}
@@ -138,6 +143,7 @@ func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []
 // lacks) into the cache.
 func (c *StackCache) fill(ctx context.Context, store *storage.Store, app string, hashes []uint64) error {
 	var set storage.StackSet
+	set.Reserve(len(hashes))
 	if err := store.StackFrames(ctx, app, hashes, set.Add); err != nil {
 		return err
 	}
@@ -168,6 +174,9 @@ func (c *StackCache) put(ctx context.Context, store *storage.Store, app string, 
 	defer c.mu.Unlock()
 	if c.held+set.Refs > c.limit {
 		c.reset()
+	}
+	if len(c.stacks) == 0 { // sized at once: a cold query puts hundreds of thousands
+		c.stacks = make(map[uint64][]uint32, len(set.Hashes))
 	}
 	const missing = math.MaxUint32
 	renumber := make([]uint32, len(set.FrameHashes))
