@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/flamediff/flamediff/pkg/evolution"
@@ -185,6 +186,9 @@ type stackTable struct {
 	slots []stackSlot
 	shift uint
 	n     int
+	// seed is mixed into every slot: stored hashes come from ingested
+	// names, which could be chosen to crowd one run of slots.
+	seed uint64
 }
 
 type stackSlot struct {
@@ -197,10 +201,12 @@ func newStackTable(n int) stackTable {
 	for size < 2*n {
 		size, shift = 2*size, shift-1
 	}
-	return stackTable{slots: make([]stackSlot, size), shift: shift}
+	return stackTable{slots: make([]stackSlot, size), shift: shift, seed: rand.Uint64()}
 }
 
-func (t *stackTable) slot(hash uint64) uint64 { return (hash * 0x9E3779B97F4A7C15) >> t.shift }
+func (t *stackTable) slot(hash uint64) uint64 {
+	return ((hash ^ t.seed) * 0x9E3779B97F4A7C15) >> t.shift
+}
 
 // put maps hash to stack k; hashes[k] must be hash.
 func (t *stackTable) put(hash uint64, k uint32, hashes []uint64) {

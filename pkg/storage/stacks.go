@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -330,6 +331,9 @@ type hashSet struct {
 	shift uint
 	n     int
 	zero  bool // holds 0
+	// seed is mixed into every slot: stored hashes come from ingested
+	// names, which could be chosen to crowd one run of slots.
+	seed uint64
 }
 
 // resize empties the set and sizes it for n hashes at half load.
@@ -338,7 +342,7 @@ func (s *hashSet) resize(n int) {
 	for size < 2*n+2 {
 		size, shift = 2*size, shift-1
 	}
-	s.slots, s.shift, s.n = make([]uint64, size), shift, 0
+	s.slots, s.shift, s.n, s.seed = make([]uint64, size), shift, 0, rand.Uint64()
 }
 
 // add adds h and reports whether it was new.
@@ -352,7 +356,7 @@ func (s *hashSet) add(h uint64) bool {
 		s.grow()
 	}
 	mask := uint64(len(s.slots) - 1)
-	for i := (h * 0x9E3779B97F4A7C15) >> s.shift; ; i = (i + 1) & mask {
+	for i := ((h ^ s.seed) * 0x9E3779B97F4A7C15) >> s.shift; ; i = (i + 1) & mask {
 		switch s.slots[i] {
 		case h:
 			return false

@@ -159,7 +159,8 @@ func TestMigrateSumsStacksOfEarlierIngests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.conn.Exec(ctx, "INSERT INTO samples (app, ingest_id, stack_hash, value) SELECT app, ingest_id, stack_hash, 1000 "+
+	// (synchronous on a cluster, or the row could arrive after the check)
+	if err := s.conn.Exec(syncInserts(ctx), "INSERT INTO samples (app, ingest_id, stack_hash, value) SELECT app, ingest_id, stack_hash, 1000 "+
 		"FROM samples WHERE ingest_id = ? LIMIT 1", runs[0].IngestID); err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +543,9 @@ func TestStackValuesAndStacks(t *testing.T) {
 		{"none", "TRUNCATE TABLE run_stacks"},
 	} {
 		if state.sql != "" {
-			if err := s.conn.Exec(ctx, state.sql); err != nil {
+			// synchronous on a cluster: rows queued for a shard would
+			// arrive in the middle of the reads below
+			if err := s.conn.Exec(syncInserts(ctx), state.sql); err != nil {
 				t.Fatal(err)
 			}
 		}
