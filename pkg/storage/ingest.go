@@ -238,7 +238,11 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 	}
 	r := prepare(p, duration)
 	id := newIngestID()
-	total := len(r.frames) + 2*len(r.stackHash) + len(r.sStack) + 1
+	fresh, err := s.unstoredStacks(ctx, meta.App, r.stackHash)
+	if err != nil {
+		return fail(err)
+	}
+	total := len(r.frames) + len(fresh) + len(r.stackHash) + len(r.sStack) + 1
 	done := 0
 	report := func(n int) {
 		done += n
@@ -247,7 +251,7 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 		}
 	}
 	app := meta.App
-	err := s.insert(ctx, s.q.frames, &framesSchema, len(r.frames), report, func(b driver.Batch, lo, hi int) error {
+	err = s.insert(ctx, s.q.frames, &framesSchema, len(r.frames), report, func(b driver.Batch, lo, hi int) error {
 		names, modules, hashes := make([]string, hi-lo), make([]string, hi-lo), make([]uint64, hi-lo)
 		for i, fi := range r.frames[lo:hi] {
 			f := p.Frames[fi]
@@ -256,8 +260,12 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 		return appendColumns(b, repeat(app, hi-lo), hashes, names, modules)
 	})
 	if err == nil {
-		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(r.stackHash), report, func(b driver.Batch, lo, hi int) error {
-			return appendColumns(b, repeat(app, hi-lo), r.stackHash[lo:hi], r.stackFrames[lo:hi])
+		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(fresh), report, func(b driver.Batch, lo, hi int) error {
+			hashes, frames := make([]uint64, hi-lo), make([][]uint64, hi-lo)
+			for i, k := range fresh[lo:hi] {
+				hashes[i], frames[i] = r.stackHash[k], r.stackFrames[k]
+			}
+			return appendColumns(b, repeat(app, hi-lo), hashes, frames)
 		})
 	}
 	if err == nil {
@@ -281,6 +289,44 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 		return fail(err)
 	}
 	return nil
+}
+
+// unstoredStacks returns the indexes of the stacks of hashes that the
+// stacks table lacks: a stack is stored once and shared by every run that
+// has it (frames and stacks are never deleted), so an ingest writes only
+// new ones. Writing all of them left a copy per ingest until ClickHouse
+// merged the parts, which every stack read then had to drop (four copies
+// of each of 500k stacks after ten ingests of them). Two ingests at once
+// may both write a new stack; readers drop such copies.
+func (s *Store) unstoredStacks(ctx context.Context, app string, hashes []uint64) ([]int, error) {
+	stored := newHashSet(0)
+	if len(hashes) > 0 {
+		t, err := hashTable("_stack_hashes", hashes)
+		if err != nil {
+			return nil, fmt.Errorf("look up stored stacks: %w", err)
+		}
+		rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)),
+			"SELECT stack_hash FROM "+s.q.stacks+" WHERE app = ? AND stack_hash "+s.in(ctx)+" _stack_hashes", app)
+		if err != nil {
+			return nil, fmt.Errorf("look up stored stacks: %w", err)
+		}
+		_, err = collect(rows, "look up stored stacks", func(scan func(...any) error) (struct{}, error) {
+			var h uint64
+			err := scan(&h)
+			stored.add(h)
+			return struct{}{}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	fresh := make([]int, 0, len(hashes))
+	for k, h := range hashes {
+		if !stored.has(h) {
+			fresh = append(fresh, k)
+		}
+	}
+	return fresh, nil
 }
 
 // commit writes the runs row that makes ingest id visible. Its version

@@ -308,11 +308,12 @@ func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, vi
 	return s.readStacks(ctx, "stack_hash "+s.in(ctx)+" _stack_hashes", []any{app}, t, once(visit, len(hashes)))
 }
 
-// once passes on the first row of each stack: readStacks has the server
-// drop the copies the stacks table holds until ClickHouse merges the
-// parts the ingests wrote, and this keeps a stack's callers safe from any
-// that get through (a Distributed table's shards each drop their own).
-// It expects about n stacks.
+// once passes on the first row of each stack: the stacks table holds a
+// stack twice when two ingests at once both wrote it (or when older
+// versions wrote it, which wrote every stack of every ingest) until
+// ClickHouse merges their parts. Dropping the few copies here costs less
+// than a LIMIT 1 BY on the server (0.15 s of its CPU per 500k stacks on
+// merged parts). It expects about n stacks.
 func once(visit func(hash uint64, frames []uint64) error, n int) func(hash uint64, frames []uint64) error {
 	seen := newHashSet(n)
 	return func(hash uint64, frames []uint64) error {
@@ -356,7 +357,7 @@ func (s *hashSet) add(h uint64) bool {
 		s.grow()
 	}
 	mask := uint64(len(s.slots) - 1)
-	for i := ((h ^ s.seed) * 0x9E3779B97F4A7C15) >> s.shift; ; i = (i + 1) & mask {
+	for i := s.slot(h); ; i = (i + 1) & mask {
 		switch s.slots[i] {
 		case h:
 			return false
@@ -367,6 +368,24 @@ func (s *hashSet) add(h uint64) bool {
 		}
 	}
 }
+
+// has reports whether h is in the set.
+func (s *hashSet) has(h uint64) bool {
+	if h == 0 {
+		return s.zero
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := s.slot(h); ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case h:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+func (s *hashSet) slot(h uint64) uint64 { return ((h ^ s.seed) * 0x9E3779B97F4A7C15) >> s.shift }
 
 // newHashSet returns a set sized for n hashes.
 func newHashSet(n int) *hashSet {
@@ -420,21 +439,12 @@ func (s *Store) Frames(ctx context.Context, app string, hashes []uint64, visit f
 const frameHashBytes = "unhex(arrayStringConcat(arrayMap(h -> hex(toFixedString(reinterpretAsString(h), 8)), frame_hashes)))"
 
 // readStacks reads the stack rows of app that match where, passing ext
-// along as external data, each stack once. The frames slice is reused.
-//
-// The stacks table holds a stack once per part that an ingest of it
-// wrote until ClickHouse merges them, and every ingest writes all its
-// stacks: 4 copies each of 500k stacks after 10 ingests of them. LIMIT 1
-// BY drops the copies before their frames are rendered and sent, which
-// costs the server less than rendering them (1.0 against 1.1 s of CPU
-// there) and saves the client 0.6 s of decoding and hashing; on merged
-// parts it adds 0.15 s of server CPU per 500k stacks.
+// along as external data. The frames slice is reused.
 func (s *Store) readStacks(ctx context.Context, where string, args []any, ext *ext.Table, row func(hash uint64, frames []uint64) error) error {
 	if ext != nil {
 		ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(ext))
 	}
-	rows, err := s.conn.Query(ctx, "SELECT stack_hash, "+frameHashBytes+" FROM (SELECT stack_hash, frame_hashes FROM "+s.q.stacks+
-		" WHERE app = ? AND "+where+" LIMIT 1 BY stack_hash)", args...)
+	rows, err := s.conn.Query(ctx, "SELECT stack_hash, "+frameHashBytes+" FROM "+s.q.stacks+" WHERE app = ? AND "+where, args...)
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}

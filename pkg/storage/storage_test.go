@@ -308,6 +308,11 @@ func TestReingestReplaces(t *testing.T) {
 	ingest(t, s, meta("a", "b", "r"), second)
 	ingest(t, s, meta("a", "b", "r"), second) // same data again: still no doubling
 	equalTotals(t, export(t, s, "a", "b", "r"), totals(second))
+	// A stack is stored once, by the first ingest that has it (main;a is
+	// in all three), not once per ingest.
+	if n := count(t, s, "SELECT count() FROM stacks"); n != 3 {
+		t.Errorf("%d stack rows for the 3 distinct stacks", n)
+	}
 	runs, err := s.Runs(context.Background(), "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
