@@ -69,13 +69,26 @@ func (e *Executor) Execute(ctx context.Context, m Model, r Range) (data.Frames, 
 // sides reads the head runs and, for a comparison, the base runs, with
 // the unit they share.
 func (e *Executor) sides(ctx context.Context, m Model) (head, base []storage.Run, unit string, err error) {
-	if head, err = e.selectRuns(ctx, m, m.Head); err != nil {
+	var baseErr error
+	listed := make(chan struct{})
+	go func() { // the two listings are round trips of their own: at once
+		defer close(listed)
+		defer func() { // a panic here would kill the process, out of the caller's reach
+			if p := recover(); p != nil {
+				baseErr = fmt.Errorf("listing panicked: %v", p)
+			}
+		}()
+		if m.IsDiff() {
+			base, baseErr = e.selectRuns(ctx, m, m.Base)
+		}
+	}()
+	head, err = e.selectRuns(ctx, m, m.Head)
+	<-listed
+	if err != nil {
 		return nil, nil, "", fmt.Errorf("head: %w", err)
 	}
-	if m.IsDiff() {
-		if base, err = e.selectRuns(ctx, m, m.Base); err != nil {
-			return nil, nil, "", fmt.Errorf("base: %w", err)
-		}
+	if baseErr != nil {
+		return nil, nil, "", fmt.Errorf("base: %w", baseErr)
 	}
 	unit, err = unitOf(head, base)
 	return head, base, unit, err
