@@ -211,10 +211,11 @@ func TestTimeSeriesOverGRPC(t *testing.T) {
 	}
 }
 
-// A sample row whose stack has no text (tables edited by hand) fails
-// over-time queries instead of being counted under no function.
-func TestOverTimeMissingStackText(t *testing.T) {
-	f := loadOverTime(t)
+// editBehindTheStore runs statements on the fixture's database, each with
+// the over-time app and its first build as arguments: tables edited by
+// hand.
+func (f *fixture) editBehindTheStore(t *testing.T, statements ...string) {
+	t.Helper()
 	j := f.settings.JSONData
 	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{net.JoinHostPort(j["host"].(string), fmt.Sprint(j["port"]))},
 		Auth: clickhouse.Auth{Database: j["defaultDatabase"].(string), Username: "default"}})
@@ -222,21 +223,23 @@ func TestOverTimeMissingStackText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx := context.Background()
-	err = conn.Exec(ctx, "INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
-		"SELECT app, build, run, ingest_id, 12345, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1", overTimeApp, overTimeBuilds[0])
-	if err == nil { // and in the run's per-stack sums, which tree and timeseries reads use
-		err = conn.Exec(ctx, "INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
-			"SELECT app, ingest_id, 12345, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1", overTimeApp, overTimeBuilds[0])
+	for _, q := range statements {
+		if err := conn.Exec(context.Background(), q, overTimeApp, overTimeBuilds[0]); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = conn.Exec(ctx, "INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
-		"SELECT app, ingest_id, 12345, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1", overTimeApp, overTimeBuilds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// A sample row whose stack has no text (tables edited by hand) fails
+// over-time queries instead of being counted under no function.
+func TestOverTimeMissingStackText(t *testing.T) {
+	f := loadOverTime(t)
+	f.editBehindTheStore(t,
+		"INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
+			"SELECT app, build, run, ingest_id, 12345, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1",
+		// and in the run's per-stack sums, which tree and timeseries reads use
+		"INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
+			"SELECT app, ingest_id, 12345, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1")
 	for _, model := range []map[string]any{
 		{"queryType": "evolution", "app": overTimeApp},
 		{"queryType": "timeseries", "app": overTimeApp, "function": "app/slow.Work"},
@@ -252,25 +255,12 @@ func TestOverTimeMissingStackText(t *testing.T) {
 // hanging it.
 func TestEvolutionMissingFrameText(t *testing.T) {
 	f := loadOverTime(t)
-	j := f.settings.JSONData
-	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{net.JoinHostPort(j["host"].(string), fmt.Sprint(j["port"]))},
-		Auth: clickhouse.Auth{Database: j["defaultDatabase"].(string), Username: "default"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx := context.Background()
-	for _, q := range []string{
-		"INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) " +
+	f.editBehindTheStore(t,
+		"INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
 			"SELECT app, build, run, ingest_id, 777, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1",
-		"INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) " +
+		"INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
 			"SELECT app, ingest_id, 777, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1",
-		"INSERT INTO stacks (app, stack_hash, frame_hashes) SELECT app, 777, [4242] FROM runs WHERE app = ? AND build = ? LIMIT 1",
-	} {
-		if err := conn.Exec(ctx, q, overTimeApp, overTimeBuilds[0]); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"INSERT INTO stacks (app, stack_hash, frame_hashes) SELECT app, 777, [4242] FROM runs WHERE app = ? AND build = ? LIMIT 1")
 	if r := f.query(t, map[string]any{"queryType": "evolution", "app": overTimeApp}); r.Error == nil || !strings.Contains(r.Error.Error(), "309") {
 		t.Errorf("evolution with a stack lacking a frame's text: %v %v, want an error naming stack 309", r.Status, r.Error)
 	}
