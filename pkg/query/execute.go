@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -175,16 +176,20 @@ type valueRow struct {
 // load fills an engine with the value of every stack in every head and
 // base run (one row per run and stack, summed at ingest; see
 // Store.StackValues), each run under its index in chronological order, so
-// that the engine can test each node across runs. Meanwhile the stacks are
-// interned in the engine on the side, in ascending hash order: those of a
-// selection seen before from the cache, else every stack of the runs the
-// cache lacks, read on a second connection (and cached). Stacks still
-// missing after the values are in are read by hash.
+// that the engine can test each node across runs.
 //
-// Each run's rows arrive in ascending hash order (the run stacks table's
-// sort key), so with engine stacks numbered in that order too, finding a
-// row's stack is a step forward in a sorted list and its values land next
-// to the last row's: no hashing, few cache misses, on millions of rows.
+// Two connections share the work. The side line lists the selection's
+// stacks, ascending by hash (those of a selection seen before from the
+// cache at once, else every stack of the runs the cache lacks, read from
+// ClickHouse and cached), then interns them in the engine in that order.
+// Meanwhile the values stream in; once the list is out, each row goes to
+// its run's slot of its stack's place in the list (rows that come before
+// wait, and go there while the side line interns). Each run's rows arrive
+// in ascending hash order (the run stacks table's sort key), so finding a
+// row's place is a step forward in the list and its value lands next to
+// the last one's. Once interned, stack k of the list is engine stack k:
+// the staged values become the engine's per-run table as they are. Rows
+// of stacks not in the list are read by hash and added one by one.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
 	all := append(head[:len(head):len(head)], base...) // Store.Runs lists them by start time
 	if err := e.admit(all); err != nil {
@@ -201,8 +206,8 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	listed := make(chan []uint64, 1)
 	sideline := make(chan error, 1)
-	var index stackIndex
 	go func() {
 		defer func() { // a panic here would kill the process, out of the caller's reach
 			if p := recover(); p != nil {
@@ -219,76 +224,83 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 			}
 			slices.Sort(hashes)
 		}
-		if err := e.intern(ctx, cache, in, app, hashes); err != nil {
-			sideline <- err
-			return
-		}
-		index = in.index(hashes)
-		sideline <- nil
+		listed <- hashes
+		sideline <- e.intern(ctx, cache, in, app, hashes)
 	}()
 	b := in.b
 	b.SetRuns(tree.Head, len(head))
 	b.SetRuns(tree.Base, len(base))
-	add := func(r valueRow, id tree.StackID) {
-		if r.group < len(head) {
-			b.AddRun(tree.Head, r.group, id, r.value, r.firstSeen)
-		} else {
-			b.AddRun(tree.Base, r.group-len(head), id, r.value, r.firstSeen)
-		}
-	}
-	// Once the side line is done, rows go into the engine as they arrive;
-	// until then, and for stacks it did not intern, they wait: on a cold
-	// query, most of them (one per run and stack).
+
+	var stage *staging
 	var pending []valueRow
 	if known == nil {
 		pending = make([]valueRow, 0, stackRows(all))
 	}
-	done := false
-	finish := func(err error) error {
-		done = true
-		return err
-	}
-	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
-		if !done {
+	// take stages rows from the moment the side line has listed the
+	// stacks (waiting for that, or only if it has already). sideDone
+	// says the side line ended, sideErr how: it ends before listing only
+	// when it fails.
+	sideDone, sideErr := false, error(nil)
+	take := func(wait bool) {
+		if wait {
 			select {
-			case sideErr := <-sideline:
-				if err := finish(sideErr); err != nil {
-					return err
-				}
+			case hashes := <-listed:
+				stage = newStaging(hashes, len(head), len(base))
+			case sideErr = <-sideline:
+				sideDone = true
+			}
+		} else {
+			select {
+			case hashes := <-listed:
+				stage = newStaging(hashes, len(head), len(base))
+			case sideErr = <-sideline:
+				sideDone = true
 			default:
 			}
 		}
+		if sideDone && sideErr == nil && stage == nil { // done, so the list is out
+			stage = newStaging(<-listed, len(head), len(base))
+		}
+	}
+	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
 		r := valueRow{g, hash, value, firstSeen}
-		if done { // in and index are ours now
-			if id, ok := index.find(hash); ok {
-				add(r, id)
-				return nil
+		if stage == nil && !sideDone {
+			if take(false); sideErr != nil {
+				return sideErr
 			}
 		}
-		pending = append(pending, r)
+		if stage == nil || !stage.add(r) {
+			pending = append(pending, r)
+		}
 		return nil
 	})
-	if !done {
-		if err != nil {
-			cancel()
-		}
-		if sideErr := finish(<-sideline); err == nil {
-			err = sideErr
-		}
+	if err == nil && stage == nil && !sideDone {
+		take(true)
 	}
-	if err != nil {
-		return nil, err
+	if err != nil || sideErr != nil {
+		cancel()
+		if !sideDone {
+			sideErr = <-sideline
+		}
+		return nil, cmp.Or(err, sideErr)
 	}
-	var missing []uint64 // stacks of pending rows the side line did not intern
-	seen := map[uint64]bool{}
-	kept := pending[:0]
+	rest := pending[:0] // rows of stacks not in the list
 	for _, r := range pending {
-		if id, ok := index.find(r.hash); ok {
-			add(r, id)
-			continue
+		if !stage.add(r) {
+			rest = append(rest, r)
 		}
-		kept = append(kept, r)
-		if !seen[r.hash] {
+	}
+	if !sideDone {
+		if err := <-sideline; err != nil {
+			return nil, err
+		}
+	}
+	stage.into(b, in)
+
+	var missing []uint64
+	seen := map[uint64]bool{}
+	for _, r := range rest {
+		if _, ok := in.ids[r.hash]; !ok && !seen[r.hash] {
 			seen[r.hash] = true
 			missing = append(missing, r.hash)
 		}
@@ -296,8 +308,12 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	if err := e.intern(ctx, cache, in, app, missing); err != nil {
 		return nil, err
 	}
-	for _, r := range kept {
-		add(r, in.ids[r.hash])
+	for _, r := range rest {
+		if r.group < len(head) {
+			b.AddRun(tree.Head, r.group, in.ids[r.hash], r.value, r.firstSeen)
+		} else {
+			b.AddRun(tree.Base, r.group-len(head), in.ids[r.hash], r.value, r.firstSeen)
+		}
 	}
 	if known == nil {
 		cache.remember(all, slices.Collect(maps.Keys(in.ids)))
@@ -305,17 +321,51 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	return b, nil
 }
 
-// stackIndex finds the engine stack of a storage hash among a sorted list
-// of hashes, starting from where the last search ended: a stream of
-// ascending hashes costs a step or two each.
-type stackIndex struct {
-	hashes []uint64       // ascending
-	ids    []tree.StackID // ids[i] is the engine stack of hashes[i]
-	at     int
+// staging holds the values of a selection's stacks by their place in its
+// list of hashes until the stacks are interned: per side, run-major (run
+// r's value of stack k at r*n+k) as the engine keeps them, and the
+// smallest first-seen key of each stack.
+type staging struct {
+	hashes []uint64 // ascending
+	at     int      // where the last search ended
+	head   int      // head runs: groups from here on are base runs
+	values [2][]int64
+	first  [2][]uint64
 }
 
-func (x *stackIndex) find(hash uint64) (tree.StackID, bool) {
-	hs, i := x.hashes, x.at
+func newStaging(hashes []uint64, head, base int) *staging {
+	n := len(hashes)
+	s := &staging{hashes: hashes, head: head}
+	for side, runs := range [2]int{tree.Head: head, tree.Base: base} {
+		s.values[side] = make([]int64, runs*n)
+		s.first[side] = make([]uint64, n)
+		for k := range s.first[side] {
+			s.first[side][k] = math.MaxUint64
+		}
+	}
+	return s
+}
+
+// add stages r, or reports that its stack is not in the list.
+func (s *staging) add(r valueRow) bool {
+	k, ok := s.find(r.hash)
+	if !ok {
+		return false
+	}
+	side, run := tree.Head, r.group
+	if run >= s.head {
+		side, run = tree.Base, run-s.head
+	}
+	s.values[side][run*len(s.hashes)+k] += r.value
+	s.first[side][k] = min(s.first[side][k], r.firstSeen)
+	return true
+}
+
+// find returns the place of hash in the list, starting from where the
+// last search ended: a stream of ascending hashes costs a step or two
+// each.
+func (s *staging) find(hash uint64) (int, bool) {
+	hs, i := s.hashes, s.at
 	if i >= len(hs) || hs[i] > hash { // a new run of ascending hashes
 		i = 0
 	}
@@ -326,11 +376,37 @@ func (x *stackIndex) find(hash uint64) (tree.StackID, bool) {
 		j, _ := slices.BinarySearch(hs[i:], hash)
 		i += j
 	}
-	x.at = i
-	if i < len(hs) && hs[i] == hash {
-		return x.ids[i], true
+	s.at = i
+	return i, i < len(hs) && hs[i] == hash
+}
+
+// into puts the staged values into the engine whose interner interned the
+// list (and nothing else yet): as its per-run table when stack k of the
+// list is engine stack k, as it is when every stack is new, else (stacks
+// that came out equal in the engine, such as names equal once made valid
+// UTF-8) value by value.
+func (s *staging) into(b *tree.Builder, in *interner) {
+	n := len(s.hashes)
+	same := b.Stacks() == n
+	ids := make([]tree.StackID, n)
+	for k, h := range s.hashes {
+		ids[k] = in.ids[h]
+		same = same && ids[k] == tree.StackID(k) // #nosec G115 -- k < n, a number of engine stacks
 	}
-	return 0, false
+	for _, side := range []tree.Side{tree.Head, tree.Base} {
+		runs := len(s.values[side]) / max(n, 1)
+		if same {
+			b.AddRunValues(side, s.values[side], s.first[side])
+			continue
+		}
+		for r := range runs {
+			for k, v := range s.values[side][r*n : (r+1)*n] {
+				if first := s.first[side][k]; v != 0 || first != math.MaxUint64 {
+					b.AddRun(side, r, ids[k], v, first)
+				}
+			}
+		}
+	}
 }
 
 // cache returns the executor's stack cache, or a fresh one for this
@@ -384,18 +460,6 @@ type interner struct {
 
 func newInterner(b *tree.Builder) *interner {
 	return &interner{b: b, ids: map[uint64]tree.StackID{}}
-}
-
-// index returns a stackIndex of the interned stacks among hashes, which
-// are ascending.
-func (in *interner) index(hashes []uint64) stackIndex {
-	x := stackIndex{hashes: make([]uint64, 0, len(hashes)), ids: make([]tree.StackID, 0, len(hashes))}
-	for _, h := range hashes {
-		if id, ok := in.ids[h]; ok {
-			x.hashes, x.ids = append(x.hashes, h), append(x.ids, id)
-		}
-	}
-	return x
 }
 
 // add interns a stack as the cache holds it. A new frame table (the

@@ -192,6 +192,31 @@ func (b *Builder) AddRun(side Side, run int, s StackID, value int64, firstSeen u
 	b.Add(side, s, value, firstSeen)
 }
 
+// AddRunValues adds every run's value of every stack of a side at once:
+// values[r*n+id] is run r's value of stack id, for the n = Stacks() =
+// len(first) stacks interned so far, and first[id] the smallest
+// first-seen key among them (math.MaxUint64 where the side never saw the
+// stack). It is AddRun for callers that gathered a side's values before
+// the stacks were interned; the side must have had no AddRun yet, and the
+// Builder keeps values as its per-run table.
+func (b *Builder) AddRunValues(side Side, values []int64, first []uint64) {
+	runs, n := b.runs[side], len(b.stackKey)
+	if b.stride[side] != 0 || len(first) != n || len(values) != runs*n {
+		panic(fmt.Sprintf("tree: AddRunValues of %d values, %d first-seen keys on a side of %d runs over %d stacks (after AddRun: %v)",
+			len(values), len(first), runs, n, b.stride[side] != 0))
+	}
+	b.runValue[side], b.runCap[side], b.stride[side] = values, n, runs
+	sum, seen := b.value[side], b.first[side]
+	for r := range runs {
+		for id, v := range values[r*n : (r+1)*n] {
+			sum[id] += v
+		}
+	}
+	for id, f := range first {
+		seen[id] = min(seen[id], f)
+	}
+}
+
 // growRuns makes room in a side's per-run values for capacity stacks.
 func (b *Builder) growRuns(side Side, capacity int) {
 	old, oldCap := b.runValue[side], b.runCap[side]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -597,4 +598,52 @@ func TestStatsRealRegression(t *testing.T) {
 		}
 	}
 	t.Logf("regexp.Compile ranked %d of %d: delta %.3g [%.3g, %.3g], q %.3g", i+1, len(fn), fn[i].Delta, fn[i].DeltaLow, fn[i].DeltaHigh, fn[i].QValue)
+}
+
+// AddRunValues, a side's per-run table at once, builds what AddRun value
+// by value does, statistics included.
+func TestAddRunValuesIsAddRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	p := newSimProgram(r, 300)
+	one := simDiff(r, p, 4, 0.05, func(s []string) float64 {
+		if s[len(s)-1] == "f3" {
+			return 1.5
+		}
+		return 1
+	})
+	all := NewBuilder(one.frames)
+	for id := range one.Stacks() {
+		all.Stack(one.stack(uint32(id)))
+	}
+	for _, side := range []Side{Base, Head} {
+		all.SetRuns(side, one.runs[side])
+		n, runs := one.Stacks(), one.runs[side]
+		values := make([]int64, runs*n)
+		for run := range runs {
+			for id := range n {
+				values[run*n+id] = one.runValue[side][run*one.runCap[side]+id]
+			}
+		}
+		all.AddRunValues(side, values, slices.Clone(one.first[side]))
+	}
+	found := 0
+	for _, o := range statViews {
+		o.MaxNodes = 50
+		want, err := one.Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := all.Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (printed: untested nodes' statistics are NaN, unequal to itself)
+		if !reflect.DeepEqual(got.Nodes, want.Nodes) || fmt.Sprint(got.Stats) != fmt.Sprint(want.Stats) {
+			t.Errorf("%+v: AddRunValues built another tree than AddRun", o)
+		}
+		found += len(significantNodes(want))
+	}
+	if found == 0 {
+		t.Error("nothing significant: the comparison proves little")
+	}
 }
