@@ -424,10 +424,15 @@ func (e *Executor) cache() *StackCache {
 // query's own. A hash without a stack row or frame texts (tables edited
 // by hand) is an error.
 func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, app string, hashes []uint64) error {
-	var todo []uint64
-	for _, h := range hashes {
-		if _, ok := in.ids[h]; !ok {
-			todo = append(todo, h)
+	todo := hashes
+	if len(in.ids) == 0 { // the first stacks: sized for them at once
+		in.ids = make(map[uint64]tree.StackID, len(hashes))
+	} else {
+		todo = nil
+		for _, h := range hashes {
+			if _, ok := in.ids[h]; !ok {
+				todo = append(todo, h)
+			}
 		}
 	}
 	in.b.Reserve(len(todo), 16*len(todo))
