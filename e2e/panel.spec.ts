@@ -47,14 +47,15 @@ test.describe('flame graph panel on a diff of testdata/panel', () => {
     const normal = variant(frames().panelDiff, 'normal');
     const onlyHead = mid(nodeBox(normal, 'app.newFeature', 'head', WIDTH));
     const work = mid(nodeBox(normal, 'app.work', 'head', WIDTH));
-    expect(isRed(await pixel(page, ...onlyHead))).toBe(true);
+    await expect.poll(async () => isRed(await pixel(page, ...onlyHead))).toBe(true);
     const workHead = await pixel(page, ...work);
 
     await pickOption(page, selectors.panel.side, 'Base');
     await expect(page.getByTestId(selectors.panel.root)).toHaveAttribute('data-side', 'base');
+    // The attribute comes with React's render, the pixels with the canvas's next frame.
     const onlyBase = mid(nodeBox(normal, 'app.legacyCache', 'base', WIDTH));
-    expect(isGreen(await pixel(page, ...onlyBase))).toBe(true);
-    expect(await pixel(page, ...mid(nodeBox(normal, 'app.work', 'base', WIDTH)))).toEqual(workHead);
+    await expect.poll(async () => isGreen(await pixel(page, ...onlyBase))).toBe(true);
+    await expect.poll(() => pixel(page, ...mid(nodeBox(normal, 'app.work', 'base', WIDTH)))).toEqual(workHead);
     await expect(page.getByTestId(selectors.panel.legend)).toContainText('only in head');
   });
 

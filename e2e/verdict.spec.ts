@@ -79,8 +79,8 @@ test.describe('noise in grey', () => {
     expect(noise, 'an insignificant node with a delta, wide enough to test').toBeDefined();
     expect(real, 'a significant slower node, wide enough to test').toBeDefined();
     const at = (i: number) => [b[i].x + b[i].width / 2, b[i].y + 3] as const;
-    expect(isGrey(await pixel(page, ...at(noise)))).toBe(true);
-    expect(isRed(await pixel(page, ...at(real)))).toBe(true);
+    await expect.poll(async () => isGrey(await pixel(page, ...at(noise)))).toBe(true);
+    await expect.poll(async () => isRed(await pixel(page, ...at(real)))).toBe(true);
     const legend = page.getByTestId(p.legend);
     await expect(legend).toContainText('not significant (q ≥ 0.05)');
     await expect(legend).toContainText('Δ of the base total');
