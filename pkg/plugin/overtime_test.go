@@ -230,16 +230,23 @@ func (f *fixture) editBehindTheStore(t *testing.T, statements ...string) {
 	}
 }
 
+// strayStack is the statements that give the first run of the first
+// build a sample of stack hash, in its samples and in its per-stack sums
+// (which tree and timeseries reads use), and nothing else of it.
+func strayStack(hash int) []string {
+	return []string{
+		fmt.Sprintf("INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
+			"SELECT app, build, run, ingest_id, %d, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1", hash),
+		fmt.Sprintf("INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
+			"SELECT app, ingest_id, %d, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1", hash),
+	}
+}
+
 // A sample row whose stack has no text (tables edited by hand) fails
 // over-time queries instead of being counted under no function.
 func TestOverTimeMissingStackText(t *testing.T) {
 	f := loadOverTime(t)
-	f.editBehindTheStore(t,
-		"INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
-			"SELECT app, build, run, ingest_id, 12345, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1",
-		// and in the run's per-stack sums, which tree and timeseries reads use
-		"INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
-			"SELECT app, ingest_id, 12345, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1")
+	f.editBehindTheStore(t, strayStack(12345)...)
 	for _, model := range []map[string]any{
 		{"queryType": "evolution", "app": overTimeApp},
 		{"queryType": "timeseries", "app": overTimeApp, "function": "app/slow.Work"},
@@ -255,12 +262,8 @@ func TestOverTimeMissingStackText(t *testing.T) {
 // hanging it.
 func TestEvolutionMissingFrameText(t *testing.T) {
 	f := loadOverTime(t)
-	f.editBehindTheStore(t,
-		"INSERT INTO samples (app, build, run, ingest_id, stack_hash, time_frame, first_seen, value) "+
-			"SELECT app, build, run, ingest_id, 777, 0, 0, 1000 FROM runs WHERE app = ? AND build = ? LIMIT 1",
-		"INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
-			"SELECT app, ingest_id, 777, 1000, 0 FROM runs WHERE app = ? AND build = ? LIMIT 1",
-		"INSERT INTO stacks (app, stack_hash, frame_hashes) SELECT app, 777, [4242] FROM runs WHERE app = ? AND build = ? LIMIT 1")
+	f.editBehindTheStore(t, append(strayStack(777),
+		"INSERT INTO stacks (app, stack_hash, frame_hashes) SELECT app, 777, [4242] FROM runs WHERE app = ? AND build = ? LIMIT 1")...)
 	if r := f.query(t, map[string]any{"queryType": "evolution", "app": overTimeApp}); r.Error == nil || !strings.Contains(r.Error.Error(), "309") {
 		t.Errorf("evolution with a stack lacking a frame's text: %v %v, want an error naming stack 309", r.Status, r.Error)
 	}
