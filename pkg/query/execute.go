@@ -206,12 +206,21 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	listed := make(chan []uint64, 1)
+	// The side line sends one listing (the hashes, or why there are
+	// none), then its result: the error it ended with, if any.
+	listed := make(chan listing, 1)
 	sideline := make(chan error, 1)
 	go func() {
+		sent := false
+		end := func(err error) {
+			if !sent {
+				listed <- listing{err: err}
+			}
+			sideline <- err
+		}
 		defer func() { // a panic here would kill the process, out of the caller's reach
 			if p := recover(); p != nil {
-				sideline <- fmt.Errorf("stack reader panicked: %v", p)
+				end(fmt.Errorf("stack reader panicked: %v", p))
 			}
 		}()
 		fault.Point("query.stackreader")
@@ -219,13 +228,14 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		if missing := cache.uncached(all); known == nil && len(missing) > 0 {
 			var err error
 			if hashes, err = cache.fillRuns(ctx, e.Store, missing); err != nil {
-				sideline <- err
+				end(err)
 				return
 			}
 			slices.Sort(hashes)
 		}
-		listed <- hashes
-		sideline <- e.intern(ctx, cache, in, app, hashes)
+		listed <- listing{hashes: hashes}
+		sent = true
+		end(e.intern(ctx, cache, in, app, hashes))
 	}()
 	b := in.b
 	b.SetRuns(tree.Head, len(head))
@@ -237,36 +247,29 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		pending = make([]valueRow, 0, stackRows(all))
 	}
 	// take stages rows from the moment the side line has listed the
-	// stacks (waiting for that, or only if it has already). sideDone
-	// says the side line ended, sideErr how: it ends before listing only
-	// when it fails.
-	sideDone, sideErr := false, error(nil)
+	// stacks (waiting for that, or only if it has already), or keeps
+	// why it could not in listErr.
+	var listErr error
 	take := func(wait bool) {
+		var l listing
 		if wait {
-			select {
-			case hashes := <-listed:
-				stage = newStaging(hashes, len(head), len(base))
-			case sideErr = <-sideline:
-				sideDone = true
-			}
+			l = <-listed
 		} else {
 			select {
-			case hashes := <-listed:
-				stage = newStaging(hashes, len(head), len(base))
-			case sideErr = <-sideline:
-				sideDone = true
+			case l = <-listed:
 			default:
+				return
 			}
 		}
-		if sideDone && sideErr == nil && stage == nil { // done, so the list is out
-			stage = newStaging(<-listed, len(head), len(base))
+		if listErr = l.err; listErr == nil {
+			stage = newStaging(l.hashes, len(head), len(base))
 		}
 	}
 	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
 		r := valueRow{g, hash, value, firstSeen}
-		if stage == nil && !sideDone {
-			if take(false); sideErr != nil {
-				return sideErr
+		if stage == nil && listErr == nil {
+			if take(false); listErr != nil {
+				return listErr
 			}
 		}
 		if stage == nil || !stage.add(r) {
@@ -274,14 +277,12 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		}
 		return nil
 	})
-	if err == nil && stage == nil && !sideDone {
+	if err == nil && stage == nil && listErr == nil {
 		take(true)
 	}
-	if err != nil || sideErr != nil {
+	if err != nil || listErr != nil {
 		cancel()
-		if !sideDone {
-			sideErr = <-sideline
-		}
+		sideErr := <-sideline
 		return nil, cmp.Or(err, sideErr)
 	}
 	rest := pending[:0] // rows of stacks not in the list
@@ -290,10 +291,8 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 			rest = append(rest, r)
 		}
 	}
-	if !sideDone {
-		if err := <-sideline; err != nil {
-			return nil, err
-		}
+	if err := <-sideline; err != nil {
+		return nil, err
 	}
 	stage.into(b, in)
 
@@ -309,16 +308,20 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 		return nil, err
 	}
 	for _, r := range rest {
-		if r.group < len(head) {
-			b.AddRun(tree.Head, r.group, in.ids[r.hash], r.value, r.firstSeen)
-		} else {
-			b.AddRun(tree.Base, r.group-len(head), in.ids[r.hash], r.value, r.firstSeen)
-		}
+		side, run := stage.sideRun(r.group)
+		b.AddRun(side, run, in.ids[r.hash], r.value, r.firstSeen)
 	}
 	if known == nil {
 		cache.remember(all, slices.Collect(maps.Keys(in.ids)))
 	}
 	return b, nil
+}
+
+// listing is the side line's list of a selection's stacks (ascending
+// hashes), or why it has none.
+type listing struct {
+	hashes []uint64
+	err    error
 }
 
 // staging holds the values of a selection's stacks by their place in its
@@ -352,13 +355,19 @@ func (s *staging) add(r valueRow) bool {
 	if !ok {
 		return false
 	}
-	side, run := tree.Head, r.group
-	if run >= s.head {
-		side, run = tree.Base, run-s.head
-	}
+	side, run := s.sideRun(r.group)
 	s.values[side][run*len(s.hashes)+k] += r.value
 	s.first[side][k] = min(s.first[side][k], r.firstSeen)
 	return true
+}
+
+// sideRun is the side and run of a group of the values read: head runs,
+// then base runs.
+func (s *staging) sideRun(group int) (tree.Side, int) {
+	if group >= s.head {
+		return tree.Base, group - s.head
+	}
+	return tree.Head, group
 }
 
 // find returns the place of hash in the list, starting from where the
