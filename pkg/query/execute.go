@@ -70,29 +70,47 @@ func (e *Executor) Execute(ctx context.Context, m Model, r Range) (data.Frames, 
 // sides reads the head runs and, for a comparison, the base runs, with
 // the unit they share.
 func (e *Executor) sides(ctx context.Context, m Model) (head, base []storage.Run, unit string, err error) {
-	var baseErr error
-	listed := make(chan struct{})
-	go func() { // the two listings are round trips of their own: at once
-		defer close(listed)
-		defer func() { // a panic here would kill the process, out of the caller's reach
-			if p := recover(); p != nil {
-				baseErr = fmt.Errorf("listing panicked: %v", p)
-			}
-		}()
-		if m.IsDiff() {
-			base, baseErr = e.selectRuns(ctx, m, m.Base)
+	// the two listings are round trips of their own: at once
+	listed := aside("listing", func() ([]storage.Run, error) {
+		if !m.IsDiff() {
+			return nil, nil
 		}
-	}()
+		return e.selectRuns(ctx, m, m.Base)
+	})
 	head, err = e.selectRuns(ctx, m, m.Head)
-	<-listed
+	b := <-listed
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("head: %w", err)
 	}
-	if baseErr != nil {
-		return nil, nil, "", fmt.Errorf("base: %w", baseErr)
+	if b.err != nil {
+		return nil, nil, "", fmt.Errorf("base: %w", b.err)
 	}
+	base = b.v
 	unit, err = unitOf(head, base)
 	return head, base, unit, err
+}
+
+// outcome is what a function run aside returned.
+type outcome[T any] struct {
+	v   T
+	err error
+}
+
+// aside runs f on another goroutine and delivers what it returns. A panic
+// in f, which there would kill the process out of the caller's reach, is
+// delivered as an error saying what panicked.
+func aside[T any](what string, f func() (T, error)) <-chan outcome[T] {
+	done := make(chan outcome[T], 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome[T]{err: fmt.Errorf("%s panicked: %v", what, p)}
+			}
+		}()
+		v, err := f()
+		done <- outcome[T]{v, err}
+	}()
+	return done
 }
 
 // selectRuns lists the runs of a selection of the query's profile type.

@@ -111,27 +111,10 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 	// row waits for the index (the server holds the rest meanwhile).
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type indexed struct {
-		x   *functionIndex
-		err error
-	}
-	sideline := make(chan indexed, 1)
-	go func() {
-		defer func() { // a panic here would kill the process, out of the caller's reach
-			if p := recover(); p != nil {
-				sideline <- indexed{err: fmt.Errorf("stack reader panicked: %v", p)}
-			}
-		}()
-		x, err := e.indexFunctions(ctx, runs)
-		sideline <- indexed{x, err}
-	}()
+	sideline := aside("stack reader", func() (*functionIndex, error) { return e.indexFunctions(ctx, runs) })
 	// The change points (the matrix's cues) are read meanwhile too, from
 	// the run stacks table, once the stacks are indexed.
-	type found struct {
-		cps []ChangePoint
-		err error
-	}
-	changePoints := make(chan found, 1)
+	var changePoints <-chan outcome[[]ChangePoint]
 	var x *functionIndex
 	var seen buildSet
 	waited, indexErr := false, error(nil)
@@ -144,16 +127,8 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		if indexErr = r.err; r.err != nil {
 			return r.err
 		}
-		x, seen = r.x, newBuildSet(r.x.stacks(), len(builds))
-		go func() {
-			defer func() {
-				if p := recover(); p != nil {
-					changePoints <- found{err: fmt.Errorf("change points panicked: %v", p)}
-				}
-			}()
-			cps, err := e.changePoints(ctx, m, builds, r.x)
-			changePoints <- found{cps, err}
-		}()
+		x, seen = r.v, newBuildSet(r.v.stacks(), len(builds))
+		changePoints = aside("change points", func() ([]ChangePoint, error) { return e.changePoints(ctx, m, builds, x) })
 		return nil
 	}
 	timeline := make([][]*sums, len(builds)) // per build, per time frame
@@ -244,7 +219,7 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 	if cps.err != nil {
 		return nil, cps.err
 	}
-	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps.cps, frames.GrafanaUnit(unit))), nil
+	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps.v, frames.GrafanaUnit(unit))), nil
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total
