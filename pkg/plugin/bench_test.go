@@ -10,7 +10,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/flamediff/flamediff/pkg/chtest"
-	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -164,23 +163,10 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 		}
 	}
 
-	settings, err := plugintest.SettingsFromDSN(dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	plugin := plugintest.Start(b, pluginBinary)
-	q := plugintest.Query{RefID: "A", JSON: `{"queryType":"diff","app":"bench","head":{"builds":["head"]},"base":{"builds":["base"]}}`}
-
+	f := startOn(b, dsn)
+	model := map[string]any{"queryType": "diff", "app": "bench", "head": sel("head"), "base": sel("base")}
 	endToEnd := func() {
-		resp, err := plugin.QueryData(ctx, settings, q)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := resp.Responses["A"]
-		if r.Error != nil || len(r.Frames) != 1 {
-			b.Fatalf("query: %v", r.Error)
-		}
-		if q, _ := r.Frames[0].FieldByName("qValue"); q == nil {
+		if q, _ := f.oneFrame(b, model).FieldByName("qValue"); q == nil {
 			b.Fatal("the diff has no per-node statistics")
 		}
 	}
@@ -199,7 +185,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				if mode == "cold" {
-					settings.Updated = time.Now()
+					f.settings.Updated = time.Now()
 				}
 				start := time.Now()
 				bare()

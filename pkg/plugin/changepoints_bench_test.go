@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -53,25 +52,13 @@ func BenchmarkChangePoints(b *testing.B) {
 			}
 		}
 	}
-	settings, err := plugintest.SettingsFromDSN(dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	plugin := plugintest.Start(b, pluginBinary)
+	f := startOn(b, dsn)
 	for _, minShare := range []float64{0, 0.01} {
 		b.Run(fmt.Sprintf("minShare=%v", minShare), func(b *testing.B) {
-			q := plugintest.Query{RefID: "A", JSON: fmt.Sprintf(`{"queryType":"changepoints","app":"cp","minShare":%v}`, minShare)}
+			model := map[string]any{"queryType": "changepoints", "app": "cp", "minShare": minShare}
 			var rows int
 			for b.Loop() {
-				resp, err := plugin.QueryData(ctx, settings, q)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r := resp.Responses["A"]
-				if r.Error != nil || len(r.Frames) != 1 {
-					b.Fatalf("query: %v", r.Error)
-				}
-				rows = r.Frames[0].Rows()
+				rows = f.oneFrame(b, model).Rows()
 			}
 			b.ReportMetric(float64(rows), "changes")
 		})

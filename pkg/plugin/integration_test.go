@@ -127,13 +127,12 @@ func loadPprofOn(t *testing.T, cluster bool) *fixture {
 	t.Helper()
 	store, dsn := migratedStoreOn(t, cluster)
 	ctx := context.Background()
-	var err error
-	f := &fixture{}
+	var head, base []string
 	for _, side := range []struct {
 		build string
 		files *[]string
 		glob  string
-	}{{hostileBase, &f.base, "base-run*.pb.gz"}, {hostileHead, &f.head, "head-run*.pb.gz"}} {
+	}{{hostileBase, &base, "base-run*.pb.gz"}, {hostileHead, &head, "head-run*.pb.gz"}} {
 		files, err := filepath.Glob(filepath.Join(moduleRoot, "testdata", "pprof", side.glob))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no testdata/pprof/%s: %v", side.glob, err)
@@ -148,11 +147,8 @@ func loadPprofOn(t *testing.T, cluster bool) *fixture {
 			}
 		}
 	}
-	f.settings, err = plugintest.SettingsFromDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.plugin = plugintest.Start(t, pluginBinary)
+	f := startOn(t, dsn)
+	f.head, f.base = head, base
 	return f
 }
 
@@ -172,6 +168,26 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// startOn starts the plugin against the database of dsn.
+func startOn(t testing.TB, dsn string) *fixture {
+	t.Helper()
+	settings, err := plugintest.SettingsFromDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{plugin: plugintest.Start(t, pluginBinary), settings: settings}
+}
+
+// oneFrame runs a query that answers one frame and returns it.
+func (f *fixture) oneFrame(t testing.TB, model map[string]any) *data.Frame {
+	t.Helper()
+	frames := f.mustQuery(t, model)
+	if len(frames) != 1 {
+		t.Fatalf("query %v: %d frames, want 1", model, len(frames))
+	}
+	return frames[0]
 }
 
 // query sends one query and returns its response, failing on a transport

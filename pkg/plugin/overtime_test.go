@@ -61,11 +61,7 @@ func loadOverTimeOn(t *testing.T, cluster bool) *fixture {
 	if err := store.SaveChanges(ctx, overTimeApp, overTimeBuilds[2], changes.Changes{Modified: []string{"app/slow.Work"}}); err != nil {
 		t.Fatal(err)
 	}
-	settings, err := plugintest.SettingsFromDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{plugin: plugintest.Start(t, pluginBinary), settings: settings}
+	return startOn(t, dsn)
 }
 
 // cell is one evolution matrix row read back from the frame.
