@@ -36,8 +36,8 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if err := key.check(); err != nil {
 			return err
 		}
-		if *run == "" {
-			return usageError{errors.New("--run is required")}
+		if err := requireFlag("run", *run); err != nil {
+			return err
 		}
 		// Before parsing: a large file should not be read for nothing.
 		if err := dsn.require(); err != nil {
@@ -109,6 +109,14 @@ func runKeyFlags(fs *flag.FlagSet) *runKey {
 	fs.StringVar(&k.app, "app", "", "app `NAME` (required)")
 	fs.StringVar(&k.build, "build", "", "build `NAME` (required)")
 	return k
+}
+
+// requireFlag is the usage error of a required flag left empty, or nil.
+func requireFlag(name, value string) error {
+	if value == "" {
+		return usageError{fmt.Errorf("--%s is required", name)}
+	}
+	return nil
 }
 
 func (k *runKey) check() error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,8 +36,8 @@ func buildsCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		if *app == "" {
-			return usageError{errors.New("--app is required")}
+		if err := requireFlag("app", *app); err != nil {
+			return err
 		}
 		return withStore(dsn, func(store *storage.Store) error {
 			builds, err := store.Builds(ctx, *app)
@@ -65,8 +64,8 @@ func runsCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error 
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		if *app == "" {
-			return usageError{errors.New("--app is required")}
+		if err := requireFlag("app", *app); err != nil {
+			return err
 		}
 		return withStore(dsn, func(store *storage.Store) error {
 			runs, err := store.Runs(ctx, *app, builds, nil)
@@ -96,8 +95,8 @@ func deleteCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if err := key.check(); err != nil {
 			return err
 		}
-		if *run == "" {
-			return usageError{errors.New("--run is required")}
+		if err := requireFlag("run", *run); err != nil {
+			return err
 		}
 		return withStore(dsn, func(store *storage.Store) error {
 			if err := store.DeleteRun(ctx, key.app, key.build, *run); err != nil {
