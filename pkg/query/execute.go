@@ -249,7 +249,6 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 				end(err)
 				return
 			}
-			slices.Sort(hashes)
 		}
 		listed <- listing{hashes: hashes}
 		sent = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/flamediff/flamediff/pkg/chtest"
@@ -56,6 +57,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true}`,
 		`{"queryType":"flamegraph","app":"app","head":{"builds":["head"],"runs":["0"]}}`,
 		`{"queryType":"functions","app":"app","head":{"builds":["base"]}}`,
+		`{"queryType":"evolution","app":"app","threshold":0}`,
 	}
 	answer := func(e *Executor, raw string) string {
 		m, err := Parse([]byte(raw))
@@ -88,10 +90,37 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		}
 	}
 
+	// Copies of stack rows, as two ingests at once that both write a new
+	// stack leave until ClickHouse merges their parts, answer alike.
+	conn := chtest.Conn(t, dsn)
+	for _, sql := range []string{"SYSTEM STOP MERGES stacks",
+		"INSERT INTO stacks (app, stack_hash, frame_hashes) SELECT app, stack_hash, frame_hashes FROM stacks"} {
+		if err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head, _ := store.Runs(ctx, "app", []string{"head"}, nil)
+	base, _ := store.Runs(ctx, "app", []string{"base"}, nil)
+	listed, err := NewStackCache(0).fillRuns(ctx, store, append(head, base...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.IsSorted(listed) || len(slices.Compact(slices.Clone(listed))) != len(listed) {
+		t.Errorf("the stacks of a selection are listed out of order or more than once")
+	}
+	for _, limit := range []int{0, 50} {
+		copies := &Executor{Store: store, Stacks: NewStackCache(limit)}
+		for _, q := range queries {
+			if got := answer(copies, q); got != want[q] {
+				t.Errorf("with every stack row twice, cache limit %d: %s answered differently", limit, q)
+			}
+		}
+	}
+
 	// Ingests that run_stacks does not list (written by an older CLI
 	// since the last migrate) answer alike: their stacks are read by
 	// hash once the sums are in.
-	if err := chtest.Conn(t, dsn).Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
+	if err := conn.Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
 		t.Fatal(err)
 	}
 	unlisted := &Executor{Store: store, Stacks: NewStackCache(0)}
@@ -104,8 +133,6 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	warm := NewStackCache(0)
 	e := &Executor{Store: store, Stacks: warm}
 	answer(e, queries[0])
-	head, _ := store.Runs(ctx, "app", []string{"head"}, nil)
-	base, _ := store.Runs(ctx, "app", []string{"base"}, nil)
 	hashes := warm.selection(append(head, base...))
 	if len(hashes) == 0 {
 		t.Fatal("a query did not leave its selection in the cache")

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/flamediff/flamediff/pkg/evolution"
+	"github.com/flamediff/flamediff/pkg/internal/hashindex"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -27,7 +27,7 @@ type functionIndex struct {
 	// calls[start[k]:start[k+1]]. Stacks are numbered in the order of
 	// the selection's hashes (ascending; any the cache lost meanwhile
 	// last), and hashes[k] is stack k's.
-	stack  stackTable
+	stack  hashindex.Index
 	hashes []uint64
 	calls  []int32
 	start  []uint32
@@ -49,7 +49,7 @@ func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*fun
 		}
 		cache.remember(runs, hashes)
 	}
-	x := &functionIndex{stack: newStackTable(len(hashes)), start: make([]uint32, 1, len(hashes)+1),
+	x := &functionIndex{stack: hashindex.New(len(hashes)), start: make([]uint32, 1, len(hashes)+1),
 		hashes: make([]uint64, 0, len(hashes)), nameIDs: map[string]int32{}}
 	lacking := cache.resolve(hashes, x.add)
 	if len(lacking) > 0 { // the cache started over meanwhile: read them into one of this query's own
@@ -104,7 +104,7 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 		x.calls = append(x.calls, id)
 	}
 	x.hashes = append(x.hashes, hash)
-	x.stack.put(hash, uint32(len(x.start)-1), x.hashes) // #nosec G115 -- stack numbers fit: the store caps rows far below 2^32
+	x.stack.Put(hash, uint32(len(x.start)-1), x.hashes) // #nosec G115 -- stack numbers fit: the store caps rows far below 2^32
 	x.start = append(x.start, uint32(len(x.calls)))     // #nosec G115 -- as above
 }
 
@@ -121,7 +121,7 @@ func containsID(ids []int32, id int32) bool {
 // lookup returns the number of the stack of hash, or an error: a sample
 // row whose stack has no text must not be counted under no function.
 func (x *functionIndex) lookup(hash uint64) (uint32, error) {
-	k, ok := x.stack.get(hash, x.hashes)
+	k, ok := x.stack.Get(hash, x.hashes)
 	if !ok {
 		return 0, x.missing(hash)
 	}
@@ -175,81 +175,6 @@ func edgeKey(fs []int32, i int) uint64 {
 		callee = ^callee
 	}
 	return uint64(caller)<<32 | uint64(callee) // #nosec G115 -- both are non-negative here
-}
-
-// stackTable maps stack hashes to stack numbers: open addressing over
-// the hashes (xxhash, so already mixed). A slot holds a stack's number
-// and 32 bits of its hash; a match is confirmed in the index's list of
-// hashes. Lookups per sample row dominate otherwise, and a Go map takes
-// two or three cache misses where this takes one or two in 8 bytes.
-type stackTable struct {
-	slots []stackSlot
-	shift uint
-	n     int
-	// seed is mixed into every slot: stored hashes come from ingested
-	// names, which could be chosen to crowd one run of slots.
-	seed uint64
-}
-
-type stackSlot struct {
-	fp uint32 // the hash's low 32 bits
-	k  uint32 // stack number + 1; 0 marks an empty slot
-}
-
-func newStackTable(n int) stackTable {
-	size, shift := 16, uint(60)
-	for size < 2*n {
-		size, shift = 2*size, shift-1
-	}
-	return stackTable{slots: make([]stackSlot, size), shift: shift, seed: rand.Uint64()}
-}
-
-func (t *stackTable) slot(hash uint64) uint64 {
-	return ((hash ^ t.seed) * 0x9E3779B97F4A7C15) >> t.shift
-}
-
-// put maps hash to stack k; hashes[k] must be hash.
-func (t *stackTable) put(hash uint64, k uint32, hashes []uint64) {
-	if 2*(t.n+1) > len(t.slots) {
-		t.grow(hashes)
-	}
-	mask := uint64(len(t.slots) - 1)
-	for i := t.slot(hash); ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.k == 0 {
-			s.fp, s.k = uint32(hash), k+1 // #nosec G115 -- the low bits, on purpose
-			t.n++
-			return
-		}
-		if s.fp == uint32(hash) && hashes[s.k-1] == hash { // #nosec G115 -- as above
-			s.k = k + 1
-			return
-		}
-	}
-}
-
-// get returns the stack of hash, given the stacks' hashes.
-func (t *stackTable) get(hash uint64, hashes []uint64) (uint32, bool) {
-	mask := uint64(len(t.slots) - 1)
-	for i := t.slot(hash); ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s.k == 0 {
-			return 0, false
-		}
-		if s.fp == uint32(hash) && hashes[s.k-1] == hash { // #nosec G115 -- the low bits, on purpose
-			return s.k - 1, true
-		}
-	}
-}
-
-func (t *stackTable) grow(hashes []uint64) {
-	old := t.slots
-	*t = newStackTable(len(old))
-	for _, s := range old {
-		if s.k != 0 {
-			t.put(hashes[s.k-1], s.k-1, hashes)
-		}
-	}
 }
 
 // builds records which builds each stack has rows in: one bit per build.

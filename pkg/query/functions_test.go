@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/pkg/evolution"
+	"github.com/flamediff/flamediff/pkg/internal/hashindex"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -13,7 +14,7 @@ import (
 func testIndex(stacks [][]string) *functionIndex {
 	table := &frameTable{index: map[uint64]uint32{}}
 	frameOf := map[string]uint32{}
-	x := &functionIndex{stack: newStackTable(len(stacks)), start: []uint32{0}, nameIDs: map[string]int32{}}
+	x := &functionIndex{stack: hashindex.New(len(stacks)), start: []uint32{0}, nameIDs: map[string]int32{}}
 	for k, s := range stacks {
 		var frames []uint32
 		for _, name := range s {
@@ -134,33 +135,5 @@ func TestChangedEdgesRandom(t *testing.T) {
 		if want := naiveChangedEdges(stacks, in, builds); !reflect.DeepEqual(got, want) {
 			t.Fatalf("stacks %v in %v: changed edges\n%v\nwant\n%v", stacks, in, got, want)
 		}
-	}
-}
-
-func TestStackTable(t *testing.T) {
-	tab := newStackTable(0)
-	rng := rand.New(rand.NewPCG(5, 6))
-	var hashes []uint64
-	keys := map[uint64]uint32{}
-	for range 5000 {
-		h := rng.Uint64()
-		if rng.IntN(4) == 0 {
-			h = h%64<<32 | 7 // same low 32 bits: fingerprints collide
-		}
-		if _, ok := keys[h]; ok {
-			continue
-		}
-		k := uint32(len(hashes))
-		hashes = append(hashes, h)
-		tab.put(h, k, hashes)
-		keys[h] = k
-	}
-	for h, k := range keys {
-		if got, ok := tab.get(h, hashes); !ok || got != k {
-			t.Fatalf("get(%x) = %d, %v; want %d", h, got, ok, k)
-		}
-	}
-	if _, ok := tab.get(99<<32|7, hashes); ok {
-		t.Error("found a hash never put")
 	}
 }

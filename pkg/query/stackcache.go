@@ -112,7 +112,7 @@ func (c *StackCache) uncached(runs []storage.Run) []storage.Run {
 }
 
 // fillRuns reads every stack of runs into the cache (callers pass the
-// uncached ones) and returns their hashes.
+// uncached ones) and returns their hashes, ascending, each once.
 func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []storage.Run) ([]uint64, error) {
 	c.mu.RLock()
 	gen := c.gen
@@ -130,13 +130,14 @@ func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.gen == gen {
 		for _, r := range runs {
 			c.ingests[r.IngestID] = true
 		}
 	}
-	return set.Hashes, nil
+	c.mu.Unlock()
+	slices.Sort(set.Hashes)
+	return slices.Compact(set.Hashes), nil // copies of a stack come side by side
 }
 
 // fill reads the stacks of app among hashes (callers pass those the cache

@@ -40,18 +40,3 @@ func TestHashes(t *testing.T) {
 		t.Error("stack hash ignores frame order")
 	}
 }
-
-func TestHashSet(t *testing.T) {
-	s := newHashSet(0)
-	want := map[uint64]bool{}
-	for i := range uint64(20000) {
-		h := (i * 7919) % 5003 // repeats, and 0
-		if got := s.add(h); got != !want[h] {
-			t.Fatalf("add(%d) = %v after %d adds", h, got, i)
-		}
-		want[h] = true
-	}
-	if s.n+1 != len(want) || !s.zero {
-		t.Errorf("%d hashes besides zero (%v), want %d", s.n, s.zero, len(want)-1)
-	}
-}

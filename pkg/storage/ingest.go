@@ -13,6 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/flamediff/flamediff/pkg/internal/hashindex"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
@@ -299,7 +300,7 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 // of each of 500k stacks after ten ingests of them). Two ingests at once
 // may both write a new stack; readers drop such copies.
 func (s *Store) unstoredStacks(ctx context.Context, app string, hashes []uint64) ([]int, error) {
-	stored := newHashSet(0)
+	stored := hashindex.NewSet(0)
 	if len(hashes) > 0 {
 		t, err := hashTable("_stack_hashes", hashes)
 		if err != nil {
@@ -313,7 +314,7 @@ func (s *Store) unstoredStacks(ctx context.Context, app string, hashes []uint64)
 		_, err = collect(rows, "look up stored stacks", func(scan func(...any) error) (struct{}, error) {
 			var h uint64
 			err := scan(&h)
-			stored.add(h)
+			stored.Add(h)
 			return struct{}{}, err
 		})
 		if err != nil {
@@ -322,7 +323,7 @@ func (s *Store) unstoredStacks(ctx context.Context, app string, hashes []uint64)
 	}
 	fresh := make([]int, 0, len(hashes))
 	for k, h := range hashes {
-		if !stored.has(h) {
+		if !stored.Has(h) {
 			fresh = append(fresh, k)
 		}
 	}

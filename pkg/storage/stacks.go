@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/ext"
+
+	"github.com/flamediff/flamediff/pkg/internal/hashindex"
 )
 
 // Frame is one frame of a stack read back from storage.
@@ -253,14 +254,19 @@ func (s *Store) Stacks(ctx context.Context, runs []Run, visit func(stackHash uin
 	text := make([]Frame, len(set.FrameHashes))
 	found := make([]bool, len(set.FrameHashes))
 	if err := s.Frames(ctx, runs[0].App, set.FrameHashes, func(f Frame) error {
-		i := set.index[f.Hash]
-		text[i], found[i] = f, true
+		if i, ok := set.frameAt(f.Hash); ok {
+			text[i], found[i] = f, true
+		}
 		return nil
 	}); err != nil {
 		return err
 	}
 	var stack []Frame
+	seen := hashindex.NewSet(len(set.Hashes))
 	for i, hash := range set.Hashes {
+		if !seen.Add(hash) { // a copy (see RunStackFrames)
+			continue
+		}
 		stack = stack[:0]
 		for _, f := range set.Frames[i] {
 			if !found[f] {
@@ -275,26 +281,30 @@ func (s *Store) Stacks(ctx context.Context, runs []Run, visit func(stackHash uin
 	return nil
 }
 
-// RunStackFrames calls visit once for every distinct stack in the samples
-// of runs, with its frame hashes root first. The stacks are selected by a
+// RunStackFrames calls visit for every distinct stack in the samples of
+// runs, with its frame hashes root first. The stacks are selected by a
 // subquery over the runs' stack lists (the run stacks table; no hash list
 // sent). The frames slice is reused between calls.
+//
+// A stack may come twice: the stacks table holds a stack twice when two
+// ingests at once both wrote it (or when older versions wrote it, which
+// wrote every stack of every ingest) until ClickHouse merges their parts.
+// Callers drop the copies where it matters (a sorted list of hashes
+// shows them side by side), which costs less than a set of every hash
+// read, and much less than a LIMIT 1 BY on the server (0.15 s of its CPU
+// per 500k stacks on merged parts).
 func (s *Store) RunStackFrames(ctx context.Context, runs []Run, visit func(stackHash uint64, frames []uint64) error) error {
 	g, err := newGrouping([][]Run{runs})
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
-	most := 0 // distinct stacks of the largest run: at least that many rows
-	for _, n := range g.stacks {
-		most = max(most, int(min(n, 1<<24))) // #nosec G115 -- bounded
-	}
 	return s.readStacks(ctx, "stack_hash "+s.in(ctx)+" (SELECT stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ?)",
-		[]any{g.app, g.app, groupSet(g.ids)}, nil, once(visit, most))
+		[]any{g.app, g.app, groupSet(g.ids)}, nil, visit)
 }
 
 // StackFrames calls visit with the frame hashes (root first) of each
-// stack of app among hashes, once per stack; a hash the stacks table does
-// not hold is skipped. The hashes travel as an external table, so the
+// stack of app among hashes (a stack may come twice, as in
+// RunStackFrames); a hash the stacks table does not hold is skipped. The hashes travel as an external table, so the
 // lookup is one query whatever their number, and the frames slice is
 // reused between calls.
 func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, visit func(stackHash uint64, frames []uint64) error) error {
@@ -305,103 +315,7 @@ func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, vi
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
-	return s.readStacks(ctx, "stack_hash "+s.in(ctx)+" _stack_hashes", []any{app}, t, once(visit, len(hashes)))
-}
-
-// once passes on the first row of each stack: the stacks table holds a
-// stack twice when two ingests at once both wrote it (or when older
-// versions wrote it, which wrote every stack of every ingest) until
-// ClickHouse merges their parts. Dropping the few copies here costs less
-// than a LIMIT 1 BY on the server (0.15 s of its CPU per 500k stacks on
-// merged parts). It expects about n stacks.
-func once(visit func(hash uint64, frames []uint64) error, n int) func(hash uint64, frames []uint64) error {
-	seen := newHashSet(n)
-	return func(hash uint64, frames []uint64) error {
-		if !seen.add(hash) {
-			return nil
-		}
-		return visit(hash, frames)
-	}
-}
-
-// hashSet is a set of stack hashes: open addressing over the hashes
-// (xxhash, so already mixed), one cache line per probe where a map takes
-// two or three, on reads of millions of rows.
-type hashSet struct {
-	slots []uint64 // 0 marks an empty slot
-	shift uint
-	n     int
-	zero  bool // holds 0
-	// seed is mixed into every slot: stored hashes come from ingested
-	// names, which could be chosen to crowd one run of slots.
-	seed uint64
-}
-
-// resize empties the set and sizes it for n hashes at half load.
-func (s *hashSet) resize(n int) {
-	size, shift := 1<<10, uint(54)
-	for size < 2*n+2 {
-		size, shift = 2*size, shift-1
-	}
-	s.slots, s.shift, s.n, s.seed = make([]uint64, size), shift, 0, rand.Uint64()
-}
-
-// add adds h and reports whether it was new.
-func (s *hashSet) add(h uint64) bool {
-	if h == 0 {
-		added := !s.zero
-		s.zero = true
-		return added
-	}
-	if 2*(s.n+1) > len(s.slots) {
-		s.grow()
-	}
-	mask := uint64(len(s.slots) - 1)
-	for i := s.slot(h); ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case h:
-			return false
-		case 0:
-			s.slots[i] = h
-			s.n++
-			return true
-		}
-	}
-}
-
-// has reports whether h is in the set.
-func (s *hashSet) has(h uint64) bool {
-	if h == 0 {
-		return s.zero
-	}
-	mask := uint64(len(s.slots) - 1)
-	for i := s.slot(h); ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case h:
-			return true
-		case 0:
-			return false
-		}
-	}
-}
-
-func (s *hashSet) slot(h uint64) uint64 { return ((h ^ s.seed) * 0x9E3779B97F4A7C15) >> s.shift }
-
-// newHashSet returns a set sized for n hashes.
-func newHashSet(n int) *hashSet {
-	s := &hashSet{}
-	s.resize(n)
-	return s
-}
-
-func (s *hashSet) grow() {
-	old := s.slots
-	s.resize(2 * s.n)
-	for _, h := range old {
-		if h != 0 {
-			s.add(h)
-		}
-	}
+	return s.readStacks(ctx, "stack_hash "+s.in(ctx)+" _stack_hashes", []any{app}, t, visit)
 }
 
 // Frames calls visit with the text of each frame of app among hashes
@@ -482,7 +396,7 @@ func hashTable(name string, hashes []uint64) (*ext.Table, error) {
 // StackSet collects stacks read from storage (RunStackFrames,
 // StackFrames) with their frames numbered in order of first appearance,
 // so that each distinct frame is looked up once however many stacks use
-// it.
+// it. A stack read twice is in it twice, with the same frames.
 type StackSet struct {
 	Hashes []uint64
 	// Frames[i] lists the frames of stack Hashes[i], root first, as
@@ -492,9 +406,9 @@ type StackSet struct {
 	// Refs is the number of frame references of all stacks.
 	Refs int
 
-	index  map[uint64]uint32
-	buf    []uint32
-	chunks [][]uint32
+	frameIndex hashindex.Index // of FrameHashes
+	buf        []uint32
+	chunks     [][]uint32
 }
 
 // Reserve makes room for n stacks.
@@ -503,22 +417,30 @@ func (s *StackSet) Reserve(n int) {
 	s.Frames = slices.Grow(s.Frames, n)
 }
 
+// frameAt returns the place of a frame hash in FrameHashes.
+func (s *StackSet) frameAt(hash uint64) (uint32, bool) {
+	if s.frameIndex.Len() == 0 {
+		return 0, false
+	}
+	return s.frameIndex.Get(hash, s.FrameHashes)
+}
+
 // setChunk is the size of the blocks stack frame lists are carved from:
 // sets hold millions of stacks, and one allocation each would dominate.
 const setChunk = 1 << 16
 
 // Add adds one stack; it fits the visit argument of the readers.
 func (s *StackSet) Add(hash uint64, frames []uint64) error {
-	if s.index == nil {
-		s.index = map[uint64]uint32{}
+	if s.FrameHashes == nil {
+		s.frameIndex = hashindex.New(1 << 10)
 	}
 	s.buf = s.buf[:0]
 	for _, h := range frames {
-		i, ok := s.index[h]
+		i, ok := s.frameIndex.Get(h, s.FrameHashes)
 		if !ok {
 			i = uint32(len(s.FrameHashes)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
-			s.index[h] = i
 			s.FrameHashes = append(s.FrameHashes, h)
+			s.frameIndex.Put(h, i, s.FrameHashes)
 		}
 		s.buf = append(s.buf, i)
 	}
