@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/internal/fault"
+	"github.com/flamediff/flamediff/pkg/internal/hashindex"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
@@ -316,7 +316,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	var missing []uint64
 	seen := map[uint64]bool{}
 	for _, r := range rest {
-		if _, ok := in.ids[r.hash]; !ok && !seen[r.hash] {
+		if _, ok := in.id(r.hash); !ok && !seen[r.hash] {
 			seen[r.hash] = true
 			missing = append(missing, r.hash)
 		}
@@ -326,10 +326,11 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	}
 	for _, r := range rest {
 		side, run := stage.sideRun(r.group)
-		b.AddRun(side, run, in.ids[r.hash], r.value, r.firstSeen)
+		id, _ := in.id(r.hash)
+		b.AddRun(side, run, id, r.value, r.firstSeen)
 	}
 	if known == nil {
-		cache.remember(all, slices.Collect(maps.Keys(in.ids)))
+		cache.remember(all, slices.Clone(in.hashes))
 	}
 	return b, nil
 }
@@ -416,7 +417,11 @@ func (s *staging) into(b *tree.Builder, in *interner) {
 	same := b.Stacks() == n
 	ids := make([]tree.StackID, n)
 	for k, h := range s.hashes {
-		ids[k] = in.ids[h]
+		if k < len(in.hashes) && in.hashes[k] == h { // interned in list order
+			ids[k] = in.ids[k]
+		} else {
+			ids[k], _ = in.id(h)
+		}
 		same = same && ids[k] == tree.StackID(k) // #nosec G115 -- k < n, a number of engine stacks
 	}
 	for _, side := range []tree.Side{tree.Head, tree.Base} {
@@ -451,12 +456,13 @@ func (e *Executor) cache() *StackCache {
 // by hand) is an error.
 func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, app string, hashes []uint64) error {
 	todo := hashes
-	if len(in.ids) == 0 { // the first stacks: sized for them at once
-		in.ids = make(map[uint64]tree.StackID, len(hashes))
+	if len(in.hashes) == 0 { // the first stacks: sized for them at once
+		in.index = hashindex.New(len(hashes))
+		in.hashes, in.ids = make([]uint64, 0, len(hashes)), make([]tree.StackID, 0, len(hashes))
 	} else {
 		todo = nil
 		for _, h := range hashes {
-			if _, ok := in.ids[h]; !ok {
+			if _, ok := in.id(h); !ok {
 				todo = append(todo, h)
 			}
 		}
@@ -481,8 +487,12 @@ func (e *Executor) intern(ctx context.Context, cache *StackCache, in *interner, 
 // interner puts stacks into an engine and maps storage stack hashes to
 // engine stacks. Each frame of the cache's frame table is interned once.
 type interner struct {
-	b   *tree.Builder
-	ids map[uint64]tree.StackID
+	b *tree.Builder
+	// hashes[i] is the storage hash of engine stack ids[i] (stacks equal
+	// in the engine share one); index finds i by hash.
+	hashes []uint64
+	ids    []tree.StackID
+	index  hashindex.Index
 	// frameIDs[i] is 1 + the engine frame id of frame i of table, or 0.
 	table    *frameTable
 	frameIDs []uint32
@@ -490,7 +500,16 @@ type interner struct {
 }
 
 func newInterner(b *tree.Builder) *interner {
-	return &interner{b: b, ids: map[uint64]tree.StackID{}}
+	return &interner{b: b, index: hashindex.New(0)}
+}
+
+// id returns the engine stack of a storage stack hash.
+func (in *interner) id(hash uint64) (tree.StackID, bool) {
+	i, ok := in.index.Get(hash, in.hashes)
+	if !ok {
+		return 0, false
+	}
+	return in.ids[i], true
 }
 
 // add interns a stack as the cache holds it. A new frame table (the
@@ -513,5 +532,7 @@ func (in *interner) add(hash uint64, frames []uint32, table *frameTable) {
 		}
 		in.stack = append(in.stack, id-1)
 	}
-	in.ids[hash] = in.b.Stack(in.stack)
+	in.hashes = append(in.hashes, hash)
+	in.ids = append(in.ids, in.b.Stack(in.stack))
+	in.index.Put(hash, uint32(len(in.hashes)-1), in.hashes) // #nosec G115 -- engine stacks are uint32 by design
 }

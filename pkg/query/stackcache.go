@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/flamediff/flamediff/pkg/internal/hashindex"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -27,9 +28,12 @@ type StackCache struct {
 	limit int
 	held  int
 	gen   uint64 // counts resets: an ingest read across one may be incomplete
-	// stacks maps a stack hash to its frames (root first) as indexes
-	// into text, which stay valid until the cache starts over.
-	stacks  map[uint64][]uint32
+	// hashes[i] is a stack's hash and frames[i] its frames (root
+	// first) as indexes into text, which stay valid until the cache
+	// starts over; index finds i by hash.
+	hashes  []uint64
+	frames  [][]uint32
+	index   hashindex.Index
 	text    *frameTable
 	ingests map[uint64]bool // ingests whose every stack is held
 	// selections maps a set of ingests (selectionKey) to the hashes of
@@ -58,7 +62,7 @@ func (c *StackCache) reset() {
 	c.gen++
 	c.held = 0
 	c.ingests = map[uint64]bool{}
-	c.stacks = map[uint64][]uint32{}
+	c.hashes, c.frames, c.index = nil, nil, hashindex.New(0)
 	c.text = &frameTable{index: map[uint64]uint32{}}
 	c.selections = map[string][]uint64{}
 }
@@ -176,8 +180,10 @@ func (c *StackCache) put(ctx context.Context, store *storage.Store, app string, 
 	if c.held+set.Refs > c.limit {
 		c.reset()
 	}
-	if len(c.stacks) == 0 { // sized at once: a cold query puts hundreds of thousands
-		c.stacks = make(map[uint64][]uint32, len(set.Hashes))
+	if len(c.hashes) == 0 { // sized at once: a cold query puts hundreds of thousands
+		c.index = hashindex.New(len(set.Hashes))
+		c.hashes = make([]uint64, 0, len(set.Hashes))
+		c.frames = make([][]uint32, 0, len(set.Hashes))
 	}
 	const missing = math.MaxUint32
 	renumber := make([]uint32, len(set.FrameHashes))
@@ -197,12 +203,18 @@ func (c *StackCache) put(ctx context.Context, store *storage.Store, app string, 
 	}
 next:
 	for k, fs := range set.Frames {
+		h := set.Hashes[k]
+		if _, ok := c.index.Get(h, c.hashes); ok { // held already, or a copy
+			continue
+		}
 		for j, l := range fs {
 			if fs[j] = renumber[l]; fs[j] == missing {
 				continue next
 			}
 		}
-		c.stacks[set.Hashes[k]] = fs
+		c.hashes = append(c.hashes, h)
+		c.frames = append(c.frames, fs)
+		c.index.Put(h, uint32(len(c.hashes)-1), c.hashes) // #nosec G115 -- the limit keeps it far below 2^32
 		c.held += len(fs)
 	}
 	return nil
@@ -215,12 +227,12 @@ func (c *StackCache) resolve(hashes []uint64, visit func(hash uint64, frames []u
 	defer c.mu.RUnlock()
 	var lacking []uint64
 	for _, h := range hashes {
-		frames, ok := c.stacks[h]
+		i, ok := c.index.Get(h, c.hashes)
 		if !ok {
 			lacking = append(lacking, h)
 			continue
 		}
-		visit(h, frames, c.text)
+		visit(h, c.frames[i], c.text)
 	}
 	return lacking
 }
