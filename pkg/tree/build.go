@@ -482,20 +482,8 @@ func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
 		return out
 	}
 	mid := len(s) / 2
-	left, right := slices.Clone(s[:mid]), s[mid:]
-	done := make(chan struct{})
-	var p *carried
-	go func() {
-		p = carry(func() {
-			fault.Point("tree.sort")
-			slices.SortFunc(left, compare)
-		})
-		close(done)
-	}()
-	right = slices.Clone(right)
-	slices.SortFunc(right, compare)
-	<-done
-	p.rethrow()
+	left, right := slices.Clone(s[:mid]), slices.Clone(s[mid:])
+	onTwoCores(true, "tree.sort", func() { slices.SortFunc(left, compare) }, func() { slices.SortFunc(right, compare) })
 	out = out[:0]
 	for len(left) > 0 && len(right) > 0 {
 		if compare(right[0], left[0]) < 0 {

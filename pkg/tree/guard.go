@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/flamediff/flamediff/pkg/internal/fault"
 )
 
 // stopper tells the layout to give up once the context given to
@@ -60,6 +62,30 @@ func carry(f func()) (p *carried) {
 	}()
 	f()
 	return nil
+}
+
+// onTwoCores runs first on another core and second on this one, and
+// returns when both are done, with the other core's panic rethrown here;
+// unless worth, when it runs both here. point names the other core's
+// fault point.
+func onTwoCores(worth bool, point string, first, second func()) {
+	if !worth {
+		first()
+		second()
+		return
+	}
+	done := make(chan struct{})
+	var p *carried
+	go func() {
+		p = carry(func() {
+			fault.Point(point)
+			first()
+		})
+		close(done)
+	}()
+	second()
+	<-done
+	p.rethrow()
 }
 
 // rethrow panics again, on the waiting goroutine, with what f panicked

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flamediff/flamediff/pkg/internal/fault"
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
@@ -210,42 +209,41 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	nodes := t.Nodes
 	w := test.width()
 	vals := make([]float64, len(nodes)*w)
-	l.v.b.addRunsTo(vals, w, l.v.active, l.owner)
 	parent := parents(nodes)
-	for i := len(nodes) - 1; i > 0; i-- {
-		addRuns(vals[int(parent[i])*w:], vals[i*w:(i+1)*w])
+	// Each node's per-run totals: the values of the stacks it owns,
+	// summed up the tree. The runs are columns of vals, so half of them
+	// can go to another core when the tree is big.
+	sum := func(lo, hi int) func() {
+		return func() {
+			l.v.b.addRunsTo(vals, w, lo, hi, l.v.active, l.owner)
+			for i := len(nodes) - 1; i > 0; i-- {
+				at, p := i*w, int(parent[i])*w
+				addRuns(vals[p+lo:p+hi], vals[at+lo:at+hi])
+			}
+		}
 	}
+	big := len(nodes) >= 1<<12
+	onTwoCores(big, "tree.stats", sum(0, w/2), sum(w/2, w))
 	if len(l.v.active) < len(l.v.all) {
 		// Under Focus the root stands for the whole tree.
 		clear(vals[:w])
-		l.v.b.addRunsTo(vals, w, l.v.all, nil)
+		l.v.b.addRunsTo(vals, w, 0, w, l.v.all, nil)
 	}
 	test.setRoot(vals[:w:w])
 	st := make([]NodeStats, len(nodes))
-	testRange := func(test *tester, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			st[i] = test.test(vals[i*w:(i+1)*w:(i+1)*w], t.Delta(i))
+	testRange := func(test *tester, lo, hi int) func() {
+		return func() {
+			for i := lo; i < hi; i++ {
+				st[i] = test.test(vals[i*w:(i+1)*w:(i+1)*w], t.Delta(i))
+			}
 		}
 	}
-	// The tests (a t distribution each) are the larger part of the cost:
-	// half of them go to another core when there are many.
-	mid := 0
-	var done chan struct{}
-	var p *carried // the other core's panic, rethrown here
-	if len(nodes) >= 1<<12 {
-		mid, done = len(nodes)/2, make(chan struct{})
-		go func() {
-			p = carry(func() {
-				fault.Point("tree.stats")
-				testRange(test.clone(), 0, mid)
-			})
-			close(done)
-		}()
-	}
-	testRange(test, mid, len(nodes))
-	if done != nil {
-		<-done
-		p.rethrow()
+	// The tests (a t distribution each) are the larger part of the cost.
+	if big {
+		mid := len(nodes) / 2
+		onTwoCores(true, "tree.stats", testRange(test.clone(), 0, mid), testRange(test, mid, len(nodes)))
+	} else {
+		testRange(test, 0, len(nodes))()
 	}
 	for i, info := range l.others {
 		st[i].OtherCount, st[i].OtherMaxDelta = info.count, info.maxDelta
@@ -312,22 +310,25 @@ func (b *Builder) addStackRuns(runs []float64, id uint32) {
 
 // addRunsTo adds the per-run values of each stack of ids to the row of
 // its owner in vals (rows of w: head runs, then base runs; row 0 when
-// owner is nil), run by run so that the values are read in memory order.
-func (b *Builder) addRunsTo(vals []float64, w int, ids []uint32, owner []int32) {
-	for s, off := range [2]int{Base: b.runs[Head], Head: 0} {
+// owner is nil), for the runs in columns lo to hi of those rows, run by
+// run so that the values are read in memory order.
+func (b *Builder) addRunsTo(vals []float64, w, lo, hi int, ids []uint32, owner []int32) {
+	for col := lo; col < hi; col++ {
+		s, r := Head, col
+		if col >= b.runs[Head] {
+			s, r = Base, col-b.runs[Head]
+		}
 		c := b.runCap[s]
-		for r := range b.runs[s] {
-			row := b.runValue[s][r*c : (r+1)*c]
-			for _, id := range ids {
-				if int(id) >= c {
-					continue
-				}
-				at := off + r
-				if owner != nil {
-					at += int(owner[id]) * w
-				}
-				vals[at] += float64(row[id])
+		row := b.runValue[s][r*c : (r+1)*c]
+		for _, id := range ids {
+			if int(id) >= c {
+				continue
 			}
+			at := col
+			if owner != nil {
+				at += int(owner[id]) * w
+			}
+			vals[at] += float64(row[id])
 		}
 	}
 }
