@@ -284,7 +284,7 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 	}
 	err := e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
 		r := valueRow{g, hash, value, firstSeen}
-		if stage == nil && listErr == nil {
+		if stage == nil && listErr == nil && len(pending)%1024 == 0 { // a look per row would cost more than the row
 			if take(false); listErr != nil {
 				return listErr
 			}
