@@ -345,12 +345,17 @@ func (s *Store) Frames(ctx context.Context, app string, hashes []uint64, visit f
 }
 
 // frameHashBytes renders a stack's frame hashes as one string of 8
-// little-endian bytes per hash: clickhouse-go decodes an Array(UInt64)
-// row by reflection, one element at a time, which costs several times
-// what the server spends on the whole read. (The detour through hex and
-// toFixedString keeps the trailing zero bytes that reinterpretAsString
-// and FixedString-to-String casts drop on older servers.)
-const frameHashBytes = "unhex(arrayStringConcat(arrayMap(h -> hex(toFixedString(reinterpretAsString(h), 8)), frame_hashes)))"
+// little-endian bytes per hash, each with its top bit set, and
+// frameHashTops says which of them have it ('1') or not ('0'):
+// clickhouse-go decodes an Array(UInt64) row by reflection, one element
+// at a time, which costs several times what the server spends on the
+// whole read. reinterpretAsString drops a number's trailing zero bytes,
+// and a set top bit leaves none: 1.5x cheaper on the server than a detour
+// through hex.
+const (
+	frameHashBytes = "arrayStringConcat(arrayMap(h -> reinterpretAsString(bitOr(h, 9223372036854775808)), frame_hashes))"
+	frameHashTops  = "arrayStringConcat(arrayMap(h -> if(h >= 9223372036854775808, '1', '0'), frame_hashes))"
+)
 
 // readStacks reads the stack rows of app that match where, passing ext
 // along as external data. The frames slice is reused.
@@ -358,23 +363,27 @@ func (s *Store) readStacks(ctx context.Context, where string, args []any, ext *e
 	if ext != nil {
 		ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(ext))
 	}
-	rows, err := s.conn.Query(ctx, "SELECT stack_hash, "+frameHashBytes+" FROM "+s.q.stacks+" WHERE app = ? AND "+where, args...)
+	rows, err := s.conn.Query(ctx, "SELECT stack_hash, "+frameHashBytes+", "+frameHashTops+" FROM "+s.q.stacks+" WHERE app = ? AND "+where, args...)
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
 	var hash uint64
-	var raw []byte
+	var raw, tops []byte
 	var frames []uint64
 	_, err = collect(rows, "read stacks", func(scan func(...any) error) (struct{}, error) {
-		if err := scan(&hash, &raw); err != nil {
+		if err := scan(&hash, &raw, &tops); err != nil {
 			return struct{}{}, err
 		}
-		if len(raw)%8 != 0 {
-			return struct{}{}, fmt.Errorf("stack %x: %d bytes of frame hashes, not a multiple of 8", hash, len(raw))
+		if len(raw) != 8*len(tops) {
+			return struct{}{}, fmt.Errorf("stack %x: %d bytes for %d frame hashes", hash, len(raw), len(tops))
 		}
 		frames = frames[:0]
-		for i := 0; i < len(raw); i += 8 {
-			frames = append(frames, binary.LittleEndian.Uint64(raw[i:]))
+		for i, top := range tops {
+			h := binary.LittleEndian.Uint64(raw[8*i:])
+			if top != '1' {
+				h &^= 1 << 63
+			}
+			frames = append(frames, h)
 		}
 		return struct{}{}, row(hash, frames)
 	})
