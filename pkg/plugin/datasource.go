@@ -6,7 +6,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"runtime/debug"
 	"sync"
@@ -80,23 +79,15 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 	}
 	d.store = store
 	d.gate = newGate(s.MaxQueries, s.QueueTimeoutDuration())
-	raiseMemoryLimit(int64(s.MaxQueries)*s.queryMemory() + stackCacheBytes)
+	budgets.claim(d, int64(s.MaxQueries)*s.queryMemory()+stackCacheBytes)
 	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0), MaxMemory: s.queryMemory()}
 	return nil
 }
 
-// raiseMemoryLimit sets the process's soft memory limit to at least n
-// bytes (to n when none is set): the garbage collector would let the heap
-// grow to twice what the queries hold, and a limit of what they may hold
-// keeps it near that. Instances raise it, never lower it.
-func raiseMemoryLimit(n int64) {
-	if cur := debug.SetMemoryLimit(-1); cur == math.MaxInt64 || n > cur {
-		debug.SetMemoryLimit(n)
-	}
-}
-
-// Dispose closes the connection pool.
+// Dispose closes the connection pool and gives the instance's memory
+// budget back.
 func (d *Datasource) Dispose() {
+	budgets.release(d)
 	if d.store != nil {
 		if err := d.store.Close(); err != nil {
 			log.DefaultLogger.Warn("closing ClickHouse connections", "error", err)
