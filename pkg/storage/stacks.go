@@ -428,9 +428,6 @@ func (s *StackSet) Reserve(n int) {
 
 // frameAt returns the place of a frame hash in FrameHashes.
 func (s *StackSet) frameAt(hash uint64) (uint32, bool) {
-	if s.frameIndex.Len() == 0 {
-		return 0, false
-	}
 	return s.frameIndex.Get(hash, s.FrameHashes)
 }
 
@@ -440,7 +437,7 @@ const setChunk = 1 << 16
 
 // Add adds one stack; it fits the visit argument of the readers.
 func (s *StackSet) Add(hash uint64, frames []uint64) error {
-	if s.FrameHashes == nil {
+	if s.FrameHashes == nil { // sized for a program's functions at once
 		s.frameIndex = hashindex.New(1 << 10)
 	}
 	s.buf = s.buf[:0]

@@ -8,8 +8,8 @@ package hashindex
 import "math/rand/v2"
 
 // Index maps hashes to their place in a list the caller keeps (keys):
-// Put(h, k, keys) requires keys[k] == h. Its zero value is not ready: use
-// New.
+// Put(h, k, keys) requires keys[k] == h. Its zero value is an empty
+// index; New sizes one.
 type Index struct {
 	slots []slot
 	shift uint
@@ -63,6 +63,9 @@ func (t *Index) Put(hash uint64, k uint32, keys []uint64) {
 
 // Get returns the place of hash in keys.
 func (t *Index) Get(hash uint64, keys []uint64) (uint32, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
 	mask := uint64(len(t.slots) - 1)
 	for i := t.slot(hash); ; i = (i + 1) & mask {
 		s := t.slots[i]
@@ -85,7 +88,7 @@ func (t *Index) grow(keys []uint64) {
 	}
 }
 
-// Set is a set of hashes.
+// Set is a set of hashes; its zero value is an empty set.
 type Set struct {
 	keys  []uint64
 	index Index

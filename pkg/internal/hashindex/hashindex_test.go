@@ -6,7 +6,11 @@ import (
 )
 
 func TestIndex(t *testing.T) {
-	tab := New(0)
+	var zero Index
+	if _, ok := zero.Get(1, nil); ok || zero.Len() != 0 {
+		t.Error("the zero index holds something")
+	}
+	tab := zero // grows from nothing
 	rng := rand.New(rand.NewPCG(5, 6))
 	var hashes []uint64
 	keys := map[uint64]uint32{}
@@ -43,7 +47,7 @@ func TestIndex(t *testing.T) {
 }
 
 func TestSet(t *testing.T) {
-	s := NewSet(0)
+	var s Set
 	want := map[uint64]bool{}
 	for i := range uint64(20000) {
 		h := (i * 7919) % 5003 // repeats, and 0
