@@ -295,19 +295,6 @@ func (t *Tree) folder(st []NodeStats, parent []uint32, test *tester) func(out []
 	}
 }
 
-// addStackRuns adds stack id's per-run values to runs (head runs, then
-// base runs).
-func (b *Builder) addStackRuns(runs []float64, id uint32) {
-	for s, off := range [2]int{Base: b.runs[Head], Head: 0} {
-		if c := b.runCap[s]; int(id) < c {
-			rv := b.runValue[s]
-			for r := range b.runs[s] {
-				runs[off+r] += float64(rv[r*c+int(id)])
-			}
-		}
-	}
-}
-
 // addRunsTo adds the per-run values of each stack of ids to the row of
 // its owner in vals (rows of w: head runs, then base runs; row 0 when
 // owner is nil), for the runs in columns lo to hi of those rows, run by
