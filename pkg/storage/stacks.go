@@ -304,9 +304,9 @@ func (s *Store) RunStackFrames(ctx context.Context, runs []Run, visit func(stack
 
 // StackFrames calls visit with the frame hashes (root first) of each
 // stack of app among hashes (a stack may come twice, as in
-// RunStackFrames); a hash the stacks table does not hold is skipped. The hashes travel as an external table, so the
-// lookup is one query whatever their number, and the frames slice is
-// reused between calls.
+// RunStackFrames); a hash the stacks table does not hold is skipped. The
+// hashes travel as an external table, so the lookup is one query whatever
+// their number, and the frames slice is reused between calls.
 func (s *Store) StackFrames(ctx context.Context, app string, hashes []uint64, visit func(stackHash uint64, frames []uint64) error) error {
 	if len(hashes) == 0 {
 		return nil
@@ -442,7 +442,7 @@ func (s *StackSet) Add(hash uint64, frames []uint64) error {
 	}
 	s.buf = s.buf[:0]
 	for _, h := range frames {
-		i, ok := s.frameIndex.Get(h, s.FrameHashes)
+		i, ok := s.frameAt(h)
 		if !ok {
 			i = uint32(len(s.FrameHashes)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 			s.FrameHashes = append(s.FrameHashes, h)
