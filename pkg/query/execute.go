@@ -202,7 +202,7 @@ type valueRow struct {
 // ClickHouse and cached), then interns them in the engine in that order.
 // Meanwhile the values stream in; once the list is out, each row goes to
 // its run's slot of its stack's place in the list (rows that come before
-// wait, and go there while the side line interns). Each run's rows arrive
+// wait, and go there while the side line reads frame texts and interns). Each run's rows arrive
 // in ascending hash order (the run stacks table's sort key), so finding a
 // row's place is a step forward in the list and its value lands next to
 // the last one's. Once interned, stack k of the list is engine stack k:
@@ -242,16 +242,22 @@ func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Bu
 			}
 		}()
 		fault.Point("query.stackreader")
+		list := func(hashes []uint64) {
+			listed <- listing{hashes: hashes}
+			sent = true
+		}
 		hashes := known
 		if missing := cache.uncached(all); known == nil && len(missing) > 0 {
+			// listed before the frame texts are read: the waiting
+			// values need only the list
 			var err error
-			if hashes, err = cache.fillRuns(ctx, e.Store, missing); err != nil {
+			if hashes, err = cache.fillRuns(ctx, e.Store, missing, list); err != nil {
 				end(err)
 				return
 			}
+		} else {
+			list(hashes)
 		}
-		listed <- listing{hashes: hashes}
-		sent = true
 		end(e.intern(ctx, cache, in, app, hashes))
 	}()
 	b := in.b

@@ -101,7 +101,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	}
 	head, _ := store.Runs(ctx, "app", []string{"head"}, nil)
 	base, _ := store.Runs(ctx, "app", []string{"base"}, nil)
-	listed, err := NewStackCache(0).fillRuns(ctx, store, append(head, base...))
+	listed, err := NewStackCache(0).fillRuns(ctx, store, append(head, base...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*fun
 	hashes := cache.selection(runs)
 	if hashes == nil {
 		var err error
-		if hashes, err = cache.fillRuns(ctx, e.Store, runs); err != nil {
+		if hashes, err = cache.fillRuns(ctx, e.Store, runs, nil); err != nil {
 			return nil, err
 		}
 		cache.remember(runs, hashes)

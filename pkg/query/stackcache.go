@@ -116,8 +116,10 @@ func (c *StackCache) uncached(runs []storage.Run) []storage.Run {
 }
 
 // fillRuns reads every stack of runs into the cache (callers pass the
-// uncached ones) and returns their hashes, ascending, each once.
-func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []storage.Run) ([]uint64, error) {
+// uncached ones) and returns their hashes, ascending, each once. listed,
+// if not nil, gets the same list as soon as the stacks are read, before
+// their frame texts are: a caller waiting for it works meanwhile.
+func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []storage.Run, listed func([]uint64)) ([]uint64, error) {
 	c.mu.RLock()
 	gen := c.gen
 	c.mu.RUnlock()
@@ -130,6 +132,13 @@ func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []
 	if err := store.RunStackFrames(ctx, runs, set.Add); err != nil {
 		return nil, err
 	}
+	// put needs set.Hashes in read order, beside set.Frames
+	hashes := slices.Clone(set.Hashes)
+	slices.Sort(hashes)
+	hashes = slices.Compact(hashes) // copies of a stack come side by side
+	if listed != nil {
+		listed(hashes)
+	}
 	if err := c.put(ctx, store, runs[0].App, &set); err != nil {
 		return nil, err
 	}
@@ -140,8 +149,7 @@ func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []
 		}
 	}
 	c.mu.Unlock()
-	slices.Sort(set.Hashes)
-	return slices.Compact(set.Hashes), nil // copies of a stack come side by side
+	return hashes, nil
 }
 
 // fill reads the stacks of app among hashes (callers pass those the cache
