@@ -108,10 +108,18 @@ func nodeStatFields(st []tree.NodeStats) data.Fields {
 	fields := statFields(len(st), func(i int) tree.NodeStats { return st[i] })
 	headRuns, baseRuns := make([]string, len(st)), make([]string, len(st))
 	otherCount, otherMaxDelta := make([]int64, len(st)), make([]float64, len(st))
-	for i, s := range st {
-		headRuns[i], baseRuns[i] = jsonArray(s.HeadRuns), jsonArray(s.BaseRuns)
-		otherCount[i], otherMaxDelta[i] = int64(s.OtherCount), s.OtherMaxDelta
-	}
+	// Writing the per-run numbers is most of a big frame's cost: one
+	// side on each core.
+	tree.OnTwoCores(len(st) >= 1<<12, "frames.runs", func() {
+		for i, s := range st {
+			headRuns[i] = jsonArray(s.HeadRuns)
+		}
+	}, func() {
+		for i, s := range st {
+			baseRuns[i] = jsonArray(s.BaseRuns)
+			otherCount[i], otherMaxDelta[i] = int64(s.OtherCount), s.OtherMaxDelta
+		}
+	})
 	return append(fields,
 		data.NewField("headRuns", nil, headRuns),
 		data.NewField("baseRuns", nil, baseRuns),

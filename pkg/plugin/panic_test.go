@@ -110,6 +110,7 @@ func TestPanicIsQueryError(t *testing.T) {
 		{"tree.sort", true},
 		{"tree.layout", true},
 		{"tree.stats", true},
+		{"frames.runs", true},
 		{"query.stackreader", false},
 		{"query.render", false},
 	} {

@@ -483,7 +483,7 @@ func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
 	}
 	mid := len(s) / 2
 	left, right := slices.Clone(s[:mid]), slices.Clone(s[mid:])
-	onTwoCores(true, "tree.sort", func() { slices.SortFunc(left, compare) }, func() { slices.SortFunc(right, compare) })
+	OnTwoCores(true, "tree.sort", func() { slices.SortFunc(left, compare) }, func() { slices.SortFunc(right, compare) })
 	out = out[:0]
 	for len(left) > 0 && len(right) > 0 {
 		if compare(right[0], left[0]) < 0 {

@@ -64,11 +64,12 @@ func carry(f func()) (p *carried) {
 	return nil
 }
 
-// onTwoCores runs first on another core and second on this one, and
-// returns when both are done, with the other core's panic rethrown here;
-// unless worth, when it runs both here. point names the other core's
-// fault point.
-func onTwoCores(worth bool, point string, first, second func()) {
+// OnTwoCores runs first on another core and second on this one, and
+// returns when both are done, with the other core's panic rethrown here
+// as a *CorePanic; unless worth, when it runs both here. point names the
+// other core's fault point. Packages that turn trees into answers use
+// it too, so that a panic there reaches the caller the same way.
+func OnTwoCores(worth bool, point string, first, second func()) {
 	if !worth {
 		first()
 		second()

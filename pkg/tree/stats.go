@@ -223,7 +223,7 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 		}
 	}
 	big := len(nodes) >= 1<<12
-	onTwoCores(big, "tree.stats", sum(0, w/2), sum(w/2, w))
+	OnTwoCores(big, "tree.stats", sum(0, w/2), sum(w/2, w))
 	if len(l.v.active) < len(l.v.all) {
 		// Under Focus the root stands for the whole tree.
 		clear(vals[:w])
@@ -241,7 +241,7 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	// The tests (a t distribution each) are the larger part of the cost.
 	if big {
 		mid := len(nodes) / 2
-		onTwoCores(true, "tree.stats", testRange(test.clone(), 0, mid), testRange(test, mid, len(nodes)))
+		OnTwoCores(true, "tree.stats", testRange(test.clone(), 0, mid), testRange(test, mid, len(nodes)))
 	} else {
 		testRange(test, 0, len(nodes))()
 	}
