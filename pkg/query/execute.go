@@ -202,12 +202,13 @@ type valueRow struct {
 // ClickHouse and cached), then interns them in the engine in that order.
 // Meanwhile the values stream in; once the list is out, each row goes to
 // its run's slot of its stack's place in the list (rows that come before
-// wait, and go there while the side line reads frame texts and interns). Each run's rows arrive
-// in ascending hash order (the run stacks table's sort key), so finding a
-// row's place is a step forward in the list and its value lands next to
-// the last one's. Once interned, stack k of the list is engine stack k:
-// the staged values become the engine's per-run table as they are. Rows
-// of stacks not in the list are read by hash and added one by one.
+// wait, and go there while the side line reads frame texts and interns).
+// Each run's rows arrive in ascending hash order (the run stacks table's
+// sort key), so finding a row's place is a step forward in the list and
+// its value lands next to the last one's. Once interned, stack k of the
+// list is engine stack k: the staged values become the engine's per-run
+// table as they are. Rows of stacks not in the list are read by hash and
+// added one by one.
 func (e *Executor) load(ctx context.Context, head, base []storage.Run) (*tree.Builder, error) {
 	all := append(head[:len(head):len(head)], base...) // Store.Runs lists them by start time
 	if err := e.admit(all); err != nil {
