@@ -82,7 +82,9 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, t
 		l.owner = make([]int32, len(v.b.stackKey))
 		l.others = make(map[int32]otherInfo)
 	}
-	l.ids = sortInHalves(v.active, func(x, y uint32) int {
+	l.ids = sortInHalves(v.active, func(part []uint32) {
+		(&stackSorter{v: v, inverted: inverted}).sort(part)
+	}, func(x, y uint32) int {
 		v.b.stop.check()
 		return compareStacks(v.stack(x), v.stack(y), inverted)
 	})
@@ -472,18 +474,19 @@ func (n *Node) scale(runs [2]int) {
 	}
 }
 
-// sortInHalves returns a sorted copy of s, sorting its halves on two
-// goroutines and merging them when s is large: the stack sort is the
-// largest single cost of a Build, and the database is idle meanwhile.
-func sortInHalves(s []uint32, compare func(x, y uint32) int) []uint32 {
+// sortInHalves returns a copy of s sorted by sort, sorting its halves on
+// two goroutines and merging them by compare (the same order) when s is
+// large: the stack sort is the largest single cost of a Build, and the
+// database is idle meanwhile.
+func sortInHalves(s []uint32, sort func([]uint32), compare func(x, y uint32) int) []uint32 {
 	out := slices.Clone(s)
 	if len(s) < 1<<12 {
-		slices.SortFunc(out, compare)
+		sort(out)
 		return out
 	}
 	mid := len(s) / 2
 	left, right := slices.Clone(s[:mid]), slices.Clone(s[mid:])
-	OnTwoCores(true, "tree.sort", func() { slices.SortFunc(left, compare) }, func() { slices.SortFunc(right, compare) })
+	OnTwoCores(true, "tree.sort", func() { sort(left) }, func() { sort(right) })
 	out = out[:0]
 	for len(left) > 0 && len(right) > 0 {
 		if compare(right[0], left[0]) < 0 {

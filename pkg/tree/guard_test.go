@@ -3,6 +3,7 @@ package tree
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +58,13 @@ func TestPanicOnAnotherCoreReachesCaller(t *testing.T) {
 			t.Errorf("carried stack lacks the goroutine that panicked:\n%s", cp.Stack)
 		}
 	}()
-	sortInHalves(s, func(x, y uint32) int {
+	compare := func(x, y uint32) int {
 		if x == 1 || y == 1 { // in the half sorted on the other goroutine
 			panic("left half broke")
 		}
 		return int(x) - int(y)
-	})
+	}
+	sortInHalves(s, func(s []uint32) { slices.SortFunc(s, compare) }, compare)
 	t.Error("sortInHalves returned")
 }
 

@@ -1,9 +1,9 @@
 package tree
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -171,12 +171,11 @@ func (v *view) firstSeen(id uint32) uint64 {
 
 // compareStacks orders stacks so that stacks sharing a prefix (a suffix
 // when inverted) are contiguous and a stack comes before its extensions,
-// which is all a trie layout needs: lexicographically by the bytes of the
-// frame ids (a vectorised memcmp), or by frame id read leaf first when
-// inverted.
+// which is all a trie layout needs: lexicographically by frame id, read
+// leaf first when inverted (the order stackSorter sorts in).
 func compareStacks(x, y []uint32, inverted bool) int {
 	if !inverted {
-		return bytes.Compare(frameBytes(x), frameBytes(y))
+		return slices.Compare(x, y)
 	}
 	i, j := len(x)-1, len(y)-1
 	for ; i >= 0 && j >= 0; i, j = i-1, j-1 {
