@@ -76,5 +76,11 @@ node -e '
   if (bad.length) { console.error(bad.join("\n")); process.exit(1); }
   console.log("dist/ holds the app, the data source with its backend, and the panel");
 '
+# Grafana's plugin validator checks the plugin id linked into the binary
+# against the plugin.json next to it: the data source's, not the app's.
+ds_id=$(node -p 'require("./src/datasource/plugin.json").id')
+go version -m dist/datasource/gpx_flamediff_linux_amd64 | grep -q "main.pluginID=$ds_id" ||
+  { echo "the backend binary does not carry the data source's plugin id $ds_id" >&2; exit 1; }
+echo "the backend binary carries the plugin id $ds_id"
 
 log "all tests passed"
