@@ -14,6 +14,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY pkg ./pkg
+COPY cmd ./cmd
+COPY internal ./internal
 # Static, stripped binaries like `mage -v` (grafana-plugin-sdk-go/build)
 # makes; the nested data source's executable lives in dist/datasource/.
 ENV CGO_ENABLED=0
@@ -21,7 +23,7 @@ RUN for arch in amd64 arm64; do \
       GOOS=linux GOARCH=$arch go build -ldflags '-w -s' \
         -o /out/datasource/gpx_flamediff_linux_$arch ./pkg || exit 1; \
     done \
- && go build -ldflags '-w -s' -o /out/flamediff ./pkg/cmd/flamediff
+ && go build -ldflags '-w -s' -o /out/flamediff ./cmd/flamediff
 
 FROM node:${NODE_VERSION}-bookworm AS frontend
 WORKDIR /src

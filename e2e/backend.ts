@@ -19,7 +19,7 @@ export function buildGo(pkg: string, dir: string): string {
 
 /** flamediffBin builds the CLI into dir (or takes FLAMEDIFF_BIN) and returns its path. */
 export function flamediffBin(dir: string): string {
-  return process.env.FLAMEDIFF_BIN || buildGo('./pkg/cmd/flamediff', dir);
+  return process.env.FLAMEDIFF_BIN || buildGo('./cmd/flamediff', dir);
 }
 
 /** flamediff returns a runner of the CLI (bin, else built into dir) printing stdout. */
@@ -48,12 +48,12 @@ export interface ClickHouse {
   stop(): void;
 }
 
-/** clickhouse reuses FLAMEDIFF_CLICKHOUSE_ADDR or starts ./pkg/chtest/cmd/chserver. */
+/** clickhouse reuses FLAMEDIFF_CLICKHOUSE_ADDR or starts ./internal/chtest/cmd/chserver. */
 export async function clickhouse(dir: string): Promise<ClickHouse> {
   if (process.env.FLAMEDIFF_CLICKHOUSE_ADDR) {
     return { addr: process.env.FLAMEDIFF_CLICKHOUSE_ADDR, stop: () => undefined };
   }
-  const server: ChildProcess = spawn(buildGo('./pkg/chtest/cmd/chserver', dir), [], {
+  const server: ChildProcess = spawn(buildGo('./internal/chtest/cmd/chserver', dir), [], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const first = await new Promise<string>((ok, fail) => {

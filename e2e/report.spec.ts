@@ -22,7 +22,7 @@ let run: (args: string[]) => Promise<string>;
 
 test.beforeAll(() => {
   dir = tempDir();
-  bin = buildGo('./pkg/cmd/flamediff', dir);
+  bin = buildGo('./cmd/flamediff', dir);
   run = (args) =>
     new Promise((ok, fail) => {
       const p = spawn(bin, args, { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });

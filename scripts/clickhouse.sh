@@ -16,12 +16,12 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# start_clickhouse DIR starts pkg/chtest's private ClickHouse (free loopback
+# start_clickhouse DIR starts internal/chtest's private ClickHouse (free loopback
 # ports, data in a temporary directory removed when it stops), sets
 # server_pid and exports FLAMEDIFF_CLICKHOUSE_ADDR (host:port, native).
 start_clickhouse() {
   local dir=$1
-  go build -o "$dir/chserver" ./pkg/chtest/cmd/chserver
+  go build -o "$dir/chserver" ./internal/chtest/cmd/chserver
   "$dir/chserver" >"$dir/chserver.out" 2>"$dir/chserver.err" &
   server_pid=$!
   for _ in $(seq 1 120); do

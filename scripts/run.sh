@@ -39,7 +39,7 @@ trap 'exit 130' INT TERM
 
 echo "starting a private ClickHouse"
 start_clickhouse "$work"
-go build -o "$work/flamediff" ./pkg/cmd/flamediff
+go build -o "$work/flamediff" ./cmd/flamediff
 dsn="clickhouse://$FLAMEDIFF_CLICKHOUSE_ADDR/flamediff"
 "$work/flamediff" migrate --dsn "$dsn"
 "$work/flamediff" seed --dsn "$dsn"

@@ -33,15 +33,15 @@ echo "ClickHouse at $FLAMEDIFF_CLICKHOUSE_ADDR"
 # Patterns name the Go trees: ./... would wander into node_modules, where
 # some npm packages ship Go files.
 log "go vet"
-go vet ./pkg/... ./provisioning/...
+go vet ./pkg/... ./cmd/... ./internal/... ./provisioning/...
 
 log "Go tests (unit and integration)"
-go test -count=1 -timeout 30m ./pkg/... ./provisioning/...
+go test -count=1 -timeout 30m ./pkg/... ./cmd/... ./internal/... ./provisioning/...
 
 # Every fuzz target of every package (ingestion formats, git diffs,
 # settings, query models, the engine), each for a bounded time.
 log "Go fuzz targets, ${FUZZTIME:=10s} each"
-for dir in $(grep -rl --include='*_test.go' '^func Fuzz' pkg | xargs -n1 dirname | sort -u); do
+for dir in $(grep -rl --include='*_test.go' '^func Fuzz' pkg cmd internal | xargs -n1 dirname | sort -u); do
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | cut -d' ' -f2); do
     go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "./$dir" >"$work/fuzz.out" 2>&1 ||
       { cat "$work/fuzz.out"; echo "fuzz target $target of ./$dir failed" >&2; exit 1; }

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -65,11 +64,6 @@ type Options struct {
 // Parse reads one run from r in format f with default Options.
 func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 	return Options{Format: f}.Parse(r, name)
-}
-
-// ParseFile parses the profile file at path, naming it by path in errors.
-func ParseFile(path string, f Format) (*profile.Profile, error) {
-	return Options{Format: f}.ParseFile(path)
 }
 
 // Parse reads one run from r. name identifies the input in errors
@@ -123,16 +117,6 @@ func (o Options) Parse(r io.Reader, name string) (*profile.Profile, error) {
 		return nil, fileError(name, "values add up past the int64 maximum %d at sample %d", int64(math.MaxInt64), i+1)
 	}
 	return validUTF8(p), nil
-}
-
-// ParseFile parses the profile file at path, naming it by path in errors.
-func (o Options) ParseFile(path string) (*profile.Profile, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	return o.Parse(file, path)
 }
 
 // overflow returns the index of the sample at which the running sum of

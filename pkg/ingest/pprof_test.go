@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -9,13 +10,18 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
-	"github.com/flamediff/flamediff/pkg/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 func parseFile(t testing.TB, path string) *profile.Profile {
 	t.Helper()
-	p, err := ParseFile(path, Auto)
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	p, err := Options{Format: Auto}.Parse(file, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
-	"github.com/flamediff/flamediff/pkg/internal/plugintest"
+	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/plugintest"
 )
 
 // Every query type answers the same frames from Distributed tables on two

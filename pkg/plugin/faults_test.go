@@ -12,7 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/flamediff/flamediff/pkg/internal/plugintest"
+	"github.com/flamediff/flamediff/internal/plugintest"
 )
 
 // fakeServer listens on loopback and does what answer does with each

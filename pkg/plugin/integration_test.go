@@ -22,10 +22,11 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/plugintest"
+	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/internal/plugintest"
-	"github.com/flamediff/flamediff/pkg/internal/pproftop"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -44,7 +45,7 @@ var (
 func flamediffCLI(t *testing.T) string {
 	cliOnce.Do(func() {
 		cliBinary = filepath.Join(binDir, "flamediff")
-		cmd := exec.Command("go", "build", "-o", cliBinary, "./pkg/cmd/flamediff")
+		cmd := exec.Command("go", "build", "-o", cliBinary, "./cmd/flamediff")
 		cmd.Dir = moduleRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
 			cliErr = fmt.Errorf("build flamediff: %v\n%s", err, out)
@@ -154,7 +155,7 @@ func loadPprofOn(t *testing.T, cluster bool) *fixture {
 
 func parseFile(t *testing.T, name string) *profile.Profile {
 	t.Helper()
-	p, err := ingest.ParseFile(name, ingest.Auto)
+	p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Auto})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/flamediff/flamediff/pkg/internal/plugintest"
+	"github.com/flamediff/flamediff/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 

@@ -13,10 +13,10 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/changes"
-	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -35,7 +36,7 @@ func storeWithPprof(t *testing.T) (*storage.Store, string) {
 			t.Fatal("no testdata/pprof profiles")
 		}
 		for i, name := range files {
-			p, err := ingest.ParseFile(name, ingest.Pprof)
+			p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
 			if err != nil {
 				t.Fatal(err)
 			}

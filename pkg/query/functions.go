@@ -277,7 +277,7 @@ func (x *functionIndex) changedEdges(seen buildSet, builds int) []map[evolution.
 		if !changed {
 			continue
 		}
-		edge := evolution.Edge{Caller: x.names[e>>32], Callee: x.names[uint32(e)]}
+		edge := evolution.Edge{Caller: x.names[e>>32], Callee: x.names[uint32(e)]} // #nosec G115 -- the low half of a packed pair
 		for g := range builds {
 			if has(c, g) {
 				out[g][edge] = struct{}{}

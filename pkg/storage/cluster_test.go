@@ -13,8 +13,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/pkg/changes"
-	"github.com/flamediff/flamediff/pkg/chtest"
 )
 
 // onShard runs a query returning one UInt64 on one shard of the private

@@ -320,7 +320,7 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 	for ; i < end && len(l.v.stack(l.ids[i])) == depth; i++ {
 		l.v.addSelf(&nd, l.ids[i])
 		if l.owner != nil {
-			l.owner[l.ids[i]] = int32(at)
+			l.owner[l.ids[i]] = int32(at) // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 		}
 	}
 	other := leftOutNodes{mark: len(w.out)} // the children left out (cutting)
@@ -355,11 +355,11 @@ func (l *layout) subtree(w *worker, start, end, depth int, key siblingKey) (head
 		if l.owner != nil {
 			for _, r := range w.out[other.mark:] {
 				for k := r[0]; k < r[1]; k++ {
-					l.owner[l.ids[k]] = int32(w.pos)
+					l.owner[l.ids[k]] = int32(w.pos) // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 				}
 			}
 			w.out = w.out[:other.mark]
-			l.others[int32(w.pos)] = other.otherInfo
+			l.others[int32(w.pos)] = other.otherInfo // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 		}
 		w.pos++
 		head, base = head+other.HeadTotal, base+other.BaseTotal
@@ -457,7 +457,7 @@ func (l *layout) chain(w *worker, i, depth int) (head, base float64) {
 	}
 	l.nodes[w.pos-1].HeadSelf, l.nodes[w.pos-1].BaseSelf = head, base
 	if l.owner != nil {
-		l.owner[id] = int32(w.pos - 1)
+		l.owner[id] = int32(w.pos - 1) // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 	}
 	return head, base
 }

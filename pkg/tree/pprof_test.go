@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/internal/pproftop"
 	pprof "github.com/google/pprof/profile"
 )
 
@@ -53,7 +54,7 @@ func pprofRuns(t testing.TB, side string) []string {
 
 func addFiles(t testing.TB, b *Builder, side Side, files []string) {
 	for _, name := range files {
-		p, err := ingest.ParseFile(name, ingest.Pprof)
+		p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
 		if err != nil {
 			t.Fatal(err)
 		}

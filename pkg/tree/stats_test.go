@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/stats"
 )
@@ -568,7 +569,7 @@ func TestStatsRealRegression(t *testing.T) {
 		files := pprofRuns(t, map[Side]string{Base: "base", Head: "head"}[side])
 		b.SetRuns(side, len(files))
 		for run, name := range files {
-			p, err := ingest.ParseFile(name, ingest.Pprof)
+			p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
 			if err != nil {
 				t.Fatal(err)
 			}

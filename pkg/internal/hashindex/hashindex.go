@@ -30,7 +30,7 @@ func New(n int) Index {
 	for size < 2*n {
 		size, shift = 2*size, shift-1
 	}
-	return Index{slots: make([]slot, size), shift: shift, seed: rand.Uint64()}
+	return Index{slots: make([]slot, size), shift: shift, seed: rand.Uint64()} // #nosec G404 -- a hash seed, not a secret
 }
 
 func (t *Index) slot(hash uint64) uint64 {
@@ -46,7 +46,7 @@ func (t *Index) Put(hash uint64, k uint32, keys []uint64) {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow(keys)
 	}
-	mask := uint64(len(t.slots) - 1)
+	mask := uint64(len(t.slots) - 1) // #nosec G115 -- a length, at least 16
 	for i := t.slot(hash); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.k == 0 {
@@ -66,7 +66,7 @@ func (t *Index) Get(hash uint64, keys []uint64) (uint32, bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
-	mask := uint64(len(t.slots) - 1)
+	mask := uint64(len(t.slots) - 1) // #nosec G115 -- a length, at least 16
 	for i := t.slot(hash); ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s.k == 0 {

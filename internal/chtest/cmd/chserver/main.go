@@ -4,7 +4,7 @@
 // then stops the server and removes its directory. Test scripts use it to
 // share one server across a whole suite:
 //
-//	go build -o /tmp/chserver ./pkg/chtest/cmd/chserver
+//	go build -o /tmp/chserver ./internal/chtest/cmd/chserver
 //	/tmp/chserver > /tmp/ch.addr & until [ -s /tmp/ch.addr ]; do sleep 0.2; done
 //	FLAMEDIFF_CLICKHOUSE_ADDR=$(cut -d' ' -f1 /tmp/ch.addr) go test ./...
 //
@@ -18,7 +18,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/internal/chtest"
 )
 
 func main() {

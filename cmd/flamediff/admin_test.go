@@ -11,7 +11,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/internal/chtest"
 )
 
 // flamediffErr runs a command in-process and returns its standard output,
@@ -204,7 +204,7 @@ func TestIngestLikeQuery(t *testing.T) {
 	if stored != "main;caf\uFFFD 2\nmain;ok 1\n" || local != stored {
 		t.Errorf("stored %q, query %q", stored, local)
 	}
-	contention := "../../../testdata/pprof/legacy/contention.txt"
+	contention := "../../testdata/pprof/legacy/contention.txt"
 	mustRun(t, "ingest", "--dsn", dsn, "--app", "a", "--build", "2", "--run", "r", "--sample-type", "contentions", contention)
 	if runs := mustRun(t, "runs", "--dsn", dsn, "--app", "a", "--build", "2"); !strings.Contains(runs, " 4      count ") {
 		t.Errorf("runs of the contention profile:\n%s", runs)

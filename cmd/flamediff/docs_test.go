@@ -20,7 +20,7 @@ var mdLink = regexp.MustCompile(`\]\(([A-Za-z0-9_./-]+\.md)(?:#[^)]*)?\)`)
 // Docs and code comments cite only files of the repository (the README,
 // the docs, and comments in Go and TypeScript), never an outside spec.
 func TestDocsCiteExistingFiles(t *testing.T) {
-	root := "../../.."
+	root := "../.."
 	var files []string
 	for _, dir := range []string{"docs", "pkg", "src", "scripts", "provisioning", "e2e"} {
 		_ = filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {

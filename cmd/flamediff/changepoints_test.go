@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/internal/chtest"
 )
 
 // TestChangePointsGate: main.parse doubles in build 4 of 4; the table

@@ -19,7 +19,7 @@ func TestStoredQueryEqualsLocalQuery(t *testing.T) {
 func storedEqualsLocal(t *testing.T, dsn string) {
 	sides := map[string][]string{}
 	for _, side := range []string{"base", "head"} {
-		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
+		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
 		if len(files) == 0 {
 			t.Fatal("no testdata/pprof profiles")
 		}

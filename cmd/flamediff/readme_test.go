@@ -17,7 +17,7 @@ func TestReadmeRunCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts ClickHouse and seeds the demo (about a minute)")
 	}
-	repo := filepath.Join("..", "..", "..")
+	repo := filepath.Join("..", "..")
 	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
 	if err != nil {
 		t.Fatal(err)

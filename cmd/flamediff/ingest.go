@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -59,7 +60,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if err != nil {
 			return err
 		}
-		p, err := o.ParseFile(args[0])
+		p, err := profilefile.Parse(args[0], o)
 		if err != nil {
 			return err
 		}

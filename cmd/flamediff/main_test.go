@@ -13,8 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/pkg/changes"
-	"github.com/flamediff/flamediff/pkg/chtest"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -126,7 +126,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 // Export gives back exactly the folded file that was ingested, for the
 // reference outputs of stackcollapse-perf.pl (real stacks, odd names).
 func TestIngestExportRoundTrip(t *testing.T) {
-	files, err := filepath.Glob("../../../testdata/perf-script/*.folded")
+	files, err := filepath.Glob("../../testdata/perf-script/*.folded")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no folded test files: %v", err)
 	}
@@ -197,7 +197,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	truncated := filepath.Join(dir, "cut.pb.gz")
-	pb, err := os.ReadFile("../../../testdata/pprof/head-run1.pb.gz")
+	pb, err := os.ReadFile("../../testdata/pprof/head-run1.pb.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestChangesGitDiff(t *testing.T) {
 func TestProgressOnlyOnTerminal(t *testing.T) {
 	dsn := chtest.DSN(t)
 	mustRun(t, "migrate", "--dsn", dsn)
-	file := "../../../testdata/perf-script/perf-java-stacks-01.folded"
+	file := "../../testdata/perf-script/perf-java-stacks-01.folded"
 	args := []string{"ingest", "--dsn", dsn, "--app", "a", "--build", "b", "--run", "r", file}
 	if stderr, code := runBinary(t, args...); code != 0 || stderr != "" {
 		t.Errorf("ingest into a pipe: exit %d, stderr %q; want no output", code, stderr)

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flamediff/flamediff/pkg/chtest"
+	"github.com/flamediff/flamediff/internal/chtest"
 )
 
 // pprofRuns lists testdata/pprof's runs of one side.
 func pprofRuns(t *testing.T, side string) []string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
 	if len(files) == 0 {
 		t.Fatal("no testdata/pprof profiles")
 	}

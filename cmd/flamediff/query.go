@@ -11,6 +11,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/sysframes"
@@ -271,7 +272,7 @@ func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options)
 	totals := make([]int64, len(files))
 	b.SetRuns(side, len(files))
 	for run, name := range files {
-		p, err := o.ParseFile(name)
+		p, err := profilefile.Parse(name, o)
 		if err != nil {
 			return "", nil, err
 		}

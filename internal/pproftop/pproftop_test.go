@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-const dir = "../../../testdata/pprof"
+const dir = "../../testdata/pprof"
 
 // sampleTotal sums the default sample value of files with the pprof library.
 func sampleTotal(t *testing.T, files ...string) int64 {

@@ -40,7 +40,8 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		}
 		go func() {
 			<-ctx.Done()
-			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			// ctx is done: the shutdown needs a deadline of its own
+			shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			_ = srv.Shutdown(shutdown) // an unfinished query is abandoned
 		}()

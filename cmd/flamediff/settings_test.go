@@ -9,7 +9,7 @@ import (
 // The provisioning file reader never panics, and what it accepts the
 // plugin's settings accept.
 func FuzzLoadSettingsFile(f *testing.F) {
-	if b, err := os.ReadFile("../../../provisioning/datasources/flamediff.yaml"); err == nil {
+	if b, err := os.ReadFile("../../provisioning/datasources/flamediff.yaml"); err == nil {
 		f.Add(b)
 	}
 	f.Add([]byte("datasources:\n  - type: flamediff-clickhouse-datasource\n    jsonData: {host: h, tables: {runs: r}, systemFrames: ['^x']}\n"))
@@ -27,7 +27,7 @@ func FuzzLoadSettingsFile(f *testing.F) {
 
 // The repository's provisioning file is one the CLI reads.
 func TestProvisionedSettings(t *testing.T) {
-	s, err := loadSettingsFile("../../../provisioning/datasources/flamediff.yaml")
+	s, err := loadSettingsFile("../../provisioning/datasources/flamediff.yaml")
 	if err != nil || s.Host != "clickhouse" || s.Password != "flamediff" || s.DefaultDatabase != "flamediff" {
 		t.Errorf("settings %+v, %v", s, err)
 	}

@@ -111,8 +111,8 @@ func TestQueryGate(t *testing.T) {
 // The table ranks by the change (significant first), prints values in
 // human units, and stops at --top.
 func TestQueryTable(t *testing.T) {
-	head, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", "head-run*.pb.gz"))
-	base, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "pprof", "base-run*.pb.gz"))
+	head, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "head-run*.pb.gz"))
+	base, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
 	out := mustRun(t, append(append(append([]string{"query", "--type", "diff", "--top", "3", "--head"}, head...), "--base"), base...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 4 || !strings.Contains(lines[0], "delta") || !strings.Contains(lines[1], " ms ") ||
