@@ -13,7 +13,6 @@ import "slices"
 type stackSorter struct {
 	v        *view
 	inverted bool
-	keys     []uint64 // scratch: a key beside each stack being sorted
 }
 
 // smallRun is the longest run of stacks sorted by comparing whole stacks.
@@ -21,10 +20,7 @@ const smallRun = 8
 
 // sort sorts ids in place.
 func (s *stackSorter) sort(ids []uint32) {
-	if cap(s.keys) < len(ids) {
-		s.keys = make([]uint64, len(ids))
-	}
-	s.sortFrom(ids, s.keys[:len(ids)], 0)
+	s.sortFrom(ids, make([]uint64, len(ids)), 0) // a key beside each stack
 }
 
 // sortFrom sorts ids, stacks sharing their first depth frames, by the
