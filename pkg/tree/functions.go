@@ -62,7 +62,7 @@ func (b *Builder) Functions(o Options) []Function {
 		}
 		if test != nil {
 			clear(stackRuns)
-			b.addRunsTo(stackRuns, len(stackRuns), 0, len(stackRuns), v.active[n:n+1], nil)
+			b.addRunsTo(stackRuns, v.active[n:n+1])
 			addRuns(rootRuns, stackRuns)
 		}
 		stack := v.stack(id)

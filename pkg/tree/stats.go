@@ -210,24 +210,17 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	w := test.width()
 	vals := make([]float64, len(nodes)*w)
 	parent := parents(nodes)
-	// Each node's per-run totals: the values of the stacks it owns,
-	// summed up the tree. The runs are columns of vals, so half of them
-	// can go to another core when the tree is big.
+	// The runs are columns of vals, so half of them can go to another
+	// core when the tree is big.
 	sum := func(lo, hi int) func() {
-		return func() {
-			l.v.b.addRunsTo(vals, w, lo, hi, l.v.active, l.owner)
-			for i := len(nodes) - 1; i > 0; i-- {
-				at, p := i*w, int(parent[i])*w
-				addRuns(vals[p+lo:p+hi], vals[at+lo:at+hi])
-			}
-		}
+		return func() { l.nodeRunSums(vals, w, lo, hi, parent) }
 	}
 	big := len(nodes) >= 1<<12
 	OnTwoCores(big, "tree.stats", sum(0, w/2), sum(w/2, w))
 	if len(l.v.active) < len(l.v.all) {
 		// Under Focus the root stands for the whole tree.
 		clear(vals[:w])
-		l.v.b.addRunsTo(vals, w, 0, w, l.v.all, nil)
+		l.v.b.addRunsTo(vals[:w], l.v.all)
 	}
 	test.setRoot(vals[:w:w])
 	st := make([]NodeStats, len(nodes))
@@ -295,27 +288,53 @@ func (t *Tree) folder(st []NodeStats, parent []uint32, test *tester) func(out []
 	}
 }
 
-// addRunsTo adds the per-run values of each stack of ids to the row of
-// its owner in vals (rows of w: head runs, then base runs; row 0 when
-// owner is nil), for the runs in columns lo to hi of those rows, run by
-// run so that the values are read in memory order.
-func (b *Builder) addRunsTo(vals []float64, w, lo, hi int, ids []uint32, owner []int32) {
+// nodeRunSums sets each node's per-run totals in vals (a row of w per
+// node) for the runs in columns lo to hi: the values of the stacks the
+// node owns, summed up the tree (parent). It sums one run at a time in a
+// column of the nodes, which a core's cache holds, and then writes that
+// column into vals in node order: adding each stack's value to its
+// owner's row of vals directly missed the cache on nearly every add.
+func (l *layout) nodeRunSums(vals []float64, w, lo, hi int, parent []uint32) {
+	b, ids := l.v.b, l.v.active
+	column := make([]float64, len(parent))
 	for col := lo; col < hi; col++ {
-		s, r := Head, col
-		if col >= b.runs[Head] {
-			s, r = Base, col-b.runs[Head]
-		}
-		c := b.runCap[s]
-		row := b.runValue[s][r*c : (r+1)*c]
+		clear(column)
+		row := b.runRow(col)
 		for _, id := range ids {
-			if int(id) >= c {
-				continue
+			if int(id) < len(row) {
+				column[l.owner[id]] += float64(row[id])
 			}
-			at := col
-			if owner != nil {
-				at += int(owner[id]) * w
+		}
+		for i := len(column) - 1; i > 0; i-- {
+			column[parent[i]] += column[i]
+		}
+		for i, v := range column {
+			vals[i*w+col] = v
+		}
+	}
+}
+
+// runRow is the per-run values of the run in column col (head runs, then
+// base runs), indexed by stack id.
+func (b *Builder) runRow(col int) []int64 {
+	s, r := Head, col
+	if col >= b.runs[Head] {
+		s, r = Base, col-b.runs[Head]
+	}
+	c := b.runCap[s]
+	return b.runValue[s][r*c : (r+1)*c]
+}
+
+// addRunsTo adds the per-run values of each stack of ids to vals (head
+// runs, then base runs), run by run so that the values are read in memory
+// order.
+func (b *Builder) addRunsTo(vals []float64, ids []uint32) {
+	for col := range vals {
+		row := b.runRow(col)
+		for _, id := range ids {
+			if int(id) < len(row) {
+				vals[col] += float64(row[id])
 			}
-			vals[at] += float64(row[id])
 		}
 	}
 }

@@ -387,6 +387,48 @@ func TestStatsRuns(t *testing.T) {
 	}
 }
 
+// On a tree big enough for two cores, each node's runs are the per-run
+// sums of the stacks under it, counted stack by stack.
+func TestStatsRunsBigTree(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	p := newSimProgram(r, 8000)
+	b := NewBuilder(NewFrames())
+	const runs = 3
+	want := map[string][]float64{} // path -> head runs, then base runs
+	for side, col := range map[Side]int{Head: 0, Base: runs} {
+		b.SetRuns(side, runs)
+		for run := range runs {
+			for i, v := range p.simRun(r, 0.1, unchanged) {
+				if v == 0 {
+					continue
+				}
+				var frames []uint32
+				for d, name := range p.stacks[i] {
+					frames = append(frames, b.frames.Intern(name, ""))
+					path := strings.Join(p.stacks[i][:d+1], ";")
+					if want[path] == nil {
+						want[path] = make([]float64, 2*runs)
+					}
+					want[path][col+run] += float64(v)
+				}
+				b.AddRun(side, run, b.Stack(frames), v, uint64(i))
+			}
+		}
+	}
+	tr := mustBuild(t, b, Options{})
+	if len(tr.Nodes) < 1<<12 {
+		t.Fatalf("%d nodes: too few for two cores", len(tr.Nodes))
+	}
+	var path []string
+	for i, n := range tr.Nodes[1:] {
+		path = append(path[:n.Depth-1], tr.Label(i+1))
+		got := append(slices.Clone(tr.Stats[i+1].HeadRuns), tr.Stats[i+1].BaseRuns...)
+		if w := want[strings.Join(path, ";")]; !slices.Equal(got, w) {
+			t.Fatalf("%v: runs %v, want %v", path, got, w)
+		}
+	}
+}
+
 // Without per-run values, or with one run a side, a diff has no
 // statistics and says what it needs.
 func TestStatsNotice(t *testing.T) {
