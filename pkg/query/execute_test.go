@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/profilefile"
@@ -119,10 +120,25 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	}
 
 	// Ingests that run_stacks does not list (written by an older CLI
-	// since the last migrate) answer alike: their stacks are read by
-	// hash once the sums are in.
-	if err := conn.Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
-		t.Fatal(err)
+	// since the last migrate, whose runs rows do not say that their sums
+	// are written) answer alike: their stacks are read by hash once the
+	// sums are in.
+	for _, sql := range []string{"TRUNCATE TABLE run_stacks", "ALTER TABLE runs UPDATE stacks_summed = 0 WHERE stacks_summed = 1"} {
+		if err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) { // a mutation ends in the background
+		var marked uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM runs WHERE stacks_summed = 1").Scan(&marked); err != nil {
+			t.Fatal(err)
+		}
+		if marked == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs still marked as summed after 30 s", marked)
+		}
 	}
 	unlisted := &Executor{Store: store, Stacks: NewStackCache(0)}
 	for _, q := range queries {

@@ -384,16 +384,16 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 	if r.deleted {
 		deleted = 1
 	}
-	timeFrames := uint8(TimeFrames)
+	timeFrames, summed := uint8(TimeFrames), uint8(1)
 	if r.deleted {
-		timeFrames = 0
+		timeFrames, summed = 0, 0
 	}
 	return s.insert(ctx, s.q.runs, &runsSchema, 1, nil, func(b driver.Batch, _, _ int) error {
 		m := r.meta
 		return b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
 			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
 			m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
-			r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs)
+			r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs, summed)
 	})
 }
 

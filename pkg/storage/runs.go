@@ -40,6 +40,11 @@ type Run struct {
 	// times and the frames split the samples by position instead.
 	TimeFrames  int
 	TimeFrameNs uint64
+	// StacksSummed says that the ingest wrote the sum of every stack to
+	// the run stacks table before committing, which spares readers
+	// counting its rows there (false for ingests of older versions, which
+	// readers check; see Store.StackValues).
+	StacksSummed bool
 }
 
 // Build is a build of an app with its visible runs.
@@ -104,7 +109,7 @@ func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
 // the first missing name, or ErrNoRuns when nothing is left.
 func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]Run, error) {
 	q := "SELECT build, run, ingest_id, committed_ns, start_time, start_nanos, duration_ns, commit, branch, " +
-		"label_keys, label_values, sample_type, unit, total, samples, stacks, time_frames, time_frame_ns FROM " +
+		"label_keys, label_values, sample_type, unit, total, samples, stacks, time_frames, time_frame_ns, stacks_summed FROM " +
 		s.q.runs + " WHERE app = ? AND deleted = 0"
 	args := []any{app}
 	if len(builds) > 0 {
@@ -122,9 +127,10 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		var committed, duration uint64
 		var nanos uint32
 		var keys, values []string
-		var frames uint8
+		var frames, summed uint8
 		err := scan(&r.Build, &r.Run, &r.IngestID, &committed, &r.Start, &nanos, &duration, &r.Commit, &r.Branch,
-			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &frames, &r.TimeFrameNs)
+			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &frames, &r.TimeFrameNs, &summed)
+		r.StacksSummed = summed == 1
 		r.CommittedAt = time.Unix(0, int64(committed))
 		r.Start = r.Start.Add(time.Duration(nanos))
 		r.Duration = time.Duration(duration)

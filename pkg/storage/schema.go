@@ -143,6 +143,9 @@ var runsSchema = tableSchema{
 		{"sample_type", "String"}, {"unit", "String"},
 		{"total", "Int64"}, {"samples", "UInt64"}, {"stacks", "UInt64"},
 		{"time_frames", "UInt8"}, {"time_frame_ns", "UInt64"},
+		// 1 when the ingest wrote its run stacks rows with sums (see
+		// Run.StacksSummed); 0 in rows of older versions and tombstones.
+		{"stacks_summed", "UInt8"},
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, build, run, committed_ns",

@@ -29,6 +29,7 @@ type grouping struct {
 	app    string
 	ids    []uint64 // distinct ingest ids
 	stacks []uint64 // distinct stacks of ids[i] (Run.Stacks)
+	summed []bool   // Run.StacksSummed of ids[i]
 	key    []uint32 // server key of ids[i]
 	keys   [][]int  // groups per server key
 }
@@ -49,6 +50,7 @@ func newGrouping(groups [][]Run) (*grouping, error) {
 			if _, ok := groupsOf[r.IngestID]; !ok {
 				g.ids = append(g.ids, r.IngestID)
 				g.stacks = append(g.stacks, r.Stacks)
+				g.summed = append(g.summed, r.StacksSummed)
 			}
 			groupsOf[r.IngestID] = append(groupsOf[r.IngestID], gi)
 		}
@@ -181,11 +183,24 @@ func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 }
 
 // summedIngests splits the ingests of g into those whose run stacks rows
-// hold the sums of every stack (as many summed rows as the run has
-// stacks) and the rest.
+// hold the sums of every stack and the rest. An ingest that committed
+// with its sums written (Run.StacksSummed) has them; the others have them
+// when they have as many summed rows as the run has stacks (filled in by
+// migrate), which takes a scan of their rows to count.
 func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []uint64, err error) {
+	var check []uint64
+	for i, id := range g.ids {
+		if g.summed[i] {
+			summed = append(summed, id)
+		} else {
+			check = append(check, id)
+		}
+	}
+	if len(check) == 0 {
+		return summed, nil, nil
+	}
 	rows, err := s.conn.Query(ctx, "SELECT ingest_id, count() FROM "+s.q.runStacks+
-		" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL+" GROUP BY ingest_id", g.app, groupSet(g.ids))
+		" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL+" GROUP BY ingest_id", g.app, groupSet(check))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,9 +215,11 @@ func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []
 		return nil, nil, err
 	}
 	for i, id := range g.ids {
-		if count[id] == g.stacks[i] {
+		switch {
+		case g.summed[i]:
+		case count[id] == g.stacks[i]:
 			summed = append(summed, id)
-		} else {
+		default:
 			rest = append(rest, id)
 		}
 	}

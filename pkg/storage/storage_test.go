@@ -167,6 +167,39 @@ func TestMigrateSumsStacksOfEarlierIngests(t *testing.T) {
 	equalTotals(t, perRun(t, s, runs)[0], totals(r1))
 }
 
+// An ingest commits saying that its stack sums are written, and readers
+// take its run stacks rows as they are; for a run without that mark (an
+// ingest of an older version) they count the rows first, and read the
+// samples when the count is off.
+func TestStacksSummedMark(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	p := build("main;a 3", "main;b 2")
+	ingest(t, s, meta("a", "1", "r1"), p)
+	runs, err := s.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !runs[0].StacksSummed {
+		t.Fatal("a run ingested now is not marked as summed")
+	}
+	// A summed row too many: a count that does not match the run's stacks.
+	if err := s.conn.Exec(syncInserts(ctx), "INSERT INTO run_stacks (app, ingest_id, stack_hash, value, first_seen) "+
+		"SELECT app, ingest_id, stack_hash, 1000, first_seen FROM run_stacks WHERE ingest_id = ? LIMIT 1", runs[0].IngestID); err != nil {
+		t.Fatal(err)
+	}
+	marked := perRun(t, s, runs)[0]
+	var extra int64
+	for k, v := range marked {
+		extra += v - totals(p)[k]
+	}
+	if extra != 1000 {
+		t.Errorf("marked run: read %v, want the run stacks rows as they are (1000 over %v)", marked, totals(p))
+	}
+	runs[0].StacksSummed = false
+	equalTotals(t, perRun(t, s, runs)[0], totals(p))
+}
+
 // perRun reads the per-run stack values of runs as stack texts.
 func perRun(t *testing.T, s *Store, runs []Run) []map[string]int64 {
 	t.Helper()
@@ -541,11 +574,26 @@ func TestStackValuesAndStacks(t *testing.T) {
 	}
 	// The same sums whether the run stacks rows hold them, hold an ingest
 	// twice (two migrates at once: that ingest is read from the samples)
-	// or are missing (not migrated yet).
-	for _, state := range []struct{ name, sql string }{
-		{"summed", ""},
-		{"an ingest twice", "INSERT INTO run_stacks SELECT * FROM run_stacks WHERE ingest_id = " + fmt.Sprint(base[0].IngestID)},
-		{"none", "TRUNCATE TABLE run_stacks"},
+	// or are missing (not migrated yet). The last two happen to ingests of
+	// older versions, whose runs are not marked as summed.
+	older := func(groups [][]Run) [][]Run {
+		out := make([][]Run, len(groups))
+		for i, g := range groups {
+			out[i] = slices.Clone(g)
+			for j := range out[i] {
+				out[i][j].StacksSummed = false
+			}
+		}
+		return out
+	}
+	for _, state := range []struct {
+		name, sql string
+		older     bool
+	}{
+		{"summed", "", false},
+		{"summed, older ingests", "", true},
+		{"an ingest twice", "INSERT INTO run_stacks SELECT * FROM run_stacks WHERE ingest_id = " + fmt.Sprint(base[0].IngestID), true},
+		{"none", "TRUNCATE TABLE run_stacks", true},
 	} {
 		if state.sql != "" {
 			// synchronous on a cluster: rows queued for a shard would
@@ -556,11 +604,15 @@ func TestStackValuesAndStacks(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(state.name+"/"+tt.name, func(t *testing.T) {
-				got := make([]map[string]int64, len(tt.groups))
+				groups := tt.groups
+				if state.older {
+					groups = older(groups)
+				}
+				got := make([]map[string]int64, len(groups))
 				for i := range got {
 					got[i] = map[string]int64{}
 				}
-				err := s.StackValues(ctx, tt.groups, func(g int, h uint64, v int64, _ uint64) error {
+				err := s.StackValues(ctx, groups, func(g int, h uint64, v int64, _ uint64) error {
 					if _, dup := got[g][text[h]]; dup && !tt.shared {
 						t.Errorf("group %d, stack %s visited twice", g, text[h])
 					}
@@ -577,7 +629,7 @@ func TestStackValuesAndStacks(t *testing.T) {
 		}
 	}
 	stop := errors.New("stop")
-	if err := s.StackValues(ctx, [][]Run{base}, func(int, uint64, int64, uint64) error { return stop }); err != stop {
+	if err := s.StackValues(ctx, older([][]Run{base}), func(int, uint64, int64, uint64) error { return stop }); err != stop {
 		t.Errorf("visit error %v, want it returned as is", err)
 	}
 	if err := s.StackValues(ctx, [][]Run{{{App: "a", Build: "x", Run: "y"}}}, nil); err == nil {
