@@ -322,7 +322,7 @@ func TestSuiteOnCluster(t *testing.T) {
 		{"IngestExportRoundTrip", TestIngestExportRoundTrip}, {"InterruptedIngestIsInvisible", TestInterruptedIngestIsInvisible},
 		{"AppsBuildsAndDelete", TestAppsBuildsAndDelete}, {"StackValuesAndStacks", TestStackValuesAndStacks},
 		{"FirstSeenAndTimeline", TestFirstSeenAndTimeline}, {"SearchFunctions", TestSearchFunctions}, {"GC", TestGC},
-		{"ReingestReplaces", TestReingestReplaces},
+		{"ReingestReplaces", TestReingestReplaces}, {"PackedFramesMatchTheServer", TestPackedFramesMatchTheServer},
 	} {
 		t.Run(test.name, test.run)
 	}

@@ -263,10 +263,12 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 	if err == nil {
 		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(fresh), report, func(b driver.Batch, lo, hi int) error {
 			hashes, frames := make([]uint64, hi-lo), make([][]uint64, hi-lo)
+			packed, tops := make([]string, hi-lo), make([]string, hi-lo)
 			for i, k := range fresh[lo:hi] {
 				hashes[i], frames[i] = r.stackHash[k], r.stackFrames[k]
+				packed[i], tops[i] = packFrames(frames[i])
 			}
-			return appendColumns(b, repeat(app, hi-lo), hashes, frames)
+			return appendColumns(b, repeat(app, hi-lo), hashes, frames, packed, tops)
 		})
 	}
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -198,6 +199,71 @@ func TestStacksSummedMark(t *testing.T) {
 	}
 	runs[0].StacksSummed = false
 	equalTotals(t, perRun(t, s, runs)[0], totals(p))
+}
+
+// The packed frame columns read alike whether an ingest wrote them
+// (packFrames) or the server computes them from frame_hashes (rows written
+// before the columns existed), for hashes with and without their top bit
+// and with trailing zero bytes.
+func TestPackedFramesMatchTheServer(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	r := rand.New(rand.NewPCG(3, 5))
+	stacks := [][]uint64{{}, {0}, {1 << 63}, {1<<63 - 1, math.MaxUint64}, {0x0100000000000000, 0x8000000000000001, 256}}
+	for range 50 {
+		stack := make([]uint64, 1+r.IntN(40))
+		for i := range stack {
+			stack[i] = r.Uint64() >> (8 * r.IntN(8)) << (8 * r.IntN(8))
+		}
+		stacks = append(stacks, stack)
+	}
+	b, err := s.conn.PrepareBatch(syncInserts(ctx), "INSERT INTO "+s.q.stacks+" (app, stack_hash, frame_hashes)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, stack := range stacks {
+		if err := b.Append("older", uint64(i), stack); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		t.Fatal(err)
+	}
+	ingest(t, s, meta("newer", "1", "r1"), build("main;a 3", "main;b;c 2"))
+	for _, app := range []string{"older", "newer"} {
+		rows, err := s.conn.Query(ctx, "SELECT frame_hashes, frame_bytes, frame_tops FROM "+s.q.stacks+" WHERE app = ?", app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for ; rows.Next(); n++ {
+			var frames []uint64
+			var packed, tops string
+			if err := rows.Scan(&frames, &packed, &tops); err != nil {
+				t.Fatal(err)
+			}
+			if p, tp := packFrames(frames); p != packed || tp != tops {
+				t.Errorf("%s: frames %x read packed as %x %q, want %x %q", app, frames, packed, tops, p, tp)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int{"older": len(stacks), "newer": 2}[app]; n != want {
+			t.Errorf("%s: %d stacks, want %d", app, n, want)
+		}
+	}
+	var got [][]uint64
+	if err := s.StackFrames(ctx, "older", []uint64{3, 4}, func(_ uint64, frames []uint64) error {
+		got = append(got, slices.Clone(frames))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b []uint64) int { return len(a) - len(b) })
+	if !slices.EqualFunc(got, stacks[3:5], slices.Equal) {
+		t.Errorf("read back %x, want %x", got, stacks[3:5])
+	}
 }
 
 // perRun reads the per-run stack values of runs as stack texts.
