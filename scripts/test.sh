@@ -14,9 +14,15 @@ apt_install clickhouse-server chromium
 
 log "Go modules and npm packages"
 go mod download
-# npm ci rejects the lock file here: the registry mirror lacks @swc/core's
-# other-platform optional packages, which npm install skips cleanly.
+# npm install, not npm ci: the registry mirror has at times lacked @swc/core's
+# other-platform optional packages, which npm ci then rejects and npm install
+# skips cleanly. The lock file must come out unchanged: pkg/web/dist records a
+# hash of it (TestDistIsCurrent).
 npm install --no-audit --no-fund --loglevel=error
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && ! git diff --exit-code --stat -- package-lock.json; then
+  echo "npm install changed package-lock.json: commit it and run npm run build:report" >&2
+  exit 1
+fi
 
 work=$(mktemp -d)
 server_pid=
