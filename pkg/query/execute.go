@@ -397,21 +397,35 @@ func (s *staging) sideRun(group int) (tree.Side, int) {
 
 // find returns the place of hash in the list, starting from where the
 // last search ended: a stream of ascending hashes costs a step or two
-// each.
+// each. The next 8 places are counted without a branch each: rows skip a
+// few stacks each, and a loop stepping to the place mispredicted its exit
+// on nearly every row.
 func (s *staging) find(hash uint64) (int, bool) {
 	hs, i := s.hashes, s.at
 	if i >= len(hs) || hs[i] > hash { // a new run of ascending hashes
 		i = 0
 	}
-	for n := 0; n < 8 && i < len(hs) && hs[i] < hash; n++ {
-		i++
+	if i+8 <= len(hs) {
+		n := 0
+		for _, h := range hs[i : i+8 : i+8] {
+			n += below(h, hash)
+		}
+		i += n
 	}
-	if i < len(hs) && hs[i] < hash { // a gap: search what is left
+	if i < len(hs) && hs[i] < hash { // a gap, or near the end: search what is left
 		j, _ := slices.BinarySearch(hs[i:], hash)
 		i += j
 	}
 	s.at = i
 	return i, i < len(hs) && hs[i] == hash
+}
+
+// below is 1 if a < b, else 0, without a branch.
+func below(a, b uint64) int {
+	if a < b {
+		return 1
+	}
+	return 0
 }
 
 // into puts the staged values into the engine whose interner interned the
