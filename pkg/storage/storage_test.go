@@ -14,6 +14,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
@@ -264,6 +265,48 @@ func TestPackedFramesMatchTheServer(t *testing.T) {
 	if !slices.EqualFunc(got, stacks[3:5], slices.Equal) {
 		t.Errorf("read back %x, want %x", got, stacks[3:5])
 	}
+}
+
+// Migrate upgrades tables of an older version that hold rows: their runs
+// are read as unmarked (their sums counted), and their stacks' packed
+// frames are computed from frame_hashes.
+func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
+	ctx := context.Background()
+	if chtest.OnCluster() {
+		t.Skip("rebuilds the tables by hand, as single tables")
+	}
+	s := newStore(t, Options{})
+	p := build("main;a 3", "main;b;c 2")
+	ingest(t, s, meta("a", "1", "r1"), p)
+	for _, sql := range []string{
+		"CREATE TABLE old_stacks ENGINE = MergeTree() ORDER BY (app, stack_hash) AS SELECT app, stack_hash, frame_hashes FROM stacks",
+		"DROP TABLE stacks", "RENAME TABLE old_stacks TO stacks",
+		"CREATE TABLE old_runs ENGINE = MergeTree() ORDER BY (app, build, run, committed_ns) AS " +
+			"SELECT * FROM runs", // every column, then drop the new one
+		"ALTER TABLE old_runs DROP COLUMN stacks_summed",
+		"DROP TABLE runs", "RENAME TABLE old_runs TO runs",
+	} {
+		if err := s.conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := s.CheckTables(ctx); err == nil || !strings.Contains(err.Error(), "frame_bytes") || !strings.Contains(err.Error(), "stacks_summed") {
+		t.Fatalf("before migrate: %v, want the new columns missing", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].StacksSummed {
+		t.Fatalf("runs %+v, want one, not marked", runs)
+	}
+	equalTotals(t, perRun(t, s, runs)[0], totals(p))
 }
 
 // perRun reads the per-run stack values of runs as stack texts.
