@@ -216,7 +216,7 @@ func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []
 	}
 	for i, id := range g.ids {
 		switch {
-		case g.summed[i]:
+		case g.summed[i]: // listed above
 		case count[id] == g.stacks[i]:
 			summed = append(summed, id)
 		default:
