@@ -34,6 +34,12 @@ const (
 	chSocketTimeout       = 209 // SOCKET_TIMEOUT
 	chNetworkError        = 210 // NETWORK_ERROR
 	chAllConnectionsTried = 279 // ALL_CONNECTION_TRIES_FAILED
+	// The data source's own SQL names only Flamediff's tables and columns:
+	// one the server lacks means tables older than the plugin (or a
+	// table setting naming the wrong one).
+	chNoSuchColumn      = 16 // NO_SUCH_COLUMN_IN_TABLE
+	chUnknownIdentifier = 47 // UNKNOWN_IDENTIFIER: "Missing columns" on current servers too
+	chUnknownTable      = 60 // UNKNOWN_TABLE
 )
 
 // failure is how a failed call is answered: the same cause gets the same
@@ -90,6 +96,9 @@ func classify(ctx context.Context, err error) failure {
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, clickhouse.ErrConnectionClosed):
 		return failure{http.StatusBadGateway, "ClickHouse unreachable or connection lost: " + msg, true}
+	case isEx && (ex.Code == chNoSuchColumn || ex.Code == chUnknownIdentifier || ex.Code == chUnknownTable):
+		return failure{http.StatusBadGateway, "ClickHouse: " + msg +
+			" (Flamediff's tables lack what this version reads: run `flamediff migrate`, or check the data source's table names)", true}
 	case isEx, errors.Is(err, storage.ErrMissingFrame):
 		return failure{http.StatusBadGateway, "ClickHouse: " + msg, true}
 	}

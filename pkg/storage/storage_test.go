@@ -293,6 +293,11 @@ func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
 	if err := s.CheckTables(ctx); err == nil || !strings.Contains(err.Error(), "frame_bytes") || !strings.Contains(err.Error(), "stacks_summed") {
 		t.Fatalf("before migrate: %v, want the new columns missing", err)
 	}
+	// what the data source tells apart to say "run flamediff migrate"
+	var ex *clickhouse.Exception
+	if _, err := s.Runs(ctx, "a", nil, nil); !errors.As(err, &ex) || ex.Code != 16 && ex.Code != 47 {
+		t.Errorf("runs before migrate: %v, want ClickHouse's missing column (16 or 47)", err)
+	}
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
