@@ -382,13 +382,9 @@ type runRow struct {
 }
 
 func (s *Store) insertRun(ctx context.Context, r runRow) error {
-	var deleted uint8
+	deleted, timeFrames, summed := uint8(0), uint8(TimeFrames), uint8(1)
 	if r.deleted {
-		deleted = 1
-	}
-	timeFrames, summed := uint8(TimeFrames), uint8(1)
-	if r.deleted {
-		timeFrames, summed = 0, 0
+		deleted, timeFrames, summed = 1, 0, 0
 	}
 	return s.insert(ctx, s.q.runs, &runsSchema, 1, nil, func(b driver.Batch, _, _ int) error {
 		m := r.meta

@@ -188,19 +188,20 @@ func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 // when they have as many summed rows as the run has stacks (filled in by
 // migrate), which takes a scan of their rows to count.
 func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []uint64, err error) {
-	var check []uint64
+	var check []int // places in g.ids
+	var checkIDs []uint64
 	for i, id := range g.ids {
 		if g.summed[i] {
 			summed = append(summed, id)
 		} else {
-			check = append(check, id)
+			check, checkIDs = append(check, i), append(checkIDs, id)
 		}
 	}
 	if len(check) == 0 {
 		return summed, nil, nil
 	}
 	rows, err := s.conn.Query(ctx, "SELECT ingest_id, count() FROM "+s.q.runStacks+
-		" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL+" GROUP BY ingest_id", g.app, groupSet(check))
+		" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL+" GROUP BY ingest_id", g.app, groupSet(checkIDs))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,12 +215,10 @@ func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []
 	if err != nil {
 		return nil, nil, err
 	}
-	for i, id := range g.ids {
-		switch {
-		case g.summed[i]: // listed above
-		case count[id] == g.stacks[i]:
+	for _, i := range check {
+		if id := g.ids[i]; count[id] == g.stacks[i] {
 			summed = append(summed, id)
-		default:
+		} else {
 			rest = append(rest, id)
 		}
 	}
