@@ -157,7 +157,7 @@ func (a *answer) check() error {
 		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
 	case a.output == "markdown" && !a.m.IsDiff():
 		return usageError{errors.New("--output markdown needs a comparison (base runs)")}
-	case a.gate && !a.m.IsDiff() && a.m.QueryType != query.ChangePoints:
+	case a.gate && !a.m.IsDiff() && !a.m.Spec().ListsChangePoints:
 		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
 	}
 	return nil
@@ -222,17 +222,17 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 		a.unit = unit
 		return a.write(out, b)
 	}
-	frames, err := e.Execute(ctx, m, query.Range{})
+	ans, err := e.Answer(ctx, m, query.Range{})
 	if err != nil {
 		return err
 	}
 	switch {
-	case m.QueryType == query.ChangePoints:
-		return changePointsOutput(out, frames, a.output, a.gate)
+	case m.Spec().ListsChangePoints:
+		return changePointsOutput(out, ans, a.output, a.gate)
 	case a.output == "json":
-		return writeJSON(out, frames)
+		return writeJSON(out, ans.Frames)
 	}
-	return writeFrames(out, frames)
+	return writeFrames(out, ans.Frames)
 }
 
 // localModel completes m as the model of a query on the files: the head
@@ -249,9 +249,9 @@ func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 		return m, usageError{fmt.Errorf("--type must be flamegraph, diff or functions, not %q", m.QueryType)}
 	case heads == 0:
 		return m, usageError{errors.New("no --head files")}
-	case m.QueryType == query.Diff && bases == 0:
-		return m, usageError{errors.New("a diff needs --base files")}
-	case m.QueryType == query.FlameGraph && bases > 0:
+	case m.Spec().Base == query.Required && bases == 0:
+		return m, usageError{fmt.Errorf("a %s needs --base files", m.QueryType)}
+	case m.Spec().Base == query.Unused && bases > 0:
 		return m, usageError{errors.New("--base files need --type diff or functions")}
 	}
 	raw, err := json.Marshal(m)

@@ -59,7 +59,7 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 // toggles work offline), its functions (the top table) and one run per
 // file for the run details.
 func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
-	if typ != query.Diff && typ != query.FlameGraph {
+	if spec, _ := query.Lookup(typ); !spec.Flame {
 		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
 	}
 	head, base := src.head.listFlag, src.base.listFlag
@@ -122,7 +122,7 @@ func storedReport(ctx context.Context, sf *storeFlags, model string) (web.Report
 	if err != nil {
 		return web.Report{}, usageError{err}
 	}
-	flame := m.QueryType == query.Diff || m.QueryType == query.FlameGraph
+	flame := m.Spec().Flame
 	m.Variants = m.Variants || flame
 	store, rules, err := sf.open()
 	if err != nil {

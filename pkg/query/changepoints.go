@@ -31,22 +31,23 @@ type ChangePoint struct {
 }
 
 // changepoints answers a changepoints query.
-func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (data.Frames, error) {
+func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (Answer, error) {
 	builds, unit, err := e.overTime(ctx, m, r)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	cps, err := e.changePoints(ctx, m, builds, nil)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
-	f := changePointsFrame(cps, frames.GrafanaUnit(unit))
-	names := make([]string, len(builds))
+	a := Answer{ChangePoints: cps, Builds: make([]string, len(builds)), Unit: frames.GrafanaUnit(unit)}
 	for i, b := range builds {
-		names[i] = b.Name
+		a.Builds[i] = b.Name
 	}
-	f.Meta.Custom = map[string]any{"builds": names}
-	return data.Frames{f}, nil
+	f := changePointsFrame(cps, a.Unit)
+	f.Meta.Custom = map[string]any{"builds": a.Builds}
+	a.Frames = data.Frames{f}
+	return a, nil
 }
 
 // changePoints detects the change points of the total and of every

@@ -50,21 +50,19 @@ func (r Range) contains(t time.Time) bool {
 	return !t.Before(r.From) && !t.After(r.To)
 }
 
-// Execute runs a parsed query.
+// Execute runs a parsed query and returns its frames.
 func (e *Executor) Execute(ctx context.Context, m Model, r Range) (data.Frames, error) {
-	switch m.QueryType {
-	case FlameGraph, Diff, Functions:
-		return e.tree(ctx, m)
-	case Runs:
-		return e.runs(ctx, m)
-	case Evolution:
-		return e.evolution(ctx, m, r)
-	case TimeSeries:
-		return e.timeseries(ctx, m, r)
-	case ChangePoints:
-		return e.changepoints(ctx, m, r)
+	a, err := e.Answer(ctx, m, r)
+	return a.Frames, err
+}
+
+// Answer runs a parsed query with its type's executor.
+func (e *Executor) Answer(ctx context.Context, m Model, r Range) (Answer, error) {
+	spec, ok := Lookup(m.QueryType)
+	if !ok {
+		return Answer{}, fmt.Errorf("unknown queryType %q", m.QueryType)
 	}
-	return nil, fmt.Errorf("unknown queryType %q", m.QueryType)
+	return spec.execute(e, ctx, m, r)
 }
 
 // sides reads the head runs and, for a comparison, the base runs, with
@@ -154,21 +152,21 @@ func unitOf(groups ...[]storage.Run) (string, error) {
 }
 
 // tree answers flamegraph, diff and functions queries.
-func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
+func (e *Executor) tree(ctx context.Context, m Model, _ Range) (Answer, error) {
 	b, unit, err := e.Engine(ctx, m)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	if err := m.checkMemory(b, e.MaxMemory); err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	b.StopWhen(ctx)
 	fault.Point("query.render")
 	frames, err := Render(b, m, e.Rules, unit)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
-	return frames, ctx.Err()
+	return Answer{Frames: frames}, ctx.Err()
 }
 
 // Engine returns the engine filled with the runs of a flamegraph, diff or

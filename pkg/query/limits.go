@@ -24,7 +24,7 @@ const (
 
 // trees is how many trees the query returns.
 func (m Model) trees() int {
-	if m.Variants && m.QueryType != Functions {
+	if m.Variants && m.Spec().Flame {
 		return len(Variants)
 	}
 	return 1
@@ -35,7 +35,7 @@ func (m Model) trees() int {
 // budget). A tree has at most MaxNodes nodes, and no more than its
 // stacks' frames (plus an "other" per parent).
 func (m Model) checkMemory(b *tree.Builder, budget int64) error {
-	if m.QueryType == Functions {
+	if !m.Spec().Flame {
 		return nil // a row per function, not per node
 	}
 	nodes := int64(min(m.MaxNodes, 2*b.FrameRefs()+1))

@@ -100,12 +100,12 @@ func Parse(raw []byte) (Model, error) {
 }
 
 func (m *Model) validate() error {
-	switch m.QueryType {
-	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries, ChangePoints:
-	case "":
-		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries, changepoints)")
-	default:
-		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution, timeseries or changepoints)", m.QueryType)
+	spec, known := Lookup(m.QueryType)
+	switch {
+	case m.QueryType == "":
+		return fmt.Errorf("queryType is required (one of %s)", typeList(""))
+	case !known:
+		return fmt.Errorf("unknown queryType %q (want %s)", m.QueryType, typeList(" or "))
 	}
 	if m.App == "" {
 		return fmt.Errorf("app is required")
@@ -121,14 +121,11 @@ func (m *Model) validate() error {
 			return err
 		}
 	}
-	switch m.QueryType {
-	case FlameGraph, Functions, Runs, Diff:
-		if len(m.Head.Builds) == 0 {
-			return fmt.Errorf("%s query needs head.builds", m.QueryType)
-		}
+	if spec.Head == Required && len(m.Head.Builds) == 0 {
+		return fmt.Errorf("%s query needs head.builds", m.QueryType)
 	}
-	if m.QueryType == Diff && len(m.Base.Builds) == 0 {
-		return fmt.Errorf("diff query needs base.builds")
+	if spec.Base == Required && len(m.Base.Builds) == 0 {
+		return fmt.Errorf("%s query needs base.builds", m.QueryType)
 	}
 	switch m.Field {
 	case "", "value", "changepoint":
@@ -189,13 +186,18 @@ func (m Model) Normalization() tree.Normalization {
 
 // IsTree reports whether the query is answered by the tree engine
 // (flamegraph, diff, functions).
-func (m Model) IsTree() bool {
-	return m.QueryType == FlameGraph || m.QueryType == Diff || m.QueryType == Functions
-}
+func (m Model) IsTree() bool { return m.Spec().Tree }
 
-// IsDiff reports whether the query compares head against base.
+// IsDiff reports whether the query compares head against base: its type
+// needs base runs, or may have them and has.
 func (m Model) IsDiff() bool {
-	return m.QueryType == Diff || (m.QueryType != FlameGraph && len(m.Base.Builds) > 0)
+	switch m.Spec().Base {
+	case Required:
+		return true
+	case Optional:
+		return len(m.Base.Builds) > 0
+	}
+	return false
 }
 
 // checkNames rejects names that cannot be an app, build, run or function:

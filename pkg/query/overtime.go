@@ -92,10 +92,10 @@ func (e *Executor) overTime(ctx context.Context, m Model, r Range) ([]buildRuns,
 
 // evolution answers an evolution query: the Performance Evolution Matrix
 // over the builds, with call edges and execution timelines.
-func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames, error) {
+func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, error) {
 	builds, unit, err := e.overTime(ctx, m, r)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	var runs []storage.Run
 	groups := make([][]storage.Run, len(builds))
@@ -180,7 +180,7 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		err = flush()
 	}
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	// Every sample is in a time frame, so the timeline's rows also add up
 	// to the builds' totals: one aggregation in ClickHouse instead of two.
@@ -205,21 +205,21 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 	}
 	changes, err := e.Store.Changes(ctx, m.App, names)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	for i := range in {
 		in[i].Changes = changes[in[i].Name]
 	}
 	res, err := evolution.Analyze(in, evolution.Options{Threshold: *m.Threshold})
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	// The matrix marks where changes start: its answer carries them.
 	cps := <-changePoints
 	if cps.err != nil {
-		return nil, cps.err
+		return Answer{}, cps.err
 	}
-	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps.v, frames.GrafanaUnit(unit))), nil
+	return Answer{Frames: append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps.v, frames.GrafanaUnit(unit)))}, nil
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total
@@ -229,20 +229,20 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 // `changepoint`: the change at a build where a significant rise of the
 // series starts (docs/CHANGEPOINTS.md; 1 where it rises from 0), else 0, so that a rule on the
 // newest value fires once per regression and not on every later build.
-func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frames, error) {
+func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (Answer, error) {
 	builds, unit, err := e.overTime(ctx, m, r)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	var baseline *buildRuns
 	if m.Baseline != "" && m.Baseline != BaselinePrevious {
 		if baseline, err = e.baselineBuild(ctx, m, builds); err != nil {
-			return nil, err
+			return Answer{}, err
 		}
 	}
 	values, err := e.runValues(ctx, m, builds, baseline)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 
 	n := len(builds)
@@ -310,7 +310,7 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 	}
 	f := data.NewFrame(FrameTimeSeries, fields...)
 	f.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide, Custom: map[string]any{"builds": names}}
-	return data.Frames{f}, nil
+	return Answer{Frames: data.Frames{f}}, nil
 }
 
 // baselineBuild finds the named baseline among builds or reads it.

@@ -43,7 +43,7 @@ func focusError(m Model) error {
 // path) comes whole, with a notice saying so.
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
-	if m.QueryType == Functions {
+	if !m.Spec().Flame {
 		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}, nil
 	}
 	if !m.Variants {

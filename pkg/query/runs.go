@@ -20,12 +20,12 @@ const (
 
 // runs answers a runs query: one row per run, and a summary comparing the
 // runs' totals (the profile's value per run) head against base.
-func (e *Executor) runs(ctx context.Context, m Model) (data.Frames, error) {
+func (e *Executor) runs(ctx context.Context, m Model, _ Range) (Answer, error) {
 	head, base, unit, err := e.sides(ctx, m)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
-	return RunsFrames(head, base, unit), nil
+	return Answer{Frames: RunsFrames(head, base, unit)}, nil
 }
 
 // RunsFrames returns the "runs" frame (side, build, run, time, duration in
