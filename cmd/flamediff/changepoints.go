@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/query"
 )
 
@@ -35,7 +36,7 @@ func changePointsOutput(out io.Writer, a query.Answer, output string, gate bool)
 
 // writeChangePoints prints a changepoints answer as a table, newest first.
 // unit is the Grafana unit of before and after.
-func writeChangePoints(out io.Writer, cps []query.ChangePoint, unit string) error {
+func writeChangePoints(out io.Writer, cps []evolution.ChangePoint, unit string) error {
 	if len(cps) == 0 {
 		_, err := fmt.Fprintln(out, "no change points")
 		return err
@@ -56,7 +57,7 @@ func writeChangePoints(out io.Writer, cps []query.ChangePoint, unit string) erro
 // changePointGate fails when a significant regression starts at the newest
 // build of the answer (builds, oldest first): CI runs it after ingesting
 // that build, and older changes were judged when their builds were new.
-func changePointGate(cps []query.ChangePoint, builds []string) error {
+func changePointGate(cps []evolution.ChangePoint, builds []string) error {
 	if len(builds) == 0 {
 		return nil
 	}

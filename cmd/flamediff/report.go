@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/web"
@@ -71,7 +72,7 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if err != nil {
 		return web.Report{}, err
 	}
-	frames, err := query.Render(l.b, m, l.rules, l.unit)
+	answer, err := query.Render(l.b, m, l.rules, l.unit)
 	if err != nil {
 		return web.Report{}, err
 	}
@@ -80,13 +81,13 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if err != nil {
 		return web.Report{}, err
 	}
-	frames = append(frames, functions...)
-	frames = append(frames, query.RunsFrames(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)...)
+	answer = append(answer, functions...)
+	answer = append(answer, frames.Runs(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)...)
 	title := names(head)
 	if len(base) > 0 {
 		title += " vs " + names(base)
 	}
-	return web.Report{Title: title, Frames: frames}, nil
+	return web.Report{Title: title, Frames: answer}, nil
 }
 
 // fileRuns describes each file as a run of build side, named by the file.

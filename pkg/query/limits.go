@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -51,20 +52,10 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 		ErrTooBig, m.trees(), nodes, need>>20, budget>>20, advice)
 }
 
-// stackRows is how many (run, stack) rows runs have: what a read of their
-// per-run values returns.
-func stackRows(runs []storage.Run) int {
-	n := 0
-	for _, r := range runs {
-		n += int(r.Stacks) // #nosec G115 -- a run's distinct stacks, far below 2^63
-	}
-	return n
-}
-
 // admit refuses, before anything is read, runs whose (run, stack) rows
 // (Run.Stacks each) would take the engine over the memory budget.
 func (e *Executor) admit(runs []storage.Run) error {
-	n := stackRows(runs)
+	n := stacks.Rows(runs)
 	need := int64(n) * bytesPerRunRow
 	if e.MaxMemory == 0 || need <= e.MaxMemory {
 		return nil

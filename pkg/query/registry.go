@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/evolution"
 )
 
 // Need says whether a query type reads a selection of runs (head, base)
@@ -48,7 +50,7 @@ type Spec struct {
 // looked at (oldest first) and the Grafana unit of before and after.
 type Answer struct {
 	Frames       data.Frames
-	ChangePoints []ChangePoint
+	ChangePoints []evolution.ChangePoint
 	Builds       []string
 	Unit         string
 }
@@ -62,30 +64,30 @@ var registry []Spec
 
 func init() {
 	registry = []Spec{
-	{Type: FlameGraph, Help: "the averaged flame graph of the head runs",
-		Head: Required, Tree: true, Flame: true,
-		Fields:  append(treeFields[:len(treeFields):len(treeFields)], "focus", "variants"),
-		execute: (*Executor).tree},
-	{Type: Diff, Help: "the differential flame graph of head against base, with per-node statistics",
-		Head: Required, Base: Required, Tree: true, Flame: true,
-		Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha", "focus", "variants"),
-		execute: (*Executor).tree},
-	{Type: Functions, Help: "the functions table (self and total per function), compared when base runs are given",
-		Head: Required, Base: Optional, Tree: true,
-		Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha"),
-		execute: (*Executor).tree},
-	{Type: Runs, Help: "one row per run and a summary comparing the runs' totals",
-		Head: Required, Base: Optional,
-		execute: (*Executor).runs},
-	{Type: Evolution, Help: "the Performance Evolution Matrix over builds, with call edges, timelines and change points",
-		Builds: Optional, Fields: []string{"threshold", "minShare", "minChange", "alpha"},
-		execute: (*Executor).evolution},
-	{Type: TimeSeries, Help: "a value per build (the total or a function's), against a baseline, for alerting",
-		Builds: Optional, Fields: []string{"function", "baseline", "field", "minChange", "alpha"},
-		execute: (*Executor).timeseries},
-	{Type: ChangePoints, Help: "the change points of the total and of every function over builds",
-		Builds: Optional, Fields: []string{"minShare", "minChange", "alpha"}, ListsChangePoints: true,
-		execute: (*Executor).changepoints},
+		{Type: FlameGraph, Help: "the averaged flame graph of the head runs",
+			Head: Required, Tree: true, Flame: true,
+			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "focus", "variants"),
+			execute: (*Executor).tree},
+		{Type: Diff, Help: "the differential flame graph of head against base, with per-node statistics",
+			Head: Required, Base: Required, Tree: true, Flame: true,
+			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha", "focus", "variants"),
+			execute: (*Executor).tree},
+		{Type: Functions, Help: "the functions table (self and total per function), compared when base runs are given",
+			Head: Required, Base: Optional, Tree: true,
+			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha"),
+			execute: (*Executor).tree},
+		{Type: Runs, Help: "one row per run and a summary comparing the runs' totals",
+			Head: Required, Base: Optional,
+			execute: (*Executor).runs},
+		{Type: Evolution, Help: "the Performance Evolution Matrix over builds, with call edges, timelines and change points",
+			Builds: Optional, Fields: []string{"threshold", "minShare", "minChange", "alpha"},
+			execute: (*Executor).evolution},
+		{Type: TimeSeries, Help: "a value per build (the total or a function's), against a baseline, for alerting",
+			Builds: Optional, Fields: []string{"function", "baseline", "field", "minChange", "alpha"},
+			execute: (*Executor).timeseries},
+		{Type: ChangePoints, Help: "the change points of the total and of every function over builds",
+			Builds: Optional, Fields: []string{"minShare", "minChange", "alpha"}, ListsChangePoints: true,
+			execute: (*Executor).changepoints},
 	}
 }
 

@@ -69,12 +69,7 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 		} else {
 			focused = true
 		}
-		f := frames.FlameGraph(t, unit)
-		f.Meta.Custom.(map[string]any)["variant"] = v.Name
-		if notice != "" {
-			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: notice})
-		}
-		out = append(out, f)
+		out = append(out, frames.Variant(frames.FlameGraph(t, unit), v.Name, notice))
 	}
 	if len(m.Focus) > 0 && !focused {
 		return nil, focusError(m)
