@@ -14,6 +14,7 @@ import (
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -28,11 +29,11 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
-	alpha := fs.Float64("alpha", query.DefaultAlpha, "false-discovery rate under which a change is significant")
+	alpha := fs.Float64("alpha", stats.DefaultAlpha, "false-discovery rate under which a change is significant")
 	output := fs.String("output", "table", "json, table, folded or markdown (a pull request comment on a diff)")
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
-	minChange := fs.Float64("min-change", DefaultMinChange, "smallest regression the gate and the markdown report count, as a share of the base total")
+	minBaseShare := fs.Float64("min-change", DefaultMinBaseShare, "smallest regression the gate and the markdown report count, as a share of the base total")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		stored, err := src.check(args)
 		if err != nil {
@@ -43,10 +44,10 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		default:
 			return usageError{fmt.Errorf("--output must be json, table, folded or markdown, not %q", *output)}
 		}
-		if *top < 0 || !(*minChange >= 0) {
-			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minChange)}
+		if *top < 0 || !(*minBaseShare >= 0) {
+			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minBaseShare)}
 		}
-		a := answer{output: *output, top: *top, gate: *gate, minChange: *minChange}
+		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare}
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
@@ -141,13 +142,13 @@ func (s *sourceFlags) load() (*local, error) {
 
 // answer is how a tree query is printed, and whether it gates.
 type answer struct {
-	m         query.Model
-	unit      string
-	rules     *sysframes.Rules
-	output    string
-	top       int
-	gate      bool
-	minChange float64
+	m            query.Model
+	unit         string
+	rules        *sysframes.Rules
+	output       string
+	top          int
+	gate         bool
+	minBaseShare float64
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -168,7 +169,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	var v *verdict
 	if a.gate || a.output == "markdown" {
 		var err error
-		if v, err = judge(b, a.m, a.rules, a.unit, a.minChange); err != nil {
+		if v, err = judge(b, a.m, a.rules, a.unit, a.minBaseShare); err != nil {
 			return err
 		}
 	}

@@ -34,7 +34,6 @@ const (
 	MaxMaxNodes      = 2_000_000
 	DefaultThreshold = 0.02
 	DefaultMinShare  = 0.01
-	DefaultAlpha     = stats.DefaultAlpha
 	// MaxAlpha bounds alpha: a false-discovery rate above one half calls
 	// noise a change.
 	MaxAlpha          = 0.5
@@ -78,7 +77,7 @@ type Model struct {
 	// or "relative" shares of each side's total.
 	Normalize string `json:"normalize"`
 	// Alpha is the false-discovery rate under which a diff's node or
-	// function is significant (default DefaultAlpha).
+	// function is significant (default stats.DefaultAlpha).
 	Alpha *float64 `json:"alpha"`
 	// Focus is a path of labels from the root's child down: flamegraph and
 	// diff queries return that subtree at full detail.
@@ -168,7 +167,7 @@ func (m *Model) validate() error {
 		return fmt.Errorf("normalize must be absolute or relative, not %q", m.Normalize)
 	}
 	if m.Alpha == nil {
-		a := DefaultAlpha
+		a := stats.DefaultAlpha
 		m.Alpha = &a
 	} else if !(*m.Alpha > 0 && *m.Alpha <= MaxAlpha) {
 		return fmt.Errorf("alpha must be a false-discovery rate in (0, %v], not %v", MaxAlpha, *m.Alpha)

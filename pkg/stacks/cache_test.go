@@ -11,6 +11,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stacks"
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 func storeWithPprof(t *testing.T) (*storage.Store, string) {
 	t.Helper()
 	dsn := chtest.DSN(t)
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	store, err := teststore.Open(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/pkg/internal/fault"
+	"github.com/flamediff/flamediff/pkg/stats"
 )
 
 // Build merges the stacks of the sides that have runs into a tree: an
@@ -32,7 +33,7 @@ func (b *Builder) Build(o Options) (t *Tree, err error) {
 	if err != nil {
 		return nil, err
 	}
-	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0, Normalize: o.Normalize, Alpha: cmp.Or(o.Alpha, DefaultAlpha), Runs: b.runs}
+	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0, Normalize: o.Normalize, Alpha: cmp.Or(o.Alpha, stats.DefaultAlpha), Runs: b.runs}
 	if t.Diff {
 		t.StatsNotice = b.StatsNotice()
 	}

@@ -29,9 +29,6 @@ func (n Normalization) String() string {
 	return "absolute"
 }
 
-// DefaultAlpha is the false-discovery rate Options.Alpha 0 stands for.
-const DefaultAlpha = 0.05
-
 // ciLevel is the coverage of DeltaLow..DeltaHigh.
 const ciLevel = 0.95
 
@@ -93,7 +90,7 @@ func (b *Builder) newTester(o Options) *tester {
 	if b.runs[Base] == 0 || b.StatsNotice() != "" {
 		return nil
 	}
-	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, DefaultAlpha), runs: b.runs,
+	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, stats.DefaultAlpha), runs: b.runs,
 		x: make([]float64, b.runs[Head]), y: make([]float64, b.runs[Base]),
 		quantile: stats.NewTQuantiles(ciLevel)}
 }

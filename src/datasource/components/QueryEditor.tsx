@@ -15,6 +15,7 @@ import {
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlamediffDataSource } from '../datasource';
+import { QueryField, queryTypes, specOf, uses } from '../queryTypes';
 import { FlamediffOptions, FlamediffQuery, QueryType, Selection, defaultQuery } from '../types';
 import { SelectionEditor } from './SelectionEditor';
 import { useNames, withSelected } from './useNames';
@@ -23,21 +24,38 @@ type Props = QueryEditorProps<FlamediffDataSource, FlamediffQuery, FlamediffOpti
 
 const s = strings.query;
 const LABEL_WIDTH = 16;
-const queryTypes: Array<SelectableValue<QueryType>> = (
-  ['flamegraph', 'diff', 'functions', 'runs', 'evolution', 'timeseries'] as QueryType[]
-).map((v) => ({ value: v, label: v }));
+const typeOptions: Array<SelectableValue<QueryType>> = queryTypes.map((v) => ({ value: v, label: v }));
 
-/** Which parts of the editor a query type uses. */
-const uses = (t: QueryType) => ({
-  head: t !== 'evolution' && t !== 'timeseries',
-  base: t === 'diff' || t === 'functions' || t === 'runs',
-  builds: t === 'evolution' || t === 'timeseries',
-  tree: t === 'flamegraph' || t === 'diff' || t === 'functions',
-  variants: t === 'flamegraph' || t === 'diff',
-  fn: t === 'timeseries',
-  threshold: t === 'evolution',
-  stats: t === 'diff' || t === 'functions',
-});
+/** Which parts of the editor a query type uses: its row of the query-type table. */
+const usesOf = (t: QueryType) => {
+  const spec = specOf(t);
+  const reads = (f: QueryField) => uses(t, f);
+  return {
+    head: spec !== undefined && spec.head !== 'unused',
+    base: spec !== undefined && spec.base !== 'unused',
+    builds: spec !== undefined && spec.builds !== 'unused',
+    tree: spec?.tree ?? false,
+    variants: reads('variants'),
+    fn: reads('function'),
+    baseline: reads('baseline'),
+    field: reads('field'),
+    threshold: reads('threshold'),
+    normalize: reads('normalize'),
+    alpha: reads('alpha'),
+    minShare: reads('minShare'),
+    minChange: reads('minChange'),
+  };
+};
+
+/** The numeric fields of a timeseries answer (docs/QUERIES.md). */
+const seriesFields: Array<SelectableValue<string>> = [
+  'value',
+  'change',
+  'pValue',
+  'significant',
+  'regression',
+  'changepoint',
+].map((v) => ({ value: v, label: v }));
 
 const normalizations: Array<SelectableValue<string>> = [
   { value: 'absolute', label: s.absolute, description: s.absoluteHelp },
@@ -54,7 +72,7 @@ const PREVIOUS = 'previous';
  */
 export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Props) {
   const query: FlamediffQuery = { ...defaultQuery, ...raw } as FlamediffQuery;
-  const use = uses(query.queryType);
+  const use = usesOf(query.queryType);
   const apps = useNames('apps', () => datasource.apps());
   const builds = useNames(use.builds ? query.app : '', () => datasource.builds(query.app));
 
@@ -82,7 +100,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       <InlineFieldRow>
         <InlineField label={s.queryType} labelWidth={LABEL_WIDTH}>
           <div data-testid={selectors.query.queryType}>
-            <RadioButtonGroup options={queryTypes} value={query.queryType} onChange={(v) => update({ queryType: v })} />
+            <RadioButtonGroup options={typeOptions} value={query.queryType} onChange={(v) => update({ queryType: v })} />
           </div>
         </InlineField>
       </InlineFieldRow>
@@ -106,6 +124,21 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               }
             />
           </div>
+        </InlineField>
+      </InlineFieldRow>
+      <InlineFieldRow>
+        <InlineField label={s.profileType} labelWidth={LABEL_WIDTH} tooltip={s.profileTypeHelp}>
+          <Input
+            data-testid={selectors.query.profileType}
+            width={40}
+            defaultValue={query.profileType ?? ''}
+            onBlur={(e) => {
+              const v = e.currentTarget.value.trim() || undefined;
+              if (v !== query.profileType) {
+                update({ profileType: v });
+              }
+            }}
+          />
         </InlineField>
       </InlineFieldRow>
       {use.head &&
@@ -158,7 +191,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
           </InlineField>
         </InlineFieldRow>
       )}
-      {use.fn && (
+      {use.baseline && (
         <InlineFieldRow>
           <InlineField label={s.baseline} labelWidth={LABEL_WIDTH} tooltip={s.baselineHelp}>
             <div data-testid={selectors.query.baseline}>
@@ -179,6 +212,65 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               />
             </div>
           </InlineField>
+        </InlineFieldRow>
+      )}
+      {use.field && (
+        <InlineFieldRow>
+          <InlineField label={s.field} labelWidth={LABEL_WIDTH} tooltip={s.fieldHelp}>
+            <div data-testid={selectors.query.field}>
+              <Select
+                aria-label={s.field}
+                width={40}
+                isClearable
+                options={seriesFields}
+                value={query.field || null}
+                onChange={(v: SelectableValue<string> | null) => update({ field: v?.value })}
+              />
+            </div>
+          </InlineField>
+        </InlineFieldRow>
+      )}
+      {(use.minShare || use.minChange || (use.alpha && !use.tree)) && (
+        <InlineFieldRow>
+          {use.minShare && (
+            <InlineField label={s.minShare} labelWidth={LABEL_WIDTH} tooltip={s.minShareHelp}>
+              <OptionalNumber
+                testId={selectors.query.minShare}
+                width={12}
+                step={0.005}
+                placeholder="0.01"
+                value={query.minShare}
+                valid={(n) => n >= 0 && n < 1}
+                onChange={(minShare) => update({ minShare })}
+              />
+            </InlineField>
+          )}
+          {use.minChange && (
+            <InlineField label={s.minChange} tooltip={s.minChangeHelp}>
+              <OptionalNumber
+                testId={selectors.query.minChange}
+                width={12}
+                step={0.005}
+                placeholder="0.02"
+                value={query.minChange}
+                valid={(n) => n >= 0 && n < 1}
+                onChange={(minChange) => update({ minChange })}
+              />
+            </InlineField>
+          )}
+          {use.alpha && !use.tree && (
+            <InlineField label={s.alpha} tooltip={s.changeAlphaHelp}>
+              <OptionalNumber
+                testId={selectors.query.alpha}
+                width={10}
+                step={0.01}
+                placeholder="0.05"
+                value={query.alpha}
+                valid={(n) => n > 0 && n <= 0.5}
+                onChange={(alpha) => update({ alpha })}
+              />
+            </InlineField>
+          )}
         </InlineFieldRow>
       )}
       {use.threshold && (
@@ -229,7 +321,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               }}
             />
           </InlineField>
-          {use.stats && (
+          {use.normalize && (
             <InlineField label={s.normalize} tooltip={s.normalizeHelp}>
               <div data-testid={selectors.query.normalize}>
                 <RadioButtonGroup
@@ -240,7 +332,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               </div>
             </InlineField>
           )}
-          {use.stats && (
+          {use.alpha && (
             <InlineField label={s.alpha} tooltip={s.alphaHelp}>
               <OptionalNumber
                 testId={selectors.query.alpha}
