@@ -62,6 +62,15 @@ const normalizations: Array<SelectableValue<string>> = [
   { value: 'relative', label: s.relative, description: s.relativeHelp },
 ];
 
+/** The optional numbers of the model: field width, step, the backend's default, bounds. */
+const numbers = {
+  threshold: { width: 12, step: 0.005, placeholder: '0.02', valid: (n: number) => n >= 0 && n <= 1 },
+  minShare: { width: 12, step: 0.005, placeholder: '0.01', valid: (n: number) => n >= 0 && n < 1 },
+  minChange: { width: 12, step: 0.005, placeholder: '0.02', valid: (n: number) => n >= 0 && n < 1 },
+  alpha: { width: 10, step: 0.01, placeholder: '0.05', valid: (n: number) => n > 0 && n <= 0.5 },
+};
+type NumberField = keyof typeof numbers;
+
 /** PREVIOUS is the baseline value that compares each build with the one before it. */
 const PREVIOUS = 'previous';
 
@@ -79,6 +88,23 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
   const update = (patch: Partial<FlamediffQuery>) => {
     onChange({ ...query, ...patch });
     onRunQuery();
+  };
+  // An optional number of the model (see numbers), in its own field.
+  const number = (key: NumberField, label: string, tooltip: string, labelWidth?: number) => {
+    const n = numbers[key];
+    return (
+      <InlineField label={label} labelWidth={labelWidth} tooltip={tooltip}>
+        <OptionalNumber
+          testId={selectors.query[key]}
+          width={n.width}
+          step={n.step}
+          placeholder={n.placeholder}
+          value={query[key]}
+          valid={n.valid}
+          onChange={(v) => update({ [key]: v })}
+        />
+      </InlineField>
+    );
   };
   const selection = (
     side: 'head' | 'base',
@@ -100,7 +126,11 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       <InlineFieldRow>
         <InlineField label={s.queryType} labelWidth={LABEL_WIDTH}>
           <div data-testid={selectors.query.queryType}>
-            <RadioButtonGroup options={typeOptions} value={query.queryType} onChange={(v) => update({ queryType: v })} />
+            <RadioButtonGroup
+              options={typeOptions}
+              value={query.queryType}
+              onChange={(v) => update({ queryType: v })}
+            />
           </div>
         </InlineField>
       </InlineFieldRow>
@@ -232,61 +262,13 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       )}
       {(use.minShare || use.minChange || (use.alpha && !use.tree)) && (
         <InlineFieldRow>
-          {use.minShare && (
-            <InlineField label={s.minShare} labelWidth={LABEL_WIDTH} tooltip={s.minShareHelp}>
-              <OptionalNumber
-                testId={selectors.query.minShare}
-                width={12}
-                step={0.005}
-                placeholder="0.01"
-                value={query.minShare}
-                valid={(n) => n >= 0 && n < 1}
-                onChange={(minShare) => update({ minShare })}
-              />
-            </InlineField>
-          )}
-          {use.minChange && (
-            <InlineField label={s.minChange} tooltip={s.minChangeHelp}>
-              <OptionalNumber
-                testId={selectors.query.minChange}
-                width={12}
-                step={0.005}
-                placeholder="0.02"
-                value={query.minChange}
-                valid={(n) => n >= 0 && n < 1}
-                onChange={(minChange) => update({ minChange })}
-              />
-            </InlineField>
-          )}
-          {use.alpha && !use.tree && (
-            <InlineField label={s.alpha} tooltip={s.changeAlphaHelp}>
-              <OptionalNumber
-                testId={selectors.query.alpha}
-                width={10}
-                step={0.01}
-                placeholder="0.05"
-                value={query.alpha}
-                valid={(n) => n > 0 && n <= 0.5}
-                onChange={(alpha) => update({ alpha })}
-              />
-            </InlineField>
-          )}
+          {use.minShare && number('minShare', s.minShare, s.minShareHelp, LABEL_WIDTH)}
+          {use.minChange && number('minChange', s.minChange, s.minChangeHelp)}
+          {use.alpha && !use.tree && number('alpha', s.alpha, s.changeAlphaHelp)}
         </InlineFieldRow>
       )}
       {use.threshold && (
-        <InlineFieldRow>
-          <InlineField label={s.threshold} labelWidth={LABEL_WIDTH} tooltip={s.thresholdHelp}>
-            <OptionalNumber
-              testId={selectors.query.threshold}
-              width={12}
-              step={0.005}
-              placeholder="0.02"
-              value={query.threshold}
-              valid={(n) => n >= 0 && n <= 1}
-              onChange={(threshold) => update({ threshold })}
-            />
-          </InlineField>
-        </InlineFieldRow>
+        <InlineFieldRow>{number('threshold', s.threshold, s.thresholdHelp, LABEL_WIDTH)}</InlineFieldRow>
       )}
       {use.tree && (
         <InlineFieldRow>
@@ -332,19 +314,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               </div>
             </InlineField>
           )}
-          {use.alpha && (
-            <InlineField label={s.alpha} tooltip={s.alphaHelp}>
-              <OptionalNumber
-                testId={selectors.query.alpha}
-                width={10}
-                step={0.01}
-                placeholder="0.05"
-                value={query.alpha}
-                valid={(n) => n > 0 && n <= 0.5}
-                onChange={(alpha) => update({ alpha })}
-              />
-            </InlineField>
-          )}
+          {use.alpha && number('alpha', s.alpha, s.alphaHelp)}
           {use.variants && (
             <span data-testid={selectors.query.variants} title={s.variantsHelp}>
               <InlineSwitch
