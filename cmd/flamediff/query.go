@@ -23,7 +23,8 @@ import (
 // run, or any query on stored runs, so that any CI job can diff profiles
 // and gate on the result.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
-	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
+	typ := fs.String("type", "flamegraph", "the query type of files (stored queries take any type in --model):\n"+
+		typesHelp(func(s query.Spec) bool { return s.Tree }))
 	src := addSourceFlags(fs)
 	inverted := fs.Bool("inverted", false, "flip stacks: callers under callees")
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
@@ -68,6 +69,17 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		a.rules, a.unit = l.rules, l.unit
 		return a.write(out, l.b)
 	}
+}
+
+// typesHelp lists the query types keep accepts, a line each with its help.
+func typesHelp(keep func(query.Spec) bool) string {
+	var b strings.Builder
+	for _, s := range query.Types() {
+		if keep(s) {
+			fmt.Fprintf(&b, "  %s: %s\n", s.Type, s.Help)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // sourceFlags name what a command reads: profile files of each side (with

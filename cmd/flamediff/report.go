@@ -19,7 +19,8 @@ import (
 // reportCmd writes the panel's view of a diff or flame graph as one HTML
 // file that opens from disk: a file a CI job can attach to a pull request.
 func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
-	typ := fs.String("type", "diff", "diff or flamegraph (files); --model names its own type")
+	typ := fs.String("type", "diff", "the query type of files (--model names its own):\n"+
+		typesHelp(func(s query.Spec) bool { return s.Flame }))
 	src := addSourceFlags(fs)
 	outFile := fs.String("o", "report.html", "write the report to `FILE`")
 	title := fs.String("title", "", "the page's title (default: what is compared)")
