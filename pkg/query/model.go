@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -127,8 +128,8 @@ func (m *Model) validate() error {
 		return fmt.Errorf("%s query needs base.builds", m.QueryType)
 	}
 	switch m.Field {
-	case "", "value", "changepoint":
-	case "change", "pValue", "significant", "regression":
+	case "", frames.FieldValue, frames.FieldChangePoint:
+	case frames.FieldChange, frames.FieldPValue, frames.FieldSignificant, frames.FieldRegression:
 		if m.Baseline == "" {
 			return fmt.Errorf("field %q needs a baseline (a build or %q)", m.Field, "previous")
 		}
