@@ -153,4 +153,32 @@ test.describe('stored runs', () => {
     const api = new URL(url).origin;
     expect(requests.filter((r) => !r.startsWith(`${api}/api/`) && !r.endsWith('/favicon.ico'))).toEqual([]);
   });
+
+  test('serve: choose changepoints, pick its builds, run it', async ({ page }) => {
+    const own = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((ok) => createInterface({ input: own.stdout! }).once('line', ok));
+      await open(page, line.replace('flamediff serve: ', ''));
+      await expect(page.getByTestId(selectors.query.app)).toContainText(checkout.app);
+      await chooseRadio(page, selectors.query.queryType, 'changepoints');
+      await expect(page.getByTestId(selectors.query.headBuilds)).toHaveCount(0);
+      await pickOption(page, selectors.query.builds, checkout.base);
+      await pickOption(page, selectors.query.builds, checkout.head);
+      const answered = page.waitForResponse((r) => r.url().endsWith('/api/query'));
+      await page.getByTestId(selectors.report.run).click();
+      const res = await answered;
+      expect(JSON.parse(res.request().postData()!)).toMatchObject({
+        queryType: 'changepoints',
+        app: checkout.app,
+        builds: [checkout.base, checkout.head],
+      });
+      expect(res.status()).toBe(200);
+      const frames = (await res.json()) as DataFrameJSON[];
+      expect(frames.map((f) => f.schema?.name)).toEqual(['changepoints']);
+      expect(frames[0].schema?.meta?.custom?.builds).toEqual([checkout.base, checkout.head]);
+      await expect(page.getByTestId(selectors.report.error)).toHaveCount(0);
+    } finally {
+      own.kill('SIGTERM');
+    }
+  });
 });

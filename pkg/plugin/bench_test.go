@@ -30,7 +30,7 @@ const (
 // time frame).
 func benchProfiles(pool [][]profile.Frame, seed uint64, runs, perRun, frames int) []*profile.Profile {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	frameNs := int64(time.Second) / storage.TimeFrames
+	frameNs := int64(time.Second) / storage.TimeBuckets
 	var out []*profile.Profile
 	for range runs {
 		p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds", Duration: time.Second}
@@ -46,7 +46,7 @@ func benchProfiles(pool [][]profile.Frame, seed uint64, runs, perRun, frames int
 				stack[i] = id
 			}
 			for j := range frames {
-				t := int64(j*storage.TimeFrames/frames)*frameNs + rng.Int64N(frameNs)
+				t := int64(j*storage.TimeBuckets/frames)*frameNs + rng.Int64N(frameNs)
 				p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 10_000_000 + rng.Int64N(1000), Time: t})
 			}
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/flamediff/flamediff/internal/plugintest"
 	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -104,7 +105,7 @@ func migratedStoreOn(t testing.TB, cluster bool) (*storage.Store, string) {
 	if cluster {
 		dsn = chtest.ClusterDSN(t)
 	}
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	store, err := teststore.Open(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}

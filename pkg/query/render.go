@@ -43,7 +43,7 @@ func focusError(m Model) error {
 // path) comes whole, with a notice saying so.
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
-	if m.QueryType == Functions {
+	if !m.Spec().Flame {
 		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}, nil
 	}
 	if !m.Variants {
@@ -69,12 +69,7 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 		} else {
 			focused = true
 		}
-		f := frames.FlameGraph(t, unit)
-		f.Meta.Custom.(map[string]any)["variant"] = v.Name
-		if notice != "" {
-			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: notice})
-		}
-		out = append(out, f)
+		out = append(out, frames.Variant(frames.FlameGraph(t, unit), v.Name, notice))
 	}
 	if len(m.Focus) > 0 && !focused {
 		return nil, focusError(m)

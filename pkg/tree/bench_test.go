@@ -243,7 +243,7 @@ func BenchmarkMerge40(b *testing.B) {
 		for b.Loop() {
 			builder := NewBuilder(NewFrames())
 			for i, p := range runs {
-				if err := builder.AddProfile(Side(i%2), p); err != nil {
+				if err := addProfile(builder, Side(i%2), p); err != nil {
 					b.Fatal(err)
 				}
 			}

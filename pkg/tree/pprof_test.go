@@ -58,7 +58,7 @@ func addFiles(t testing.TB, b *Builder, side Side, files []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.AddProfile(side, p); err != nil {
+		if err := addProfile(b, side, p); err != nil {
 			t.Fatal(err)
 		}
 	}

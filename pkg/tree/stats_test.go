@@ -149,8 +149,8 @@ func TestStatsAANoDiscoveries(t *testing.T) {
 			}
 			fdr := float64(withAny) / float64(2*seeds)
 			t.Logf("A/A %v, %d runs a side: observed FDR %.3f over %d trees and function tables (%d tests)", norm, runs, fdr, 2*seeds, tested)
-			if fdr > DefaultAlpha {
-				t.Errorf("A/A %v %d runs: observed FDR %.3f above %v", norm, runs, fdr, DefaultAlpha)
+			if fdr > stats.DefaultAlpha {
+				t.Errorf("A/A %v %d runs: observed FDR %.3f above %v", norm, runs, fdr, stats.DefaultAlpha)
 			}
 		}
 	}
@@ -337,7 +337,7 @@ func TestStatsQValuesAreBH(t *testing.T) {
 			if got := tr.Stats[i].QValue; got != want {
 				t.Fatalf("%v node %d: q %v, want %v", norm, i, got, want)
 			}
-			if tr.Stats[i].Significant != (want < DefaultAlpha) {
+			if tr.Stats[i].Significant != (want < stats.DefaultAlpha) {
 				t.Fatalf("node %d: significant %v at q %v", i, tr.Stats[i].Significant, want)
 			}
 			if tr.Stats[i].Significant {
