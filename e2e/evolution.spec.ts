@@ -10,6 +10,7 @@ import { DataFrameJSON } from '@grafana/data';
 
 import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
 import { repo } from './backend';
+import { docImage } from './docImage';
 import { frames as e2eFrames } from './frames';
 import { buildHarness } from './evolution/build';
 import type { EvolutionHarness } from './evolution/main';
@@ -328,5 +329,5 @@ test('screenshot of the seeded checkout-service matrix', async ({ page }) => {
   await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).click();
   await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).hover();
   await expect(page.getByTestId(sel.tooltip)).toBeVisible();
-  await page.screenshot({ path: join(repo, 'docs', 'img', 'evolution.png') });
+  await page.screenshot({ path: docImage('evolution.png') });
 });

@@ -10,6 +10,7 @@ import { DataFrameJSON } from '@grafana/data';
 
 import { selectors } from '../src/selectors';
 import { ClickHouse, buildGo, clickhouse, repo, tempDir } from './backend';
+import { docImage } from './docImage';
 import { variant } from './frames';
 import { canvas, chooseRadio, drawnCount, pickOption, toggle } from './harness';
 
@@ -132,7 +133,7 @@ test.describe('stored runs', () => {
       page.getByTestId(selectors.panel.tableRow).filter({ hasText: 'pricing.ApplyDiscounts' })
     ).toContainText('+');
     await drawnCount(page);
-    await page.screenshot({ path: join(repo, 'docs/img/report.png') });
+    await page.screenshot({ path: docImage('report.png') });
     expect(requests).toEqual([]);
   });
 
@@ -149,7 +150,7 @@ test.describe('stored runs', () => {
     await page.getByTestId(selectors.report.run).click();
     await drawnCount(page);
     await expect(page.getByTestId(selectors.report.verdict)).toBeVisible();
-    await page.screenshot({ path: join(repo, 'docs/img/serve.png') });
+    await page.screenshot({ path: docImage('serve.png') });
     const api = new URL(url).origin;
     expect(requests.filter((r) => !r.startsWith(`${api}/api/`) && !r.endsWith('/favicon.ico'))).toEqual([]);
   });
