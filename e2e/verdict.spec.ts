@@ -213,7 +213,20 @@ test.describe('drill into anything', () => {
     const at = { x: b[other].x + b[other].width / 2, y: b[other].y + 3 };
     expect(await hoverLabel(page, at.x, at.y)).toBe('other');
     await expect(page.getByTestId(p.tooltip)).toContainText('Click or press Enter to load them in full detail');
+    const answer = page.waitForResponse(
+      (r) => r.url().endsWith('/query') && JSON.parse(r.request().postData() ?? '{}').focus !== undefined
+    );
     await canvas(page).click({ position: at });
+    // The backend answers the focus: the path, one node a level, then the subtree under it.
+    const focused = ((await (await answer).json()) as DataFrameJSON[])[0];
+    const focusedLevel = col(focused, 'level')!;
+    const focusedLabels = labelsOf(focused);
+    for (let l = 1; l <= path.length; l++) {
+      expect(
+        focusedLabels.filter((_, i) => focusedLevel[i] === l),
+        `level ${l} of the focused answer`
+      ).toEqual([path[l - 1]]);
+    }
     const crumb = page.getByTestId(p.breadcrumb);
     await expect(crumb).toBeVisible();
     await expect(crumb).toContainText(path[path.length - 1]);
