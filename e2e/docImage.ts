@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { repo } from './backend';
 
 /**
- * docImage is the path of a documentation screenshot: docs/img/name when
+ * docImage is the path of a documentation screenshot: docs/img/NAME when
  * FLAMEDIFF_UPDATE_SCREENSHOTS=1 (`npm run screenshots`), else the test's
  * own output folder under test-results/, so that a test run leaves the
  * checkout as it was.
