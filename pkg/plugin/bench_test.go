@@ -23,6 +23,16 @@ const (
 	benchFramesPerRow = 4       // time frames each stack of a run falls into
 )
 
+// benchScale is what the benchmarks of this package multiply their data's
+// sizes by: 1, or 1/100 with -short, which the test command runs them with
+// (once each) so that the checks inside them run.
+func benchScale(n int) int {
+	if testing.Short() {
+		return max(1, n/100)
+	}
+	return n
+}
+
 // benchProfiles makes the runs of one build: every run samples perRun
 // random stacks of a shared pool of distinct stacks (depth 20-40 over
 // 5,000 functions), each in frames time frames, so the whole data set
@@ -100,10 +110,14 @@ func benchPool(n, nFuncs int) [][]profile.Frame {
 func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	store, dsn := migratedStore(b)
 	ctx := context.Background()
-	pool := benchPool(benchStacks, 5000)
+	pool := benchPool(benchScale(benchStacks), 5000)
+	runsPerBuild, rowsPerRun := benchRunsPerBuild, benchScale(benchRowsPerRun)
+	if testing.Short() {
+		runsPerBuild = 3 // the fewest that give every node a test
+	}
 	loadStart := time.Now()
 	for bi, build := range []string{"base", "head"} {
-		for ri, p := range benchProfiles(pool, uint64(bi+1), benchRunsPerBuild, benchRowsPerRun/benchFramesPerRow, benchFramesPerRow) {
+		for ri, p := range benchProfiles(pool, uint64(bi+1), runsPerBuild, rowsPerRun/benchFramesPerRow, benchFramesPerRow) {
 			meta := storage.RunMeta{App: "bench", Build: build, Run: fmt.Sprintf("run-%02d", ri),
 				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
 			if err := store.Ingest(ctx, meta, p, nil); err != nil {
@@ -199,7 +213,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 			b.ReportMetric(float64(e2eTime)/float64(bareTime), "ratio")
 		})
 	}
-	b.Logf("aggregated (side, stack) rows: %d; sample rows: %d", rows, benchRunsPerBuild*2*benchRowsPerRun)
+	b.Logf("aggregated (side, stack) rows: %d; sample rows: %d", rows, runsPerBuild*2*rowsPerRun)
 }
 
 func anys(ids []uint64) []any {
