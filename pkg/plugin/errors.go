@@ -96,6 +96,8 @@ func classify(ctx context.Context, err error) failure {
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, clickhouse.ErrConnectionClosed):
 		return failure{http.StatusBadGateway, "ClickHouse unreachable or connection lost: " + msg, true}
+	case storage.NoDatabase(err):
+		return failure{http.StatusBadGateway, "ClickHouse: " + msg + " (the data source's database does not exist: run `flamediff migrate`)", true}
 	case isEx && (ex.Code == chNoSuchColumn || ex.Code == chUnknownIdentifier || ex.Code == chUnknownTable):
 		return failure{http.StatusBadGateway, "ClickHouse: " + msg +
 			" (Flamediff's tables lack what this version reads: run `flamediff migrate`, or check the data source's table names)", true}
