@@ -86,7 +86,10 @@ func classify(ctx context.Context, err error) failure {
 	case errors.Is(err, errInternal):
 		return failure{http.StatusInternalServerError, msg, false}
 	case errors.Is(err, errBusy), errors.Is(err, clickhouse.ErrAcquireConnTimeout), isEx && ex.Code == chTooManyQueries:
-		return failure{http.StatusServiceUnavailable, "busy: " + msg + " (try again shortly, or raise maxQueries and maxConnections in the data source settings)", true}
+		if !errors.Is(err, errBusy) { // errBusy's own text starts with "busy"
+			msg = "busy: " + msg
+		}
+		return failure{http.StatusServiceUnavailable, msg + " (try again shortly, or raise maxQueries and maxConnections in the data source settings)", true}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
 		isEx && (ex.Code == chTimeoutExceeded || ex.Code == chSocketTimeout), errors.As(err, &netErr) && netErr.Timeout():
 		return failure{http.StatusGatewayTimeout, "timed out (raise queryTimeout in the data source settings or select fewer runs): " + msg, true}

@@ -31,13 +31,22 @@ func (g *gate) enter(ctx context.Context) (func(), error) {
 	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:
+		if ctx.Err() == context.DeadlineExceeded { // the turn came too late to run
+			<-g.slots
+			return nil, g.late()
+		}
 		return func() { <-g.slots }, nil
 	case <-t.C:
 		return nil, fmt.Errorf("%w: %d queries running, this one waited %v for its turn", errBusy, cap(g.slots), g.wait)
 	case <-ctx.Done():
 		if ctx.Err() == context.DeadlineExceeded { // the cause is the load, not the query
-			return nil, fmt.Errorf("%w: %d queries running, this one waited until its deadline for its turn", errBusy, cap(g.slots))
+			return nil, g.late()
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// late is the error of a query whose deadline passed while it waited.
+func (g *gate) late() error {
+	return fmt.Errorf("%w: %d queries running, this one waited until its deadline (queryTimeout) for its turn", errBusy, cap(g.slots))
 }
