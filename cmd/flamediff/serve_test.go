@@ -70,26 +70,12 @@ func serveOn(t *testing.T, dsn string, args ...string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "flamediff serve: "), "/")
 }
 
-// call sends a request (a POST when body is not empty) and returns the
-// answer's status and body.
+// call sends a request (a JSON POST when body is not empty) and returns
+// the answer's status and body.
 func call(t *testing.T, url, body string) (int, string) {
 	t.Helper()
-	var resp *http.Response
-	var err error
-	if body == "" {
-		resp, err = http.Get(url)
-	} else {
-		resp, err = http.Post(url, "application/json", strings.NewReader(body))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
+	resp, b := send(t, url, "", body, map[string]string{"Content-Type": "application/json"})
+	return resp.StatusCode, b
 }
 
 // The local web UI answers queries as `flamediff query --output json` prints

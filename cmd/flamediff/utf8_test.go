@@ -97,7 +97,11 @@ func TestInvalidUTF8MatchesPprof(t *testing.T) {
 			if err := json.Unmarshal([]byte(mustRun(t, args...)), &frames); err != nil {
 				t.Fatal(err)
 			}
-			fn, self, total := frames[0].Fields[0], fieldNamed(t, frames[0], "self"), fieldNamed(t, frames[0], "total")
+			fields := frames[0].Fields
+			if len(fields) != 3 || fields[1].Name != "self" || fields[2].Name != "total" {
+				t.Fatalf("functions frame fields %v, want function, self, total", fields)
+			}
+			fn, self, total := fields[0], fields[1], fields[2]
 			got := map[string]pproftop.Entry{}
 			for i := 0; i < fn.Len(); i++ {
 				got[fn.At(i).(string)] = pproftop.Entry{Flat: int64(math.Round(self.At(i).(float64))), Cum: int64(math.Round(total.At(i).(float64)))}
@@ -126,15 +130,6 @@ func TestInvalidUTF8MatchesPprof(t *testing.T) {
 		}
 		compareTop(t, got, want)
 	})
-}
-
-func fieldNamed(t *testing.T, f *data.Frame, name string) *data.Field {
-	t.Helper()
-	fl, _ := f.FieldByName(name)
-	if fl == nil {
-		t.Fatalf("frame %s lacks field %s", f.Name, name)
-	}
-	return fl
 }
 
 // compareTop compares per-function totals with pprof's, which lists only
