@@ -4,7 +4,7 @@
 // to read the stored runs and get nothing.
 import { expect, test } from '@playwright/test';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -71,7 +71,7 @@ test.describe('serve against a hostile page', () => {
 
   test('a page of another local server gets nothing', async ({ page }) => {
     const root = join(dir, 'site');
-    execFileSync('mkdir', ['-p', root]);
+    mkdirSync(root, { recursive: true });
     writeFileSync(join(root, 'evil.html'), `<!doctype html><script>${attack(url)}</script>`);
     const site = await serve(root);
     try {

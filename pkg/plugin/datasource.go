@@ -127,23 +127,22 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.settings.QueryTimeoutDuration())
 	defer cancel()
-	var admitted atomic.Bool
+	var waiting atomic.Bool
 	frames, err := withDeadline(ctx, func(ctx context.Context) (data.Frames, error) {
 		m, err := query.Parse(q.JSON)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 		}
-		leave, err := d.gate.enter(ctx)
+		leave, err := d.gate.enter(ctx, &waiting)
 		if err != nil {
 			return nil, err
 		}
-		admitted.Store(true)
 		defer leave()
 		return d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
 	})
 	// A query whose deadline passed while it waited for its turn never ran:
 	// busy (503), whichever of the gate and withDeadline saw the deadline first.
-	if err != nil && !admitted.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if err != nil && waiting.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = d.gate.late()
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,12 +22,16 @@ func newGate(n int, wait time.Duration) *gate {
 }
 
 // enter waits for a slot; call the returned function to give it back.
-func (g *gate) enter(ctx context.Context) (func(), error) {
+// waiting becomes true when the query has to wait, and false again only
+// when it gets its turn before its deadline: a caller that sees its
+// deadline pass while waiting is true knows the query never ran.
+func (g *gate) enter(ctx context.Context, waiting *atomic.Bool) (func(), error) {
 	select {
 	case g.slots <- struct{}{}:
 		return func() { <-g.slots }, nil
 	default:
 	}
+	waiting.Store(true)
 	t := time.NewTimer(g.wait)
 	defer t.Stop()
 	select {
@@ -35,6 +40,7 @@ func (g *gate) enter(ctx context.Context) (func(), error) {
 			<-g.slots
 			return nil, g.late()
 		}
+		waiting.Store(false)
 		return func() { <-g.slots }, nil
 	case <-t.C:
 		return nil, fmt.Errorf("%w: %d queries running, this one waited %v for its turn", errBusy, cap(g.slots), g.wait)
