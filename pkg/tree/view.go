@@ -66,7 +66,7 @@ func (b *Builder) newView(o Options) (*view, error) {
 	for id := range b.stackKey {
 		for _, s := range v.sides {
 			if b.first[s][id] != notSeen {
-				v.active = append(v.active, uint32(id))
+				v.active = append(v.active, uint32(id)) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
 				break
 			}
 		}
@@ -78,18 +78,19 @@ func (b *Builder) newView(o Options) (*view, error) {
 	}
 	isSys := make([]bool, b.frames.Len())
 	for id := range isSys {
-		isSys[id] = o.IsSystem(uint32(id))
+		isSys[id] = o.IsSystem(uint32(id)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 	}
 	v.start = make([]int, len(b.stackStart))
 	next := 0 // the next active stack
 	for id := range b.stackKey {
 		v.start[id] = len(v.frames)
-		if next == len(v.active) || v.active[next] != uint32(id) {
+		sid := uint32(id) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
+		if next == len(v.active) || v.active[next] != sid {
 			continue
 		}
 		next++
 		prevSys := false
-		for _, f := range b.stack(uint32(id)) {
+		for _, f := range b.stack(sid) {
 			sys := int(f) < len(isSys) && isSys[f]
 			if !sys || !prevSys {
 				v.frames = append(v.frames, f)
@@ -119,7 +120,7 @@ func (v *view) focus(o Options) error {
 	}
 	for f := range v.b.frames.Len() {
 		for d, label := range o.Focus {
-			on[d][f] = v.b.frames.Name(uint32(f)) == label
+			on[d][f] = v.b.frames.Name(uint32(f)) == label // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 		}
 	}
 	v.active = nil

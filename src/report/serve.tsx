@@ -18,13 +18,17 @@ import { Page, Report } from './components/Report';
 
 const s = strings.report;
 
-async function call<T>(path: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(path, init);
-  const body = await res.json();
+/** call GETs path, or POSTs body as JSON (the server refuses any other type). */
+async function call<T>(path: string, body?: object): Promise<T> {
+  const res = await fetch(
+    path,
+    body && { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }
+  );
+  const answer = await res.json();
   if (!res.ok) {
-    throw new Error(body?.error ?? `${res.status} ${res.statusText}`);
+    throw new Error(answer?.error ?? `${res.status} ${res.statusText}`);
   }
-  return body as T;
+  return answer as T;
 }
 
 /** A real FlamediffDataSource whose resources come from the local server. */
@@ -54,17 +58,14 @@ function Serve() {
   const querier = useMemo<Querier | undefined>(
     () =>
       shown &&
-      (async (patch) =>
-        (
-          await call<DataFrameJSON[]>('api/query', { method: 'POST', body: JSON.stringify({ ...shown, ...patch }) })
-        ).map(dataFrameFromJSON)),
+      (async (patch) => (await call<DataFrameJSON[]>('api/query', { ...shown, ...patch })).map(dataFrameFromJSON)),
     [shown]
   );
   const run = useCallback(async () => {
     setRunning(true);
     setError(undefined);
     try {
-      const frames = await call<DataFrameJSON[]>('api/query', { method: 'POST', body: JSON.stringify(query) });
+      const frames = await call<DataFrameJSON[]>('api/query', query);
       setSeries(frames.map(dataFrameFromJSON));
       setShown(query);
     } catch (e) {
