@@ -6,7 +6,7 @@ import { useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { formatShare, formatValue } from '../format';
+import { formatP, formatShare, formatValue } from '../format';
 import { FlameData, SideName, runValues } from '../model/flameData';
 import { isOther } from '../model/focus';
 
@@ -23,11 +23,6 @@ const t = strings.panel.tooltip;
 /** formatSigned shows a change in the unit with its sign. */
 function formatSigned(v: number, unit?: string): string {
   return `${v > 0 ? '+' : v < 0 ? '−' : ''}${formatValue(Math.abs(v), unit)}`;
-}
-
-/** formatP shows a p- or q-value with two significant digits. */
-function formatP(v: number): string {
-  return Number.isFinite(v) ? (v < 1e-4 ? v.toExponential(1) : v.toPrecision(2)) : '–';
 }
 
 /**

@@ -6,7 +6,7 @@ import { useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { formatShare, formatValue } from '../format';
+import { formatP, formatShare, formatValue } from '../format';
 import { Functions, SortKey, sortRows } from '../model/functions';
 
 interface Props {
@@ -94,7 +94,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
               <td>{formatValue(r.totalHead, unit)}</td>
               {diff && <td>{formatValue(r.totalBase, unit)}</td>}
               {diff && <td>{formatShare(r.delta, true)}</td>}
-              {stats && <td>{Number.isNaN(r.qValue) ? '–' : r.qValue.toPrecision(2)}</td>}
+              {stats && <td>{formatP(r.qValue)}</td>}
             </tr>
           ))}
         </tbody>

@@ -53,3 +53,12 @@ export function changeColor(change: number | null, scale: number, palette: Palet
   const [r, g, b] = diffRGB(scale > 0 ? change / scale : 0, palette);
   return `rgb(${r}, ${g}, ${b})`;
 }
+
+/**
+ * cellColor is a cell's change colour; with greyNoise, a change the test
+ * across runs does not call significant (or could not test) takes the
+ * neutral grey, as noise does in the flame graph.
+ */
+export function cellColor(cell: Cell, scale: number, palette: Palette, greyNoise: boolean): string | undefined {
+  return changeColor(greyNoise && cell.change !== null && cell.significant !== true ? 0 : cell.change, scale, palette);
+}
