@@ -196,9 +196,7 @@ test('a change point marks the glyph where it starts, for the method and its anc
   await expect(list).toContainText(method);
   await expect(list).toContainText(`+${(cp.change * 100).toFixed(2)}%`);
   const p = cp.pValue;
-  await expect(list).toContainText(
-    p < 1e-15 ? 'p < 1e-15' : `p = ${p < 1e-4 ? p.toExponential(1) : p.toPrecision(2)}`
-  );
+  await expect(list).toContainText(p < 1e-15 ? 'p < 1e-15' : `p = ${p < 1e-4 ? p.toExponential(1) : p.toPrecision(2)}`);
   // Tiny p-values print as a bound, never with float noise such as "p = 1.7e-92".
   await expect(list).not.toContainText(/e-(1[6-9]|[2-9]\d|\d{3})/);
   await expect(list).toContainText('→');
