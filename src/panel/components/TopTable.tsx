@@ -104,7 +104,9 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
-  wrap: css({ overflow: 'auto' }),
+  // The table takes the room beside the graph, never more: the function
+  // column gives way (ellipsis), the figures keep their width.
+  wrap: css({ overflow: 'auto', flex: 1, minWidth: 0 }),
   table: css({
     width: '100%',
     fontSize: theme.typography.bodySmall.fontSize,
@@ -135,5 +137,12 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   selected: css({ background: theme.colors.action.selected }),
   noise: css({ color: theme.colors.text.secondary }),
-  label: css({ maxWidth: 320, overflow: 'hidden', textOverflow: 'ellipsis', textAlign: 'left !important' as 'left' }),
+  // width 100% with max-width 0: the column gets what the figures leave.
+  label: css({
+    width: '100%',
+    maxWidth: 0,
+    overflow: 'hidden',
+    textOverflow: 'ellipsis',
+    textAlign: 'left !important' as 'left',
+  }),
 });

@@ -1,4 +1,4 @@
-import React, { useCallback, useMemo, useState } from 'react';
+import React, { useCallback, useContext, useMemo, useState } from 'react';
 
 import { DataFrame } from '@grafana/data';
 import { Alert, Button, InlineSwitch, useTheme2 } from '@grafana/ui';
@@ -7,6 +7,7 @@ import { strings } from '../../strings';
 import { formatShare } from '../format';
 import { diffPaletteCSS, DIFF_STEPS } from '../render/colors';
 import { PanelOptions } from '../types';
+import { ViewContext } from '../viewState';
 import { Edges } from './Edges';
 import { DEFAULT_CHANGE_SCALE } from './glyph';
 import { GlyphTooltip } from './GlyphTooltip';
@@ -54,7 +55,12 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const [selection, setSelection] = useState<Selection>();
   const [hover, setHover] = useState<{ cell: CellRef; x: number; y: number }>();
-  const [significantOnly, setSignificantOnly] = useState(true);
+  const host = useContext(ViewContext);
+  const [significantOnly, setSignificantOnlyState] = useState(host?.view.significantOnly ?? true);
+  const setSignificantOnly = (v: boolean) => {
+    setSignificantOnlyState(v);
+    host?.onChange({ significantOnly: v });
+  };
   // Stable, so that memoised row labels do not re-render on every hover.
   const onToggle = useCallback((c: Component) => setExpanded((e) => toggle(e, c.key)), []);
   const rows = useMemo(() => (parsed.data ? visibleRows(parsed.data.roots, expanded) : []), [parsed, expanded]);

@@ -42,7 +42,7 @@ export const DEFAULT_CHANGE_SCALE = 0.25;
 
 /**
  * changeColor maps a relative change onto the divergent scale: faster green
- * (blue for colorBlind), grey unchanged, slower red, saturating at ±scale.
+ * (blue for colorBlind), grey unchanged, slower red (orange), saturating at ±scale.
  * null (nothing to compare with) gives undefined: the caller draws the
  * box neutral.
  */
