@@ -55,3 +55,56 @@ describe('the page state in the URL fragment', () => {
     expect(q.refId).toBe('A');
   });
 });
+
+describe('decodeState on arbitrary fragments', () => {
+  // A deterministic generator (mulberry32), so a failure repeats.
+  function rng(seed: number) {
+    return () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const pieces = [
+    'app',
+    'type',
+    'diff',
+    'head',
+    'zoom',
+    'row',
+    'q.maxNodes',
+    'q.focus',
+    'norm',
+    'sig',
+    '=',
+    '&',
+    '#',
+    '%',
+    '%2',
+    '%ZZ',
+    '1',
+    '0',
+    '[',
+    ']',
+    '{',
+    '"',
+    'ü',
+    '\u0000',
+    'relative',
+    'palette',
+    'colorBlind',
+    ' ',
+    '+',
+  ];
+
+  it('never throws, and what it reads encodes to a fragment that reads the same', () => {
+    const next = rng(27);
+    for (let n = 0; n < 3000; n++) {
+      const len = Math.floor(next() * 12);
+      const fragment = Array.from({ length: len }, () => pieces[Math.floor(next() * pieces.length)]).join('');
+      const s = decodeState(fragment);
+      expect(decodeState(encodeState(s))).toEqual(s);
+    }
+  });
+});

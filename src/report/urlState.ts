@@ -94,8 +94,8 @@ export function decodeState(fragment: string): PageState {
     collapsed: flag('collapsed'),
     normalize: one('norm', ['absolute', 'relative'] as const),
     significantOnly: flag('sig'),
-    search: p.get('search') ?? undefined,
-    row: p.get('row') ?? undefined,
+    search: p.get('search') || undefined,
+    row: p.get('row') || undefined,
     zoom: list('zoom'),
     drill: list('drill'),
   };
