@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 
 import { DataFrameJSON } from '@grafana/data';
 
+import { evolutionSelectors } from '../src/panel/evolution/strings';
 import { selectors } from '../src/selectors';
 import { ClickHouse, buildGo, clickhouse, repo, tempDir } from './backend';
 import { nodeBox, variant } from './frames';
@@ -314,4 +315,31 @@ test('no column of the top table is clipped at 1280 px and wider; long names ell
     expect(await name.evaluate((c) => getComputedStyle(c).textOverflow)).toBe('ellipsis');
     await page.close();
   }
+});
+
+test("an evolution report keeps the matrix's Significant changes only switch in the fragment", async ({
+  page,
+  browser,
+}) => {
+  const file = join(dir, 'evolution.html');
+  await run([
+    'report',
+    '--dsn',
+    dsn,
+    '--model',
+    JSON.stringify({ queryType: 'evolution', app: 'checkout-service' }),
+    '-o',
+    file,
+  ]);
+  await page.goto(pathToFileURL(file).href);
+  const toggle = (pg: Page) => pg.getByTestId(evolutionSelectors.significantOnly).getByRole('switch');
+  await expect(toggle(page)).toBeChecked();
+  await toggle(page).focus();
+  await page.keyboard.press('Space');
+  await expect.poll(() => fragment(page).get('sig')).toBe('0');
+  const copy = await reopen(browser, page.url());
+  await expect(toggle(copy)).not.toBeChecked();
+  await copy.close();
+  await page.goBack();
+  await expect(toggle(page)).toBeChecked();
 });
