@@ -171,7 +171,11 @@ test.describe('stored runs', () => {
       await expect(page.getByTestId(selectors.query.headBuilds)).toHaveCount(0);
       await pickOption(page, selectors.query.builds, checkout.base);
       await pickOption(page, selectors.query.builds, checkout.head);
-      const answered = page.waitForResponse((r) => r.url().endsWith('/api/query'));
+      // The editor runs each change as it is made (serve opens on a diff and
+      // follows its form): wait for the answer to the query with both builds.
+      const answered = page.waitForResponse(
+        (r) => r.url().endsWith('/api/query') && JSON.parse(r.request().postData()!).builds?.length === 2
+      );
       await page.getByTestId(selectors.report.run).click();
       const res = await answered;
       expect(JSON.parse(res.request().postData()!)).toMatchObject({
