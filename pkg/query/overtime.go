@@ -368,9 +368,10 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 		groups[i] = []storage.Run{r}
 	}
 	at := x.Cursor()
+	function := int32(fn) // #nosec G115 -- a function number: fewer functions than frames
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
 		k, err := at.Find(hash)
-		if err == nil && x.Has(k, int32(fn)) { // #nosec G115 -- a function number
+		if err == nil && x.Has(k, function) {
 			sums[g] += float64(value)
 		}
 		return err

@@ -97,10 +97,12 @@ func (x *FunctionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 		if int(id) >= len(x.stamp) {
 			x.stamp = append(x.stamp, make([]uint32, int(id)+1-len(x.stamp))...)
 		}
-		if x.stamp[id] == uint32(len(x.start)) { // #nosec G115 -- inclusive: once per stack
+		// inclusive: once per stack
+		stack := uint32(len(x.start)) // #nosec G115 -- a stack number + 1: stack numbers are uint32
+		if x.stamp[id] == stack {
 			id = ^id
 		} else {
-			x.stamp[id] = uint32(len(x.start)) // #nosec G115 -- a stack number + 1
+			x.stamp[id] = stack
 		}
 		x.calls = append(x.calls, id)
 	}
@@ -240,9 +242,9 @@ func (x *FunctionIndex) ChangedEdges(seen BuildSet, builds int) []map[evolution.
 	}
 	candidates := map[uint64]int32{} // edge -> index into keys
 	var keys []uint64
-	var in []uint64 // builds of candidate i: in[i*w:(i+1)*w]
-	n := x.Stacks()
-	for k := range uint32(n) { // #nosec G115 -- stack numbers are uint32
+	var in []uint64         // builds of candidate i: in[i*w:(i+1)*w]
+	n := uint32(x.Stacks()) // #nosec G115 -- stack numbers are uint32
+	for k := range n {
 		if kind(k) != 1 {
 			continue
 		}
@@ -264,7 +266,7 @@ func (x *FunctionIndex) ChangedEdges(seen BuildSet, builds int) []map[evolution.
 	if len(keys) == 0 {
 		return out
 	}
-	for k := range uint32(n) { // #nosec G115 -- as above
+	for k := range n {
 		if kind(k) != 2 {
 			continue
 		}
