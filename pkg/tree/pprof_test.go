@@ -108,3 +108,17 @@ func TestFunctionsMatchPprof(t *testing.T) {
 		t.Fatalf("pprof listed only %d functions: test data too small to mean anything", len(want))
 	}
 }
+
+// addRunFiles adds each file as a run of side, with statistics.
+func addRunFiles(t testing.TB, b *Builder, side Side, files []string) {
+	b.SetRuns(side, len(files))
+	for run, name := range files {
+		p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.AddRunProfile(side, run, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
