@@ -14,10 +14,73 @@ import (
 // runs' files (`go tool pprof -proto FILES`), on one server and on the
 // cluster.
 func TestExportPprofMatchesPprofMerge(t *testing.T) {
-	files, err := filepath.Glob("../../testdata/pprof/head-run*.pb.gz")
+	files := pprofFiles(t, "head")
+	dir := t.TempDir()
+	mergedFile := pprofMerge(t, dir, "merged.pb.gz", files)
+	want, err := pproftop.Top([]string{mergedFile}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, dsn := range targets(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, file := range files {
+				mustRun(t, "ingest", "--dsn", dsn, "--app", "go", "--build", "1", "--run", filepath.Base(file), file)
+			}
+			exported := filepath.Join(dir, name+".pb.gz")
+			pb := mustRun(t, "export", "--dsn", dsn, "--app", "go", "--build", "1", "--output", "pprof")
+			if err := os.WriteFile(exported, []byte(pb), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			sameTop(t, []string{exported}, want)
+		})
+	}
+}
+
+// A diff of files written by query --output pprof is pprof's -diff_base
+// of the sides' merged files.
+func TestQueryPprofMatchesPprofDiff(t *testing.T) {
+	head, base := pprofFiles(t, "head"), pprofFiles(t, "base")
+	dir := t.TempDir()
+	want, err := pproftop.Top([]string{pprofMerge(t, dir, "head.pb.gz", head)}, []string{pprofMerge(t, dir, "base.pb.gz", base)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(append(append([]string{"query", "--type", "diff", "--output", "pprof", "--max-nodes", "0", "--head"}, head...), "--base"), base...)
+	exported := filepath.Join(dir, "diff.pb.gz")
+	if err := os.WriteFile(exported, []byte(mustRun(t, args...)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sameTop(t, []string{exported}, want)
+}
+
+func pprofFiles(t *testing.T, side string) []string {
+	files, err := filepath.Glob("../../testdata/pprof/" + side + "-run*.pb.gz")
 	if err != nil || len(files) < 2 {
 		t.Fatalf("no pprof test files: %v", err)
 	}
+	return files
+}
+
+// sameTop checks pprof -top of files against want, function by function.
+func sameTop(t *testing.T, files []string, want map[string]pproftop.Entry) {
+	t.Helper()
+	got, err := pproftop.Top(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 10 || len(got) != len(want) {
+		t.Errorf("pprof lists %d functions of the export, %d of its own", len(got), len(want))
+	}
+	for fn, w := range want {
+		if got[fn] != w {
+			t.Errorf("%s: exported %+v, pprof's own %+v", fn, got[fn], w)
+		}
+	}
+}
+
+// pprofMerge writes pprof's own merge of files (`go tool pprof -proto`)
+// to dir/name.
+func pprofMerge(t *testing.T, dir, name string, files []string) string {
 	var ps []*pprof.Profile
 	for _, file := range files {
 		f, err := os.Open(file)
@@ -35,42 +98,14 @@ func TestExportPprofMatchesPprofMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	mergedFile := filepath.Join(dir, "merged.pb.gz")
-	out, err := os.Create(mergedFile)
+	path := filepath.Join(dir, name)
+	out, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer out.Close()
 	if err := merged.Write(out); err != nil {
 		t.Fatal(err)
 	}
-	out.Close()
-	want, err := pproftop.Top([]string{mergedFile}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, dsn := range targets(t) {
-		t.Run(name, func(t *testing.T) {
-			for _, file := range files {
-				mustRun(t, "ingest", "--dsn", dsn, "--app", "go", "--build", "1", "--run", filepath.Base(file), file)
-			}
-			exported := filepath.Join(dir, name+".pb.gz")
-			pb := mustRun(t, "export", "--dsn", dsn, "--app", "go", "--build", "1", "--output", "pprof")
-			if err := os.WriteFile(exported, []byte(pb), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			got, err := pproftop.Top([]string{exported}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(want) < 10 || len(got) != len(want) {
-				t.Errorf("pprof lists %d functions of the export, %d of its own merge", len(got), len(want))
-			}
-			for fn, w := range want {
-				if got[fn] != w {
-					t.Errorf("%s: exported %+v, pprof's merge %+v", fn, got[fn], w)
-				}
-			}
-		})
-	}
+	return path
 }
