@@ -14,7 +14,7 @@ import (
 // runs' files (`go tool pprof -proto FILES`), on one server and on the
 // cluster.
 func TestExportPprofMatchesPprofMerge(t *testing.T) {
-	files := pprofFiles(t, "head")
+	files := pprofRuns(t, "head")
 	dir := t.TempDir()
 	mergedFile := pprofMerge(t, dir, "merged.pb.gz", files)
 	want, err := pproftop.Top([]string{mergedFile}, nil)
@@ -39,7 +39,7 @@ func TestExportPprofMatchesPprofMerge(t *testing.T) {
 // A diff of files written by query --output pprof is pprof's -diff_base
 // of the sides' merged files.
 func TestQueryPprofMatchesPprofDiff(t *testing.T) {
-	head, base := pprofFiles(t, "head"), pprofFiles(t, "base")
+	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
 	dir := t.TempDir()
 	want, err := pproftop.Top([]string{pprofMerge(t, dir, "head.pb.gz", head)}, []string{pprofMerge(t, dir, "base.pb.gz", base)})
 	if err != nil {
@@ -51,14 +51,6 @@ func TestQueryPprofMatchesPprofDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTop(t, []string{exported}, want)
-}
-
-func pprofFiles(t *testing.T, side string) []string {
-	files, err := filepath.Glob("../../testdata/pprof/" + side + "-run*.pb.gz")
-	if err != nil || len(files) < 2 {
-		t.Fatalf("no pprof test files: %v", err)
-	}
-	return files
 }
 
 // sameTop checks pprof -top of files against want, function by function.

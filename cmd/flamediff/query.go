@@ -81,6 +81,7 @@ type sourceFlags struct {
 	parse      *parseOptions
 	store      *storeFlags
 	model      *string
+	around     query.Around
 }
 
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
@@ -92,6 +93,12 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 	s.parse = parseFlags(fs)
 	s.store = dsnFlag(fs) // stored runs instead of files (with --model)
 	s.model = fs.String("model", "", "the query as Grafana sends it, a `JSON` object (docs/QUERIES.md); with --dsn or --settings")
+	fs.StringVar(&s.around.Sandwich, "sandwich", "", "answer the callers and callees trees of `FUNCTION` (flamegraph, diff)")
+	fs.StringVar(&s.around.Keep, "keep", "", "keep only the stacks through a frame matching `REGEX` (pprof's -focus)")
+	fs.StringVar(&s.around.Drop, "drop", "", "drop the stacks through a frame matching `REGEX` (pprof's -ignore)")
+	fs.StringVar(&s.around.Hide, "hide", "", "remove the frames matching `REGEX` from the stacks (pprof's -hide)")
+	fs.StringVar(&s.around.ShowFrom, "show-from", "", "cut the stacks above their first frame matching `REGEX` (pprof's -show_from)")
+	fs.StringVar(&s.around.Only, "only", "", "new or removed: keep only the stacks new in head or gone from it (a comparison)")
 	return s
 }
 
@@ -146,11 +153,11 @@ type answer struct {
 	m          query.Model
 	unit       string
 	sampleType string // pprof's sample type name (the profile type of a stored query)
-	rules     *sysframes.Rules
-	output    string
-	top       int
-	gate      bool
-	minChange float64
+	rules      *sysframes.Rules
+	output     string
+	top        int
+	gate       bool
+	minChange  float64
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -160,6 +167,8 @@ func (a *answer) check() error {
 		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
 	case a.output == "markdown" && !a.m.IsDiff():
 		return usageError{errors.New("--output markdown needs a comparison (base runs)")}
+	case a.m.Sandwich != "" && a.output != "json":
+		return usageError{fmt.Errorf("a sandwich answers two trees: --output json, not %s", a.output)}
 	case a.gate && !a.m.IsDiff() && a.m.QueryType != query.ChangePoints:
 		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
 	}
@@ -189,7 +198,13 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	case "markdown":
 		err = v.writeMarkdown(out, a.top)
 	default: // the table is the top functions of any view
-		err = writeFunctions(out, b.Functions(query.TreeOptions(b, a.m, a.rules)), a.m.IsDiff(), a.unit, a.top)
+		o := query.TreeOptions(b, a.m, a.rules)
+		rows := b.Functions(o)
+		if err = writeFunctions(out, rows, a.m.IsDiff(), a.unit, a.top); err == nil && len(rows) == 0 {
+			if why := b.EmptyNotice(o); why != "" {
+				_, err = fmt.Fprintln(out, why)
+			}
+		}
 	}
 	if err != nil || v == nil || !a.gate {
 		return err
@@ -245,7 +260,7 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 // the query model's rules apply (a usage error when they fail).
 func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 	heads, bases := len(s.head.listFlag), len(s.base.listFlag)
-	m.App, m.MaxNodes, m.Head.Builds = "files", *s.maxNodes, []string{"head"}
+	m.App, m.MaxNodes, m.Head.Builds, m.Around = "files", *s.maxNodes, []string{"head"}, s.around
 	if bases > 0 {
 		m.Base.Builds = []string{"base"}
 	}

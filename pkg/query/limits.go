@@ -24,10 +24,14 @@ const (
 
 // trees is how many trees the query returns.
 func (m Model) trees() int {
-	if m.Variants && m.QueryType != Functions {
-		return len(Variants)
+	if m.QueryType == Functions {
+		return 1
 	}
-	return 1
+	n := len(m.sandwichParts())
+	if m.Variants {
+		n *= len(Variants)
+	}
+	return n
 }
 
 // checkMemory fails with ErrTooBig, naming what to change, when the

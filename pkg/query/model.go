@@ -88,6 +88,8 @@ type Model struct {
 	// relative change a significant change point has.
 	MinShare  *float64 `json:"minShare"`
 	MinChange *float64 `json:"minChange"`
+	// Around: sandwich, keep, drop, hide, showFrom and only.
+	Around
 }
 
 // Parse decodes and validates a query model, filling defaults.
@@ -176,7 +178,7 @@ func (m *Model) validate() error {
 	} else if !(*m.Alpha > 0 && *m.Alpha <= MaxAlpha) {
 		return fmt.Errorf("alpha must be a false-discovery rate in (0, %v], not %v", MaxAlpha, *m.Alpha)
 	}
-	return nil
+	return m.Around.validate(m)
 }
 
 // Normalization is the engine's form of Normalize.
