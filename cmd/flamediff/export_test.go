@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	pprof "github.com/google/pprof/profile"
-
 	"github.com/flamediff/flamediff/internal/pproftop"
 )
 
@@ -16,7 +14,7 @@ import (
 func TestExportPprofMatchesPprofMerge(t *testing.T) {
 	files := pprofRuns(t, "head")
 	dir := t.TempDir()
-	mergedFile := pprofMerge(t, dir, "merged.pb.gz", files)
+	mergedFile := pprofMerge(t, dir, files)
 	want, err := pproftop.Top([]string{mergedFile}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +39,7 @@ func TestExportPprofMatchesPprofMerge(t *testing.T) {
 func TestQueryPprofMatchesPprofDiff(t *testing.T) {
 	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
 	dir := t.TempDir()
-	want, err := pproftop.Top([]string{pprofMerge(t, dir, "head.pb.gz", head)}, []string{pprofMerge(t, dir, "base.pb.gz", base)})
+	want, err := pproftop.Top([]string{pprofMerge(t, dir, head)}, []string{pprofMerge(t, dir, base)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,33 +69,11 @@ func sameTop(t *testing.T, files []string, want map[string]pproftop.Entry) {
 }
 
 // pprofMerge writes pprof's own merge of files (`go tool pprof -proto`)
-// to dir/name.
-func pprofMerge(t *testing.T, dir, name string, files []string) string {
-	var ps []*pprof.Profile
-	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := pprof.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
-	merged, err := pprof.Merge(ps)
+// to dir.
+func pprofMerge(t *testing.T, dir string, files []string) string {
+	merged, err := pproftop.Merge(dir, files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, name)
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	if err := merged.Write(out); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return merged
 }

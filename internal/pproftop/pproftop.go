@@ -61,7 +61,7 @@ func run(report string, files, diffBase, flags []string) ([]byte, error) {
 	args = append(args, flags...)
 	if len(diffBase) > 0 {
 		// go tool pprof honours only the last -diff_base: merge them first.
-		base, err := merged(diffBase)
+		base, err := Merge("", diffBase)
 		if err != nil {
 			return nil, err
 		}
@@ -79,9 +79,10 @@ func run(report string, files, diffBase, flags []string) ([]byte, error) {
 	return out, nil
 }
 
-// merged writes the merge of files (as `pprof -proto FILES` does) to a
-// temporary file and returns its path.
-func merged(files []string) (string, error) {
+// Merge writes the merge of files, as `go tool pprof -proto FILES` makes
+// it, to a new file in dir ("": the system's temporary directory) and
+// returns its path.
+func Merge(dir string, files []string) (string, error) {
 	var ps []*profile.Profile
 	for _, file := range files {
 		p, err := read(file)
@@ -94,7 +95,7 @@ func merged(files []string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pproftop: merging %s: %w", strings.Join(files, " "), err)
 	}
-	f, err := os.CreateTemp("", "pproftop-base-*.pb.gz")
+	f, err := os.CreateTemp(dir, "pproftop-merged-*.pb.gz")
 	if err != nil {
 		return "", fmt.Errorf("pproftop: %w", err)
 	}

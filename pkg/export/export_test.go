@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	pprof "github.com/google/pprof/profile"
-
 	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
@@ -68,24 +66,11 @@ func writeTemp(t *testing.T, name string, write func(*bytes.Buffer) error) strin
 
 // mergedFile writes pprof's own merge of files (`go tool pprof -proto`).
 func mergedFile(t *testing.T, files []string) string {
-	var ps []*pprof.Profile
-	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := pprof.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
-	m, err := pprof.Merge(ps)
+	merged, err := pproftop.Merge(t.TempDir(), files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writeTemp(t, "merged.pb.gz", func(b *bytes.Buffer) error { return m.Write(b) })
+	return merged
 }
 
 func top(t *testing.T, files, base []string) map[string]pproftop.Entry {

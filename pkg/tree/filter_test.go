@@ -2,13 +2,10 @@ package tree
 
 import (
 	"errors"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/flamediff/flamediff/internal/pproftop"
 )
 
 func mustFilter(t *testing.T, spec FilterSpec) *Filter {
@@ -101,47 +98,6 @@ func TestFilterLeavesNothing(t *testing.T) {
 	if n := mustBuild(t, b, Options{Filter: mustFilter(t, FilterSpec{Keep: "b"})}).Notice; n != "" {
 		t.Errorf("a filter that leaves stacks: notice %q", n)
 	}
-}
-
-// pprofDiffTop checks Functions(o) of a diff of the test profiles (runs
-// added with statistics) against `go tool pprof -top -diff_base` with the
-// same filter flags, function by function, and returns the rows.
-func pprofDiffTop(t *testing.T, o Options, flags ...string) []Function {
-	t.Helper()
-	base, head := pprofRuns(t, "base"), pprofRuns(t, "head")
-	want, err := pproftop.Top([]string{mergePprof(t, head)}, []string{mergePprof(t, base)}, flags...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := NewBuilder(NewFrames())
-	addRunFiles(t, b, Base, base)
-	addRunFiles(t, b, Head, head)
-	runs := float64(len(head))
-	rows := b.Functions(o)
-	got := map[string]pproftop.Entry{}
-	for _, f := range rows {
-		flat, cum := (f.HeadSelf-f.BaseSelf)*runs, (f.HeadTotal-f.BaseTotal)*runs
-		if flat != 0 || cum != 0 {
-			got[f.Name] = pproftop.Entry{Flat: int64(math.Round(flat)), Cum: int64(math.Round(cum))}
-		}
-		if math.IsNaN(f.PValue) {
-			t.Errorf("%s: no statistics", f.Name)
-		}
-	}
-	for name, w := range want {
-		if w != (pproftop.Entry{}) && got[name] != w {
-			t.Errorf("%v: %s: flat/cum diff %+v, pprof says %+v", flags, name, got[name], w)
-		}
-	}
-	for name, g := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("%v: %s: diff %+v, pprof does not list it", flags, name, g)
-		}
-	}
-	if len(want) < 5 {
-		t.Fatalf("%v: pprof listed only %d functions: the filter leaves too little to mean anything", flags, len(want))
-	}
-	return rows
 }
 
 // Each filter's function table equals pprof's under the same flag. The
