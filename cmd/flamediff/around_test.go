@@ -18,7 +18,7 @@ func TestAroundStoredEqualsFiles(t *testing.T) {
 		model map[string]any
 	}{
 		{[]string{"--sandwich", "runtime.mallocgc", "--variants"}, map[string]any{"sandwich": "runtime.mallocgc", "variants": true}},
-		{[]string{"--keep", `^encoding/json\.`, "--hide", `^reflect\.`}, map[string]any{"keep": `^encoding/json\.`, "hide": `^reflect\.`}},
+		{[]string{"--keep", `^encoding/json\.`, "--hide", `^reflect\.`}, map[string]any{"keep": `^encoding/json\.`, "hideFrames": `^reflect\.`}},
 		{[]string{"--drop", `^runtime\.gc`, "--show-from", `^main\.`}, map[string]any{"drop": `^runtime\.gc`, "showFrom": `^main\.`}},
 		{[]string{"--only", "removed"}, map[string]any{"only": "removed"}},
 	}
@@ -98,7 +98,7 @@ func TestReportAround(t *testing.T) {
 // it, bad input as a 400 that says what is wrong.
 func TestServeAround(t *testing.T) {
 	url, dsn := serveTest(t)
-	model := `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"sandwich":"runtime.mallocgc","hide":"^runtime\\.mallocgcSmall"}`
+	model := `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"sandwich":"runtime.mallocgc","hideFrames":"^runtime\\.mallocgcSmall"}`
 	code, frames := call(t, url+"/api/query", model)
 	if want := mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model", model); code != http.StatusOK || frames != want || !strings.Contains(frames, `"sandwich":"callees"`) {
 		t.Errorf("POST /api/query: %d\n got  %.300s\n want %.300s", code, frames, want)

@@ -81,7 +81,7 @@ type sourceFlags struct {
 	parse      *parseOptions
 	store      *storeFlags
 	model      *string
-	around     query.Around
+	around     query.Model // sandwich, keep, drop, hideFrames, showFrom, only
 }
 
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
@@ -260,7 +260,9 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 // the query model's rules apply (a usage error when they fail).
 func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 	heads, bases := len(s.head.listFlag), len(s.base.listFlag)
-	m.App, m.MaxNodes, m.Head.Builds, m.Around = "files", *s.maxNodes, []string{"head"}, s.around
+	m.App, m.MaxNodes, m.Head.Builds = "files", *s.maxNodes, []string{"head"}
+	a := s.around
+	m.Sandwich, m.Keep, m.Drop, m.Hide, m.ShowFrom, m.Only = a.Sandwich, a.Keep, a.Drop, a.Hide, a.ShowFrom, a.Only
 	if bases > 0 {
 		m.Base.Builds = []string{"base"}
 	}

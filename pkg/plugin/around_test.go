@@ -31,7 +31,7 @@ func TestAroundTheCulprit(t *testing.T) {
 	}{
 		{"keep", `^encoding/json\.`, "-focus"},
 		{"drop", `^runtime\.mallocgc$`, "-ignore"},
-		{"hide", `^runtime\.`, "-hide"},
+		{"hideFrames", `^runtime\.`, "-hide"},
 		{"showFrom", `^regexp\.`, "-show_from"},
 	} {
 		t.Run(c.field, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestAroundTheCulprit(t *testing.T) {
 	}{
 		{model("diff", "keep", "(a"), []string{"keep: ", "missing closing )"}},
 		{model("functions", "showFrom", "[z-a]"), []string{"showFrom: ", "invalid character class range"}},
-		{model("diff", "hide", strings.Repeat("x", 1025)), []string{"hide: ", "more than 1024"}},
+		{model("diff", "hideFrames", strings.Repeat("x", 1025)), []string{"hideFrames: ", "more than 1024"}},
 		{model("diff", "sandwich", "main.nope"), []string{"sandwich", `"main.nope"`}},
 		{model("diff", "only", "old"), []string{"only must be new or removed"}},
 		{model("functions", "sandwich", fn), []string{"sandwich is an option of flamegraph and diff"}},

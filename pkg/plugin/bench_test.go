@@ -173,7 +173,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	sandwich := maps.Clone(diff)
 	sandwich["sandwich"] = pool[0][1].Name
 	filtered := maps.Clone(diff)
-	filtered["hide"], filtered["drop"] = `\.M\d*[37]$`, `pkg249\.`
+	filtered["hideFrames"], filtered["drop"] = `\.M\d*[37]$`, `pkg249\.`
 	var model map[string]any
 	endToEnd := func() {
 		for _, fr := range f.mustQuery(b, model) {

@@ -389,11 +389,11 @@ func TestDiffEqualsCLI(t *testing.T) {
 				case "--alpha":
 					model["alpha"] = 0.2
 					i++
-				case "--sandwich", "--keep", "--drop", "--hide", "--only":
+				case "--sandwich", "--keep", "--drop", "--only":
 					model[opts[i][2:]] = opts[i+1]
 					i++
-				case "--show-from":
-					model["showFrom"] = opts[i+1]
+				case "--hide", "--show-from":
+					model[map[string]string{"--hide": "hideFrames", "--show-from": "showFrom"}[opts[i]]] = opts[i+1]
 					i++
 				}
 			}

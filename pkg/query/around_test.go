@@ -9,7 +9,7 @@ import (
 
 func TestParseAround(t *testing.T) {
 	const diff = `"queryType":"diff","app":"a","head":{"builds":["2"]},"base":{"builds":["1"]}`
-	m, err := Parse([]byte(`{` + diff + `,"sandwich":"main.f","keep":"^main\\.","drop":"gc","hide":"^runtime\\.","showFrom":"main","only":"new"}`))
+	m, err := Parse([]byte(`{` + diff + `,"sandwich":"main.f","keep":"^main\\.","drop":"gc","hideFrames":"^runtime\\.","showFrom":"main","only":"new"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,10 +20,14 @@ func TestParseAround(t *testing.T) {
 	if m.trees() != 2 {
 		t.Errorf("a sandwich answers %d trees", m.trees())
 	}
+	// Grafana's own hide (a hidden query) is no filter.
+	if m, err := Parse([]byte(`{` + diff + `,"hide":false}`)); err != nil || m.Hide != "" {
+		t.Errorf("a query Grafana sends with hide false: %v, %+v", err, m)
+	}
 	for _, c := range []struct{ json, says string }{
 		{diff + `,"keep":"(a"`, "keep: missing closing )"},
 		{diff + `,"drop":"a**"`, "drop: invalid nested repetition operator"},
-		{diff + `,"hide":"` + strings.Repeat("a", tree.MaxFilterBytes+1) + `"`, "hide: regular expression of 1025 bytes"},
+		{diff + `,"hideFrames":"` + strings.Repeat("a", tree.MaxFilterBytes+1) + `"`, "hideFrames: regular expression of 1025 bytes"},
 		{diff + `,"showFrom":"\\8"`, "showFrom: invalid escape sequence"},
 		{diff + `,"only":"gone"`, `only must be new or removed, not "gone"`},
 		{`"queryType":"flamegraph","app":"a","head":{"builds":["2"]},"only":"new"`, "only needs a comparison"},

@@ -47,9 +47,10 @@ func focusError(m Model) error {
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
 	if m.QueryType == Functions {
-		f := frames.Functions(b.Functions(o), m.IsDiff(), unit)
-		if n, _ := f.RowLen(); n == 0 {
-			addNotice(f, b.EmptyNotice(o))
+		rows := b.Functions(o)
+		f := frames.Functions(rows, m.IsDiff(), unit)
+		if len(rows) == 0 {
+			frames.Warn(f, b.EmptyNotice(o))
 		}
 		return data.Frames{f}, nil
 	}
@@ -78,17 +79,12 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 			default:
 				focused = true
 			}
-			f := frames.FlameGraph(t, unit)
-			custom := f.Meta.Custom.(map[string]any)
+			f := frames.Warn(frames.Warn(frames.FlameGraph(t, unit), t.Notice), notice)
 			if v.Name != "" {
-				custom["variant"] = v.Name
+				f.Meta.Custom.(map[string]any)["variant"] = v.Name
 			}
 			if name := sandwichPart(part); name != "" {
-				custom["sandwich"], custom["function"] = name, part.Function
-			}
-			addNotice(f, t.Notice)
-			if notice != "" {
-				f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: notice})
+				frames.Sandwich(f, name, part.Function)
 			}
 			out = append(out, f)
 		}
@@ -99,17 +95,6 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 	return out, nil
 }
 
-// addNotice adds a warning saying why an answer is empty ("": none).
-func addNotice(f *data.Frame, why string) {
-	if why == "" {
-		return
-	}
-	if f.Meta == nil {
-		f.Meta = &data.FrameMeta{}
-	}
-	f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: why})
-}
-
 // TreeOptions returns the engine options of the view m asks for. The
 // engine asks IsSystem once per distinct frame of a Build.
 func TreeOptions(b *tree.Builder, m Model, rules *sysframes.Rules) tree.Options {
@@ -118,7 +103,7 @@ func TreeOptions(b *tree.Builder, m Model, rules *sysframes.Rules) tree.Options 
 	if m.Alpha != nil {
 		o.Alpha = *m.Alpha
 	}
-	m.Around.options(&o)
+	m.aroundOptions(&o)
 	if rules != nil {
 		o.IsSystem = rules.ForFrames(b.Frames())
 	}

@@ -83,7 +83,7 @@ func FuzzNewFilter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, expr string, seed uint64, field uint8) {
 		var spec FilterSpec
-		names := []string{"keep", "drop", "hide", "showFrom"}
+		names := []string{"keep", "drop", "hideFrames", "showFrom"}
 		*[]*string{&spec.Keep, &spec.Drop, &spec.Hide, &spec.ShowFrom}[field%4] = expr
 		filter, err := NewFilter(spec)
 		var fe *FilterError

@@ -14,7 +14,7 @@ const MaxFilterBytes = 1024
 // FilterSpec holds the regular expressions (Go RE2, matched anywhere in a
 // frame's name unless anchored) of a Filter; an empty one is not applied.
 // They are pprof's flags under names that cannot be taken for Options'
-// Focus (a drill-down path):
+// Focus (a drill-down path); a query names Hide hideFrames:
 //
 //	Keep     -focus      keep only the stacks through a matching frame
 //	Drop     -ignore     drop the stacks through a matching frame
@@ -39,7 +39,8 @@ type Filter struct {
 }
 
 // FilterError is a FilterSpec expression that does not compile; Field is
-// the spec's field as a query names it (keep, drop, hide, showFrom).
+// the spec's field as a query names it (keep, drop, hideFrames, showFrom:
+// a query's "hide" is Grafana's own, which hides a query).
 type FilterError struct {
 	Field, Reason string
 }
@@ -54,7 +55,7 @@ func NewFilter(spec FilterSpec) (*Filter, error) {
 	for _, e := range []struct {
 		field, expr string
 		re          **regexp.Regexp
-	}{{"keep", spec.Keep, &f.keep}, {"drop", spec.Drop, &f.drop}, {"hide", spec.Hide, &f.hide}, {"showFrom", spec.ShowFrom, &f.showFrom}} {
+	}{{"keep", spec.Keep, &f.keep}, {"drop", spec.Drop, &f.drop}, {"hideFrames", spec.Hide, &f.hide}, {"showFrom", spec.ShowFrom, &f.showFrom}} {
 		if e.expr == "" {
 			continue
 		}
@@ -77,10 +78,10 @@ func NewFilter(spec FilterSpec) (*Filter, error) {
 func (f *Filter) Spec() FilterSpec { return f.spec }
 
 // String lists the expressions set, as pprof-like flags of the spec's
-// field names: `keep="^net/http\." hide="^runtime\."`.
+// field names: `keep="^net/http\." hideFrames="^runtime\."`.
 func (f *Filter) String() string {
 	var parts []string
-	for _, e := range [][2]string{{"keep", f.spec.Keep}, {"drop", f.spec.Drop}, {"hide", f.spec.Hide}, {"showFrom", f.spec.ShowFrom}} {
+	for _, e := range [][2]string{{"keep", f.spec.Keep}, {"drop", f.spec.Drop}, {"hideFrames", f.spec.Hide}, {"showFrom", f.spec.ShowFrom}} {
 		if e[1] != "" {
 			parts = append(parts, fmt.Sprintf("%s=%q", e[0], e[1]))
 		}

@@ -27,9 +27,9 @@ func TestNewFilterErrors(t *testing.T) {
 	}{
 		{FilterSpec{Keep: "(a"}, "keep", "missing closing )"},
 		{FilterSpec{Keep: "a", Drop: "[z-a]"}, "drop", "invalid character class range"},
-		{FilterSpec{Hide: `\p{Nope}`}, "hide", "invalid character class range"},
+		{FilterSpec{Hide: `\p{Nope}`}, "hideFrames", "invalid character class range"},
 		{FilterSpec{ShowFrom: "a(?=b)"}, "showFrom", "invalid or unsupported Perl syntax"},
-		{FilterSpec{Hide: strings.Repeat("a", MaxFilterBytes+1)}, "hide", "more than 1024"},
+		{FilterSpec{Hide: strings.Repeat("a", MaxFilterBytes+1)}, "hideFrames", "more than 1024"},
 	}
 	for _, tc := range tests {
 		_, err := NewFilter(tc.spec)
@@ -84,7 +84,7 @@ func TestFilterLeavesNothing(t *testing.T) {
 		{FilterSpec{Keep: "^zz$"}, `keep "^zz$" matches no frame`},
 		{FilterSpec{ShowFrom: "zz"}, `showFrom "zz" matches no frame`},
 		{FilterSpec{Drop: "a"}, `no stack is left after the filters drop="a"`},
-		{FilterSpec{Hide: "."}, `no stack is left after the filters hide="."`},
+		{FilterSpec{Hide: "."}, `no stack is left after the filters hideFrames="."`},
 	} {
 		o := Options{Filter: mustFilter(t, tc.spec)}
 		tr := mustBuild(t, b, o)
