@@ -121,6 +121,14 @@ func TestSandwichMatchesPprof(t *testing.T) {
 			if tr.Stats == nil || tr.Nodes[0].HeadTotal != mustBuild(t, b, Options{}).Nodes[0].HeadTotal {
 				t.Errorf("%s: the root is not the whole tree's, or no statistics", fn)
 			}
+			// Pruned, inverted, filtered: still a valid tree with statistics
+			// (mustBuild checks every node's runs against its totals).
+			for _, o := range []Options{{MaxNodes: 30}, {MaxNodes: 30, Inverted: true}, {Filter: mustFilter(t, FilterSpec{Hide: `^reflect\.`})}, {Only: OnlyNew, MaxNodes: 20}} {
+				o.Sandwich = Sandwich{Function: fn, Callers: callers}
+				if pruned := mustBuild(t, b, o); pruned.Stats == nil || (o.MaxNodes > 0 && pruned.Len() > o.MaxNodes) {
+					t.Errorf("%s %+v: %d nodes, statistics %v", fn, o, pruned.Len(), pruned.Stats != nil)
+				}
+			}
 		}
 		// The callees tree is the tree pprof's -show_from of the function
 		// keeps (the root apart).
