@@ -10,6 +10,7 @@ import { DataFrameJSON } from '@grafana/data';
 
 import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
 import { repo } from './backend';
+import { docImage } from './docImage';
 import { frames as e2eFrames } from './frames';
 import { buildHarness } from './evolution/build';
 import type { EvolutionHarness } from './evolution/main';
@@ -123,9 +124,13 @@ test('the 1.7.0 regression in ApplyDiscounts is red, modified, and tall', async 
   expect(await height(at('1.7.0').getByTestId(sel.bottom))).toBeGreaterThan(
     2 * (await height(at('1.6.0').getByTestId(sel.bottom)))
   );
-  // The first build has nothing to compare with: neutral, not coloured.
+  // The first build has nothing to compare with: neutral, not coloured (the
+  // theme's box colours, as the view draws absent comparisons).
   expect(byBuild.get('1.0.0')!.change).toBeNull();
-  expect(await at('1.0.0').getByTestId(sel.bottom).getAttribute('stroke')).toBeTruthy();
+  const colors = await page.evaluate(() => window.evolution.themeColors('dark'));
+  const neutral = at('1.0.0').getByTestId(sel.bottom);
+  await expect(neutral).toHaveAttribute('fill', colors.background.secondary);
+  await expect(neutral).toHaveAttribute('stroke', colors.border.strong);
 
   await at('1.7.0').getByTestId(sel.bottom).hover();
   const tip = page.getByTestId(sel.tooltip);
@@ -328,5 +333,5 @@ test('screenshot of the seeded checkout-service matrix', async ({ page }) => {
   await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).click();
   await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).hover();
   await expect(page.getByTestId(sel.tooltip)).toBeVisible();
-  await page.screenshot({ path: join(repo, 'docs', 'img', 'evolution.png') });
+  await page.screenshot({ path: docImage('evolution.png') });
 });

@@ -8,6 +8,8 @@ export default defineConfig({
   testDir: '.',
   testMatch: /.*\.spec\.ts$/,
   globalSetup: './global-setup.ts',
+  // A stray test.only would pass while running one test: it fails the run instead.
+  forbidOnly: true,
   // Two cores are shared: one worker, and generous timeouts for slow moments.
   workers: 1,
   timeout: 60_000,

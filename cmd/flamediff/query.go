@@ -16,6 +16,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/export"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -24,17 +25,18 @@ import (
 // run, or any query on stored runs, so that any CI job can diff profiles
 // and gate on the result.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
-	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
+	typ := fs.String("type", "flamegraph", "the query type of files (stored queries take any type in --model):\n"+
+		typesHelp(func(s query.Spec) bool { return s.Tree }))
 	src := addSourceFlags(fs)
 	inverted := fs.Bool("inverted", false, "flip stacks: callers under callees")
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
-	alpha := fs.Float64("alpha", query.DefaultAlpha, "false-discovery rate under which a change is significant")
+	alpha := fs.Float64("alpha", stats.DefaultAlpha, "false-discovery rate under which a change is significant")
 	output := fs.String("output", "table", "json, table, folded, markdown (a pull request comment on a diff), pprof or speedscope (the tree in other tools' formats, docs/EXPORT.md)")
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
-	minChange := fs.Float64("min-change", DefaultMinChange, "smallest regression the gate and the markdown report count, as a share of the base total")
+	minBaseShare := fs.Float64("min-change", DefaultMinBaseShare, "smallest regression the gate and the markdown report count, as a share of the base total")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		stored, err := src.check(args)
 		if err != nil {
@@ -45,10 +47,10 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		default:
 			return usageError{fmt.Errorf("--output must be json, table, folded, markdown, pprof or speedscope, not %q", *output)}
 		}
-		if *top < 0 || !(*minChange >= 0) {
-			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minChange)}
+		if *top < 0 || !(*minBaseShare >= 0) {
+			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minBaseShare)}
 		}
-		a := answer{output: *output, top: *top, gate: *gate, minChange: *minChange}
+		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare}
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
@@ -69,6 +71,17 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		a.rules, a.unit, a.sampleType = l.rules, l.unit, l.sampleType
 		return a.write(out, l.b)
 	}
+}
+
+// typesHelp lists the query types keep accepts, a line each with its help.
+func typesHelp(keep func(query.Spec) bool) string {
+	var b strings.Builder
+	for _, s := range query.Types() {
+		if keep(s) {
+			fmt.Fprintf(&b, "  %s: %s\n", s.Type, s.Help)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // sourceFlags name what a command reads: profile files of each side (with
@@ -150,14 +163,14 @@ func (s *sourceFlags) load() (*local, error) {
 
 // answer is how a tree query is printed, and whether it gates.
 type answer struct {
-	m          query.Model
-	unit       string
-	sampleType string // pprof's sample type name (the profile type of a stored query)
-	rules      *sysframes.Rules
-	output     string
-	top        int
-	gate       bool
-	minChange  float64
+	m            query.Model
+	unit         string
+	sampleType   string // pprof's sample type name (the profile type of a stored query)
+	rules        *sysframes.Rules
+	output       string
+	top          int
+	gate         bool
+	minBaseShare float64
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -169,7 +182,7 @@ func (a *answer) check() error {
 		return usageError{errors.New("--output markdown needs a comparison (base runs)")}
 	case a.m.Sandwich != "" && a.output != "json":
 		return usageError{fmt.Errorf("a sandwich answers two trees: --output json, not %s", a.output)}
-	case a.gate && !a.m.IsDiff() && a.m.QueryType != query.ChangePoints:
+	case a.gate && !a.m.IsDiff() && !a.m.Spec().ListsChangePoints:
 		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
 	}
 	return nil
@@ -180,7 +193,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	var v *verdict
 	if a.gate || a.output == "markdown" {
 		var err error
-		if v, err = judge(b, a.m, a.rules, a.unit, a.minChange); err != nil {
+		if v, err = judge(b, a.m, a.rules, a.unit, a.minBaseShare); err != nil {
 			return err
 		}
 	}
@@ -242,17 +255,17 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 		a.unit = unit
 		return a.write(out, b)
 	}
-	frames, err := e.Execute(ctx, m, query.Range{})
+	ans, err := e.Answer(ctx, m, query.Range{})
 	if err != nil {
 		return err
 	}
 	switch {
-	case m.QueryType == query.ChangePoints:
-		return changePointsOutput(out, frames, a.output, a.gate)
+	case m.Spec().ListsChangePoints:
+		return changePointsOutput(out, ans, a.output, a.gate)
 	case a.output == "json":
-		return writeJSON(out, frames)
+		return writeJSON(out, ans.Frames)
 	}
-	return writeFrames(out, frames)
+	return writeFrames(out, ans.Frames)
 }
 
 // localModel completes m as the model of a query on the files: the head
@@ -271,9 +284,9 @@ func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 		return m, usageError{fmt.Errorf("--type must be flamegraph, diff or functions, not %q", m.QueryType)}
 	case heads == 0:
 		return m, usageError{errors.New("no --head files")}
-	case m.QueryType == query.Diff && bases == 0:
-		return m, usageError{errors.New("a diff needs --base files")}
-	case m.QueryType == query.FlameGraph && bases > 0:
+	case m.Spec().Base == query.Required && bases == 0:
+		return m, usageError{fmt.Errorf("a %s needs --base files", m.QueryType)}
+	case m.Spec().Base == query.Unused && bases > 0:
 		return m, usageError{errors.New("--base files need --type diff or functions")}
 	}
 	raw, err := json.Marshal(m)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/plugin"
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/web"
 )
 
@@ -29,7 +30,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			return err
 		}
 		defer store.Close()
-		exec := &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0)}
+		exec := &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0)}
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
 			return err

@@ -72,12 +72,12 @@ type EdgeRow struct {
 	Status         EdgeStatus
 }
 
-// TimelineRow is a component's share of one time frame of a build: its
-// (per-kind, as in Row) time in the frame divided by the frame's total.
+// TimelineRow is a component's share of one time bucket of a build: its
+// (per-kind, as in Row) time in the bucket divided by the bucket's total.
 type TimelineRow struct {
 	Build     string
 	BuildTime time.Time
-	Frame     int
+	Bucket    int
 	Component string
 	Kind      Kind
 	Share     float64
@@ -307,7 +307,7 @@ func timelineRows(builds []Build, h *hierarchy, order []component) []TimelineRow
 			times := h.times(tf.Functions)
 			for _, c := range order {
 				if v, ok := times[c]; ok {
-					rows = append(rows, TimelineRow{Build: b.Name, BuildTime: b.Time, Frame: f,
+					rows = append(rows, TimelineRow{Build: b.Name, BuildTime: b.Time, Bucket: f,
 						Component: c.name, Kind: c.kind, Share: v / tf.Total})
 				}
 			}

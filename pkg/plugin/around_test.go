@@ -101,7 +101,7 @@ func TestAroundTheCulprit(t *testing.T) {
 		{model("diff", "hideFrames", strings.Repeat("x", 1025)), []string{"hideFrames: ", "more than 1024"}},
 		{model("diff", "sandwich", "main.nope"), []string{"sandwich", `"main.nope"`}},
 		{model("diff", "only", "old"), []string{"only must be new or removed"}},
-		{model("functions", "sandwich", fn), []string{"sandwich is an option of flamegraph and diff"}},
+		{model("functions", "sandwich", fn), []string{"sandwich is not an option of functions queries"}},
 	} {
 		r := f.query(t, c.model)
 		for _, s := range c.says {

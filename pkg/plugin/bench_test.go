@@ -24,6 +24,16 @@ const (
 	benchFramesPerRow = 4       // time frames each stack of a run falls into
 )
 
+// benchScale is what the benchmarks of this package multiply their data's
+// sizes by: 1, or 1/100 with -short, which the test command runs them with
+// (once each) so that the checks inside them run.
+func benchScale(n int) int {
+	if testing.Short() {
+		return max(1, n/100)
+	}
+	return n
+}
+
 // benchProfiles makes the runs of one build: every run samples perRun
 // random stacks of a shared pool of distinct stacks (depth 20-40 over
 // 5,000 functions), each in frames time frames, so the whole data set
@@ -31,7 +41,7 @@ const (
 // time frame).
 func benchProfiles(pool [][]profile.Frame, seed uint64, runs, perRun, frames int) []*profile.Profile {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	frameNs := int64(time.Second) / storage.TimeFrames
+	frameNs := int64(time.Second) / storage.TimeBuckets
 	var out []*profile.Profile
 	for range runs {
 		p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds", Duration: time.Second}
@@ -47,7 +57,7 @@ func benchProfiles(pool [][]profile.Frame, seed uint64, runs, perRun, frames int
 				stack[i] = id
 			}
 			for j := range frames {
-				t := int64(j*storage.TimeFrames/frames)*frameNs + rng.Int64N(frameNs)
+				t := int64(j*storage.TimeBuckets/frames)*frameNs + rng.Int64N(frameNs)
 				p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 10_000_000 + rng.Int64N(1000), Time: t})
 			}
 		}
@@ -102,10 +112,14 @@ func benchPool(n, nFuncs int) [][]profile.Frame {
 func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	store, dsn := migratedStore(b)
 	ctx := context.Background()
-	pool := benchPool(benchStacks, 5000)
+	pool := benchPool(benchScale(benchStacks), 5000)
+	runsPerBuild, rowsPerRun := benchRunsPerBuild, benchScale(benchRowsPerRun)
+	if testing.Short() {
+		runsPerBuild = 3 // the fewest that give every node a test
+	}
 	loadStart := time.Now()
 	for bi, build := range []string{"base", "head"} {
-		for ri, p := range benchProfiles(pool, uint64(bi+1), benchRunsPerBuild, benchRowsPerRun/benchFramesPerRow, benchFramesPerRow) {
+		for ri, p := range benchProfiles(pool, uint64(bi+1), runsPerBuild, rowsPerRun/benchFramesPerRow, benchFramesPerRow) {
 			meta := storage.RunMeta{App: "bench", Build: build, Run: fmt.Sprintf("run-%02d", ri),
 				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
 			if err := store.Ingest(ctx, meta, p, nil); err != nil {
@@ -216,7 +230,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 			b.ReportMetric(float64(e2eTime)/float64(bareTime), "ratio")
 		})
 	}
-	b.Logf("aggregated (side, stack) rows: %d; sample rows: %d", rows, benchRunsPerBuild*2*benchRowsPerRun)
+	b.Logf("aggregated (side, stack) rows: %d; sample rows: %d", rows, runsPerBuild*2*rowsPerRun)
 }
 
 func anys(ids []uint64) []any {

@@ -3,6 +3,7 @@ package query
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -40,11 +41,14 @@ func (m *Model) validateAround() error {
 	default:
 		return fmt.Errorf("only must be %s or %s, not %q", OnlyNew, OnlyRemoved, m.Only)
 	}
-	switch {
-	case m.Only != "" && !m.IsDiff():
+	fields := m.Spec().Fields
+	for _, f := range []struct{ name, value string }{{"sandwich", m.Sandwich}, {"only", m.Only}} {
+		if f.value != "" && !slices.Contains(fields, f.name) {
+			return fmt.Errorf("%s is not an option of %s queries", f.name, m.QueryType)
+		}
+	}
+	if m.Only != "" && !m.IsDiff() {
 		return errors.New("only needs a comparison (base builds)")
-	case m.Sandwich != "" && m.QueryType != FlameGraph && m.QueryType != Diff:
-		return fmt.Errorf("sandwich is an option of flamegraph and diff queries, not %s", m.QueryType)
 	}
 	return nil
 }

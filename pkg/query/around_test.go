@@ -30,8 +30,9 @@ func TestParseAround(t *testing.T) {
 		{diff + `,"hideFrames":"` + strings.Repeat("a", tree.MaxFilterBytes+1) + `"`, "hideFrames: regular expression of 1025 bytes"},
 		{diff + `,"showFrom":"\\8"`, "showFrom: invalid escape sequence"},
 		{diff + `,"only":"gone"`, `only must be new or removed, not "gone"`},
-		{`"queryType":"flamegraph","app":"a","head":{"builds":["2"]},"only":"new"`, "only needs a comparison"},
-		{`"queryType":"functions","app":"a","head":{"builds":["2"]},"sandwich":"f"`, "sandwich is an option of flamegraph and diff queries"},
+		{`"queryType":"flamegraph","app":"a","head":{"builds":["2"]},"only":"new"`, "only is not an option of flamegraph queries"},
+		{`"queryType":"functions","app":"a","head":{"builds":["2"]},"only":"new"`, "only needs a comparison"},
+		{`"queryType":"functions","app":"a","head":{"builds":["2"]},"sandwich":"f"`, "sandwich is not an option of functions queries"},
 		{diff + `,"sandwich":"` + strings.Repeat("f", maxNameBytes+1) + `"`, "sandwich: name longer than"},
 	} {
 		if _, err := Parse([]byte(`{` + c.json + `}`)); err == nil || !strings.Contains(err.Error(), c.says) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -34,7 +35,6 @@ const (
 	MaxMaxNodes      = 2_000_000
 	DefaultThreshold = 0.02
 	DefaultMinShare  = 0.01
-	DefaultAlpha     = stats.DefaultAlpha
 	// MaxAlpha bounds alpha: a false-discovery rate above one half calls
 	// noise a change.
 	MaxAlpha          = 0.5
@@ -78,7 +78,7 @@ type Model struct {
 	// or "relative" shares of each side's total.
 	Normalize string `json:"normalize"`
 	// Alpha is the false-discovery rate under which a diff's node or
-	// function is significant (default DefaultAlpha).
+	// function is significant (default stats.DefaultAlpha).
 	Alpha *float64 `json:"alpha"`
 	// Focus is a path of labels from the root's child down: flamegraph and
 	// diff queries return that subtree at full detail.
@@ -116,12 +116,12 @@ func Parse(raw []byte) (Model, error) {
 }
 
 func (m *Model) validate() error {
-	switch m.QueryType {
-	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries, ChangePoints:
-	case "":
-		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries, changepoints)")
-	default:
-		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution, timeseries or changepoints)", m.QueryType)
+	spec, known := Lookup(m.QueryType)
+	switch {
+	case m.QueryType == "":
+		return fmt.Errorf("queryType is required (one of %s)", typeList(""))
+	case !known:
+		return fmt.Errorf("unknown queryType %q (want %s)", m.QueryType, typeList(" or "))
 	}
 	if m.App == "" {
 		return fmt.Errorf("app is required")
@@ -137,18 +137,15 @@ func (m *Model) validate() error {
 			return err
 		}
 	}
-	switch m.QueryType {
-	case FlameGraph, Functions, Runs, Diff:
-		if len(m.Head.Builds) == 0 {
-			return fmt.Errorf("%s query needs head.builds", m.QueryType)
-		}
+	if spec.Head == Required && len(m.Head.Builds) == 0 {
+		return fmt.Errorf("%s query needs head.builds", m.QueryType)
 	}
-	if m.QueryType == Diff && len(m.Base.Builds) == 0 {
-		return fmt.Errorf("diff query needs base.builds")
+	if spec.Base == Required && len(m.Base.Builds) == 0 {
+		return fmt.Errorf("%s query needs base.builds", m.QueryType)
 	}
 	switch m.Field {
-	case "", "value", "changepoint":
-	case "change", "pValue", "significant", "regression":
+	case "", frames.FieldValue, frames.FieldChangePoint:
+	case frames.FieldChange, frames.FieldPValue, frames.FieldSignificant, frames.FieldRegression:
 		if m.Baseline == "" {
 			return fmt.Errorf("field %q needs a baseline (a build or %q)", m.Field, "previous")
 		}
@@ -187,7 +184,7 @@ func (m *Model) validate() error {
 		return fmt.Errorf("normalize must be absolute or relative, not %q", m.Normalize)
 	}
 	if m.Alpha == nil {
-		a := DefaultAlpha
+		a := stats.DefaultAlpha
 		m.Alpha = &a
 	} else if !(*m.Alpha > 0 && *m.Alpha <= MaxAlpha) {
 		return fmt.Errorf("alpha must be a false-discovery rate in (0, %v], not %v", MaxAlpha, *m.Alpha)
@@ -205,13 +202,18 @@ func (m Model) Normalization() tree.Normalization {
 
 // IsTree reports whether the query is answered by the tree engine
 // (flamegraph, diff, functions).
-func (m Model) IsTree() bool {
-	return m.QueryType == FlameGraph || m.QueryType == Diff || m.QueryType == Functions
-}
+func (m Model) IsTree() bool { return m.Spec().Tree }
 
-// IsDiff reports whether the query compares head against base.
+// IsDiff reports whether the query compares head against base: its type
+// needs base runs, or may have them and has.
 func (m Model) IsDiff() bool {
-	return m.QueryType == Diff || (m.QueryType != FlameGraph && len(m.Base.Builds) > 0)
+	switch m.Spec().Base {
+	case Required:
+		return true
+	case Optional:
+		return len(m.Base.Builds) > 0
+	}
+	return false
 }
 
 // checkNames rejects names that cannot be an app, build, run or function:

@@ -46,7 +46,7 @@ func focusError(m Model) error {
 // answer whose notice says why.
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
-	if m.QueryType == Functions {
+	if !m.Spec().Flame {
 		rows := b.Functions(o)
 		f := frames.Functions(rows, m.IsDiff(), unit)
 		if len(rows) == 0 {
@@ -79,9 +79,11 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 			default:
 				focused = true
 			}
-			f := frames.Warn(frames.Warn(frames.FlameGraph(t, unit), t.Notice), notice)
+			f := frames.Warn(frames.FlameGraph(t, unit), t.Notice)
 			if v.Name != "" {
-				f.Meta.Custom.(map[string]any)["variant"] = v.Name
+				frames.Variant(f, v.Name, notice)
+			} else {
+				frames.Warn(f, notice)
 			}
 			if name := sandwichPart(part); name != "" {
 				frames.Sandwich(f, name, part.Function)

@@ -226,3 +226,17 @@ func BenchmarkChangePoints(b *testing.B) {
 		sim.run(1)
 	}
 }
+
+// A series that no split can test (one build, or builds of one run) has no
+// change point: it once came out as one at index 0, before the first build.
+func TestChangePointsUntestable(t *testing.T) {
+	for _, series := range [][][]float64{
+		{{1, 2, 3}},
+		{{1}, {5}, {9}},
+		{},
+	} {
+		if got := ChangePoints([][][]float64{series}, ChangeOptions{}); got[0] != nil {
+			t.Errorf("%v: change points %+v, want none", series, got[0])
+		}
+	}
+}

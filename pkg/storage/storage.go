@@ -122,17 +122,6 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// OpenDSN is Open with a clickhouse-go DSN such as
-// clickhouse://default:@127.0.0.1:9000/flamediff (the path is the
-// database) and default options otherwise.
-func OpenDSN(dsn string, tables Tables) (*Store, error) {
-	o, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("storage: bad DSN: %w", err)
-	}
-	return Open(Options{ClickHouse: o, Tables: tables})
-}
-
 // Close closes the connections.
 func (s *Store) Close() error { return s.conn.Close() }
 

@@ -28,7 +28,7 @@ type Options struct {
 	// Normalize selects what a diff's delta and statistics compare.
 	Normalize Normalization
 	// Alpha is the false-discovery rate at which a node is Significant
-	// (QValue < Alpha); 0 means DefaultAlpha.
+	// (QValue < Alpha); 0 means stats.DefaultAlpha.
 	Alpha float64
 	// Focus is a path of labels from the root's child down (leaf first up
 	// when Inverted): Build returns the root, that path and the subtree

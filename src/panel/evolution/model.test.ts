@@ -26,7 +26,7 @@ type MatrixRow = [
 
 const buildTimes: Record<string, number> = { b1: 1000, b2: 2000, b3: 3000 };
 
-// matrix builds an "evolution" frame like pkg/evolution's MatrixFrame.
+// matrix builds an "evolution" frame like pkg/frames' matrixFrame.
 function matrix(rows: MatrixRow[]): DataFrame {
   const col = (k: number) => rows.map((r) => r[k]);
   return toDataFrame({
@@ -60,7 +60,7 @@ const timeline = toDataFrame({
   name: 'evolution_timeline',
   fields: [
     { name: 'build', type: FieldType.string, values: ['b1', 'b1', 'b1', 'b2'] },
-    { name: 'frame', type: FieldType.number, values: [0, 2, 1, 0] },
+    { name: 'bucket', type: FieldType.number, values: [0, 2, 1, 0] },
     { name: 'component', type: FieldType.string, values: ['p', 'p', 'p.F', 'p'] },
     { name: 'kind', type: FieldType.string, values: ['package', 'package', 'method', 'package'] },
     { name: 'share', type: FieldType.number, values: [0.5, 0.25, 0.4, 0.9] },
@@ -185,7 +185,7 @@ describe('visibleRows', () => {
 });
 
 describe('change points', () => {
-  // pkg/query's changepoints frame: p.(*T).M rises 60% at b2 (significant),
+  // pkg/frames' changepoints frame: p.(*T).M rises 60% at b2 (significant),
   // p.F rises 1% (under minChange), the total and an unknown function too.
   const changepoints = toDataFrame({
     name: 'changepoints',

@@ -1,10 +1,10 @@
 import { DataFrame, Field } from '@grafana/data';
 
-/** Frame names of the evolution query (pkg/evolution/frames.go). */
+/** Frame names of the evolution query (pkg/frames/evolution.go). */
 export const FRAME_MATRIX = 'evolution';
 export const FRAME_EDGES = 'evolution_edges';
 export const FRAME_TIMELINE = 'evolution_timeline';
-/** The change points an evolution answer carries (pkg/query/changepoints.go). */
+/** The change points an evolution answer carries (pkg/frames/changepoints.go). */
 export const FRAME_CHANGE_POINTS = 'changepoints';
 
 /** Kind is a level of the component hierarchy, outermost first. */
@@ -77,10 +77,10 @@ export interface Edge {
   status: 'added' | 'removed';
 }
 
-/** A component's share of one time frame of a build's runs. */
+/** A component's share of one time bucket of a build's runs. */
 export interface TimelinePoint {
   build: string;
-  frame: number;
+  bucket: number;
   /** Component key (see Component.key). */
   key: string;
   share: number;
@@ -326,13 +326,13 @@ function parseTimeline(series: DataFrame[]): TimelinePoint[] {
     return [];
   }
   const build = column<string>(f, 'build');
-  const frame = column<number>(f, 'frame');
+  const bucket = column<number>(f, 'bucket');
   const component = column<string>(f, 'component');
   const kind = column<string>(f, 'kind');
   const share = column<number>(f, 'share');
   return build.map((b, i) => ({
     build: b,
-    frame: frame[i],
+    bucket: bucket[i],
     key: componentKey(kind[i], component[i]),
     share: share[i],
   }));
@@ -401,7 +401,7 @@ export function edgesOf(data: EvolutionData, c: Component, build: string): Edge[
   return data.edges.filter((e) => e.build === build && (inside(e.caller) || inside(e.callee)));
 }
 
-/** A build's timeline: per component key, its share in each time frame. */
+/** A build's timeline: per component key, its share in each time bucket (frames: how many). */
 export interface BuildTimeline {
   frames: number;
   shares: Map<string, number[]>;
@@ -410,7 +410,7 @@ export interface BuildTimeline {
 /** timelineOf gathers one build's timeline rows by component. */
 export function timelineOf(data: EvolutionData, build: string): BuildTimeline {
   const rows = data.timeline.filter((t) => t.build === build);
-  const frames = rows.reduce((m, t) => Math.max(m, t.frame + 1), 0);
+  const frames = rows.reduce((m, t) => Math.max(m, t.bucket + 1), 0);
   const shares = new Map<string, number[]>();
   for (const t of rows) {
     let s = shares.get(t.key);
@@ -418,7 +418,7 @@ export function timelineOf(data: EvolutionData, build: string): BuildTimeline {
       s = new Array(frames).fill(0);
       shares.set(t.key, s);
     }
-    s[t.frame] = t.share;
+    s[t.bucket] = t.share;
   }
   return { frames, shares };
 }
