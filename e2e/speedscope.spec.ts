@@ -74,7 +74,8 @@ test('speedscope opens an exported diff', async ({ page }) => {
   });
   try {
     await page.goto(`${server.url}/index.html#profileURL=${encodeURIComponent(`${server.url}/diff.json`)}`);
-    await expect(page.getByText('head (1/2)')).toBeVisible();
+    // speedscope's app is a 4 MB script: give a loaded machine time to run it
+    await expect(page.getByText('head (1/2)')).toBeVisible({ timeout: 30_000 });
     await expect(page.locator('canvas').first()).toBeVisible();
     expect(dialogs).toEqual([]);
   } finally {
