@@ -75,6 +75,9 @@ export const selectors = {
     verdict: 'flamediff-verdict',
     verdictChange: 'flamediff-verdict-change',
     run: 'flamediff-serve-run',
+    palette: 'flamediff-report-palette',
+    preset: 'flamediff-serve-preset',
+    presetBase: 'flamediff-serve-preset-base',
     error: 'flamediff-serve-error',
   },
 } as const;

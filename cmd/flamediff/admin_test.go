@@ -234,3 +234,19 @@ func TestIngestLikeQuery(t *testing.T) {
 		t.Error("an unknown sample type was accepted")
 	}
 }
+
+// On a server where migrate never ran, the commands say to run it.
+func TestNoDatabaseSaysMigrate(t *testing.T) {
+	dsn := "clickhouse://default:@" + chtest.Addr(t) + "/flamediff_never_migrated"
+	for _, args := range [][]string{
+		{"ingest", "--dsn", dsn, "--app", "a", "--build", "b", "--run", "r", pprofRuns(t, "head")[0]},
+		{"serve", "--dsn", dsn, "--addr", "127.0.0.1:0"},
+		{"apps", "--dsn", dsn},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"evolution","app":"a"}`},
+	} {
+		_, err := flamediff(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "run `flamediff migrate`") {
+			t.Errorf("%s: %v, want a message saying to run flamediff migrate", args[0], err)
+		}
+	}
+}

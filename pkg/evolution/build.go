@@ -40,6 +40,11 @@ type Build struct {
 	// Timeline splits each run into time buckets (index = bucket, earliest
 	// first); optional.
 	Timeline []TimeBucket
+	// Runs maps a frame name to its inclusive time in each of the build's
+	// runs (every slice as long as the build has runs); optional. A cell
+	// whose build and previous build both have two runs or more is tested
+	// (Row.PValue) on these values.
+	Runs map[string][]float64
 }
 
 // Edge is a call from Caller to Callee (adjacent frames of a stack).
@@ -114,6 +119,18 @@ func (b *Build) validate() error {
 	for f, v := range b.Functions {
 		if !validValue(v) {
 			return fmt.Errorf("evolution: build %q: function %q has time %v", b.Name, f, v)
+		}
+	}
+	runs := -1
+	for f, vs := range b.Runs {
+		if runs >= 0 && len(vs) != runs {
+			return fmt.Errorf("evolution: build %q: function %q has %d run values, another %d", b.Name, f, len(vs), runs)
+		}
+		runs = len(vs)
+		for _, v := range vs {
+			if !validValue(v) {
+				return fmt.Errorf("evolution: build %q: function %q has run time %v", b.Name, f, v)
+			}
 		}
 	}
 	for i, tf := range b.Timeline {

@@ -17,6 +17,9 @@ type Options struct {
 	// is under it in every build are left out of every result. 0 keeps
 	// everything; use DefaultThreshold for the paper's default.
 	Threshold float64
+	// Alpha is the false discovery rate of the cells' tests, in (0, 0.5];
+	// 0 means DefaultAlpha.
+	Alpha float64
 }
 
 // Kind is a level of the component hierarchy.
@@ -53,6 +56,12 @@ type Row struct {
 	// ModifiedMethods and AddedMethods name them, sorted: the change list
 	// the panel shows on hover.
 	ModifiedMethods, AddedMethods []string
+	// PValue tests Change across runs (Welch's t of the build's run times
+	// against the previous build's); QValue is Benjamini-Hochberg over the
+	// tested cells of the matrix, and Significant is QValue < Alpha. All
+	// nil where Change is, or a side has fewer than two runs' values.
+	PValue, QValue *float64
+	Significant    *bool
 }
 
 // EdgeStatus says whether a call edge appeared or disappeared.
@@ -156,6 +165,12 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 	if !(opts.Threshold >= 0 && opts.Threshold <= 1) {
 		return Result{}, fmt.Errorf("evolution: threshold %v outside [0, 1]", opts.Threshold)
 	}
+	if opts.Alpha == 0 {
+		opts.Alpha = DefaultAlpha
+	}
+	if !(opts.Alpha > 0 && opts.Alpha <= 0.5) {
+		return Result{}, fmt.Errorf("evolution: alpha %v outside (0, 0.5]", opts.Alpha)
+	}
 	names := map[string]bool{}
 	for i := range builds {
 		b := &builds[i]
@@ -187,8 +202,10 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 	visible := func(c component) bool { return peak[c] >= opts.Threshold }
 	order := h.order(peak, visible)
 
+	matrix := matrixRows(builds, h, perBuild, order)
+	testChanges(matrix, builds, h, opts.Alpha)
 	return Result{
-		Matrix:   matrixRows(builds, h, perBuild, order),
+		Matrix:   matrix,
 		Edges:    edgeRows(builds, func(f string) bool { return visible(component{f, Method}) }),
 		Timeline: timelineRows(builds, h, order),
 	}, nil

@@ -20,7 +20,8 @@ func Evolution(r evolution.Result, unit string) data.Frames {
 // order, with fields component, kind, parent, build, buildTime (time),
 // time (in unit), share, change (nullable; null for no previous build),
 // modified and added (counts), modifiedMethods and addedMethods (the
-// names, one per line).
+// names, one per line), pValue, qValue and significant (nullable: the
+// test of change across runs).
 func matrixFrame(rows []evolution.Row, unit string) *data.Frame {
 	n := len(rows)
 	component, kind, parent, build := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -29,7 +30,9 @@ func matrixFrame(rows []evolution.Row, unit string) *data.Frame {
 	change := make([]*float64, n)
 	modified, added := make([]int64, n), make([]int64, n)
 	modifiedMethods, addedMethods := make([]string, n), make([]string, n)
+	pValue, qValue, significant := make([]*float64, n), make([]*float64, n), make([]*bool, n)
 	for i, r := range rows {
+		pValue[i], qValue[i], significant[i] = r.PValue, r.QValue, r.Significant
 		modifiedMethods[i], addedMethods[i] = strings.Join(r.ModifiedMethods, "\n"), strings.Join(r.AddedMethods, "\n")
 		component[i], kind[i], parent[i], build[i] = r.Component, string(r.Kind), r.Parent, r.Build
 		buildTime[i], t[i], share[i], change[i] = r.BuildTime, r.Time, r.Share, r.Change
@@ -48,6 +51,9 @@ func matrixFrame(rows []evolution.Row, unit string) *data.Frame {
 		data.NewField(FieldAdded, nil, added),
 		data.NewField(FieldModifiedMethods, nil, modifiedMethods),
 		data.NewField(FieldAddedMethods, nil, addedMethods),
+		data.NewField(FieldPValue, nil, pValue),
+		data.NewField(FieldQValue, nil, qValue),
+		data.NewField(FieldSignificant, nil, significant),
 	)
 }
 

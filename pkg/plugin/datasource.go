@@ -5,10 +5,12 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
@@ -126,18 +128,24 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.settings.QueryTimeoutDuration())
 	defer cancel()
+	var waiting atomic.Bool
 	frames, err := withDeadline(ctx, func(ctx context.Context) (data.Frames, error) {
 		m, err := query.Parse(q.JSON)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 		}
-		leave, err := d.gate.enter(ctx)
+		leave, err := d.gate.enter(ctx, &waiting)
 		if err != nil {
 			return nil, err
 		}
 		defer leave()
 		return d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
 	})
+	// A query whose deadline passed while it waited for its turn never ran:
+	// busy (503), whichever of the gate and withDeadline saw the deadline first.
+	if err != nil && waiting.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = d.gate.late()
+	}
 	if err != nil {
 		return classify(ctx, err).dataResponse()
 	}

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -136,6 +137,45 @@ func TestBusy(t *testing.T) {
 	}
 	if statuses[backend.Status(503)] != 1 || statuses[backend.StatusTimeout] != 1 {
 		t.Errorf("statuses %v, want one 503 (waited in vain) and one 504 (the frozen server)", statuses)
+	}
+}
+
+// TestBusyUntilDeadline: with queryTimeout shorter than queueTimeout, the
+// queries that wait for their turn until their deadline never run: busy
+// (503), said once, not timed out; the one that ran into the frozen
+// server timed out (504).
+func TestBusyUntilDeadline(t *testing.T) {
+	s, err := plugintest.SettingsFromDSN("clickhouse://default:@127.0.0.1:1/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.JSONData["port"] = fakeServer(t, frozen)
+	s.JSONData["maxQueries"], s.JSONData["queueTimeout"], s.JSONData["queryTimeout"] = 1, 30, 1
+	plugin := plugintest.Start(t, pluginBinary)
+	var queries []plugintest.Query
+	for i := range 8 {
+		queries = append(queries, plugintest.Query{RefID: fmt.Sprint(i), JSON: `{"queryType":"flamegraph","app":"a","head":{"builds":["b"]}}`})
+	}
+	for round := range 3 {
+		// A data source instance of its own: the abandoned query of the
+		// last round holds its slot until the driver gives up.
+		s.UID = fmt.Sprintf("busy-late-%d", round)
+		resp, err := plugin.QueryData(context.Background(), s, queries...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses := map[backend.Status]int{}
+		for _, r := range resp.Responses {
+			statuses[r.Status]++
+			if r.Status == backend.Status(503) {
+				if msg := r.Error.Error(); !strings.HasPrefix(msg, "busy: ") || strings.Contains(msg, "busy: busy") || !strings.Contains(msg, "queryTimeout") {
+					t.Errorf("busy answer %q: want one \"busy: \" prefix and the setting to raise", msg)
+				}
+			}
+		}
+		if statuses[backend.Status(503)] != 7 || statuses[backend.StatusTimeout] != 1 {
+			t.Errorf("round %d: statuses %v, want 7 busy (503) and the running one timed out (504)", round, statuses)
+		}
 	}
 }
 

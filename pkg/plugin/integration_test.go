@@ -256,10 +256,34 @@ func healthFailures(t testing.TB) []healthCase {
 	return []healthCase{
 		{"missing tables", func(s *plugintest.Settings) { s.JSONData["tables"] = map[string]any{"runs": "no_such_runs"} },
 			"no_such_runs is missing"},
+		{"no database", func(s *plugintest.Settings) { s.JSONData["defaultDatabase"] = "flamediff_never_migrated" },
+			"has no database \"flamediff_never_migrated\" (run `flamediff migrate`)"},
 		{"unreachable", func(s *plugintest.Settings) { s.JSONData["port"] = closedPort(t) }, "unreachable"},
 		{"unknown user", func(s *plugintest.Settings) { s.JSONData["username"] = "nobody" }, `credentials of user "nobody"`},
 		{"bad protocol", func(s *plugintest.Settings) { s.JSONData["protocol"] = "carrier-pigeon" }, "protocol must be native or http"},
 		{"bad table name", func(s *plugintest.Settings) { s.JSONData["tables"] = map[string]any{"runs": "runs; DROP"} }, "invalid identifier"},
+	}
+}
+
+// TestNoDatabase: queries and resources on a server where migrate never
+// ran say to run it.
+func TestNoDatabase(t *testing.T) {
+	s, err := plugintest.SettingsFromDSN("clickhouse://default:@" + chtest.Addr(t) + "/flamediff_never_migrated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := plugintest.Start(t, pluginBinary)
+	ctx := context.Background()
+	const want = "run `flamediff migrate`"
+	if code, body, err := plugin.Resource(ctx, s, "apps"); err != nil || code != 502 || !strings.Contains(string(body), want) {
+		t.Errorf("apps: %d %s %v, want 502 saying to %s", code, body, err, want)
+	}
+	resp, err := plugin.QueryData(ctx, s, plugintest.Query{RefID: "A", JSON: `{"queryType":"evolution","app":"a"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Responses["A"]; r.Status != 502 || r.Error == nil || !strings.Contains(r.Error.Error(), want) {
+		t.Errorf("query: %v %v, want 502 saying to %s", r.Status, r.Error, want)
 	}
 }
 

@@ -49,7 +49,7 @@ func (p *Profile) Intern(f Frame) uint32 {
 	if p.index == nil {
 		p.index = make(map[Frame]uint32, len(p.Frames))
 		for i, g := range p.Frames {
-			p.index[g] = uint32(i)
+			p.index[g] = uint32(i) // #nosec G115 -- frame indexes are uint32 by design: 2^32 frames do not fit in memory
 		}
 	}
 	if i, ok := p.index[f]; ok {

@@ -21,7 +21,7 @@ func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (Answer, 
 	if err != nil {
 		return Answer{}, err
 	}
-	cps, err := e.changePoints(ctx, m, builds, nil)
+	cps, err := e.changePoints(ctx, m, builds)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -34,13 +34,18 @@ func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (Answer, 
 }
 
 // changePoints detects the change points of the total and of every
-// function above m.MinShare of the total in some build, over builds. x,
-// if not nil, indexes the stacks of the builds' runs.
-func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns, x *stacks.FunctionIndex) ([]evolution.ChangePoint, error) {
-	names, series, err := e.functionSeries(ctx, builds, *m.MinShare, x)
+// function above m.MinShare of the total in some build, over builds.
+func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns) ([]evolution.ChangePoint, error) {
+	names, series, err := e.functionSeries(ctx, builds, *m.MinShare, nil)
 	if err != nil {
 		return nil, err
 	}
+	return detectChangePoints(m, builds, names, series), nil
+}
+
+// detectChangePoints finds the change points of series (functionSeries'
+// answer) over builds.
+func detectChangePoints(m Model, builds []buildRuns, names []string, series [][][]float64) []evolution.ChangePoint {
 	found := stats.ChangePoints(series, stats.ChangeOptions{Alpha: *m.Alpha, MinChange: *m.MinChange})
 	var out []evolution.ChangePoint
 	for s, cps := range found {
@@ -61,7 +66,7 @@ func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns
 		}
 		return cmp.Compare(math.Abs(b.Change), math.Abs(a.Change))
 	})
-	return out, nil
+	return out
 }
 
 // functionSeries returns the per-run values of every build (runs in time
@@ -127,23 +132,26 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 		totals[i] = float64(r.Total)
 	}
 	total := split(totals)
-	floor := make([]float64, len(builds)) // minShare of each build's total
-	for i, b := range total {
-		floor[i] = minShare * sum(b)
-	}
 	outNames := []string{evolution.TotalFunction}
 	series := [][][]float64{total}
 	for f, name := range names {
-		s := split(values[f*n : (f+1)*n])
-		for i, b := range s {
-			if len(b) > 0 && sum(b) >= floor[i] {
-				outNames = append(outNames, name)
-				series = append(series, s)
-				break
-			}
+		if s := split(values[f*n : (f+1)*n]); reaches(s, total, minShare) {
+			outNames = append(outNames, name)
+			series = append(series, s)
 		}
 	}
 	return outNames, series, nil
+}
+
+// reaches reports whether a function's per-run values (by build) reach
+// share of the total's in some build.
+func reaches(s, total [][]float64, share float64) bool {
+	for i, b := range s {
+		if len(b) > 0 && sum(b) >= share*sum(total[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 func sum(xs []float64) float64 {

@@ -111,9 +111,11 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sideline := aside("stack reader", func() (*stacks.FunctionIndex, error) { return stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs) })
-	// The change points (the matrix's cues) are read meanwhile too, from
-	// the run stacks table, once the stacks are indexed.
-	var changePoints <-chan outcome[[]evolution.ChangePoint]
+	// The per-run values of the functions (for the change points, the
+	// matrix's cues, and the cells' tests) are read meanwhile too, from the
+	// run stacks table, once the stacks are indexed: every function a cell
+	// may show (Threshold) or a change point follow (MinShare).
+	var perRun <-chan outcome[runSeries]
 	var x *stacks.FunctionIndex
 	var seen stacks.BuildSet
 	waited, indexErr := false, error(nil)
@@ -127,7 +129,10 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 			return r.err
 		}
 		x, seen = r.v, stacks.NewBuildSet(r.v.Stacks(), len(builds))
-		changePoints = aside("change points", func() ([]evolution.ChangePoint, error) { return e.changePoints(ctx, m, builds, x) })
+		perRun = aside("run values", func() (runSeries, error) {
+			names, series, err := e.functionSeries(ctx, builds, min(*m.MinShare, *m.Threshold), x)
+			return runSeries{names, series}, err
+		})
 		return nil
 	}
 	timeline := make([][]*stacks.Sums, len(builds)) // per build, per time bucket
@@ -209,16 +214,39 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 	for i := range in {
 		in[i].Changes = changes[in[i].Name]
 	}
-	res, err := evolution.Analyze(in, evolution.Options{Threshold: *m.Threshold})
+	runValues := <-perRun
+	if runValues.err != nil {
+		return Answer{}, runValues.err
+	}
+	rs := runValues.v
+	for f, name := range rs.names[1:] { // the first is the total
+		for g := range in {
+			if in[g].Runs == nil {
+				in[g].Runs = map[string][]float64{}
+			}
+			in[g].Runs[name] = rs.series[f+1][g]
+		}
+	}
+	res, err := evolution.Analyze(in, evolution.Options{Threshold: *m.Threshold, Alpha: *m.Alpha})
 	if err != nil {
 		return Answer{}, err
 	}
 	// The matrix marks where changes start: its answer carries them.
-	cps := <-changePoints
-	if cps.err != nil {
-		return Answer{}, cps.err
+	names, series := rs.names[:1:1], rs.series[:1:1]
+	for f := 1; f < len(rs.names); f++ {
+		if reaches(rs.series[f], rs.series[0], *m.MinShare) {
+			names, series = append(names, rs.names[f]), append(series, rs.series[f])
+		}
 	}
-	return Answer{Frames: append(frames.Evolution(res, frames.GrafanaUnit(unit)), frames.ChangePoints(cps.v, frames.GrafanaUnit(unit), nil))}, nil
+	cps := detectChangePoints(m, builds, names, series)
+	return Answer{Frames: append(frames.Evolution(res, frames.GrafanaUnit(unit)), frames.ChangePoints(cps, frames.GrafanaUnit(unit), nil))}, nil
+}
+
+// runSeries is functionSeries' answer: names (the total first) and their
+// per-run values by build.
+type runSeries struct {
+	names  []string
+	series [][][]float64
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total

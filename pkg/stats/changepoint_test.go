@@ -227,16 +227,24 @@ func BenchmarkChangePoints(b *testing.B) {
 	}
 }
 
-// A series that no split can test (one build, or builds of one run) has no
-// change point: it once came out as one at index 0, before the first build.
-func TestChangePointsUntestable(t *testing.T) {
-	for _, series := range [][][]float64{
-		{{1, 2, 3}},
-		{{1}, {5}, {9}},
+// TestChangePointsTooFewBuilds: a series with no position that has 2 runs
+// on each side (one build, or two builds of one run) has no change point,
+// also beside series that do change.
+func TestChangePointsTooFewBuilds(t *testing.T) {
+	step := [][]float64{{10, 11, 9}, {10, 10, 10}, {20, 21, 19}, {20, 20, 20}}
+	for _, short := range [][][]float64{
+		{{10, 11, 12, 9}},
+		{{10}, {20}},
 		{},
 	} {
-		if got := ChangePoints([][][]float64{series}, ChangeOptions{}); got[0] != nil {
-			t.Errorf("%v: change points %+v, want none", series, got[0])
+		for _, series := range [][][][]float64{{short}, {short, step}} {
+			got := ChangePoints(series, ChangeOptions{MinChange: DefaultMinChange})
+			if len(got[0]) != 0 {
+				t.Errorf("%v: change points %+v, want none", short, got[0])
+			}
+			if len(series) == 2 && (len(got[1]) != 1 || got[1][0].Index != 2) {
+				t.Errorf("%v beside a step: step's change points %+v, want one at 2", short, got[1])
+			}
 		}
 	}
 }

@@ -190,7 +190,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 	}
 	for i, u := range used {
 		if u {
-			r.frames = append(r.frames, uint32(i))
+			r.frames = append(r.frames, uint32(i)) // #nosec G115 -- an index of the profile's frames, which are uint32 by design
 		}
 	}
 	return r
@@ -367,7 +367,13 @@ func (s *Store) nextVersion(ctx context.Context, app, build, run string) (uint64
 	if err != nil {
 		return 0, fmt.Errorf("read the run's last commit: %w", err)
 	}
-	return max(uint64(time.Now().UnixNano()), last+1), nil
+	return max(unixNanos(time.Now()), last+1), nil
+}
+
+// unixNanos is t as the versions (committed_ns) store it: nanoseconds
+// since 1970, none before.
+func unixNanos(t time.Time) uint64 {
+	return uint64(max(0, t.UnixNano())) // #nosec G115 -- not negative
 }
 
 type runRow struct {

@@ -93,7 +93,7 @@ func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
 		var b Build
 		var n uint64
 		err := scan(&b.Name, &b.Time, &n)
-		b.Runs = int(n)
+		b.Runs = int(n) // #nosec G115 -- a count of runs rows: far below 2^63
 		return b, err
 	})
 	if err == nil && len(builds) == 0 {
@@ -131,9 +131,9 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		err := scan(&r.Build, &r.Run, &r.IngestID, &committed, &r.Start, &nanos, &duration, &r.Commit, &r.Branch,
 			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &buckets, &r.BucketNs, &summed)
 		r.StacksSummed = summed == 1
-		r.CommittedAt = time.Unix(0, int64(committed))
+		r.CommittedAt = time.Unix(0, int64(committed)) // #nosec G115 -- written from a time.Time in int64 nanoseconds (unixNanos)
 		r.Start = r.Start.Add(time.Duration(nanos))
-		r.Duration = time.Duration(duration)
+		r.Duration = time.Duration(duration) // #nosec G115 -- written from a time.Duration
 		r.Buckets = int(buckets)
 		if len(keys) > 0 {
 			r.Labels = make(map[string]string, len(keys))

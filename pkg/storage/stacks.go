@@ -64,7 +64,7 @@ func newGrouping(groups [][]Run) (*grouping, error) {
 	}
 	if shared { // one key per run, fanned out to each of its groups
 		for i, id := range g.ids {
-			g.key = append(g.key, uint32(i))
+			g.key = append(g.key, uint32(i)) // #nosec G115 -- an index of the query's runs: far below 2^32
 			g.keys = append(g.keys, groupsOf[id])
 		}
 		return g, nil

@@ -128,6 +128,16 @@ func (s *Store) Close() error { return s.conn.Close() }
 // Tables returns the table names in use (defaults filled in).
 func (s *Store) Tables() Tables { return s.tables }
 
+// chUnknownDatabase is ClickHouse's UNKNOWN_DATABASE exception code.
+const chUnknownDatabase = 81
+
+// NoDatabase reports whether err is ClickHouse saying that the store's
+// database does not exist: Migrate has not run on that server.
+func NoDatabase(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && ex.Code == chUnknownDatabase
+}
+
 // Ping checks that the server answers and the database exists.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.conn.Ping(ctx); err != nil {

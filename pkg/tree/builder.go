@@ -87,8 +87,9 @@ func (b *Builder) Frames() *Frames { return b.frames }
 // value counts as the root's self.
 func (b *Builder) Stack(frames []uint32) StackID {
 	k := b.key(frames)
-	mask := uint32(len(b.table) - 1)                     // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
-	for i := uint32(k[0]) & mask; ; i = (i + 1) & mask { // #nosec G115 -- the low 32 bits of the hash are the intent
+	mask := uint32(len(b.table) - 1) // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
+	start := uint32(k[0]) & mask     // #nosec G115 -- the low 32 bits of the hash are the intent
+	for i := start; ; i = (i + 1) & mask {
 		slot := b.table[i]
 		if slot == 0 {
 			return b.newStack(i, k, frames)
@@ -125,7 +126,7 @@ func (b *Builder) grow() {
 		for b.table[i] != 0 {
 			i = (i + 1) & mask
 		}
-		b.table[i] = uint32(id) + 1
+		b.table[i] = uint32(id) + 1 // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
 	}
 }
 

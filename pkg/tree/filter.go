@@ -97,7 +97,8 @@ func frameMatches(fr *Frames, re *regexp.Regexp) (match []bool, count int) {
 	}
 	match = make([]bool, fr.Len())
 	for id := range match {
-		if re.MatchString(fr.Name(uint32(id))) { // #nosec G115 -- a frame id: frames are uint32 by design
+		name := fr.Name(uint32(id)) // #nosec G115 -- frame ids are uint32 by design
+		if re.MatchString(name) {
 			match[id] = true
 			count++
 		}

@@ -74,7 +74,7 @@ func (t *Tree) prune(limit int, test *tester) {
 	}
 	order := make([]uint32, n)
 	for i := range order {
-		order[i] = uint32(i)
+		order[i] = uint32(i) // #nosec G115 -- a node index: a tree of 2^32 nodes does not fit in memory
 	}
 	// The greedy pass below takes only about limit to 2*limit nodes, so
 	// only the most important few need sorting: select them first (a
@@ -126,7 +126,7 @@ func parents(nodes []Node) []uint32 {
 	parent := make([]uint32, len(nodes))
 	var path []uint32
 	for i, nd := range nodes {
-		path = append(path[:nd.Depth], uint32(i))
+		path = append(path[:nd.Depth], uint32(i)) // #nosec G115 -- a node index: a tree of 2^32 nodes does not fit in memory
 		if i > 0 {
 			parent[i] = path[nd.Depth-1]
 		}
@@ -178,14 +178,14 @@ func emitKept(nodes []Node, kept []bool, count int, fold func(out []Node, at int
 			o.BaseTotal += nd.BaseTotal
 			o.BaseSelf += nd.BaseTotal
 			if fold != nil {
-				pending = append(pending, int32(i))
+				pending = append(pending, int32(i)) // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 			}
 			i += int(nd.Size)
 			continue
 		}
 		stack = append(stack, open{at: len(out), mark: len(pending)})
 		out = append(out, nd)
-		src = append(src, int32(i))
+		src = append(src, int32(i)) // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 		i++
 	}
 	for len(stack) > 0 {

@@ -108,11 +108,12 @@ func (v *view) sandwich(s Sandwich) error {
 	next := 0
 	for id := range start[:len(start)-1] {
 		start[id] = len(frames)
-		if next == len(v.active) || v.active[next] != uint32(id) { // #nosec G115 -- stack ids are uint32 by design
+		sid := uint32(id) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
+		if next == len(v.active) || v.active[next] != sid {
 			continue
 		}
 		next++
-		stack := v.stack(uint32(id)) // #nosec G115 -- stack ids are uint32 by design
+		stack := v.stack(sid)
 		at := -1
 		for d, f := range stack {
 			if matchesAt(is, f) {
@@ -123,7 +124,7 @@ func (v *view) sandwich(s Sandwich) error {
 		if at < 0 {
 			continue
 		}
-		kept = append(kept, uint32(id)) // #nosec G115 -- stack ids are uint32 by design
+		kept = append(kept, sid)
 		if !s.Callers {
 			frames = append(frames, stack[at:]...)
 			continue

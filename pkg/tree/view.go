@@ -82,7 +82,7 @@ func (b *Builder) newView(o Options) (*view, error) {
 	for id := range b.stackKey {
 		for _, s := range v.sides {
 			if b.first[s][id] != notSeen {
-				v.active = append(v.active, uint32(id))
+				v.active = append(v.active, uint32(id)) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
 				break
 			}
 		}
@@ -132,11 +132,12 @@ func (v *view) filter(o Options) {
 		if edits {
 			v.start[id] = len(v.frames)
 		}
-		if next == len(v.active) || v.active[next] != uint32(id) { // #nosec G115 -- stack ids are uint32 by design
+		sid := uint32(id) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
+		if next == len(v.active) || v.active[next] != sid {
 			continue
 		}
 		next++
-		stack := v.b.stack(uint32(id)) // #nosec G115 -- stack ids are uint32 by design
+		stack := v.b.stack(sid)
 		if c != nil && !c.keeps(stack) {
 			continue
 		}
@@ -147,7 +148,7 @@ func (v *view) filter(o Options) {
 			}
 			stack = buf
 		}
-		kept = append(kept, uint32(id)) // #nosec G115 -- stack ids are uint32 by design
+		kept = append(kept, sid)
 		if !edits {
 			continue
 		}
@@ -182,7 +183,7 @@ func (v *view) focus(o Options) error {
 	}
 	for f := range v.b.frames.Len() {
 		for d, label := range o.Focus {
-			on[d][f] = v.b.frames.Name(uint32(f)) == label
+			on[d][f] = v.b.frames.Name(uint32(f)) == label // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 		}
 	}
 	kept := v.active[:0:0]

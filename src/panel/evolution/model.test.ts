@@ -224,3 +224,26 @@ describe('change points', () => {
     expect(rise(p.cells[0]!.changePoints[0])).toBe(Infinity);
   });
 });
+
+describe('the test of change across runs', () => {
+  it('reads pValue, qValue and significant, null where untested, and says whether any cell was tested', () => {
+    const m = matrix([
+      ['p.F', 'method', 'p', 'b1', 100, 0.5, null, 0],
+      ['p.F', 'method', 'p', 'b2', 130, 0.6, 0.3, 0],
+    ]);
+    const old = parseEvolution([m]);
+    expect(old.hasStats).toBe(false);
+    expect(old.byKey.get(componentKey('method', 'p.F'))!.cells[1]!.significant).toBeNull();
+
+    m.fields.push(
+      { name: 'pValue', type: FieldType.number, values: [null, 1e-20], config: {} },
+      { name: 'qValue', type: FieldType.number, values: [null, 2e-20], config: {} },
+      { name: 'significant', type: FieldType.boolean, values: [null, true], config: {} }
+    );
+    const data = parseEvolution([m]);
+    const [first, second] = data.byKey.get(componentKey('method', 'p.F'))!.cells;
+    expect(data.hasStats).toBe(true);
+    expect(first).toMatchObject({ pValue: null, qValue: null, significant: null });
+    expect(second).toMatchObject({ pValue: 1e-20, qValue: 2e-20, significant: true });
+  });
+});

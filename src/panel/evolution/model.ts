@@ -34,6 +34,13 @@ export interface Cell {
    * package), largest |change| first. Empty for none.
    */
   changePoints: ChangePoint[];
+  /**
+   * The test of change across runs (Welch's t, Benjamini-Hochberg over the
+   * matrix's cells): null where untested or the frame has no such field.
+   */
+  pValue: number | null;
+  qValue: number | null;
+  significant: boolean | null;
 }
 
 /** A significant change in a function's per-run values, starting at a build. */
@@ -96,6 +103,8 @@ export interface EvolutionData {
   unit?: string;
   edges: Edge[];
   timeline: TimelinePoint[];
+  /** Whether any cell's change was tested across runs (the frame's significant field). */
+  hasStats: boolean;
 }
 
 const kinds: Kind[] = ['package', 'class', 'method'];
@@ -165,6 +174,10 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
   const added = column<number>(matrix, 'added');
   const modifiedMethods = optionalColumn<string>(matrix, 'modifiedMethods');
   const addedMethods = optionalColumn<string>(matrix, 'addedMethods');
+  const pValues = optionalColumn<number | null>(matrix, 'pValue');
+  const qValues = optionalColumn<number | null>(matrix, 'qValue');
+  const significant = optionalColumn<boolean | null>(matrix, 'significant');
+  const orNull = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
   const buildIndex = new Map<string, Build>();
   buildCol.forEach((b, i) => {
@@ -202,12 +215,15 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     c.cells[column0.get(buildCol[i])!] = {
       time: times[i],
       share: shares[i],
-      change: typeof change === 'number' && Number.isFinite(change) ? change : null,
+      change: orNull(change),
       modified: modified[i] ?? 0,
       added: added[i] ?? 0,
       modifiedMethods: lines(modifiedMethods[i]),
       addedMethods: lines(addedMethods[i]),
       changePoints: [],
+      pValue: orNull(pValues[i]),
+      qValue: orNull(qValues[i]),
+      significant: typeof significant[i] === 'boolean' ? significant[i] : null,
     };
     c.peakShare = Math.max(c.peakShare, shares[i]);
     c.maxTime = Math.max(c.maxTime, times[i]);
@@ -232,6 +248,7 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     unit: field(matrix, 'time').config?.unit,
     edges: parseEdges(series),
     timeline: parseTimeline(series),
+    hasStats: significant.some((v) => typeof v === 'boolean'),
   };
 }
 
