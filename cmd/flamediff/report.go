@@ -29,6 +29,9 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if err != nil {
 			return err
 		}
+		if src.around.Sandwich != "" {
+			return errSandwichReport
+		}
 		var r web.Report
 		if stored {
 			r, err = storedReport(ctx, src.store, *src.model)
@@ -56,6 +59,9 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		return err
 	}
 }
+
+// errSandwichReport: the report's page draws one tree at a time.
+var errSandwichReport = usageError{errors.New("the report draws one tree: a sandwich's two trees come from query --output json")}
 
 // fileReport renders every variant of the files' tree (so the toolbar's
 // toggles work offline), its functions (the top table) and one run per
@@ -123,6 +129,9 @@ func storedReport(ctx context.Context, sf *storeFlags, model string) (web.Report
 	m, err := query.Parse([]byte(model))
 	if err != nil {
 		return web.Report{}, usageError{err}
+	}
+	if m.Sandwich != "" {
+		return web.Report{}, errSandwichReport
 	}
 	flame := m.Spec().Flame
 	m.Variants = m.Variants || flame

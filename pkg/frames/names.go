@@ -87,6 +87,10 @@ const (
 	MetaStats     = "stats"
 	MetaVariant   = "variant"
 	MetaBuilds    = "builds"
+	// MetaSandwich is "callers" or "callees" on a sandwich's trees, and
+	// MetaFunction the function they are of.
+	MetaSandwich = "sandwich"
+	MetaFunction = "function"
 )
 
 // UnitPercent is Grafana's unit of a share or relative change (0.05 is 5%).

@@ -67,6 +67,7 @@ var userErrors = []struct {
 	{query.ErrMismatch, http.StatusBadRequest},
 	{query.ErrUnknownFunction, http.StatusBadRequest},
 	{query.ErrUnknownFocus, http.StatusBadRequest},
+	{query.ErrNoFunction, http.StatusBadRequest},
 }
 
 // classify decides the status of err, which ended a call whose context is

@@ -387,6 +387,14 @@ func TestDiffEqualsCLI(t *testing.T) {
 		}
 		cases = append(cases, append([]string{"--type", "functions", "--alpha", "0.2"}, norm...))
 	}
+	// Around the culprit: a sandwich, the filters, only new.
+	cases = append(cases,
+		[]string{"--type", "diff", "--sandwich", "encoding/json.(*decodeState).object", "--variants"},
+		[]string{"--type", "diff", "--sandwich", "runtime.mallocgc", "--max-nodes", "50", "--normalize", "relative"},
+		[]string{"--type", "diff", "--keep", `^(main|encoding/json)\.`, "--hide", `^runtime\.`, "--variants"},
+		[]string{"--type", "functions", "--drop", `^runtime\.gc`, "--show-from", `^main\.`},
+		[]string{"--type", "diff", "--only", "new"},
+	)
 	for _, opts := range cases {
 		t.Run(strings.Join(opts, " "), func(t *testing.T) {
 			model := map[string]any{"app": hostileApp, "head": sel(hostileHead), "base": sel(hostileBase)}
@@ -409,6 +417,12 @@ func TestDiffEqualsCLI(t *testing.T) {
 					i++
 				case "--alpha":
 					model["alpha"] = 0.2
+					i++
+				case "--sandwich", "--keep", "--drop", "--only":
+					model[opts[i][2:]] = opts[i+1]
+					i++
+				case "--hide", "--show-from":
+					model[map[string]string{"--hide": "hideFrames", "--show-from": "showFrom"}[opts[i]]] = opts[i+1]
 					i++
 				}
 			}
@@ -453,30 +467,18 @@ func TestFunctionsMatchPprof(t *testing.T) {
 		t.Fatal(err)
 	}
 	frames := f.mustQuery(t, map[string]any{"queryType": "functions", "app": hostileApp, "head": sel(hostileHead), "base": sel(hostileBase)})
-	fr := frames[0]
-	col := func(name string) *data.Field {
-		fl, _ := fr.FieldByName(name)
-		if fl == nil {
-			t.Fatalf("functions frame lacks %s", name)
-		}
-		return fl
-	}
-	fn, sh, th, sb, tb := col("function"), col("selfHead"), col("totalHead"), col("selfBase"), col("totalBase")
 	if len(f.head) != len(f.base) {
 		t.Fatal("pprof's -diff_base sums sides; the test needs equal run counts")
-	}
-	runs := float64(len(f.head))
-	got := map[string]pproftop.Entry{}
-	for i := 0; i < fn.Len(); i++ {
-		flat := (sh.At(i).(float64) - sb.At(i).(float64)) * runs
-		cum := (th.At(i).(float64) - tb.At(i).(float64)) * runs
-		if flat != 0 || cum != 0 {
-			got[fn.At(i).(string)] = pproftop.Entry{Flat: int64(math.Round(flat)), Cum: int64(math.Round(cum))}
-		}
 	}
 	if len(want) < 20 {
 		t.Fatalf("pprof listed only %d functions", len(want))
 	}
+	samePprof(t, pprofEntries(t, frames[0], float64(len(f.head))), want)
+}
+
+// samePprof checks rows read from a frame against pprof's.
+func samePprof(t *testing.T, got, want map[string]pproftop.Entry) {
+	t.Helper()
 	for name, w := range want {
 		if w != (pproftop.Entry{}) && got[name] != w {
 			t.Errorf("%s: %+v over gRPC, pprof says %+v", name, got[name], w)
@@ -487,6 +489,29 @@ func TestFunctionsMatchPprof(t *testing.T) {
 			t.Errorf("%s: %+v over gRPC, absent from pprof", name, g)
 		}
 	}
+}
+
+// pprofEntries reads a diff's functions frame as pprof's -top -diff_base
+// rows: per-run values times the run count give pprof's sums.
+func pprofEntries(t *testing.T, fr *data.Frame, runs float64) map[string]pproftop.Entry {
+	t.Helper()
+	col := func(name string) *data.Field {
+		fl, _ := fr.FieldByName(name)
+		if fl == nil {
+			t.Fatalf("functions frame lacks %s", name)
+		}
+		return fl
+	}
+	fn, sh, th, sb, tb := col("function"), col("selfHead"), col("totalHead"), col("selfBase"), col("totalBase")
+	got := map[string]pproftop.Entry{}
+	for i := 0; i < fn.Len(); i++ {
+		flat := (sh.At(i).(float64) - sb.At(i).(float64)) * runs
+		cum := (th.At(i).(float64) - tb.At(i).(float64)) * runs
+		if flat != 0 || cum != 0 {
+			got[fn.At(i).(string)] = pproftop.Entry{Flat: int64(math.Round(flat)), Cum: int64(math.Round(cum))}
+		}
+	}
+	return got
 }
 
 func TestFlameGraphAndRuns(t *testing.T) {

@@ -25,10 +25,14 @@ const (
 
 // trees is how many trees the query returns.
 func (m Model) trees() int {
-	if m.Variants && m.Spec().Flame {
-		return len(Variants)
+	if !m.Spec().Flame {
+		return 1
 	}
-	return 1
+	n := len(m.sandwichParts())
+	if m.Variants {
+		n *= len(Variants)
+	}
+	return n
 }
 
 // checkMemory fails with ErrTooBig, naming what to change, when the

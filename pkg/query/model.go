@@ -88,6 +88,22 @@ type Model struct {
 	// relative change a significant change point has.
 	MinShare  *float64 `json:"minShare"`
 	MinChange *float64 `json:"minChange"`
+	// Sandwich names a function: flamegraph and diff queries answer its
+	// callers tree and its callees tree instead of the whole tree.
+	Sandwich string `json:"sandwich"`
+	// Keep, Drop, Hide and ShowFrom are Go regular expressions on frame
+	// names, pprof's -focus, -ignore, -hide and -show_from, applied before
+	// the statistics (tree.FilterSpec). Hide is "hideFrames": Grafana's
+	// own "hide" hides a query.
+	Keep     string `json:"keep"`
+	Drop     string `json:"drop"`
+	Hide     string `json:"hideFrames"`
+	ShowFrom string `json:"showFrom"`
+	// Only is "new" (the stacks new in head) or "removed" (the stacks gone
+	// from it); "" keeps every stack.
+	Only string `json:"only"`
+
+	filter *tree.Filter // Keep..ShowFrom, compiled by Parse
 }
 
 // Parse decodes and validates a query model, filling defaults.
@@ -173,7 +189,7 @@ func (m *Model) validate() error {
 	} else if !(*m.Alpha > 0 && *m.Alpha <= MaxAlpha) {
 		return fmt.Errorf("alpha must be a false-discovery rate in (0, %v], not %v", MaxAlpha, *m.Alpha)
 	}
-	return nil
+	return m.validateAround()
 }
 
 // Normalization is the engine's form of Normalize.

@@ -55,8 +55,9 @@ type Answer struct {
 	Unit         string
 }
 
-// treeFields are the options of every tree query.
-var treeFields = []string{"inverted", "collapseSystem", "maxNodes"}
+// treeFields are the options of every tree query: its variant, its size
+// and the filters applied before the statistics (around.go).
+var treeFields = []string{"inverted", "collapseSystem", "maxNodes", "keep", "drop", "hideFrames", "showFrom"}
 
 // registry lists the query types in the order docs and errors name them.
 // It is filled by init: its executors reach it through Lookup.
@@ -66,15 +67,15 @@ func init() {
 	registry = []Spec{
 		{Type: FlameGraph, Help: "the averaged flame graph of the head runs",
 			Head: Required, Tree: true, Flame: true,
-			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "focus", "variants"),
+			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "focus", "variants", "sandwich"),
 			execute: (*Executor).tree},
 		{Type: Diff, Help: "the differential flame graph of head against base, with per-node statistics",
 			Head: Required, Base: Required, Tree: true, Flame: true,
-			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha", "focus", "variants"),
+			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha", "focus", "variants", "sandwich", "only"),
 			execute: (*Executor).tree},
 		{Type: Functions, Help: "the functions table (self and total per function), compared when base runs are given",
 			Head: Required, Base: Optional, Tree: true,
-			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha"),
+			Fields:  append(treeFields[:len(treeFields):len(treeFields)], "normalize", "alpha", "only"),
 			execute: (*Executor).tree},
 		{Type: Runs, Help: "one row per run and a summary comparing the runs' totals",
 			Head: Required, Base: Optional,

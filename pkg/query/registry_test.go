@@ -254,7 +254,9 @@ func modelFields() []string {
 	var out []string
 	rt := reflect.TypeOf(Model{})
 	for i := range rt.NumField() {
-		out = append(out, strings.Split(rt.Field(i).Tag.Get("json"), ",")[0])
+		if rt.Field(i).IsExported() {
+			out = append(out, strings.Split(rt.Field(i).Tag.Get("json"), ",")[0])
+		}
 	}
 	return out
 }

@@ -278,3 +278,54 @@ func BenchmarkMerge40(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBuildAround is the cost of the views around a culprit on the
+// diff of BenchmarkBuildDiffStats (per-run values, maxNodes 20,000): the
+// plain diff, both sandwich trees of a function in about a fifth of the
+// stacks, and the filters (a third of the frames hidden; the stacks
+// through a tenth of the frames kept).
+func BenchmarkBuildAround(b *testing.B) {
+	runs, _ := diffRuns()
+	rows := runs.Functions(Options{})
+	root := 0.0
+	for _, r := range rows {
+		root = max(root, r.HeadTotal)
+	}
+	fn := rows[0].Name
+	for _, r := range rows {
+		if r.HeadTotal < root/2 && r.HeadTotal > root/10 {
+			fn = r.Name
+			break
+		}
+	}
+	filter := func(spec FilterSpec) *Filter {
+		f, err := NewFilter(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{
+		{"diff", Options{}},
+		{"callers", Options{Sandwich: Sandwich{Function: fn, Callers: true}}},
+		{"callees", Options{Sandwich: Sandwich{Function: fn}}},
+		{"hide", Options{Filter: filter(FilterSpec{Hide: `Function\d*[147]$`})}},
+		{"keep", Options{Filter: filter(FilterSpec{Keep: `Function\d*7$`})}},
+	} {
+		c.o.MaxNodes = 20_000
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var t *Tree
+			for b.Loop() {
+				var err error
+				if t, err = runs.Build(c.o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(t.Len()), "nodes")
+		})
+	}
+}

@@ -17,8 +17,8 @@ import (
 // o.MaxNodes the smallest nodes are merged into "other" children (see
 // Options). A diff whose runs were added with AddRun, at least 2 a side,
 // has statistics (Tree.Stats); otherwise Tree.StatsNotice says why not.
-// The only error is an o.Focus path that no stack has. Build does not
-// modify the Builder.
+// The only errors are an o.Focus path and an o.Sandwich function that no
+// stack has (ErrNoFunction). Build does not modify the Builder.
 func (b *Builder) Build(o Options) (t *Tree, err error) {
 	defer b.stop.recover(&t, b.frames)
 	order := b.frames.compareChronological
@@ -40,9 +40,10 @@ func (b *Builder) Build(o Options) (t *Tree, err error) {
 	test := b.newTester(o)
 	l := v.trie(o.Inverted, order, limit, test)
 	t.Nodes = l.nodes
-	if len(o.Focus) > 0 {
+	t.Notice = v.notice
+	if v.narrowed {
 		// The root keeps the whole tree's totals: what is outside the
-		// path is its self.
+		// path (Focus, Only, Sandwich) is its self.
 		root := &t.Nodes[0]
 		root.HeadSelf += v.rootRaw.HeadTotal - root.HeadTotal
 		root.BaseSelf += v.rootRaw.BaseTotal - root.BaseTotal

@@ -197,8 +197,9 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	}
 	big := len(nodes) >= 1<<12
 	OnTwoCores(big, "tree.stats", sum(0, w/2), sum(w/2, w))
-	if len(l.v.active) < len(l.v.all) {
-		// Under Focus the root stands for the whole tree.
+	if l.v.narrowed {
+		// Under Focus, Only or Sandwich the root stands for the whole
+		// tree.
 		clear(vals[:w])
 		l.v.b.addRunsTo(vals[:w], l.v.all)
 	}

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flamediff/flamediff/internal/profilefile"
-	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
@@ -636,19 +634,8 @@ func TestStatsFocus(t *testing.T) {
 // 0.12), as does its path in the tree (q 0.05-0.1): 3 runs are too few.
 func TestStatsRealRegression(t *testing.T) {
 	b := NewBuilder(NewFrames())
-	for _, side := range []Side{Base, Head} {
-		files := pprofRuns(t, map[Side]string{Base: "base", Head: "head"}[side])
-		b.SetRuns(side, len(files))
-		for run, name := range files {
-			p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.AddRunProfile(side, run, p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	addRunFiles(t, b, Base, pprofRuns(t, "base"))
+	addRunFiles(t, b, Head, pprofRuns(t, "head"))
 	fn := b.Functions(Options{})
 	i := slices.IndexFunc(fn, func(f Function) bool { return f.Name == "regexp.Compile" })
 	if i < 0 || i >= 15 || fn[i].PValue > 0.01 || fn[i].DeltaLow <= 0 {

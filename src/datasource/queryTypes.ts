@@ -10,9 +10,9 @@
  */
 // prettier-ignore
 export const queryTypeTable = [
-  {"type": "flamegraph", "head": "required", "base": "unused", "builds": "unused", "tree": true, "flame": true, "fields": ["inverted", "collapseSystem", "maxNodes", "focus", "variants"]},
-  {"type": "diff", "head": "required", "base": "required", "builds": "unused", "tree": true, "flame": true, "fields": ["inverted", "collapseSystem", "maxNodes", "normalize", "alpha", "focus", "variants"]},
-  {"type": "functions", "head": "required", "base": "optional", "builds": "unused", "tree": true, "flame": false, "fields": ["inverted", "collapseSystem", "maxNodes", "normalize", "alpha"]},
+  {"type": "flamegraph", "head": "required", "base": "unused", "builds": "unused", "tree": true, "flame": true, "fields": ["inverted", "collapseSystem", "maxNodes", "keep", "drop", "hideFrames", "showFrom", "focus", "variants", "sandwich"]},
+  {"type": "diff", "head": "required", "base": "required", "builds": "unused", "tree": true, "flame": true, "fields": ["inverted", "collapseSystem", "maxNodes", "keep", "drop", "hideFrames", "showFrom", "normalize", "alpha", "focus", "variants", "sandwich", "only"]},
+  {"type": "functions", "head": "required", "base": "optional", "builds": "unused", "tree": true, "flame": false, "fields": ["inverted", "collapseSystem", "maxNodes", "keep", "drop", "hideFrames", "showFrom", "normalize", "alpha", "only"]},
   {"type": "runs", "head": "required", "base": "optional", "builds": "unused", "tree": false, "flame": false, "fields": []},
   {"type": "evolution", "head": "unused", "base": "unused", "builds": "optional", "tree": false, "flame": false, "fields": ["threshold", "minShare", "minChange", "alpha"]},
   {"type": "timeseries", "head": "unused", "base": "unused", "builds": "optional", "tree": false, "flame": false, "fields": ["function", "baseline", "field", "minChange", "alpha"]},

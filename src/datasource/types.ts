@@ -50,6 +50,18 @@ export interface FlamediffQuery extends DataQuery {
   minShare?: number;
   /** The smallest relative change of a significant change point (default 0.02). */
   minChange?: number;
+  /** A function: flamegraph/diff queries answer its callers and callees trees. */
+  sandwich?: string;
+  /** Keep only the stacks through a frame matching this Go regular expression (pprof's -focus). */
+  keep?: string;
+  /** Drop the stacks through a frame matching this Go regular expression (pprof's -ignore). */
+  drop?: string;
+  /** Remove the frames matching this Go regular expression from the stacks (pprof's -hide; DataQuery's hide hides the query). */
+  hideFrames?: string;
+  /** Cut each stack above its first frame matching this Go regular expression (pprof's -show_from). */
+  showFrom?: string;
+  /** "new" or "removed": only the stacks new in head, or gone from it. */
+  only?: string;
 }
 
 /** Defaults of a new query. */
