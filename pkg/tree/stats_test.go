@@ -67,6 +67,12 @@ func unchanged([]string) float64 { return 1 }
 // simDiff fills a Builder with runs runs a side of p, head changed by
 // change.
 func simDiff(r *rand.Rand, p *simProgram, runs int, noise float64, change func([]string) float64) *Builder {
+	return simDiffSides(r, p, runs, noise, unchanged, change)
+}
+
+// simDiffSides is simDiff with base changed too (a stack only head has
+// is a base factor of 0).
+func simDiffSides(r *rand.Rand, p *simProgram, runs int, noise float64, base, head func([]string) float64) *Builder {
 	b := NewBuilder(NewFrames())
 	ids := make([]StackID, len(p.stacks))
 	for i, s := range p.stacks {
@@ -78,9 +84,9 @@ func simDiff(r *rand.Rand, p *simProgram, runs int, noise float64, change func([
 	}
 	for _, side := range []Side{Base, Head} {
 		b.SetRuns(side, runs)
-		ch := unchanged
+		ch := base
 		if side == Head {
-			ch = change
+			ch = head
 		}
 		for run := range runs {
 			for i, v := range p.simRun(r, noise, ch) {
