@@ -35,14 +35,19 @@ type Culprit struct {
 	// largest change first: Sites[0] is the call path shown, the others
 	// are its other call sites.
 	Sites []int
-	Frame uint32
+	// Callee is the child of Sites[0] that holds most (80% or more) of a
+	// new, removed or spread culprit's change, the call to look at
+	// first; -1 when none does.
+	Callee int
+	Frame  uint32
 	Kind  CulpritKind
 	// Delta is the change of the sites' totals (self values for
 	// CulpritSelf) in the tree's delta units, with its 95% interval and
 	// Welch's p-value over the sites' summed per-run values.
 	Delta, DeltaLow, DeltaHigh, PValue float64
-	// QValue is PValue adjusted by Benjamini-Hochberg over the culprits,
-	// in a family of as many tests as the tree has tested nodes.
+	// QValue is the smallest adjusted p-value of its sites: a site's
+	// p-value over its weight, its share of the root totals
+	// (docs/CULPRITS.md).
 	QValue float64
 	// Share is Delta over the change of the root total (Absolute), or
 	// over the summed delta of the culprits of its direction (Relative,
@@ -93,15 +98,14 @@ type culpritFinder struct {
 	t     *Tree
 	test  *tester
 	w, hr int
-	// self[i*w:(i+1)*w] is node i's per-run self values, selfQ its q-value
-	// in the family of self tests.
-	self  []float64
-	selfQ []float64
-	// changed[i] says whether node i or a node under it changed
-	// significantly: the nodes find enters.
-	changed []bool
-	// tested counts the tree's tested nodes (all but "other" ones).
-	tested int
+	// self[i*w:(i+1)*w] is node i's per-run self values.
+	self []float64
+	// q[i] is node i's q-value in its parent's family, selfQ[i] that of
+	// its self, once find has tested them (NaN before).
+	q, selfQ []float64
+	// holds[i] says whether node i's subtree holds a node significant in
+	// the tree's family (Stats).
+	holds []bool
 	// runs[k] is culprit k's summed per-run values (while grouping).
 	runs [][]float64
 	// partAlpha is the level below which a part of a node is taken to
@@ -119,22 +123,26 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 	test.x, test.y = make([]float64, hr), make([]float64, w-hr)
 	c := &culpritFinder{t: t, test: test, w: w, hr: hr, x: make([]float64, hr), y: make([]float64, w-hr)}
 	c.selfRuns()
-	c.changed = make([]bool, len(t.Nodes))
+	c.q, c.selfQ = make([]float64, len(t.Nodes)), make([]float64, len(t.Nodes))
+	for i := range c.q {
+		c.q[i], c.selfQ[i] = math.NaN(), math.NaN()
+	}
+	c.holds = make([]bool, len(t.Nodes))
 	parent := parents(t.Nodes)
 	for i := len(t.Nodes) - 1; i > 0; i-- {
-		c.changed[i] = c.changed[i] || t.Nodes[i].Frame != OtherFrame && (t.Stats[i].Significant || c.selfSignificant(i))
-		if c.changed[i] {
-			c.changed[parent[i]] = true
+		if c.holds[i] = c.holds[i] || t.Stats[i].Significant; c.holds[i] {
+			c.holds[parent[i]] = true
 		}
 	}
+	// The root is a family of its own.
+	c.q[0] = t.Stats[0].PValue
 	// Every node is a part of its parent once, and every self once.
 	c.partAlpha = test.alpha / float64(2*len(t.Nodes))
 	return c
 }
 
-// selfRuns computes every node's per-run self values and tests them:
-// Welch's t as for totals, Benjamini-Hochberg over the nodes (but
-// "other" ones) with a self value on either side.
+// selfRuns computes every node's per-run self values: its totals less its
+// children's.
 func (c *culpritFinder) selfRuns() {
 	t, w := c.t, c.w
 	c.self = make([]float64, len(t.Nodes)*w)
@@ -150,19 +158,6 @@ func (c *culpritFinder) selfRuns() {
 			}
 		}
 	}
-	p := make([]float64, len(t.Nodes))
-	for i, nd := range t.Nodes {
-		p[i] = math.NaN()
-		if nd.Frame != OtherFrame {
-			c.tested++
-		}
-		// The root's self is no function's (under Focus: what lies
-		// outside the path).
-		if i > 0 && nd.Frame != OtherFrame && (nd.HeadSelf != 0 || nd.BaseSelf != 0) {
-			p[i] = c.test.test(c.self[i*w:(i+1)*w], 0).PValue
-		}
-	}
-	c.selfQ = stats.BenjaminiHochberg(p)
 }
 
 func (c *culpritFinder) selfDelta(i int) float64 {
@@ -170,16 +165,50 @@ func (c *culpritFinder) selfDelta(i int) float64 {
 	return deltaOf(nd.HeadSelf, nd.BaseSelf, c.test.root, c.t.Normalize)
 }
 
-func (c *culpritFinder) significant(i int) bool { return c.t.Stats[i].Significant }
+// significant says whether node i was found changed in its family.
+func (c *culpritFinder) significant(i int) bool { return c.q[i] < c.test.alpha }
 
-// find appends the culprits of node i's subtree to out, i being entered
-// (the root, or a node with a significant change in its subtree). Bottom
-// up: the culprits of its children, and its own self change, replaced by
-// one spread culprit at i when i's whole subtree changed in proportion.
+// testParts tests node i's parts: its children (their totals' tests) and
+// its self (but the root's, which is no function's: under Focus it is
+// what lies outside the path). Each part is tested at alpha times its
+// weight, its mean share of the two sides' root totals (q is p over the
+// weight): the weights of disjoint parts add up to at most 1, so the
+// descent rejects a true null anywhere with probability at most alpha
+// (weighted Bonferroni, applied top down; docs/CULPRITS.md).
+func (c *culpritFinder) testParts(i int) {
+	t, w := c.t, c.w
+	nd := t.Nodes[i]
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		if k := t.Nodes[ch]; k.Frame != OtherFrame {
+			c.q[ch] = c.weighted(t.Stats[ch].PValue, k.HeadTotal, k.BaseTotal)
+		}
+	}
+	switch {
+	case nd.Size == 1:
+		c.selfQ[i] = c.q[i] // a leaf's self is its total
+	case i > 0 && (nd.HeadSelf != 0 || nd.BaseSelf != 0):
+		c.selfQ[i] = c.weighted(c.test.test(c.self[i*w:(i+1)*w], 0).PValue, nd.HeadSelf, nd.BaseSelf)
+	}
+}
+
+// weighted is p over the weight of a part of these values.
+func (c *culpritFinder) weighted(p, head, base float64) float64 {
+	root := c.test.root
+	weight := (head/root.HeadTotal + base/root.BaseTotal) / 2
+	return min(1, p/weight)
+}
+
+// find appends the culprits of node i's subtree to out, i being entered:
+// the root, a node found changed in the family of its parent's parts, or
+// one on the path to a node significant in the tree's family.
+// The parts of i are tested as a family; its changed children are
+// entered in turn, and a change of its self is a culprit. Bottom up, the
+// culprits found under i are replaced by one spread culprit at i when
+// i's whole subtree changed in proportion.
 func (c *culpritFinder) find(i int, out *[]site) {
 	t := c.t
 	nd := t.Nodes[i]
-	if i > 0 && c.significant(i) {
+	if i > 0 {
 		switch {
 		case nd.BaseTotal == 0 && nd.HeadTotal > 0:
 			*out = append(*out, site{i, CulpritNew})
@@ -189,31 +218,33 @@ func (c *culpritFinder) find(i int, out *[]site) {
 			return
 		}
 	}
+	c.testParts(i)
 	start := len(*out)
-	if c.selfSignificant(i) {
+	if i > 0 && c.selfSignificant(i) {
 		*out = append(*out, site{i, CulpritSelf})
 	}
-	leaf := true
 	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
-		leaf = false
-		if c.changed[ch] {
+		// A child that is i's only part is i: i's entry stands for it
+		// (a chain, or the one child of the root in a relative diff,
+		// whose share is always 1).
+		alone := ch+int(t.Nodes[ch].Size) == i+int(nd.Size) && ch == i+1 && nd.HeadSelf == 0 && nd.BaseSelf == 0
+		if t.Nodes[ch].Frame != OtherFrame && (c.significant(ch) || alone || c.holds[ch]) {
+			if alone {
+				c.q[ch] = c.q[i]
+			}
 			c.find(ch, out)
 		}
 	}
-	if !c.significant(i) {
+	if !c.significant(i) || nd.Size == 1 {
 		return
 	}
 	found := (*out)[start:]
 	switch {
-	case len(found) == 0:
-		// Significant, but no part of it is: the change is spread over
+	case len(found) == 0 && i > 0:
+		// Changed, but no part of it is: the change is spread over
 		// parts too small to show it one by one.
-		kind := CulpritSpread
-		if leaf {
-			kind = CulpritSelf
-		}
-		*out = append(*out, site{i, kind})
-	case !leaf && c.spread(i, found):
+		*out = append(*out, site{i, CulpritSpread})
+	case len(found) > 0 && c.spread(i, found):
 		*out = append((*out)[:start], site{i, CulpritSpread})
 	}
 }
@@ -350,38 +381,30 @@ func (c *culpritFinder) group(found []site) []Culprit {
 			return cmp.Compare(math.Abs(c.siteDelta(b, cu.Kind)), math.Abs(c.siteDelta(a, cu.Kind)))
 		})
 		cu.Delta = deltaOf(head, base, c.test.root, t.Normalize)
+		cu.Callee = c.callee(cu.Sites[0], cu.Kind)
 		s := c.test.test(runs, cu.Delta)
 		cu.DeltaLow, cu.DeltaHigh, cu.PValue = s.DeltaLow, s.DeltaHigh, s.PValue
 	}
 	if t.Normalize == Relative {
 		out = c.undisplaced(out)
 	}
-	// Benjamini-Hochberg over the culprits, counting every tested node as
-	// a place a culprit could have been: a culprit stands for a chain of
-	// significant nodes, so the nodes' own q-values would let through as
-	// many false culprits as false nodes, and culprits are few.
-	p := make([]float64, max(len(out), c.tested))
-	for k := range p {
-		p[k] = 1
-		if k < len(out) {
-			p[k] = out[k].PValue
-		}
-	}
-	q := stats.BenjaminiHochberg(p)
-	kept := out[:0]
 	var up, down float64
-	for k, cu := range out {
-		if cu.QValue = q[k]; !(cu.QValue < c.test.alpha) {
-			continue
+	for k := range out {
+		cu := &out[k]
+		cu.QValue = math.Inf(1)
+		for _, i := range cu.Sites {
+			q := c.q[i]
+			if cu.Kind == CulpritSelf {
+				q = c.selfQ[i]
+			}
+			cu.QValue = min(cu.QValue, q)
 		}
-		kept = append(kept, cu)
 		if cu.Delta > 0 {
 			up += cu.Delta
 		} else {
 			down += cu.Delta
 		}
 	}
-	out = kept
 	rootDelta := t.Delta(0)
 	for k := range out {
 		cu := &out[k]
@@ -439,6 +462,23 @@ func (c *culpritFinder) undisplaced(out []Culprit) []Culprit {
 	}
 	c.runs = runs
 	return kept
+}
+
+// callee is the child of node i holding 80% or more of its change (-1:
+// none, or a self culprit).
+func (c *culpritFinder) callee(i int, kind CulpritKind) int {
+	t := c.t
+	nd := t.Nodes[i]
+	change := nd.HeadTotal - nd.BaseTotal
+	if kind == CulpritSelf || change == 0 {
+		return -1
+	}
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		if k := t.Nodes[ch]; k.Frame != OtherFrame && (k.HeadTotal-k.BaseTotal)/change >= 0.8 {
+			return ch
+		}
+	}
+	return -1
 }
 
 func (c *culpritFinder) siteDelta(i int, kind CulpritKind) float64 {
