@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/frames"
 )
 
 // regressionError fails a gate: a significant regression was found (exit
@@ -83,7 +85,7 @@ func writeChangePoints(out io.Writer, f *data.Frame) error {
 			verdict = "yes"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\t%s\t%.2g\t%s\n", c.function, c.build, c.previous, c.commit,
-			human(c.before, unit), human(c.after, unit), change, c.pValue, verdict)
+			frames.FormatValue(c.before, unit), frames.FormatValue(c.after, unit), change, c.pValue, verdict)
 	}
 	return tw.Flush()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
 )
 
 // queryCmd runs the engine of the data source on local files, one file per
@@ -29,24 +30,25 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
 	alpha := fs.Float64("alpha", query.DefaultAlpha, "false-discovery rate under which a change is significant")
-	output := fs.String("output", "table", "json, table, folded or markdown (a pull request comment on a diff)")
+	output := fs.String("output", "table", "json, table, folded, markdown (a pull request comment on a diff) or github (workflow commands annotating a diff's culprits)")
+	sourceRoot := fs.String("source-root", ".", "with --output github: the checkout that culprits' files are named relative to")
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
-	minChange := fs.Float64("min-change", DefaultMinChange, "smallest regression the gate and the markdown report count, as a share of the base total")
+	minChange := fs.Float64("min-change", verdict.DefaultMinChange, "smallest regression the gate and the markdown report count, as a share of the base total")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		stored, err := src.check(args)
 		if err != nil {
 			return err
 		}
 		switch *output {
-		case "json", "table", "folded", "markdown":
+		case "json", "table", "folded", "markdown", "github":
 		default:
-			return usageError{fmt.Errorf("--output must be json, table, folded or markdown, not %q", *output)}
+			return usageError{fmt.Errorf("--output must be json, table, folded, markdown or github, not %q", *output)}
 		}
 		if *top < 0 || !(*minChange >= 0) {
 			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minChange)}
 		}
-		a := answer{output: *output, top: *top, gate: *gate, minChange: *minChange}
+		a := answer{output: *output, top: *top, gate: *gate, minChange: *minChange, sourceRoot: *sourceRoot}
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
@@ -146,8 +148,9 @@ type answer struct {
 	rules     *sysframes.Rules
 	output    string
 	top       int
-	gate      bool
-	minChange float64
+	gate       bool
+	minChange  float64
+	sourceRoot string
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -155,8 +158,8 @@ func (a *answer) check() error {
 	switch {
 	case !a.m.IsTree() && a.output != "json" && a.output != "table":
 		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
-	case a.output == "markdown" && !a.m.IsDiff():
-		return usageError{errors.New("--output markdown needs a comparison (base runs)")}
+	case (a.output == "markdown" || a.output == "github") && !a.m.IsDiff():
+		return usageError{fmt.Errorf("--output %s needs a comparison (base runs)", a.output)}
 	case a.gate && !a.m.IsDiff() && a.m.QueryType != query.ChangePoints:
 		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
 	}
@@ -165,10 +168,11 @@ func (a *answer) check() error {
 
 // write prints the answer of a filled engine and applies the gate.
 func (a *answer) write(out io.Writer, b *tree.Builder) error {
-	var v *verdict
-	if a.gate || a.output == "markdown" {
+	var v *verdict.Verdict
+	if a.m.IsDiff() {
 		var err error
-		if v, err = judge(b, a.m, a.rules, a.unit, a.minChange); err != nil {
+		v, err = verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, a.m, a.rules), MinChange: a.minChange})
+		if err != nil {
 			return err
 		}
 	}
@@ -182,14 +186,21 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	case "folded":
 		err = writeFolded(out, b, a.m, a.rules)
 	case "markdown":
-		err = v.writeMarkdown(out, a.top)
-	default: // the table is the top functions of any view
-		err = writeFunctions(out, b.Functions(query.TreeOptions(b, a.m, a.rules)), a.m.IsDiff(), a.unit, a.top)
+		err = writeMarkdown(out, v, a.unit, a.top)
+	case "github":
+		err = writeGitHub(out, v, a.sourceRoot)
+	default: // the table is the top functions of any view, under a diff's verdict
+		if v != nil {
+			err = writeVerdict(out, v)
+		}
+		if err == nil {
+			err = writeFunctions(out, b.Functions(query.TreeOptions(b, a.m, a.rules)), a.m.IsDiff(), a.unit, a.top)
+		}
 	}
 	if err != nil || v == nil || !a.gate {
 		return err
 	}
-	return v.gate()
+	return gate(v)
 }
 
 // stored runs a query model against ClickHouse through the data source's

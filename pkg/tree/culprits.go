@@ -208,7 +208,7 @@ func (c *culpritFinder) weighted(p, head, base float64) float64 {
 func (c *culpritFinder) find(i int, out *[]site) {
 	t := c.t
 	nd := t.Nodes[i]
-	if i > 0 {
+	if i > 0 && c.significant(i) {
 		switch {
 		case nd.BaseTotal == 0 && nd.HeadTotal > 0:
 			*out = append(*out, site{i, CulpritNew})
