@@ -143,11 +143,11 @@ func (s *sourceFlags) load() (*local, error) {
 
 // answer is how a tree query is printed, and whether it gates.
 type answer struct {
-	m         query.Model
-	unit      string
-	rules     *sysframes.Rules
-	output    string
-	top       int
+	m          query.Model
+	unit       string
+	rules      *sysframes.Rules
+	output     string
+	top        int
 	gate       bool
 	minChange  float64
 	sourceRoot string

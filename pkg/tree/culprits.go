@@ -40,7 +40,7 @@ type Culprit struct {
 	// first; -1 when none does.
 	Callee int
 	Frame  uint32
-	Kind  CulpritKind
+	Kind   CulpritKind
 	// Delta is the change of the sites' totals (self values for
 	// CulpritSelf) in the tree's delta units, with its 95% interval and
 	// Welch's p-value over the sites' summed per-run values.
