@@ -151,6 +151,8 @@ type answer struct {
 	gate       bool
 	minChange  float64
 	sourceRoot string
+	// modified is the head build's modified functions (stored runs).
+	modified map[string]bool
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -171,7 +173,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	var v *verdict.Verdict
 	if a.m.IsDiff() {
 		var err error
-		v, err = verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, a.m, a.rules), MinChange: a.minChange})
+		v, err = verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, a.m, a.rules), MinChange: a.minChange, Modified: a.modified})
 		if err != nil {
 			return err
 		}
@@ -180,7 +182,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	switch a.output {
 	case "json":
 		var frames data.Frames
-		if frames, err = query.Render(b, a.m, a.rules, a.unit); err == nil {
+		if frames, err = query.RenderWith(b, a.m, a.rules, a.unit, a.modified); err == nil {
 			err = writeJSON(out, frames)
 		}
 	case "folded":
@@ -231,6 +233,9 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 			return err
 		}
 		a.unit = unit
+		if a.modified, err = e.Modified(ctx, m); err != nil {
+			return err
+		}
 		return a.write(out, b)
 	}
 	frames, err := e.Execute(ctx, m, query.Range{})

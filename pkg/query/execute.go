@@ -163,8 +163,12 @@ func (e *Executor) tree(ctx context.Context, m Model) (data.Frames, error) {
 		return nil, err
 	}
 	b.StopWhen(ctx)
+	modified, err := e.Modified(ctx, m)
+	if err != nil {
+		return nil, err
+	}
 	fault.Point("query.render")
-	frames, err := Render(b, m, e.Rules, unit)
+	frames, err := RenderWith(b, m, e.Rules, unit, modified)
 	if err != nil {
 		return nil, err
 	}

@@ -299,7 +299,19 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 			data.NewField("regression", nil, regression).SetConfig(percent),
 		)
 	}
-	fields = append(fields, data.NewField("changepoint", nil, changepoint).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
+	var labels data.Labels
+	if m.Function == "" && n >= 2 && changepoint[n-1] > 0 {
+		// The newest build starts a regression: an alert on it names
+		// where (docs/ALERTING.md).
+		culprit, err := e.culpritLabel(ctx, m, builds)
+		if err != nil {
+			return nil, err
+		}
+		if culprit != "" {
+			labels = data.Labels{"culprit": culprit}
+		}
+	}
+	fields = append(fields, data.NewField("changepoint", labels, changepoint).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
 	if m.Field != "" {
 		for _, fl := range fields[1:] {
 			if fl.Name == m.Field {

@@ -42,16 +42,24 @@ func focusError(m Model) error {
 // variants, a variant that lacks it (an inverted or collapsed view of the
 // path) comes whole, with a notice saying so.
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
+	return RenderWith(b, m, rules, unit, nil)
+}
+
+// RenderWith is Render knowing the head build's modified functions
+// (pkg/changes), which a diff's functions and culprits name. A diff adds
+// its culprits (one frame per tree, after it; see culprits.go).
+func RenderWith(b *tree.Builder, m Model, rules *sysframes.Rules, unit string, modified map[string]bool) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
+	d := newDiffNotes(b, m, o, modified)
 	if m.QueryType == Functions {
-		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}, nil
+		return d.functions(frames.Functions(b.Functions(o), m.IsDiff(), unit))
 	}
 	if !m.Variants {
 		t, err := b.Build(o)
 		if err != nil {
 			return nil, focusError(m)
 		}
-		return data.Frames{frames.FlameGraph(t, unit)}, nil
+		return d.add(data.Frames{frames.FlameGraph(t, unit)}, t, "")
 	}
 	out := make(data.Frames, 0, len(Variants))
 	focused := false
@@ -74,7 +82,9 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 		if notice != "" {
 			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: notice})
 		}
-		out = append(out, f)
+		if out, err = d.add(append(out, f), t, v.Name); err != nil {
+			return nil, err
+		}
 	}
 	if len(m.Focus) > 0 && !focused {
 		return nil, focusError(m)

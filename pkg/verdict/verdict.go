@@ -141,8 +141,7 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 		s := stats.Compare(v.Totals.Base, v.Totals.Head)
 		v.Change = Change{Number(s.Change), Number(s.ChangeLow), Number(s.ChangeHigh), Number(s.PValue)}
 	}
-	for _, c := range t.Culprits() {
-		named := name(t, c, in.Modified)
+	for _, named := range Culprits(t, in.Modified) {
 		if named.Regression {
 			v.Regressions = append(v.Regressions, named)
 		} else {
@@ -151,6 +150,17 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 	}
 	v.decide(t)
 	return v
+}
+
+// Culprits names the culprits of tree t (tree.Tree.Culprits), largest
+// change first; modified is the head build's modified functions.
+func Culprits(t *tree.Tree, modified map[string]bool) []Culprit {
+	cs := t.Culprits()
+	out := make([]Culprit, len(cs))
+	for i, c := range cs {
+		out[i] = name(t, c, modified)
+	}
+	return out
 }
 
 // name turns an engine culprit into names.
