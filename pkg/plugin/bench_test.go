@@ -89,7 +89,7 @@ func benchPool(n, nFuncs int) [][]profile.Frame {
 
 // BenchmarkDiffVsBareAggregation measures, in one run, the end-to-end
 // QueryData of a diff over go-plugin (per-run stack sums, stack texts,
-// tree with per-node statistics, frames, gRPC) against the bare ClickHouse
+// tree with per-node statistics, culprits and verdict, frames, gRPC) against the bare ClickHouse
 // aggregation a diff without statistics would need at least (the per-side
 // GROUP BY stack over the sample rows, rows read to the client). The
 // target is a ratio of at most 1.0: more for less. The server's
@@ -166,7 +166,11 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 	f := startOn(b, dsn)
 	model := map[string]any{"queryType": "diff", "app": "bench", "head": sel("head"), "base": sel("base")}
 	endToEnd := func() {
-		if q, _ := f.oneFrame(b, model).FieldByName("qValue"); q == nil {
+		frames := f.mustQuery(b, model)
+		if len(frames) != 2 || frames[1].Name != "culprits" {
+			b.Fatalf("the diff answers %d frames, want the tree and its culprits", len(frames))
+		}
+		if q, _ := frames[0].FieldByName("qValue"); q == nil {
 			b.Fatal("the diff has no per-node statistics")
 		}
 	}

@@ -3,8 +3,6 @@ package tree
 import (
 	"fmt"
 
-	"github.com/flamediff/flamediff/internal/profilefile"
-	"github.com/flamediff/flamediff/pkg/ingest"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -250,20 +248,7 @@ func TestCulpritsUniformChange(t *testing.T) {
 // significant with 3 runs (TestStatsRealRegression): the descent is what
 // finds it.
 func TestCulpritsRealRegression(t *testing.T) {
-	b := NewBuilder(NewFrames())
-	for _, side := range []Side{Base, Head} {
-		files := pprofRuns(t, map[Side]string{Base: "base", Head: "head"}[side])
-		b.SetRuns(side, len(files))
-		for run, name := range files {
-			p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.AddRunProfile(side, run, p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	b := pprofDiff(t)
 	for _, o := range []Options{{}, {MaxNodes: 200}} {
 		tr := mustBuild(t, b, o)
 		cs := tr.Culprits()

@@ -605,13 +605,9 @@ func TestStatsFocus(t *testing.T) {
 	}
 }
 
-// On real profiles (3 runs a side; head compiles a regexp on every call),
-// runs added with AddRunProfile show the regression: regexp.Compile ranks
-// among the first rows (it was 119th by head self time) with an interval
-// above 0, after the significant rows. With 3 runs a side (Welch's t on 2
-// degrees of freedom) over 505 functions it falls short of q < 0.05 (q
-// 0.12), as does its path in the tree (q 0.05-0.1): 3 runs are too few.
-func TestStatsRealRegression(t *testing.T) {
+// pprofDiff is the diff of testdata/pprof, each file a run of its side.
+func pprofDiff(t *testing.T) *Builder {
+	t.Helper()
 	b := NewBuilder(NewFrames())
 	for _, side := range []Side{Base, Head} {
 		files := pprofRuns(t, map[Side]string{Base: "base", Head: "head"}[side])
@@ -626,6 +622,17 @@ func TestStatsRealRegression(t *testing.T) {
 			}
 		}
 	}
+	return b
+}
+
+// On real profiles (3 runs a side; head compiles a regexp on every call),
+// runs added with AddRunProfile show the regression: regexp.Compile ranks
+// among the first rows (it was 119th by head self time) with an interval
+// above 0, after the significant rows. With 3 runs a side (Welch's t on 2
+// degrees of freedom) over 505 functions it falls short of q < 0.05 (q
+// 0.12), as does its path in the tree (q 0.05-0.1): 3 runs are too few.
+func TestStatsRealRegression(t *testing.T) {
+	b := pprofDiff(t)
 	fn := b.Functions(Options{})
 	i := slices.IndexFunc(fn, func(f Function) bool { return f.Name == "regexp.Compile" })
 	if i < 0 || i >= 15 || fn[i].PValue > 0.01 || fn[i].DeltaLow <= 0 {
