@@ -10,7 +10,9 @@ import (
 )
 
 // Culprits returns the culprits of one tree of a diff (docs/CULPRITS.md)
-// as a frame named "culprits", largest change first: function, module,
+// as a frame named "culprits", largest change first: culprit (the
+// function's name: a field named "function" would make the panel take the
+// frame for a functions table), module,
 // kind (new, removed, self, spread), path and otherSites (JSON arrays of
 // call paths, root first), callee, delta, deltaLow, deltaHigh, pValue,
 // qValue and share (nullable), regression, file, line and modified.
@@ -46,7 +48,7 @@ func Culprits(cs []verdict.Culprit, v *verdict.Verdict, variant string) *data.Fr
 	}
 	share := &data.FieldConfig{Unit: "percentunit"}
 	f := data.NewFrame("culprits",
-		data.NewField("function", nil, str(func(c verdict.Culprit) string { return c.Function })),
+		data.NewField("culprit", nil, str(func(c verdict.Culprit) string { return c.Function })),
 		data.NewField("module", nil, str(func(c verdict.Culprit) string { return c.Module })),
 		data.NewField("kind", nil, str(func(c verdict.Culprit) string { return c.Kind })),
 		data.NewField("path", nil, raw(func(c verdict.Culprit) any { return nonNil(c.Path) })),

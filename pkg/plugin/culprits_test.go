@@ -98,7 +98,7 @@ func checkCulprits(t *testing.T, frames data.Frames, norm string, variants bool)
 			if k > 0 {
 				continue // inverted and collapsed views have culprits of their own
 			}
-			fn, _ := c.FieldByName("function")
+			fn, _ := c.FieldByName("culprit")
 			file, _ := c.FieldByName("file")
 			line, _ := c.FieldByName("line")
 			mod, _ := c.FieldByName("modified")
