@@ -26,14 +26,21 @@ func newDiffNotes(b *tree.Builder, m Model, o tree.Options, modified map[string]
 	return &diffNotes{b: b, o: o, diff: m.IsDiff(), modified: modified}
 }
 
-// Verdict is the verdict of a diff filled in b with the options of m.
+// Verdict is the verdict of a diff filled in b with options o (Focus and
+// Inverted are ignored: see verdict.Input).
 func Verdict(b *tree.Builder, o tree.Options, modified map[string]bool) (*verdict.Verdict, error) {
 	return verdict.Of(b, verdict.Input{Options: o, MinChange: verdict.DefaultMinChange, Modified: modified})
 }
 
-// theVerdict computes the verdict once.
-func (d *diffNotes) theVerdict() (*verdict.Verdict, error) {
-	if d.verdict == nil {
+// theVerdict computes the verdict once: from t when it is the call tree
+// the verdict reads (plain: not inverted, no focus, collapsed as the
+// query asks), else from a Build of its own.
+func (d *diffNotes) theVerdict(t *tree.Tree, plain bool) (*verdict.Verdict, error) {
+	switch {
+	case d.verdict != nil:
+	case plain:
+		d.verdict = verdict.FromTree(t, verdict.Input{MinChange: verdict.DefaultMinChange, Modified: d.modified})
+	default:
 		v, err := Verdict(d.b, d.o, d.modified)
 		if err != nil {
 			return nil, err
@@ -43,13 +50,13 @@ func (d *diffNotes) theVerdict() (*verdict.Verdict, error) {
 	return d.verdict, nil
 }
 
-// add appends the culprits of tree t (of variant, "" for a single tree)
-// to out.
-func (d *diffNotes) add(out data.Frames, t *tree.Tree, variant string) (data.Frames, error) {
+// add appends the culprits of tree t (of variant, "" for a single tree;
+// plain as theVerdict says) to out.
+func (d *diffNotes) add(out data.Frames, t *tree.Tree, variant string, plain bool) (data.Frames, error) {
 	if !d.diff {
 		return out, nil
 	}
-	v, err := d.theVerdict()
+	v, err := d.theVerdict(t, plain)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +87,7 @@ func (d *diffNotes) functions(f *data.Frame) (data.Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.add(out, t, "")
+	return d.add(out, t, "", true)
 }
 
 // Modified returns the functions the changes of m's head builds name

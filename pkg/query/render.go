@@ -59,7 +59,7 @@ func RenderWith(b *tree.Builder, m Model, rules *sysframes.Rules, unit string, m
 		if err != nil {
 			return nil, focusError(m)
 		}
-		return d.add(data.Frames{frames.FlameGraph(t, unit)}, t, "")
+		return d.add(data.Frames{frames.FlameGraph(t, unit)}, t, "", !o.Inverted && len(o.Focus) == 0)
 	}
 	out := make(data.Frames, 0, len(Variants))
 	focused := false
@@ -82,7 +82,8 @@ func RenderWith(b *tree.Builder, m Model, rules *sysframes.Rules, unit string, m
 		if notice != "" {
 			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: notice})
 		}
-		if out, err = d.add(append(out, f), t, v.Name); err != nil {
+		plain := !v.Inverted && v.CollapseSystem == m.CollapseSystem && (len(o.Focus) == 0 || notice != "")
+		if out, err = d.add(append(out, f), t, v.Name, plain); err != nil {
 			return nil, err
 		}
 	}
