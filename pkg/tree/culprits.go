@@ -58,8 +58,8 @@ type Culprit struct {
 // Regression says whether the culprit makes head slower or larger.
 func (c *Culprit) Regression() bool { return c.Delta > 0 }
 
-// Path is the frames of the culprit's first site, from the root's child
-// down (leaf first in an inverted tree).
+// Path is the frames of node's path, from the root's child down to the
+// node (leaf first in an inverted tree); empty for the root.
 func (t *Tree) Path(node int) []uint32 {
 	path := make([]uint32, t.Nodes[node].Depth)
 	// In pre-order, the nearest node before a node one level up is its
@@ -314,11 +314,6 @@ func (c *culpritFinder) spread(i int, found []site) bool {
 // are consistent with head = factor x base, in the tested units (shares
 // when Relative).
 func (c *culpritFinder) proportional(runs []float64, factor float64) bool {
-	return c.proportionalAt(runs, factor, c.partAlpha)
-}
-
-// proportionalAt is proportional at level alpha.
-func (c *culpritFinder) proportionalAt(runs []float64, factor, alpha float64) bool {
 	x, y := c.x, c.y
 	copy(x, runs[:c.hr])
 	copy(y, runs[c.hr:])
@@ -336,7 +331,7 @@ func (c *culpritFinder) proportionalAt(runs []float64, factor, alpha float64) bo
 	for r := range y {
 		y[r] *= factor
 	}
-	return !(stats.WelchTest(x, y).P < alpha)
+	return !(stats.WelchTest(x, y).P < c.partAlpha)
 }
 
 // group merges the sites of one function and kind into one culprit,
