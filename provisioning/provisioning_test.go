@@ -472,6 +472,12 @@ func TestQueriesAgainstClickHouse(t *testing.T) {
 			if fires := last > threshold; fires != (b.Name == "1.7.0") {
 				t.Errorf("up to build %d (%s): last value %v, rule fires %v; it must fire at the regression (1.7.0) only", i, b.Name, last, fires)
 			}
+			// The firing series names the top culprit (a label the
+			// notification shows): the new regular expression compile.
+			labels := frames[0].Fields[1].Labels
+			if want := map[bool]string{true: "regexp.MustCompile"}[b.Name == "1.7.0"]; labels["culprit"] != want {
+				t.Errorf("build %s: culprit label %q, want %q", b.Name, labels["culprit"], want)
+			}
 		}
 	})
 }

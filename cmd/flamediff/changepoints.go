@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/flamediff/flamediff/pkg/evolution"
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/query"
 )
 
@@ -49,7 +50,7 @@ func writeChangePoints(out io.Writer, cps []evolution.ChangePoint, unit string) 
 			verdict = "yes"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\t%s\t%.2g\t%s\n", c.Function, c.Build, c.Previous, c.Commit,
-			human(c.Before, unit), human(c.After, unit), changeText(c.Change), c.PValue, verdict)
+			frames.FormatValue(c.Before, unit), frames.FormatValue(c.After, unit), changeText(c.Change), c.PValue, verdict)
 	}
 	return tw.Flush()
 }

@@ -44,6 +44,15 @@ func TestQueryGate(t *testing.T) {
 		}
 		return 1000 + jitter((run+5)%8)
 	})
+	twoSlower := foldedRuns(t, "two-slower", 8, stacks, func(s string, run int) int {
+		switch s {
+		case "main;price;regexp.compile":
+			return 1600 + jitter(run)
+		case "main;render":
+			return 1300 + jitter(run)
+		}
+		return 1000 + jitter((run+5)%8)
+	})
 	doubled := foldedRuns(t, "doubled", 8, stacks, func(s string, run int) int { return 2000 + 2*jitter((run+1)%8) })
 	noisy := foldedRuns(t, "noisy", 8, stacks, func(s string, run int) int { return 1000 + 60*jitter(run) }) // ±12%
 	diff := func(head, base []string, extra ...string) []string {
@@ -61,7 +70,9 @@ func TestQueryGate(t *testing.T) {
 		{"regression", diff(slower, base, gate...), 3, "FAIL"},
 		{"improvement", diff(base, slower, gate...), 0, "PASS"},
 		{"regression below --min-change", diff(slower, base, append(gate, "--min-change", "0.2")...), 0, "PASS"},
-		{"everything doubled, absolute", diff(doubled, base, gate...), 3, "FAIL"},
+		// One change of everything: not a list of regressions, and no
+		// failure a slower machine could cause.
+		{"everything doubled, absolute", diff(doubled, base, gate...), 0, "INCONCLUSIVE"},
 		{"everything doubled, relative", diff(doubled, base, append(gate, "--normalize", "relative")...), 0, "PASS"},
 		{"too noisy to rule out a regression", diff(noisy, base, gate...), 0, "INCONCLUSIVE"},
 		{"one run a side", diff(slower[:1], base[:1], gate...), 0, "INCONCLUSIVE"},
@@ -89,17 +100,19 @@ func TestQueryGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"#### Significant regressions (3)", // regexp.compile and its callers
-		"| `regexp.compile` | 999.875 | 1599.88 | +15.00% |", "#### Significant improvements (0)",
-		"| base | 8 | 3999.5 |", "| head | 8 | 4599.5 |",
+		"**FAIL**: `regexp.compile`'s own code grew, called from `price`: +15.00% of the base total",
+		"#### Regressions (1)", // regexp.compile, not its callers
+		"| `regexp.compile` | self | `price` | +15.00% | +14.96% .. +15.04% |", "#### Improvements (0)",
+		"| base | 8 | 4.00 K | 5.83 | 0.1% | 3.99 K .. 4.01 K |", "| head | 8 | 4.60 K |", // the panel's units
+
 		"Mann-Whitney U p = 0.00016 (significant at 0.05)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
 	}
-	out, err = flamediff(t, diff(slower, base, "--output", "markdown", "--fail-on-regression", "--top", "1")...)
-	if !isRegression(err) || !strings.Contains(out, "… and 2 more.") {
+	out, err = flamediff(t, diff(twoSlower, base, "--output", "markdown", "--fail-on-regression", "--top", "1")...)
+	if !isRegression(err) || !strings.Contains(out, "#### Regressions (2)") || !strings.Contains(out, "… and 1 more.") {
 		t.Errorf("--top 1: error %v, output:\n%s", err, out)
 	}
 	if out, _ := flamediff(t, diff(slower[:1], base[:1], "--output", "markdown")...); !strings.Contains(out,
@@ -114,9 +127,11 @@ func TestQueryTable(t *testing.T) {
 	head, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "head-run*.pb.gz"))
 	base, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
 	out := mustRun(t, append(append(append([]string{"query", "--type", "diff", "--top", "3", "--head"}, head...), "--base"), base...)...)
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[0], "delta") || !strings.Contains(lines[1], " ms ") ||
-		!strings.Contains(lines[1], "*main.iteration") {
+	verdictLines, table, _ := strings.Cut(out, "\n\n")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "delta") || !strings.Contains(lines[1], "1.15 s ") ||
+		!strings.Contains(lines[1], "*main.iteration") ||
+		!strings.HasPrefix(verdictLines, "FAIL: `main.validateHead` is new in head, called from `main.iteration`") {
 		t.Errorf("diff table:\n%s", out)
 	}
 	out = mustRun(t, append([]string{"query", "--type", "flamegraph", "--top", "2", "--head"}, head...)...)

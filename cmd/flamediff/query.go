@@ -19,6 +19,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
 )
 
 // queryCmd runs the engine of the data source on local files, one file per
@@ -33,24 +34,25 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
 	alpha := fs.Float64("alpha", stats.DefaultAlpha, "false-discovery rate under which a change is significant")
-	output := fs.String("output", "table", "json, table, folded, markdown (a pull request comment on a diff), pprof or speedscope (the tree in other tools' formats, docs/EXPORT.md)")
+	output := fs.String("output", "table", "json, table, folded, markdown (a pull request comment on a diff), github (workflow commands annotating a diff's culprits), pprof or speedscope (the tree in other tools' formats, docs/EXPORT.md)")
+	sourceRoot := fs.String("source-root", ".", "with --output github: the checkout that culprits' files are named relative to")
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
-	minBaseShare := fs.Float64("min-change", DefaultMinBaseShare, "smallest regression the gate and the markdown report count, as a share of the base total")
+	minBaseShare := fs.Float64("min-change", verdict.DefaultMinBaseShare, "smallest regression the gate and the markdown report count, as a share of the base total")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		stored, err := src.check(args)
 		if err != nil {
 			return err
 		}
 		switch *output {
-		case "json", "table", "folded", "markdown", "pprof", "speedscope":
+		case "json", "table", "folded", "markdown", "github", "pprof", "speedscope":
 		default:
-			return usageError{fmt.Errorf("--output must be json, table, folded, markdown, pprof or speedscope, not %q", *output)}
+			return usageError{fmt.Errorf("--output must be json, table, folded, markdown, github, pprof or speedscope, not %q", *output)}
 		}
 		if *top < 0 || !(*minBaseShare >= 0) {
 			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minBaseShare)}
 		}
-		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare}
+		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare, sourceRoot: *sourceRoot}
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
@@ -171,6 +173,9 @@ type answer struct {
 	top          int
 	gate         bool
 	minBaseShare float64
+	sourceRoot   string
+	// modified is the head build's modified functions (stored runs).
+	modified map[string]bool
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -178,8 +183,8 @@ func (a *answer) check() error {
 	switch {
 	case !a.m.IsTree() && a.output != "json" && a.output != "table":
 		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
-	case a.output == "markdown" && !a.m.IsDiff():
-		return usageError{errors.New("--output markdown needs a comparison (base runs)")}
+	case (a.output == "markdown" || a.output == "github") && !a.m.IsDiff():
+		return usageError{fmt.Errorf("--output %s needs a comparison (base runs)", a.output)}
 	case a.m.Sandwich != "" && a.output != "json":
 		return usageError{fmt.Errorf("a sandwich answers two trees: --output json, not %s", a.output)}
 	case a.gate && !a.m.IsDiff() && !a.m.Spec().ListsChangePoints:
@@ -190,10 +195,11 @@ func (a *answer) check() error {
 
 // write prints the answer of a filled engine and applies the gate.
 func (a *answer) write(out io.Writer, b *tree.Builder) error {
-	var v *verdict
-	if a.gate || a.output == "markdown" {
+	var v *verdict.Verdict
+	if a.m.IsDiff() {
 		var err error
-		if v, err = judge(b, a.m, a.rules, a.unit, a.minBaseShare); err != nil {
+		v, err = verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, a.m, a.rules), MinChange: a.minBaseShare, Modified: a.modified})
+		if err != nil {
 			return err
 		}
 	}
@@ -201,7 +207,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	switch a.output {
 	case "json":
 		var frames data.Frames
-		if frames, err = query.Render(b, a.m, a.rules, a.unit); err == nil {
+		if frames, err = query.RenderWith(b, a.m, a.rules, a.unit, a.modified); err == nil {
 			err = writeJSON(out, frames)
 		}
 	case "folded":
@@ -209,11 +215,19 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	case "pprof", "speedscope":
 		err = a.writeExport(out, b)
 	case "markdown":
-		err = v.writeMarkdown(out, a.top)
-	default: // the table is the top functions of any view
+		err = writeMarkdown(out, v, a.unit, a.top)
+	case "github":
+		err = writeGitHub(out, v, a.sourceRoot)
+	default: // the table is the top functions of any view, under a diff's verdict
+		if v != nil {
+			err = writeVerdict(out, v)
+		}
 		o := query.TreeOptions(b, a.m, a.rules)
 		rows := b.Functions(o)
-		if err = writeFunctions(out, rows, a.m.IsDiff(), a.unit, a.top); err == nil && len(rows) == 0 {
+		if err == nil {
+			err = writeFunctions(out, rows, a.m.IsDiff(), a.unit, a.top)
+		}
+		if err == nil && len(rows) == 0 {
 			if why := b.EmptyNotice(o); why != "" {
 				_, err = fmt.Fprintln(out, why)
 			}
@@ -222,7 +236,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	if err != nil || v == nil || !a.gate {
 		return err
 	}
-	return v.gate()
+	return gate(v)
 }
 
 // stored runs a query model against ClickHouse through the data source's
@@ -253,6 +267,9 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 			return err
 		}
 		a.unit = unit
+		if a.modified, err = e.Modified(ctx, m); err != nil {
+			return err
+		}
 		return a.write(out, b)
 	}
 	ans, err := e.Answer(ctx, m, query.Range{})

@@ -43,7 +43,9 @@ func storedEqualsLocal(t *testing.T, dsn string) {
 		t.Errorf("local gate: %v, want a regression", err)
 	}
 	stored, err = flamediff(t, "query", "--dsn", dsn, "--output", "markdown", "--fail-on-regression", "--model", diffModel)
-	if !isRegression(err) || stored != local || !strings.Contains(stored, "relative normalisation") {
+	if !isRegression(err) || stored != local || !strings.Contains(stored, "relative normalisation") ||
+		!strings.Contains(stored, "**FAIL**: `main.validateHead` is new in head, called from `main.iteration`") ||
+		!strings.Contains(stored, "`main.go:64`") {
 		t.Errorf("stored gate: %v, markdown:\n%s\nlocal:\n%s", err, stored, local)
 	}
 	table := mustRun(t, "query", "--dsn", dsn, "--output", "table", "--model", diffModel)

@@ -123,7 +123,7 @@ func TestReportFromStore(t *testing.T) {
 	mustRun(t, "report", "--dsn", dsn, "-o", out, "--title", "PR 42", "--model",
 		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`)
 	_, data := reportData(t, out)
-	if got := strings.Join(frameNames(t, data.Frames), ","); got != "flamegraph,flamegraph,flamegraph,flamegraph,functions,runs,runs_summary" {
+	if got := strings.Join(frameNames(t, data.Frames), ","); got != "flamegraph,culprits,flamegraph,culprits,flamegraph,culprits,flamegraph,culprits,functions,culprits,runs,runs_summary" {
 		t.Errorf("frames %s", got)
 	}
 	if data.Title != "PR 42" {

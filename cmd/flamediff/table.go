@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,55 +11,8 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
 )
-
-// human prints a value of a Grafana unit (frames.GrafanaUnit) the way
-// people read profiles: times in ms, sizes in MB, shares in %.
-func human(v float64, grafanaUnit string) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "-"
-	}
-	switch grafanaUnit {
-	case "ns":
-		return fmt.Sprintf("%.2f ms", v/1e6)
-	case "µs":
-		return fmt.Sprintf("%.2f ms", v/1e3)
-	case "ms":
-		return fmt.Sprintf("%.2f ms", v)
-	case "s":
-		return fmt.Sprintf("%.3f s", v)
-	case "bytes":
-		return fmt.Sprintf("%.2f MB", v/(1<<20))
-	case frames.UnitPercent:
-		return percent(v)
-	}
-	return fmt.Sprintf("%.6g", v)
-}
-
-// percent prints a share or change with its sign.
-func percent(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return fmt.Sprintf("%+.2f%%", 100*v)
-}
-
-// interval prints a confidence interval of a change.
-func interval(low, high float64) string {
-	if math.IsNaN(low) || math.IsNaN(high) {
-		return "-"
-	}
-	return percent(low) + " .. " + percent(high)
-}
-
-// pval prints a p- or q-value.
-func pval(p float64) string {
-	if math.IsNaN(p) {
-		return "-"
-	}
-	return fmt.Sprintf("%.2g", p)
-}
 
 // writeFunctions prints function rows like `pprof -top`, in the engine's
 // order (largest self first; for a diff, significant changes first, then
@@ -78,13 +30,13 @@ func writeFunctions(out io.Writer, rows []tree.Function, diff bool, unit string,
 			if r.Significant {
 				mark = "*"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", human(r.BaseTotal, u), human(r.HeadTotal, u),
-				percent(r.Delta), interval(r.DeltaLow, r.DeltaHigh), pval(r.QValue), mark, r.Name)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", frames.FormatValue(r.BaseTotal, u), frames.FormatValue(r.HeadTotal, u),
+				verdict.Percent(r.Delta), verdict.Interval(r.DeltaLow, r.DeltaHigh), verdict.PValue(r.QValue), mark, r.Name)
 		}
 	} else {
 		fmt.Fprintln(tw, "self\ttotal\tfunction")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", human(r.HeadSelf, u), human(r.HeadTotal, u), r.Name)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", frames.FormatValue(r.HeadSelf, u), frames.FormatValue(r.HeadTotal, u), r.Name)
 		}
 	}
 	return tw.Flush()
@@ -137,7 +89,7 @@ func cell(f *data.Field, r int) string {
 		}
 		return fmt.Sprint(v)
 	case float64:
-		return human(v, unit)
+		return frames.FormatValue(v, unit)
 	case time.Time:
 		return v.UTC().Format(time.RFC3339)
 	}

@@ -5,6 +5,7 @@ package frames
 const (
 	FrameFlameGraph   = "flamegraph"
 	FrameFunctions    = "functions"
+	FrameCulprits     = "culprits"
 	FrameRuns         = "runs"
 	FrameRunsSummary  = "runs_summary"
 	FrameEvolution    = "evolution"
@@ -114,3 +115,7 @@ func GrafanaUnit(unit string) string {
 	}
 	return "short"
 }
+
+// LabelCulprit is the label of a timeseries' changepoint field naming the
+// newest build's top regression culprit (docs/ALERTING.md).
+const LabelCulprit = "culprit"

@@ -22,6 +22,10 @@ type Series struct {
 	// ChangePoint is the rise where a significant change point starts,
 	// else 0.
 	ChangePoint []float64
+	// Culprit, if set, is the top regression culprit of the newest build,
+	// where it starts a change point: the changepoint field's "culprit"
+	// label, which an alert's notification names (docs/ALERTING.md).
+	Culprit string
 	// Only, if set, keeps time and that one numeric field: Grafana
 	// Alerting makes a series of every numeric field.
 	Only string
@@ -48,7 +52,11 @@ func TimeSeries(s Series) *data.Frame {
 			data.NewField(FieldRegression, nil, s.Regression).SetConfig(percent),
 		)
 	}
-	fields = append(fields, data.NewField(FieldChangePoint, nil, s.ChangePoint).SetConfig(&data.FieldConfig{Unit: UnitPercent}))
+	var labels data.Labels
+	if s.Culprit != "" {
+		labels = data.Labels{LabelCulprit: s.Culprit}
+	}
+	fields = append(fields, data.NewField(FieldChangePoint, labels, s.ChangePoint).SetConfig(&data.FieldConfig{Unit: UnitPercent}))
 	if s.Only != "" {
 		for _, fl := range fields[1:] {
 			if fl.Name == s.Only {

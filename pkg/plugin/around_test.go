@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/pkg/frames"
 )
 
 // TestAroundTheCulprit: the options around a culprit over go-plugin. Each
@@ -39,7 +40,7 @@ func TestAroundTheCulprit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fr := f.oneFrame(t, model("functions", c.field, c.re))
+			fr := f.oneTree(t, model("functions", c.field, c.re))
 			if len(want) < 5 {
 				t.Fatalf("pprof listed only %d functions", len(want))
 			}
@@ -48,7 +49,7 @@ func TestAroundTheCulprit(t *testing.T) {
 	}
 
 	const fn = "encoding/json.(*decodeState).object" // recursive
-	functions := f.oneFrame(t, model("functions"))
+	functions := f.oneTree(t, model("functions"))
 	names, _ := functions.FieldByName("function")
 	totalHead, _ := functions.FieldByName("totalHead")
 	totalBase, _ := functions.FieldByName("totalBase")
@@ -61,7 +62,7 @@ func TestAroundTheCulprit(t *testing.T) {
 	if row < 0 {
 		t.Fatalf("%s is not in the functions answer", fn)
 	}
-	sandwich := f.mustQuery(t, model("diff", "sandwich", fn))
+	sandwich := f.trees(t, model("diff", "sandwich", fn))
 	if len(sandwich) != 2 {
 		t.Fatalf("a sandwich answers %d frames, want 2", len(sandwich))
 	}
@@ -81,7 +82,7 @@ func TestAroundTheCulprit(t *testing.T) {
 	}
 
 	// Only new: no base value below the root.
-	fr := f.oneFrame(t, model("diff", "only", "new"))
+	fr := f.oneTree(t, model("diff", "only", "new"))
 	value, _ := fr.FieldByName("value")
 	for i := 1; i < value.Len(); i++ {
 		if value.At(i).(float64) != 0 {
@@ -114,12 +115,40 @@ func TestAroundTheCulprit(t *testing.T) {
 	// A filter that leaves nothing: an empty answer that says why.
 	for _, m := range []map[string]any{model("diff", "keep", "^no such frame$", "variants", true), model("functions", "keep", "^no such frame$"),
 		model("diff", "keep", "^no such frame$", "sandwich", fn)} {
-		for _, fr := range f.mustQuery(t, m) {
+		for _, fr := range f.trees(t, m) {
 			if !saysWhy(fr, `keep "^no such frame$" matches no frame`) || fr.Rows() > 1 {
 				t.Errorf("%v: %d rows, notices %v", m, fr.Rows(), fr.Meta)
 			}
 		}
 	}
+}
+
+// trees is the answer's trees (flame graphs or functions tables) without
+// the culprits frame a diff adds after each.
+func (f *fixture) trees(t testing.TB, model map[string]any) data.Frames {
+	t.Helper()
+	var trees, culprits data.Frames
+	for _, fr := range f.mustQuery(t, model) {
+		if fr.Name == frames.FrameCulprits {
+			culprits = append(culprits, fr)
+		} else {
+			trees = append(trees, fr)
+		}
+	}
+	if len(culprits) != len(trees) {
+		t.Fatalf("query %v: %d trees and %d culprits frames, want one culprits frame per tree of a diff", model, len(trees), len(culprits))
+	}
+	return trees
+}
+
+// oneTree is the answer's one tree (see trees).
+func (f *fixture) oneTree(t testing.TB, model map[string]any) *data.Frame {
+	t.Helper()
+	trees := f.trees(t, model)
+	if len(trees) != 1 {
+		t.Fatalf("query %v: %d trees, want 1", model, len(trees))
+	}
+	return trees[0]
 }
 
 func saysWhy(fr *data.Frame, why string) bool {

@@ -87,7 +87,8 @@ const (
 type fixture struct {
 	plugin     *plugintest.Client
 	settings   plugintest.Settings
-	head, base []string // the files
+	head, base []string       // the files
+	store      *storage.Store // the database the plugin reads (loadPprofOn)
 }
 
 // migratedStore opens a fresh database with Flamediff's tables and
@@ -150,7 +151,7 @@ func loadPprofOn(t *testing.T, cluster bool) *fixture {
 		}
 	}
 	f := startOn(t, dsn)
-	f.head, f.base = head, base
+	f.head, f.base, f.store = head, base, store
 	return f
 }
 
@@ -446,7 +447,7 @@ func TestDiffEqualsCLI(t *testing.T) {
 				if g != w {
 					t.Errorf("frame %d differs:\n grpc %.600s\n cli  %.600s", i, g, w)
 				}
-				if n, _ := got[i].RowLen(); n < 10 {
+				if n, _ := got[i].RowLen(); n < 10 && got[i].Name != "culprits" {
 					t.Errorf("frame %d has only %d nodes: test data too small to mean anything", i, n)
 				}
 				if q, _ := got[i].FieldByName("qValue"); q == nil {

@@ -158,8 +158,12 @@ func (e *Executor) tree(ctx context.Context, m Model, _ Range) (Answer, error) {
 		return Answer{}, err
 	}
 	b.StopWhen(ctx)
+	modified, err := e.Modified(ctx, m)
+	if err != nil {
+		return Answer{}, err
+	}
 	fault.Point("query.render")
-	frames, err := Render(b, m, e.Rules, unit)
+	frames, err := RenderWith(b, m, e.Rules, unit, modified)
 	if err != nil {
 		return Answer{}, err
 	}

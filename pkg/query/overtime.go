@@ -314,6 +314,15 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (Answer, er
 			s.Significant[i], s.Regression[i] = 1, c.Change
 		}
 	}
+	if n := len(builds); m.Function == "" && n >= 2 && s.ChangePoint[n-1] > 0 {
+		// The newest build starts a regression: an alert on it names
+		// where (docs/ALERTING.md).
+		culprit, err := e.culpritLabel(ctx, m, builds)
+		if err != nil {
+			return Answer{}, err
+		}
+		s.Culprit = culprit
+	}
 	return Answer{Frames: data.Frames{frames.TimeSeries(s)}}, nil
 }
 

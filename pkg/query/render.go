@@ -45,14 +45,22 @@ func focusError(m Model) error {
 // (ErrNoFunction); filters or only that leave no stack give an empty
 // answer whose notice says why.
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
+	return RenderWith(b, m, rules, unit, nil)
+}
+
+// RenderWith is Render knowing the head build's modified functions
+// (pkg/changes), which a diff's functions and culprits name. A diff adds
+// its culprits (one frame per tree, after it; see culprits.go).
+func RenderWith(b *tree.Builder, m Model, rules *sysframes.Rules, unit string, modified map[string]bool) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
+	d := newDiffNotes(b, m, o, modified)
 	if !m.Spec().Flame {
 		rows := b.Functions(o)
 		f := frames.Functions(rows, m.IsDiff(), unit)
 		if len(rows) == 0 {
 			frames.Warn(f, b.EmptyNotice(o))
 		}
-		return data.Frames{f}, nil
+		return d.functions(f)
 	}
 	variants := []Variant{{"", m.Inverted, m.CollapseSystem}} // unnamed: the model's own
 	if m.Variants {
@@ -88,7 +96,11 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 			if name := sandwichPart(part); name != "" {
 				frames.Sandwich(f, name, part.Function)
 			}
-			out = append(out, f)
+			// The verdict reads the call tree as the query asks for it.
+			plain := part.Function == "" && !v.Inverted && v.CollapseSystem == m.CollapseSystem && (len(o.Focus) == 0 || notice != "")
+			if out, err = d.add(append(out, f), t, v.Name, plain); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len(m.Focus) > 0 && !focused {

@@ -387,6 +387,7 @@ func (in *interner) add(hash uint64, frames []uint32, table *frameTable) {
 		if id == 0 {
 			text := table.frames[f]
 			id = in.b.Frames().Intern(text.Name, text.Module) + 1
+			in.b.Frames().SetSource(id-1, text.File, text.Line)
 			in.frameIDs[f] = id
 		}
 		in.stack = append(in.stack, id-1)

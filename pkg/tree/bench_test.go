@@ -154,6 +154,15 @@ func BenchmarkBuildDiffStats(b *testing.B) {
 			})
 		}
 	}
+	// Culprits on a built tree: what a diff adds to its Build.
+	for _, o := range []Options{{MaxNodes: 20_000}, {Inverted: true, MaxNodes: 20_000}} {
+		t, _ := runs.Build(o)
+		b.Run(fmt.Sprintf("culprits/inverted=%v", o.Inverted), func(b *testing.B) {
+			for b.Loop() {
+				t.Culprits()
+			}
+		})
+	}
 	b.Run("functions/stats", func(b *testing.B) {
 		for b.Loop() {
 			runs.Functions(Options{})

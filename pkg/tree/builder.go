@@ -251,6 +251,7 @@ func (b *Builder) addProfile(p *profile.Profile, add func(s StackID, value int64
 	ids := make([]uint32, len(p.Frames))
 	for i, f := range p.Frames {
 		ids[i] = b.frames.Intern(f.Name, f.Module)
+		b.frames.SetSource(ids[i], f.File, f.Line)
 	}
 	var buf []uint32
 	for i, s := range p.Samples {

@@ -16,6 +16,15 @@ type Frames struct {
 	names   []string
 	modules []string
 	index   map[frameKey]uint32
+	// sources holds the frames' source positions (SetSource), when any.
+	sources map[uint32]Source
+}
+
+// Source is where a frame's function is: its file and first line ("" and
+// 0 when unknown). It describes a frame, it does not identify it.
+type Source struct {
+	File string
+	Line int64
 }
 
 type frameKey struct{ name, module string }
@@ -56,6 +65,23 @@ func (f *Frames) Module(id uint32) string {
 	}
 	return f.modules[id]
 }
+
+// SetSource records frame id's source position unless it has one: the
+// first non-empty position wins.
+func (f *Frames) SetSource(id uint32, file string, line int64) {
+	if file == "" {
+		return
+	}
+	if f.sources == nil {
+		f.sources = make(map[uint32]Source)
+	}
+	if _, ok := f.sources[id]; !ok {
+		f.sources[id] = Source{file, line}
+	}
+}
+
+// Source returns frame id's source position (zero when unknown).
+func (f *Frames) Source(id uint32) Source { return f.sources[id] }
 
 // Len is the number of interned frames; valid ids are 0 to Len()-1.
 func (f *Frames) Len() int { return len(f.names) }

@@ -66,6 +66,12 @@ func unchanged([]string) float64 { return 1 }
 // simDiff fills a Builder with runs runs a side of p, head changed by
 // change.
 func simDiff(r *rand.Rand, p *simProgram, runs int, noise float64, change func([]string) float64) *Builder {
+	return simDiffSides(r, p, runs, noise, unchanged, change)
+}
+
+// simDiffSides is simDiff with base changed too (a stack only head has
+// is a base factor of 0).
+func simDiffSides(r *rand.Rand, p *simProgram, runs int, noise float64, base, head func([]string) float64) *Builder {
 	b := NewBuilder(NewFrames())
 	ids := make([]StackID, len(p.stacks))
 	for i, s := range p.stacks {
@@ -77,9 +83,9 @@ func simDiff(r *rand.Rand, p *simProgram, runs int, noise float64, change func([
 	}
 	for _, side := range []Side{Base, Head} {
 		b.SetRuns(side, runs)
-		ch := unchanged
+		ch := base
 		if side == Head {
-			ch = change
+			ch = head
 		}
 		for run := range runs {
 			for i, v := range p.simRun(r, noise, ch) {
@@ -626,6 +632,15 @@ func TestStatsFocus(t *testing.T) {
 	}
 }
 
+// pprofDiff is the diff of testdata/pprof, each file a run of its side.
+func pprofDiff(t *testing.T) *Builder {
+	t.Helper()
+	b := NewBuilder(NewFrames())
+	addRunFiles(t, b, Base, pprofRuns(t, "base"))
+	addRunFiles(t, b, Head, pprofRuns(t, "head"))
+	return b
+}
+
 // On real profiles (3 runs a side; head compiles a regexp on every call),
 // runs added with AddRunProfile show the regression: regexp.Compile ranks
 // among the first rows (it was 119th by head self time) with an interval
@@ -633,9 +648,7 @@ func TestStatsFocus(t *testing.T) {
 // degrees of freedom) over 505 functions it falls short of q < 0.05 (q
 // 0.12), as does its path in the tree (q 0.05-0.1): 3 runs are too few.
 func TestStatsRealRegression(t *testing.T) {
-	b := NewBuilder(NewFrames())
-	addRunFiles(t, b, Base, pprofRuns(t, "base"))
-	addRunFiles(t, b, Head, pprofRuns(t, "head"))
+	b := pprofDiff(t)
 	fn := b.Functions(Options{})
 	i := slices.IndexFunc(fn, func(f Function) bool { return f.Name == "regexp.Compile" })
 	if i < 0 || i >= 15 || fn[i].PValue > 0.01 || fn[i].DeltaLow <= 0 {

@@ -1,4 +1,7 @@
-import { formatP } from './format';
+import { readFileSync } from 'fs';
+import { join } from 'path';
+
+import { formatP, formatValue } from './format';
 
 describe('formatP', () => {
   it('prints two significant digits, exponents under 1e-4, and a bound under 1e-15', () => {
@@ -7,5 +10,22 @@ describe('formatP', () => {
     expect(formatP(1.7e-92)).toBe('< 1e-15');
     expect(formatP(0)).toBe('< 1e-15');
     expect(formatP(NaN)).toBe('–');
+  });
+});
+
+// The CLI prints values with pkg/frames.FormatValue; both are held to the
+// same table (testdata/format/values.json, pkg/frames/format_test.go), so
+// a CLI table reads like the panel.
+describe('formatValue', () => {
+  const cases: Array<{ unit: string; value: number; text: string }> = JSON.parse(
+    readFileSync(join(__dirname, '..', '..', 'testdata', 'format', 'values.json'), 'utf8')
+  );
+
+  it('has the cases', () => {
+    expect(cases.length).toBeGreaterThan(100);
+  });
+
+  it.each(cases)('$value $unit is $text', ({ unit, value, text }) => {
+    expect(formatValue(value, unit)).toBe(text);
   });
 });

@@ -1,0 +1,92 @@
+package frames
+
+import (
+	"encoding/json"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
+)
+
+// Culprits returns the culprits of one tree of a diff (docs/CULPRITS.md)
+// as a frame named "culprits", largest change first: culprit (the
+// function's name: a field named "function" would make the panel take the
+// frame for a functions table), module,
+// kind (new, removed, self, spread), path and otherSites (JSON arrays of
+// call paths, root first), callee, delta, deltaLow, deltaHigh, pValue,
+// qValue and share (nullable), regression, file, line and modified.
+// Meta.Custom holds "variant" (the tree's, "" for a single one) and
+// "verdict", the diff's verdict (pkg/verdict), the same on every culprits
+// frame of an answer.
+func Culprits(cs []verdict.Culprit, v *verdict.Verdict, variant string) *data.Frame {
+	n := len(cs)
+	str := func(get func(c verdict.Culprit) string) []string {
+		out := make([]string, n)
+		for i, c := range cs {
+			out[i] = get(c)
+		}
+		return out
+	}
+	num := func(get func(c verdict.Culprit) verdict.Number) []*float64 {
+		out := make([]*float64, n)
+		for i, c := range cs {
+			out[i] = orNull(float64(get(c)))
+		}
+		return out
+	}
+	raw := func(get func(c verdict.Culprit) any) []json.RawMessage {
+		out := make([]json.RawMessage, n)
+		for i, c := range cs {
+			out[i], _ = json.Marshal(get(c)) // strings only: cannot fail
+		}
+		return out
+	}
+	regression, modified, line := make([]bool, n), make([]bool, n), make([]int64, n)
+	for i, c := range cs {
+		regression[i], modified[i], line[i] = c.Regression, c.Modified, c.Line
+	}
+	share := &data.FieldConfig{Unit: "percentunit"}
+	f := data.NewFrame(FrameCulprits,
+		data.NewField("culprit", nil, str(func(c verdict.Culprit) string { return c.Function })),
+		data.NewField("module", nil, str(func(c verdict.Culprit) string { return c.Module })),
+		data.NewField("kind", nil, str(func(c verdict.Culprit) string { return c.Kind })),
+		data.NewField("path", nil, raw(func(c verdict.Culprit) any { return nonNil(c.Path) })),
+		data.NewField("otherSites", nil, raw(func(c verdict.Culprit) any { return nonNil(c.OtherSites) })),
+		data.NewField("callee", nil, str(func(c verdict.Culprit) string { return c.Callee })),
+		data.NewField("delta", nil, num(func(c verdict.Culprit) verdict.Number { return c.Delta })).SetConfig(share),
+		data.NewField("deltaLow", nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaLow })).SetConfig(share),
+		data.NewField("deltaHigh", nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaHigh })).SetConfig(share),
+		data.NewField("pValue", nil, num(func(c verdict.Culprit) verdict.Number { return c.PValue })),
+		data.NewField("qValue", nil, num(func(c verdict.Culprit) verdict.Number { return c.QValue })),
+		data.NewField("share", nil, num(func(c verdict.Culprit) verdict.Number { return c.Share })).SetConfig(share),
+		data.NewField("regression", nil, regression),
+		data.NewField("file", nil, str(func(c verdict.Culprit) string { return c.File })),
+		data.NewField("line", nil, line),
+		data.NewField("modified", nil, modified),
+	)
+	f.Meta = &data.FrameMeta{Custom: map[string]any{"variant": variant, "verdict": v}}
+	return f
+}
+
+// nonNil makes a nil slice an empty one (a JSON [] rather than null).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// AddSources adds to a functions frame, after its fields, each function's
+// file and line (source: "" and 0 when unknown) and whether the head
+// build modified it.
+func AddSources(f *data.Frame, source func(name string) (src tree.Source, modified bool)) {
+	names := f.Fields[0]
+	n := names.Len()
+	files, lines, modified := make([]string, n), make([]int64, n), make([]bool, n)
+	for i := range n {
+		src, mod := source(names.At(i).(string))
+		files[i], lines[i], modified[i] = src.File, src.Line, mod
+	}
+	f.Fields = append(f.Fields, data.NewField("file", nil, files), data.NewField("line", nil, lines), data.NewField("modified", nil, modified))
+}

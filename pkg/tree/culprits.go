@@ -1,0 +1,484 @@
+package tree
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/flamediff/flamediff/pkg/stats"
+)
+
+// CulpritKind says how a change enters the tree at a culprit.
+type CulpritKind uint8
+
+const (
+	// CulpritNew is a frame that only head runs (a new call).
+	CulpritNew CulpritKind = iota
+	// CulpritRemoved is a frame that only base runs (a call gone).
+	CulpritRemoved
+	// CulpritSelf is a node whose own (self) value changed.
+	CulpritSelf
+	// CulpritSpread is a node whose whole subtree changed in proportion:
+	// called more or less often, or doing more or less of everything.
+	CulpritSpread
+)
+
+// String is "new", "removed", "self" or "spread".
+func (k CulpritKind) String() string {
+	return [...]string{"new", "removed", "self", "spread"}[k]
+}
+
+// Culprit is a place where a diff's change enters the tree: the nodes
+// above it only carry it. See docs/CULPRITS.md.
+type Culprit struct {
+	// Sites are the nodes where the function is a culprit of this kind,
+	// largest change first: Sites[0] is the call path shown, the others
+	// are its other call sites.
+	Sites []int
+	// Callee is the child of Sites[0] that holds most (80% or more) of a
+	// new, removed or spread culprit's change, the call to look at
+	// first; -1 when none does.
+	Callee int
+	Frame  uint32
+	Kind   CulpritKind
+	// Delta is the change of the sites' totals (self values for
+	// CulpritSelf) in the tree's delta units, with its 95% interval and
+	// Welch's p-value over the sites' summed per-run values.
+	Delta, DeltaLow, DeltaHigh, PValue float64
+	// QValue is the smallest adjusted p-value of its sites: a site's
+	// p-value over its weight, its share of the root totals
+	// (docs/CULPRITS.md).
+	QValue float64
+	// Share is Delta over the change of the root total (Absolute), or
+	// over the summed delta of the culprits of its direction (Relative,
+	// where the root does not change).
+	Share float64
+}
+
+// Regression says whether the culprit makes head slower or larger.
+func (c *Culprit) Regression() bool { return c.Delta > 0 }
+
+// Path is the frames of node's path, from the root's child down to the
+// node (leaf first in an inverted tree); empty for the root.
+func (t *Tree) Path(node int) []uint32 {
+	path := make([]uint32, t.Nodes[node].Depth)
+	// In pre-order, the nearest node before a node one level up is its
+	// parent.
+	want := t.Nodes[node].Depth
+	for i := node; i > 0 && want > 0; i-- {
+		if t.Nodes[i].Depth == want {
+			path[want-1] = t.Nodes[i].Frame
+			want--
+		}
+	}
+	return path
+}
+
+// Culprits returns the places where the change of a diff with statistics
+// enters the tree, largest change first: nil when t has no statistics or
+// nothing changed significantly. See docs/CULPRITS.md for the method.
+func (t *Tree) Culprits() []Culprit {
+	if t.Stats == nil || len(t.Nodes) == 0 {
+		return nil
+	}
+	c := newCulpritFinder(t)
+	var found []site
+	c.find(0, &found)
+	return c.group(found)
+}
+
+// site is one node found a culprit, before sites of one function are
+// grouped.
+type site struct {
+	node int
+	kind CulpritKind
+}
+
+type culpritFinder struct {
+	t     *Tree
+	test  *tester
+	w, hr int
+	// self[i*w:(i+1)*w] is node i's per-run self values.
+	self []float64
+	// q[i] is node i's q-value in its parent's family, selfQ[i] that of
+	// its self, once find has tested them (NaN before).
+	q, selfQ []float64
+	// holds[i] says whether node i's subtree holds a node significant in
+	// the tree's family (Stats).
+	holds []bool
+	// runs[k] is culprit k's summed per-run values (while grouping).
+	runs [][]float64
+	// partAlpha is the level below which a part of a node is taken to
+	// have changed differently from the node's culprits.
+	partAlpha float64
+	x, y      []float64
+}
+
+func newCulpritFinder(t *Tree) *culpritFinder {
+	test := &tester{norm: t.Normalize, alpha: cmp.Or(t.Alpha, stats.DefaultAlpha), runs: t.Runs,
+		quantile: stats.NewTQuantiles(ciLevel)}
+	root := append(slices.Clone(t.Stats[0].HeadRuns), t.Stats[0].BaseRuns...)
+	test.setRoot(root)
+	w, hr := test.width(), t.Runs[Head]
+	test.x, test.y = make([]float64, hr), make([]float64, w-hr)
+	c := &culpritFinder{t: t, test: test, w: w, hr: hr, x: make([]float64, hr), y: make([]float64, w-hr)}
+	c.selfRuns()
+	c.q, c.selfQ = make([]float64, len(t.Nodes)), make([]float64, len(t.Nodes))
+	for i := range c.q {
+		c.q[i], c.selfQ[i] = math.NaN(), math.NaN()
+	}
+	c.holds = make([]bool, len(t.Nodes))
+	parent := parents(t.Nodes)
+	for i := len(t.Nodes) - 1; i > 0; i-- {
+		if c.holds[i] = c.holds[i] || t.Stats[i].Significant; c.holds[i] {
+			c.holds[parent[i]] = true
+		}
+	}
+	// The root is a family of its own.
+	c.q[0] = t.Stats[0].PValue
+	// Every node is a part of its parent once, and every self once.
+	c.partAlpha = test.alpha / float64(2*len(t.Nodes))
+	return c
+}
+
+// selfRuns computes every node's per-run self values: its totals less its
+// children's.
+func (c *culpritFinder) selfRuns() {
+	t, w := c.t, c.w
+	c.self = make([]float64, len(t.Nodes)*w)
+	parent := parents(t.Nodes)
+	for i, s := range t.Stats {
+		row := c.self[i*w : (i+1)*w]
+		copy(row, s.HeadRuns)
+		copy(row[c.hr:], s.BaseRuns)
+		if i > 0 { // parents come first: a parent's row holds its totals already
+			p := c.self[int(parent[i])*w : (int(parent[i])+1)*w]
+			for r := range w {
+				p[r] -= row[r]
+			}
+		}
+	}
+}
+
+func (c *culpritFinder) selfDelta(i int) float64 {
+	nd := c.t.Nodes[i]
+	return deltaOf(nd.HeadSelf, nd.BaseSelf, c.test.root, c.t.Normalize)
+}
+
+// significant says whether node i was found changed in its family.
+func (c *culpritFinder) significant(i int) bool { return c.q[i] < c.test.alpha }
+
+// testParts tests node i's parts: its children (their totals' tests) and
+// its self (but the root's, which is no function's: under Focus it is
+// what lies outside the path). Each part is tested at alpha times its
+// weight, its mean share of the two sides' root totals (q is p over the
+// weight): the weights of disjoint parts add up to at most 1, so the
+// descent rejects a true null anywhere with probability at most alpha
+// (weighted Bonferroni, applied top down; docs/CULPRITS.md).
+func (c *culpritFinder) testParts(i int) {
+	t, w := c.t, c.w
+	nd := t.Nodes[i]
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		if k := t.Nodes[ch]; k.Frame != OtherFrame {
+			c.q[ch] = c.weighted(t.Stats[ch].PValue, k.HeadTotal, k.BaseTotal)
+		}
+	}
+	switch {
+	case nd.Size == 1:
+		c.selfQ[i] = c.q[i] // a leaf's self is its total
+	case i > 0 && (nd.HeadSelf != 0 || nd.BaseSelf != 0):
+		c.selfQ[i] = c.weighted(c.test.test(c.self[i*w:(i+1)*w], 0).PValue, nd.HeadSelf, nd.BaseSelf)
+	}
+}
+
+// weighted is p over the weight of a part of these values.
+func (c *culpritFinder) weighted(p, head, base float64) float64 {
+	root := c.test.root
+	weight := (head/root.HeadTotal + base/root.BaseTotal) / 2
+	return min(1, p/weight)
+}
+
+// find appends the culprits of node i's subtree to out, i being entered:
+// the root, a node found changed in the family of its parent's parts, or
+// one on the path to a node significant in the tree's family.
+// The parts of i are tested as a family; its changed children are
+// entered in turn, and a change of its self is a culprit. Bottom up, the
+// culprits found under i are replaced by one spread culprit at i when
+// i's whole subtree changed in proportion.
+func (c *culpritFinder) find(i int, out *[]site) {
+	t := c.t
+	nd := t.Nodes[i]
+	if i > 0 && c.significant(i) {
+		switch {
+		case nd.BaseTotal == 0 && nd.HeadTotal > 0:
+			*out = append(*out, site{i, CulpritNew})
+			return
+		case nd.HeadTotal == 0 && nd.BaseTotal > 0:
+			*out = append(*out, site{i, CulpritRemoved})
+			return
+		}
+	}
+	c.testParts(i)
+	start := len(*out)
+	if i > 0 && c.selfSignificant(i) {
+		*out = append(*out, site{i, CulpritSelf})
+	}
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		// A child that is i's only part is i: i's entry stands for it
+		// (a chain, or the one child of the root in a relative diff,
+		// whose share is always 1).
+		alone := ch+int(t.Nodes[ch].Size) == i+int(nd.Size) && ch == i+1 && nd.HeadSelf == 0 && nd.BaseSelf == 0
+		if t.Nodes[ch].Frame != OtherFrame && (c.significant(ch) || alone || c.holds[ch]) {
+			if alone {
+				c.q[ch] = c.q[i]
+			}
+			c.find(ch, out)
+		}
+	}
+	if !c.significant(i) || nd.Size == 1 {
+		return
+	}
+	found := (*out)[start:]
+	switch {
+	case len(found) == 0 && i > 0:
+		// Changed, but no part of it is: the change is spread over
+		// parts too small to show it one by one.
+		*out = append(*out, site{i, CulpritSpread})
+	case len(found) > 0 && c.spread(i, found):
+		*out = append((*out)[:start], site{i, CulpritSpread})
+	}
+}
+
+// selfSignificant says whether node i's self value changed significantly.
+func (c *culpritFinder) selfSignificant(i int) bool { return c.selfQ[i] < c.test.alpha }
+
+// spread says whether node i's whole subtree changed in proportion, so
+// that the culprits found under it are one change of i: i's parts (its
+// children and its self) that changed significantly are two or more, or
+// one child that is itself a spread culprit; they all changed in one
+// direction; no culprit under i is a new or removed frame; and no part of
+// i changed by another factor than theirs together (Welch's t of the
+// part's head runs against its base runs times that factor, at the
+// Bonferroni level over the tree's parts).
+func (c *culpritFinder) spread(i int, found []site) bool {
+	t := c.t
+	nd := t.Nodes[i]
+	for _, s := range found {
+		if s.kind == CulpritNew || s.kind == CulpritRemoved {
+			return false
+		}
+	}
+	var head, base, sign float64
+	parts := 0
+	add := func(h, b float64) bool {
+		d := math.Copysign(1, h-b)
+		if sign != 0 && d != sign {
+			return false
+		}
+		sign, parts = d, parts+1
+		head, base = head+h, base+b
+		return true
+	}
+	if c.selfSignificant(i) && !add(nd.HeadSelf, nd.BaseSelf) {
+		return false
+	}
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		if k := t.Nodes[ch]; k.Frame != OtherFrame && c.significant(ch) && !add(k.HeadTotal, k.BaseTotal) {
+			return false
+		}
+	}
+	if parts == 0 || base <= 0 || parts == 1 && !(len(found) == 1 && found[0].kind == CulpritSpread) {
+		return false
+	}
+	factor := head / base
+	if t.Normalize == Relative {
+		factor *= c.test.root.BaseTotal / c.test.root.HeadTotal
+	}
+	w := c.w
+	if !c.proportional(c.self[i*w:(i+1)*w], factor) {
+		return false
+	}
+	runs := make([]float64, w)
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		s := t.Stats[ch]
+		copy(runs, s.HeadRuns)
+		copy(runs[c.hr:], s.BaseRuns)
+		if !c.proportional(runs, factor) {
+			return false
+		}
+	}
+	return true
+}
+
+// proportional says whether per-run values (head runs, then base runs)
+// are consistent with head = factor x base, in the tested units (shares
+// when Relative).
+func (c *culpritFinder) proportional(runs []float64, factor float64) bool {
+	x, y := c.x, c.y
+	copy(x, runs[:c.hr])
+	copy(y, runs[c.hr:])
+	allZero := true
+	for _, v := range runs {
+		allZero = allZero && v == 0
+	}
+	if allZero {
+		return true
+	}
+	if c.t.Normalize == Relative {
+		share(x, c.test.rootRuns[Head])
+		share(y, c.test.rootRuns[Base])
+	}
+	for r := range y {
+		y[r] *= factor
+	}
+	return !(stats.WelchTest(x, y).P < c.partAlpha)
+}
+
+// group merges the sites of one function and kind into one culprit,
+// tests the sum of their per-run values, and orders the culprits by the
+// size of their change.
+func (c *culpritFinder) group(found []site) []Culprit {
+	t, w := c.t, c.w
+	type key struct {
+		frame uint32
+		kind  CulpritKind
+	}
+	index := map[key]int{}
+	var out []Culprit
+	for _, s := range found {
+		k := key{t.Nodes[s.node].Frame, s.kind}
+		at, ok := index[k]
+		if !ok {
+			at = len(out)
+			index[k] = at
+			out = append(out, Culprit{Frame: k.frame, Kind: s.kind})
+		}
+		out[at].Sites = append(out[at].Sites, s.node)
+	}
+	c.runs = make([][]float64, len(out))
+	for k := range out {
+		cu := &out[k]
+		runs := make([]float64, w)
+		c.runs[k] = runs
+		var head, base float64
+		for _, i := range cu.Sites {
+			nd, st := t.Nodes[i], t.Stats[i]
+			if cu.Kind == CulpritSelf {
+				addRuns(runs, c.self[i*w:(i+1)*w])
+				head, base = head+nd.HeadSelf, base+nd.BaseSelf
+			} else {
+				addRuns(runs[:c.hr], st.HeadRuns)
+				addRuns(runs[c.hr:], st.BaseRuns)
+				head, base = head+nd.HeadTotal, base+nd.BaseTotal
+			}
+		}
+		slices.SortStableFunc(cu.Sites, func(a, b int) int {
+			return cmp.Compare(math.Abs(c.siteDelta(b, cu.Kind)), math.Abs(c.siteDelta(a, cu.Kind)))
+		})
+		cu.Delta = deltaOf(head, base, c.test.root, t.Normalize)
+		cu.Callee = c.callee(cu.Sites[0], cu.Kind)
+		s := c.test.test(runs, cu.Delta)
+		cu.DeltaLow, cu.DeltaHigh, cu.PValue = s.DeltaLow, s.DeltaHigh, s.PValue
+	}
+	if t.Normalize == Relative {
+		out = c.undisplaced(out)
+	}
+	var up, down float64
+	for k := range out {
+		cu := &out[k]
+		cu.QValue = math.Inf(1)
+		for _, i := range cu.Sites {
+			q := c.q[i]
+			if cu.Kind == CulpritSelf {
+				q = c.selfQ[i]
+			}
+			cu.QValue = min(cu.QValue, q)
+		}
+		if cu.Delta > 0 {
+			up += cu.Delta
+		} else {
+			down += cu.Delta
+		}
+	}
+	rootDelta := t.Delta(0)
+	for k := range out {
+		cu := &out[k]
+		switch {
+		case t.Normalize == Absolute && rootDelta != 0:
+			cu.Share = cu.Delta / rootDelta
+		case cu.Delta > 0:
+			cu.Share = cu.Delta / up
+		case cu.Delta < 0:
+			cu.Share = cu.Delta / down
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Culprit) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), cmp.Compare(a.Sites[0], b.Sites[0]))
+	})
+	return out
+}
+
+// undisplaced drops, in a relative diff, the culprits that only make room
+// for the others: when some functions take a larger share, every other
+// one's share shrinks by the same factor, (1 - their head share) / (1 -
+// their base share). The culprits of the direction with the larger summed
+// delta and the new and removed frames set that factor; any other culprit
+// whose share changed by it, within Welch's t at alpha, is dropped.
+func (c *culpritFinder) undisplaced(out []Culprit) []Culprit {
+	var up, down float64
+	for _, cu := range out {
+		if cu.Delta > 0 {
+			up += cu.Delta
+		} else {
+			down += cu.Delta
+		}
+	}
+	dominant := math.Copysign(1, up+down)
+	var head, base float64
+	sets := func(cu Culprit) bool {
+		return math.Copysign(1, cu.Delta) == dominant || cu.Kind == CulpritNew || cu.Kind == CulpritRemoved
+	}
+	for k, cu := range out {
+		if sets(cu) {
+			r := c.runs[k]
+			head += meanOf(r[:c.hr]) / c.test.root.HeadTotal
+			base += meanOf(r[c.hr:]) / c.test.root.BaseTotal
+		}
+	}
+	if head >= 1 || base >= 1 {
+		return out
+	}
+	factor := (1 - head) / (1 - base)
+	kept, runs := out[:0], c.runs[:0]
+	for k, cu := range out {
+		if sets(cu) || !c.proportional(c.runs[k], factor) {
+			kept, runs = append(kept, cu), append(runs, c.runs[k])
+		}
+	}
+	c.runs = runs
+	return kept
+}
+
+// callee is the child of node i holding 80% or more of its change (-1:
+// none, or a self culprit).
+func (c *culpritFinder) callee(i int, kind CulpritKind) int {
+	t := c.t
+	nd := t.Nodes[i]
+	change := nd.HeadTotal - nd.BaseTotal
+	if kind == CulpritSelf || change == 0 {
+		return -1
+	}
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		if k := t.Nodes[ch]; k.Frame != OtherFrame && (k.HeadTotal-k.BaseTotal)/change >= 0.8 {
+			return ch
+		}
+	}
+	return -1
+}
+
+func (c *culpritFinder) siteDelta(i int, kind CulpritKind) float64 {
+	if kind == CulpritSelf {
+		return c.selfDelta(i)
+	}
+	return c.t.Delta(i)
+}
