@@ -214,36 +214,68 @@ func newIngestID() uint64 {
 // wins); the old rows stay, invisible. progress, if not nil, is called
 // after each INSERT with rows written so far and rows to write.
 func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, progress func(done, total int)) error {
-	fail := func(err error) error {
+	return s.IngestRuns(ctx, []Ingestion{{Meta: meta, Profile: p}}, progress)
+}
+
+// Ingestion is one run to store.
+type Ingestion struct {
+	Meta    RunMeta
+	Profile *profile.Profile
+}
+
+// IngestRuns stores several runs as Ingest stores one, and commits them
+// together: their runs rows are written last, in one INSERT, so that all of
+// them become visible or none (on one server; through a Distributed table
+// the rows of each shard commit together). Two ingestions of one run are
+// an error.
+func (s *Store) IngestRuns(ctx context.Context, runs []Ingestion, progress func(done, total int)) error {
+	fail := func(meta RunMeta, err error) error {
 		return fmt.Errorf("ingest %s/%s/%s: %w", meta.App, meta.Build, meta.Run, err)
 	}
-	if err := meta.validate(); err != nil {
-		return fail(err)
+	type staged struct {
+		r     *prepared
+		start time.Time
+		id    uint64
+		fresh []int
 	}
-	if err := validateProfile(p); err != nil {
-		return fail(err)
+	stages := make([]staged, len(runs))
+	seen := make(map[[3]string]bool, len(runs))
+	total := 1
+	for i, in := range runs {
+		meta, p := in.Meta, in.Profile
+		if err := meta.validate(); err != nil {
+			return fail(meta, err)
+		}
+		if k := [3]string{meta.App, meta.Build, meta.Run}; seen[k] {
+			return fail(meta, errors.New("the run is given twice"))
+		} else {
+			seen[k] = true
+		}
+		if err := validateProfile(p); err != nil {
+			return fail(meta, err)
+		}
+		start := meta.Start
+		if start.IsZero() {
+			start = p.Start
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if y := start.UTC().Year(); y < 1970 || y > 2105 {
+			return fail(meta, fmt.Errorf("start time %v is outside 1970-2105", start))
+		}
+		duration := meta.Duration
+		if duration == 0 {
+			duration = p.Duration
+		}
+		r := prepare(p, duration)
+		fresh, err := s.unstoredStacks(ctx, meta.App, r.stackHash)
+		if err != nil {
+			return fail(meta, err)
+		}
+		stages[i] = staged{r: r, start: start, id: newIngestID(), fresh: fresh}
+		total += len(r.frames) + len(fresh) + len(r.stackHash) + len(r.sStack)
 	}
-	start := meta.Start
-	if start.IsZero() {
-		start = p.Start
-	}
-	if start.IsZero() {
-		start = time.Now()
-	}
-	if y := start.UTC().Year(); y < 1970 || y > 2105 {
-		return fail(fmt.Errorf("start time %v is outside 1970-2105", start))
-	}
-	duration := meta.Duration
-	if duration == 0 {
-		duration = p.Duration
-	}
-	r := prepare(p, duration)
-	id := newIngestID()
-	fresh, err := s.unstoredStacks(ctx, meta.App, r.stackHash)
-	if err != nil {
-		return fail(err)
-	}
-	total := len(r.frames) + len(fresh) + len(r.stackHash) + len(r.sStack) + 1
 	done := 0
 	report := func(n int) {
 		done += n
@@ -251,8 +283,34 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 			progress(done, total)
 		}
 	}
+	rows := make([]runRow, len(runs))
+	for i, in := range runs {
+		meta, p, st := in.Meta, in.Profile, stages[i]
+		if err := s.stage(ctx, meta, p, st.r, st.fresh, st.id, report); err != nil {
+			return fail(meta, err)
+		}
+		row, err := s.runRow(ctx, meta, p, st.r, st.start, st.id)
+		if err != nil {
+			return fail(meta, err)
+		}
+		rows[i] = row
+	}
+	if err := s.insertRuns(ctx, rows); err != nil {
+		if len(runs) == 1 {
+			return fail(runs[0].Meta, err)
+		}
+		return fmt.Errorf("ingest %d runs: %w", len(runs), err)
+	}
+	report(1)
+	return nil
+}
+
+// stage writes a run's frames, new stacks, samples and run stacks under
+// ingest id: rows no reader sees before the runs row commits them.
+func (s *Store) stage(ctx context.Context, meta RunMeta, p *profile.Profile, r *prepared, fresh []int, id uint64,
+	report func(int)) error {
 	app := meta.App
-	err = s.insert(ctx, s.q.frames, &framesSchema, len(r.frames), report, func(b driver.Batch, lo, hi int) error {
+	err := s.insert(ctx, s.q.frames, &framesSchema, len(r.frames), report, func(b driver.Batch, lo, hi int) error {
 		names, modules, hashes := make([]string, hi-lo), make([]string, hi-lo), make([]uint64, hi-lo)
 		for i, fi := range r.frames[lo:hi] {
 			f := p.Frames[fi]
@@ -283,15 +341,7 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 			return appendColumns(b, repeat(app, hi-lo), repeat(id, hi-lo), r.stackHash[lo:hi], r.stackValue[lo:hi], r.stackFirst[lo:hi])
 		})
 	}
-	if err == nil {
-		if err = s.commit(ctx, meta, p, r, start, id); err == nil {
-			report(1)
-		}
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return nil
+	return err
 }
 
 // unstoredStacks returns the indexes of the stacks of hashes that the
@@ -332,13 +382,13 @@ func (s *Store) unstoredStacks(ctx context.Context, app string, hashes []uint64)
 	return fresh, nil
 }
 
-// commit writes the runs row that makes ingest id visible. Its version
+// runRow is the runs row that makes ingest id visible. Its version
 // (committed_ns) is above every earlier commit of the run even if clocks
 // went back, so the newest ingest always wins.
-func (s *Store) commit(ctx context.Context, meta RunMeta, p *profile.Profile, r *prepared, start time.Time, id uint64) error {
+func (s *Store) runRow(ctx context.Context, meta RunMeta, p *profile.Profile, r *prepared, start time.Time, id uint64) (runRow, error) {
 	version, err := s.nextVersion(ctx, meta.App, meta.Build, meta.Run)
 	if err != nil {
-		return err
+		return runRow{}, err
 	}
 	keys := make([]string, 0, len(meta.Labels))
 	for k := range meta.Labels {
@@ -349,12 +399,12 @@ func (s *Store) commit(ctx context.Context, meta RunMeta, p *profile.Profile, r 
 	for i, k := range keys {
 		values[i] = meta.Labels[k]
 	}
-	return s.insertRun(ctx, runRow{
+	return runRow{
 		meta: meta, ingestID: id, version: version, start: start, duration: r.duration,
 		labelKeys: keys, labelValues: values, sampleType: p.SampleType, unit: p.Unit,
 		total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)),
 		timeFrameNs: r.timeFrameNs,
-	})
+	}, nil
 }
 
 // nextVersion returns a commit version above every earlier one of the run.
@@ -382,16 +432,27 @@ type runRow struct {
 }
 
 func (s *Store) insertRun(ctx context.Context, r runRow) error {
-	deleted, timeFrames, summed := uint8(0), uint8(TimeFrames), uint8(1)
-	if r.deleted {
-		deleted, timeFrames, summed = 1, 0, 0
-	}
-	return s.insert(ctx, s.q.runs, &runsSchema, 1, nil, func(b driver.Batch, _, _ int) error {
-		m := r.meta
-		return b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
-			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
-			m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
-			r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs, summed)
+	return s.insertRuns(ctx, []runRow{r})
+}
+
+// insertRuns writes runs rows in one INSERT (one block: all or none).
+func (s *Store) insertRuns(ctx context.Context, rows []runRow) error {
+	return s.insertBatches(ctx, s.q.runs, &runsSchema, len(rows), max(1, len(rows)), nil, func(b driver.Batch, lo, hi int) error {
+		for _, r := range rows[lo:hi] {
+			deleted, timeFrames, summed := uint8(0), uint8(TimeFrames), uint8(1)
+			if r.deleted {
+				deleted, timeFrames, summed = 1, 0, 0
+			}
+			m := r.meta
+			err := b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
+				time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
+				m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
+				r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs, summed)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -400,9 +461,15 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 // sent.
 func (s *Store) insert(ctx context.Context, table string, ts *tableSchema, n int, report func(int),
 	fill func(b driver.Batch, lo, hi int) error) error {
+	return s.insertBatches(ctx, table, ts, n, s.batchRows, report, fill)
+}
+
+// insertBatches is insert with INSERTs of at most batch rows.
+func (s *Store) insertBatches(ctx context.Context, table string, ts *tableSchema, n, batch int, report func(int),
+	fill func(b driver.Batch, lo, hi int) error) error {
 	ctx = syncInserts(ctx)
-	for lo := 0; lo < n; lo += s.batchRows {
-		hi := min(n, lo+s.batchRows)
+	for lo := 0; lo < n; lo += batch {
+		hi := min(n, lo+batch)
 		b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+ts.columnList()+")")
 		if err != nil {
 			return fmt.Errorf("insert into %s: %w", table, err)

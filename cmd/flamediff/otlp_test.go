@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	be "encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pprof "github.com/google/pprof/profile"
+	"go.opentelemetry.io/collector/pdata/pprofile"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/otlptest"
+)
+
+// TestIngestOTLPProfilesLikePprof: each pprof file the tests hold and
+// its OTLP conversion — a protobuf file, and the Collector file
+// exporter's JSON lines and length-prefixed protobuf — store the same
+// stacks and values, for every sample type.
+func TestIngestOTLPProfilesLikePprof(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	dir := t.TempDir()
+	files, _ := filepath.Glob("../../testdata/pprof/*.pb.gz")
+	legacy, _ := filepath.Glob("../../testdata/pprof/legacy/*.txt")
+	files = append(files, legacy...)
+	if len(files) < 10 {
+		t.Fatalf("only %d pprof files", len(files))
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := pprof.ParseData(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.RemoveUninteresting(); err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(file)
+		pd := otlptest.FromPprof(src, "otlp", "1", name)
+		pb, err := (&pprofile.ProtoMarshaler{}).MarshalProfiles(pd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := (&pprofile.JSONMarshaler{}).MarshalProfiles(pd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefixed := be.BigEndian.AppendUint32(nil, uint32(len(pb)))
+		encoded := map[string][]byte{".pb": pb, ".jsonl": append(js, '\n'), ".prefixed": append(prefixed, pb...)}
+		for _, st := range src.SampleType {
+			pprofRun := name + "-" + st.Type
+			mustRun(t, "ingest", "--dsn", dsn, "--app", "otlp", "--build", "pprof", "--run", pprofRun,
+				"--format", "pprof", "--sample-type", st.Type, file)
+			want := mustRun(t, "export", "--dsn", dsn, "--app", "otlp", "--build", "pprof", "--run", pprofRun, "--output", "folded")
+			for ext, body := range encoded {
+				path := filepath.Join(dir, name+ext)
+				if err := os.WriteFile(path, body, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				build := "otlp" + ext
+				out := mustRun(t, "ingest", "--dsn", dsn, "--format", "otlp", "--build", build, "--sample-type", st.Type, path)
+				if !strings.Contains(out, "stored otlp/"+build+"/"+name) {
+					t.Fatalf("ingest printed %q", out)
+				}
+				got := mustRun(t, "export", "--dsn", dsn, "--app", "otlp", "--build", build, "--run", name, "--output", "folded")
+				if got != want {
+					t.Errorf("%s %s %s: OTLP stores\n%.400s\npprof stores\n%.400s", name, ext, st.Type, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIngestOTLPTraces stores a file of traces as span runs and prints
+// the summary; bad input stores nothing.
+func TestIngestOTLPTraces(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	td := otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("shop", "1.2"), Spans: []otlptest.Span{
+		{Trace: 1, ID: 1, Name: "checkout", Start: 0, End: 100},
+		{Trace: 1, ID: 2, Parent: 1, Name: "pay", Start: 10, End: 150},
+		{Trace: 2, ID: 3, Name: "checkout", Start: 0, End: 80},
+		{Trace: 2, ID: 4, Parent: 9, Name: "lost", Start: 5, End: 10},
+	}})
+	js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "traces.json", string(js))
+	out := mustRun(t, "ingest", "--dsn", dsn, "--format", "otlp-traces", file)
+	for _, want := range []string{"stored shop/1.2/7a000000000000000000000000000001: 2 samples, total 100 nanoseconds",
+		"stored shop/1.2/7a000000000000000000000000000002: 2 samples, total 85 nanoseconds",
+		"traces: 4 spans in 2 traces, 1 with a missing parent, 1 clipped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ingest printed %q, want %q", out, want)
+		}
+	}
+	got := mustRun(t, "export", "--dsn", dsn, "--app", "shop", "--build", "1.2", "--run", "7a000000000000000000000000000001", "--output", "folded")
+	if want := "shop: checkout 10\nshop: checkout;shop: pay 90\n"; got != want {
+		t.Errorf("export %q, want %q", got, want)
+	}
+	bad := writeFile(t, "bad.json", string(bytes.Replace(js, []byte(`"name":"lost"`), []byte(`"name":7`), 1)))
+	if _, err := flamediff(t, "ingest", "--dsn", dsn, "--format", "otlp-traces", "--build", "bad", bad); err == nil {
+		t.Fatal("a malformed file was accepted")
+	}
+	if n := count(t, dsn, "SELECT count() FROM runs WHERE build = 'bad'"); n != 0 {
+		t.Errorf("%d runs stored from a malformed file", n)
+	}
+}

@@ -1,0 +1,131 @@
+package otlp
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	pprof "github.com/google/pprof/profile"
+	"go.opentelemetry.io/collector/pdata/pprofile"
+
+	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// pprofFiles are every pprof file the tests hold.
+func pprofFiles(t testing.TB) []string {
+	var files []string
+	for _, pattern := range []string{"*.pb.gz", "legacy/*.txt"} {
+		m, err := filepath.Glob("../../testdata/pprof/" + pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found only %d pprof files", len(files))
+	}
+	return files
+}
+
+type flatSample struct {
+	Stack []profile.Frame
+	Value int64
+	Time  int64
+}
+
+func flatten(p *profile.Profile) []flatSample {
+	out := make([]flatSample, len(p.Samples))
+	for i, s := range p.Samples {
+		out[i] = flatSample{Value: s.Value, Time: s.Time}
+		for _, id := range s.Stack {
+			out[i].Stack = append(out[i].Stack, p.Frames[id])
+		}
+	}
+	return out
+}
+
+// encodings marshals pd as a Collector or SDK would send it.
+func encodings(t testing.TB, pd pprofile.Profiles) map[string][]byte {
+	pb, err := (&pprofile.ProtoMarshaler{}).MarshalProfiles(pd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := (&pprofile.JSONMarshaler{}).MarshalProfiles(pd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{"protobuf": pb, "json": js}
+}
+
+// TestProfilesMatchPprof reads each pprof file, and its OTLP conversion
+// (protobuf and JSON), for every sample type: the same samples, stacks
+// and values in the same order, with the same sample type and unit.
+func TestProfilesMatchPprof(t *testing.T) {
+	for _, file := range pprofFiles(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := pprof.ParseData(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.RemoveUninteresting(); err != nil {
+			t.Fatal(err)
+		}
+		pd := otlptest.FromPprof(src, "app", "b1", "r1")
+		for enc, body := range encodings(t, pd) {
+			batches, err := DecodeProfiles(body, file)
+			if err != nil {
+				t.Fatalf("%s %s: %v", file, enc, err)
+			}
+			for _, st := range src.SampleType {
+				want, err := ingest.Options{Format: ingest.Pprof, SampleType: st.Type}.Parse(bytes.NewReader(data), file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs, err := ProfileRuns(ProfileOptions{SampleType: st.Type}, file, batches...)
+				if err != nil {
+					t.Fatalf("%s %s %s: %v", file, enc, st.Type, err)
+				}
+				if len(runs) != 1 || runs[0].App != "app" || runs[0].Build != "b1" || runs[0].Run != "r1" {
+					t.Fatalf("%s: runs %+v", file, runs)
+				}
+				got := runs[0].Profile
+				if got.SampleType != want.SampleType || got.Unit != want.Unit {
+					t.Errorf("%s %s: type %s/%s, want %s/%s", file, enc, got.SampleType, got.Unit, want.SampleType, want.Unit)
+				}
+				if g, w := flatten(got), flatten(want); !reflect.DeepEqual(g, w) {
+					t.Errorf("%s %s %s: %d samples (total %d), want %d (total %d)", file, enc, st.Type,
+						len(g), got.Total(), len(w), want.Total())
+				}
+			}
+		}
+	}
+}
+
+// TestProfilesDefaultSampleType: without --sample-type a run reads its
+// last sample type, as pprof does for a profile without a default.
+func TestProfilesDefaultSampleType(t *testing.T) {
+	src := &pprof.Profile{
+		SampleType: []*pprof.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}},
+		Function:   []*pprof.Function{{ID: 1, Name: "main"}},
+	}
+	src.Location = []*pprof.Location{{ID: 1, Line: []pprof.Line{{Function: src.Function[0]}}}}
+	src.Sample = []*pprof.Sample{{Location: src.Location, Value: []int64{3, 4096}}}
+	runs, err := ProfileRuns(ProfileOptions{}, "t", otlptest.FromPprof(src, "a", "b", "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := runs[0].Profile; p.SampleType != "alloc_space" || p.Total() != 4096 {
+		t.Fatalf("read %s total %d, want alloc_space 4096", p.SampleType, p.Total())
+	}
+	_, err = ProfileRuns(ProfileOptions{SampleType: "cpu"}, "t", otlptest.FromPprof(src, "a", "b", "r"))
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(`no sample type "cpu"`)) {
+		t.Fatalf("missing sample type: %v", err)
+	}
+}
