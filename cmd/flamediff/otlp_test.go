@@ -4,6 +4,7 @@ import (
 	"bytes"
 	be "encoding/binary"
 	"os"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,5 +113,57 @@ func TestIngestOTLPTraces(t *testing.T) {
 	}
 	if n := count(t, dsn, "SELECT count() FROM runs WHERE build = 'bad'"); n != 0 {
 		t.Errorf("%d runs stored from a malformed file", n)
+	}
+}
+
+// writeScenario writes runs traces of the generated scenario for build
+// as one OTLP protobuf file (the file exporter's length-prefixed stream,
+// a message per trace).
+func writeScenario(t *testing.T, rng *rand.Rand, build string, runs int, firstTrace uint64, slower map[string]float64) string {
+	t.Helper()
+	var data []byte
+	for i := range runs {
+		td := otlptest.Traces(otlptest.ScenarioTrace(rng, firstTrace+uint64(i), build, 0.05, slower)...)
+		pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = be.BigEndian.AppendUint32(data, uint32(len(pb)))
+		data = append(data, pb...)
+	}
+	return writeFile(t, build+".otlp", string(data))
+}
+
+// TestSpanDiff: among runs whose every span varies by 5%, a span made 30%
+// slower in one build is a significant regression of the diff, with its
+// callers; in a build with nothing planted (A/A) nothing is significant.
+func TestSpanDiff(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	rng := rand.New(rand.NewPCG(28, 1))
+	files := map[string]string{
+		"base": writeScenario(t, rng, "base", 10, 1000, nil),
+		"same": writeScenario(t, rng, "same", 10, 2000, nil),
+		"slow": writeScenario(t, rng, "slow", 10, 3000, map[string]float64{"db: scan": 1.3}),
+	}
+	for _, f := range files {
+		mustRun(t, "ingest", "--dsn", dsn, "--format", "otlp-traces", f)
+	}
+	model := func(head string) string {
+		return `{"queryType":"diff","app":"test","head":{"builds":["` + head + `"]},"base":{"builds":["base"]}}`
+	}
+	out, err := flamediff(t, "query", "--dsn", dsn, "--output", "markdown", "--fail-on-regression", "--model", model("slow"))
+	if !isRegression(err) || !strings.Contains(out, "### Flamediff: FAIL") || !strings.Contains(out, "| `db: scan` |") {
+		t.Errorf("planted slower span: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "| `db: query` |") || strings.Contains(out, "| `cache: get` |") {
+		t.Errorf("a span that did not change is reported:\n%s", out)
+	}
+	out, err = flamediff(t, "query", "--dsn", dsn, "--output", "markdown", "--fail-on-regression", "--model", model("same"))
+	// 5% noise in 10 runs a side may leave a small change possible
+	// (INCONCLUSIVE), but no span changes significantly.
+	if err != nil || strings.Contains(out, "FAIL") || !strings.Contains(out, "#### Significant regressions (0)") ||
+		!strings.Contains(out, "#### Significant improvements (0)") {
+		t.Errorf("A/A: %v\n%s", err, out)
 	}
 }
