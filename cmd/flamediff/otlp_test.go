@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	be "encoding/binary"
-	"os"
 	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	pprof "github.com/google/pprof/profile"
 	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/otlptest"
@@ -165,5 +169,61 @@ func TestSpanDiff(t *testing.T) {
 	if err != nil || strings.Contains(out, "FAIL") || !strings.Contains(out, "#### Significant regressions (0)") ||
 		!strings.Contains(out, "#### Significant improvements (0)") {
 		t.Errorf("A/A: %v\n%s", err, out)
+	}
+}
+
+// TestReceiveCommand runs `flamediff receive`: spans posted to it are
+// stored when it is interrupted, before the wait is over; a non-loopback
+// address without a token is refused.
+func TestReceiveCommand(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	if stderr, code := runBinary(t, "receive", "--dsn", dsn, "--addr", "0.0.0.0:0"); code != 2 || !strings.Contains(stderr, "not loopback: give a bearer token") {
+		t.Fatalf("non-loopback without a token: exit %d, %s", code, stderr)
+	}
+	cmd := exec.Command(flamediffBinary(t), "receive", "--dsn", dsn, "--addr", "127.0.0.1:0", "--wait", "1h")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		t.Fatalf("no address printed: %s", stderr.String())
+	}
+	url := strings.Fields(lines.Text())[2] // flamediff receive: URL and ...
+	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(9, 9)), 1, "v9", 0, nil)...)
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var rest strings.Builder
+	for lines.Scan() {
+		rest.WriteString(lines.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("receive: %v\n%s", err, stderr.String())
+	}
+	if want := "received 7 spans into 1 runs"; !strings.Contains(rest.String(), want) {
+		t.Errorf("receive printed %q, want %q", rest.String(), want)
+	}
+	if n := count(t, dsn, "SELECT count() FROM runs WHERE app = 'test' AND build = 'v9'"); n != 1 {
+		t.Errorf("%d runs stored at shutdown, want 1", n)
 	}
 }
