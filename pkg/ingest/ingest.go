@@ -147,7 +147,7 @@ func overflow(p *profile.Profile) int {
 func validUTF8(p *profile.Profile) *profile.Profile {
 	valid := utf8.ValidString(p.SampleType) && utf8.ValidString(p.Unit)
 	for _, f := range p.Frames {
-		valid = valid && utf8.ValidString(f.Name) && utf8.ValidString(f.Module)
+		valid = valid && utf8.ValidString(f.Name) && utf8.ValidString(f.Module) && utf8.ValidString(f.File)
 	}
 	if valid {
 		return p
@@ -157,7 +157,7 @@ func validUTF8(p *profile.Profile) *profile.Profile {
 		Samples: p.Samples}
 	ids := make([]uint32, len(p.Frames))
 	for i, f := range p.Frames {
-		ids[i] = q.Intern(profile.Frame{Name: fix(f.Name), Module: fix(f.Module)})
+		ids[i] = q.Intern(profile.Frame{Name: fix(f.Name), Module: fix(f.Module), File: fix(f.File), Line: f.Line})
 	}
 	for _, s := range q.Samples {
 		for j, id := range s.Stack {

@@ -61,7 +61,7 @@ func TestInvalidUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Frames) != 2 || p.Frames[0].Name != "a\uFFFD" || !utf8.ValidString(p.Frames[1].Name) {
-		t.Fatalf("frames %q", p.Frames)
+		t.Fatalf("frames %+v", p.Frames)
 	}
 	if got := foldedCounts(p); len(got) != 1 || got["a\uFFFD;b"] != 3 {
 		t.Errorf("stacks %v", got)

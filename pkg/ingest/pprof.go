@@ -25,7 +25,8 @@ import (
 //     expanded (a Location's Line[0] is the innermost), root first;
 //   - a location without lines (unsymbolized) is named "FILE+0xOFFSET" from
 //     its mapping's file base name and file offset, or "0xADDRESS";
-//   - Frame.Module is the location's mapping file;
+//   - Frame.Module is the location's mapping file, Frame.File and Line the
+//     function's file name and start line;
 //   - the profile's drop_frames/keep_frames are applied as pprof does;
 //   - samples with value 0 are dropped; negative values are an error.
 //
@@ -212,7 +213,8 @@ func locationFrames(p *profile.Profile, loc *pprof.Location) []uint32 {
 		if fn == "" {
 			continue
 		}
-		ids = append(ids, p.Intern(profile.Frame{Name: fn, Module: module}))
+		ids = append(ids, p.Intern(profile.Frame{Name: fn, Module: module,
+			File: line.Function.Filename, Line: max(line.Function.StartLine, 0)}))
 	}
 	if len(ids) == 0 {
 		ids = append(ids, p.Intern(profile.Frame{Name: addressName(loc), Module: module}))

@@ -128,7 +128,9 @@ func TestPprofRunMetadata(t *testing.T) {
 // TestPprofConversion checks the rules on small profiles built in code.
 func TestPprofConversion(t *testing.T) {
 	bin := &pprof.Mapping{ID: 1, Start: 0x400000, Limit: 0x500000, Offset: 0x1000, File: "/usr/bin/app"}
-	fn := func(id uint64, name string) *pprof.Function { return &pprof.Function{ID: id, Name: name} }
+	fn := func(id uint64, name string) *pprof.Function {
+		return &pprof.Function{ID: id, Name: name, Filename: "/src/" + name + ".go", StartLine: int64(10 * id)}
+	}
 	mainF, runF, inlF, leafF := fn(1, "main.main"), fn(2, "main.run"), fn(3, "main.inlined"), fn(4, "main.leaf")
 	// One location holding an inlined call: Line[0] is the innermost.
 	inl := &pprof.Location{ID: 1, Mapping: bin, Address: 0x401000,
@@ -184,6 +186,16 @@ func TestPprofConversion(t *testing.T) {
 			for _, f := range p.Frames {
 				if wantMod := map[bool]string{true: "/usr/bin/app", false: ""}[!strings.HasPrefix(f.Name, "0x")]; f.Module != wantMod {
 					t.Errorf("frame %q module %q, want %q", f.Name, f.Module, wantMod)
+				}
+				// Functions carry their file and start line; addresses none.
+				want := profile.Frame{Name: f.Name, Module: f.Module}
+				for _, g := range tc.src.Function {
+					if g.Name == f.Name {
+						want.File, want.Line = g.Filename, g.StartLine
+					}
+				}
+				if f != want {
+					t.Errorf("frame %+v, want %+v", f, want)
 				}
 			}
 		})

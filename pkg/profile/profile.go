@@ -20,6 +20,12 @@ type Frame struct {
 	// file, the perf DSO); "" when the source does not say. It feeds the
 	// system-frame rules used by "collapse system calls".
 	Module string
+	// File is the source file of the function (pprof's function filename)
+	// and Line its first line (pprof's start line); "" and 0 when the
+	// source does not say (folded and perf input). They describe a frame,
+	// they do not identify it: Name and Module do (see Intern).
+	File string
+	Line int64
 }
 
 // Sample is one stack with its value.
@@ -41,23 +47,37 @@ type Profile struct {
 	Frames     []Frame
 	Samples    []Sample
 
-	index map[Frame]uint32
+	index map[frameKey]uint32
 }
 
-// Intern returns the index of f in p.Frames, appending it if it is new.
+// frameKey is what identifies a frame: its name and module. Storage hashes
+// the same two (storage.FrameHash), so adding source positions changed no
+// stored frame or stack.
+type frameKey struct{ name, module string }
+
+// Intern returns the index of the frame f's Name and Module identify,
+// appending f if it is new. When the frame is known without a source file
+// and f has one, f's File and Line fill it in: the first non-empty
+// position wins.
 func (p *Profile) Intern(f Frame) uint32 {
 	if p.index == nil {
-		p.index = make(map[Frame]uint32, len(p.Frames))
+		p.index = make(map[frameKey]uint32, len(p.Frames))
 		for i, g := range p.Frames {
-			p.index[g] = uint32(i)
+			if _, ok := p.index[frameKey{g.Name, g.Module}]; !ok {
+				p.index[frameKey{g.Name, g.Module}] = uint32(i) // #nosec G115 -- frame ids are uint32 by design
+			}
 		}
 	}
-	if i, ok := p.index[f]; ok {
+	k := frameKey{f.Name, f.Module}
+	if i, ok := p.index[k]; ok {
+		if g := &p.Frames[i]; g.File == "" && f.File != "" {
+			g.File, g.Line = f.File, f.Line
+		}
 		return i
 	}
 	i := uint32(len(p.Frames)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 	p.Frames = append(p.Frames, f)
-	p.index[f] = i
+	p.index[k] = i
 	return i
 }
 

@@ -67,7 +67,9 @@ func TestMigrateCluster(t *testing.T) {
 	defer shard2.Close()
 	// An older version's tables: a column missing on shard 2.
 	for _, stmt := range []string{"DROP TABLE changes", "DROP TABLE changes_local",
-		"ALTER TABLE runs DROP COLUMN branch", "ALTER TABLE runs_local DROP COLUMN branch"} {
+		"ALTER TABLE runs DROP COLUMN branch", "ALTER TABLE runs_local DROP COLUMN branch",
+		"ALTER TABLE frames DROP COLUMN file", "ALTER TABLE frames_local DROP COLUMN file",
+		"ALTER TABLE frames DROP COLUMN line", "ALTER TABLE frames_local DROP COLUMN line"} {
 		if err := shard2.Exec(ctx, stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -78,6 +80,9 @@ func TestMigrateCluster(t *testing.T) {
 	check()
 	if n := onShard(t, s, 1, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND name = 'branch'"); n != 2 {
 		t.Errorf("column branch in %d tables of shard 2 after migrate, want runs and runs_local", n)
+	}
+	if n := onShard(t, s, 1, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND name IN ('file', 'line')"); n != 4 {
+		t.Errorf("columns file and line in %d tables of shard 2 after migrate, want frames and frames_local", n)
 	}
 	equalTotals(t, export(t, s, "a", "b", "r"), totals(build("main;x 1", "main;y 2", "z 3")))
 

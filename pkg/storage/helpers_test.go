@@ -157,6 +157,11 @@ func ingest(t testing.TB, s *Store, m RunMeta, p *profile.Profile) {
 
 func export(t testing.TB, s *Store, app, build, run string) map[string]int64 {
 	t.Helper()
+	return totals(exportProfile(t, s, app, build, run))
+}
+
+func exportProfile(t testing.TB, s *Store, app, build, run string) *profile.Profile {
+	t.Helper()
 	p, err := s.Export(context.Background(), app, build, run)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +169,17 @@ func export(t testing.TB, s *Store, app, build, run string) map[string]int64 {
 	if err := p.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	return totals(p)
+	return p
+}
+
+// withSources gives p's frames the file and line of sources[name].
+func withSources(p *profile.Profile, sources map[string]profile.Frame) *profile.Profile {
+	for i, f := range p.Frames {
+		if src, ok := sources[f.Name]; ok {
+			p.Frames[i].File, p.Frames[i].Line = src.File, src.Line
+		}
+	}
+	return p
 }
 
 // count runs a count() query, for checks of what reached the tables.

@@ -94,6 +94,12 @@ func validateProfile(p *profile.Profile) error {
 		if err := checkText(fmt.Sprintf("frame %d module", i), f.Module, false); err != nil {
 			return err
 		}
+		if err := checkText(fmt.Sprintf("frame %d file", i), f.File, false); err != nil {
+			return err
+		}
+		if f.Line < 0 {
+			return fmt.Errorf("frame %d line %d is negative", i, f.Line)
+		}
 	}
 	return nil
 }
@@ -312,11 +318,12 @@ func (s *Store) stage(ctx context.Context, meta RunMeta, p *profile.Profile, r *
 	app := meta.App
 	err := s.insert(ctx, s.q.frames, &framesSchema, len(r.frames), report, func(b driver.Batch, lo, hi int) error {
 		names, modules, hashes := make([]string, hi-lo), make([]string, hi-lo), make([]uint64, hi-lo)
+		files, lines := make([]string, hi-lo), make([]int64, hi-lo)
 		for i, fi := range r.frames[lo:hi] {
 			f := p.Frames[fi]
-			names[i], modules[i], hashes[i] = f.Name, f.Module, r.fHash[fi]
+			names[i], modules[i], hashes[i], files[i], lines[i] = f.Name, f.Module, r.fHash[fi], f.File, f.Line
 		}
-		return appendColumns(b, repeat(app, hi-lo), hashes, names, modules)
+		return appendColumns(b, repeat(app, hi-lo), hashes, names, modules, files, lines)
 	})
 	if err == nil {
 		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(fresh), report, func(b driver.Batch, lo, hi int) error {

@@ -89,8 +89,12 @@ type tableSchema struct {
 	shardBy string
 }
 
+// framesSchema: a frame is identified by name and module (frame_hash);
+// file and line say where its source is, "" and 0 when the profile did
+// not say or the row predates the columns (readers take a non-empty one).
 var framesSchema = tableSchema{
-	columns: []column{{"app", "String"}, {"frame_hash", "UInt64"}, {"name", "String"}, {"module", "String"}},
+	columns: []column{{"app", "String"}, {"frame_hash", "UInt64"}, {"name", "String"}, {"module", "String"},
+		{"file", "String"}, {"line", "Int64"}},
 	engine:  "ReplacingMergeTree()",
 	orderBy: "app, frame_hash",
 	shardBy: "frame_hash",

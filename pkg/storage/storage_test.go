@@ -268,8 +268,9 @@ func TestPackedFramesMatchTheServer(t *testing.T) {
 }
 
 // Migrate upgrades tables of an older version that hold rows: their runs
-// are read as unmarked (their sums counted), and their stacks' packed
-// frames are computed from frame_hashes.
+// are read as unmarked (their sums counted), their stacks' packed frames
+// are computed from frame_hashes, and their frames have no source
+// position until an ingest gives one.
 func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
 	ctx := context.Background()
 	if chtest.OnCluster() {
@@ -285,12 +286,15 @@ func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
 			"SELECT * FROM runs", // every column, then drop the new one
 		"ALTER TABLE old_runs DROP COLUMN stacks_summed",
 		"DROP TABLE runs", "RENAME TABLE old_runs TO runs",
+		"CREATE TABLE old_frames ENGINE = ReplacingMergeTree() ORDER BY (app, frame_hash) AS SELECT app, frame_hash, name, module FROM frames",
+		"DROP TABLE frames", "RENAME TABLE old_frames TO frames",
 	} {
 		if err := s.conn.Exec(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	if err := s.CheckTables(ctx); err == nil || !strings.Contains(err.Error(), "frame_bytes") || !strings.Contains(err.Error(), "stacks_summed") {
+	if err := s.CheckTables(ctx); err == nil || !strings.Contains(err.Error(), "frame_bytes") || !strings.Contains(err.Error(), "stacks_summed") ||
+		!strings.Contains(err.Error(), "file, line") {
 		t.Fatalf("before migrate: %v, want the new columns missing", err)
 	}
 	// what the data source tells apart to say "run flamediff migrate"
@@ -312,6 +316,36 @@ func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
 		t.Fatalf("runs %+v, want one, not marked", runs)
 	}
 	equalTotals(t, perRun(t, s, runs)[0], totals(p))
+	if got := frameSources(t, s, "a"); got["main"] != ":0" || got["c"] != ":0" {
+		t.Errorf("old frames %v, want no source", got)
+	}
+	// A later ingest that knows a frame's source gives it to the old row.
+	q := build("main;a 1")
+	q.Frames[q.Intern(profile.Frame{Name: "main"})].File = "/src/main.go"
+	q.Frames[q.Intern(profile.Frame{Name: "main"})].Line = 7
+	ingest(t, s, meta("a", "2", "r1"), q)
+	if got := frameSources(t, s, "a"); got["main"] != "/src/main.go:7" || got["a"] != ":0" {
+		t.Errorf("frames after an ingest with sources %v", got)
+	}
+}
+
+// frameSources reads every frame of app as name -> "file:line".
+func frameSources(t *testing.T, s *Store, app string) map[string]string {
+	t.Helper()
+	runs, err := s.Runs(context.Background(), app, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	if err := s.Stacks(context.Background(), runs, func(_ uint64, frames []Frame) error {
+		for _, f := range frames {
+			got[f.Name] = fmt.Sprintf("%s:%d", f.File, f.Line)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // perRun reads the per-run stack values of runs as stack texts.
@@ -387,11 +421,20 @@ func TestIngestExportRoundTrip(t *testing.T) {
 		{"hostile names", RunMeta{App: `o'hare "app"`, Build: `b\'; DROP TABLE runs; --`, Run: "ран 🚀"},
 			build(`it's;back\slash;'; DROP TABLE frames; -- 3`, "日本語;\t tab;?;%_ 4", `\0;\';\\ 1`)},
 		{"zero value", meta("app", "1.0", "r4"), build("main;idle 0", "main;busy 9")},
+		{"source positions", meta("app", "1.0", "r5"), withSources(build("main;a 2", "main;b 3"),
+			map[string]profile.Frame{"main": {File: "/src/main.go", Line: 10}, "b": {File: "C:\\src\\b, \"x\".go", Line: 1 << 40}})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ingest(t, s, tt.meta, tt.p)
 			equalTotals(t, export(t, s, tt.meta.App, tt.meta.Build, tt.meta.Run), totals(tt.p))
+			exported := exportProfile(t, s, tt.meta.App, tt.meta.Build, tt.meta.Run)
+			for _, f := range tt.p.Frames {
+				g := exported.Frames[exported.Intern(profile.Frame{Name: f.Name, Module: f.Module})]
+				if g.File != f.File || g.Line != f.Line {
+					t.Errorf("frame %q: source %q:%d, want %q:%d", f.Name, g.File, g.Line, f.File, f.Line)
+				}
+			}
 			runs, err := s.Runs(context.Background(), tt.meta.App, []string{tt.meta.Build}, []string{tt.meta.Run})
 			if err != nil {
 				t.Fatal(err)
