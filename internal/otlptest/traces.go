@@ -12,6 +12,7 @@ type Span struct {
 	Name              string
 	Start, End        uint64
 	Attrs             map[string]string
+	IntAttrs          map[string]int64
 }
 
 // Resource is a service's spans.
@@ -63,6 +64,9 @@ func Traces(resources ...Resource) ptrace.Traces {
 			sp.SetEndTimestamp(pcommon.Timestamp(Base + s.End))
 			for k, v := range s.Attrs {
 				sp.Attributes().PutStr(k, v)
+			}
+			for k, v := range s.IntAttrs {
+				sp.Attributes().PutInt(k, v)
 			}
 		}
 	}

@@ -65,7 +65,8 @@ type profileRun struct {
 // key and sample type are merged (a profiler sends one every few
 // seconds); of its sample types one is read (ProfileOptions.SampleType).
 // Each line of a location is a frame (function name, else system name;
-// module the mapping's file), inlined calls expanded, root first; a
+// module the mapping's file; file and line the function's file and start
+// line, as pkg/ingest reads pprof), inlined calls expanded, root first; a
 // location without lines is named as pprof names it. A sample's timestamps
 // are its events' times (value 1 each when it has no values); the earliest
 // profile time of the run is its start. Samples of value 0 are dropped,
@@ -307,13 +308,17 @@ func (c *profileConverter) location(p *profile.Profile, li int32) ([]uint32, err
 		if err == nil && name == "" {
 			name, err = c.str(fn.SystemNameStrindex())
 		}
+		var file string
+		if err == nil {
+			file, err = c.str(fn.FilenameStrindex())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", fi, err)
 		}
 		if name == "" {
 			continue
 		}
-		ids = append(ids, p.Intern(profile.Frame{Name: name, Module: module}))
+		ids = append(ids, p.Intern(profile.Frame{Name: name, Module: module, File: file, Line: max(fn.StartLine(), 0)}))
 	}
 	if len(ids) == 0 {
 		ids = append(ids, p.Intern(profile.Frame{Name: addressName(loc.Address(), module, mapping), Module: module}))

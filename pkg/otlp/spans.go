@@ -26,7 +26,12 @@ type Span struct {
 	// Service and Version are the resource's service.name and
 	// service.version; Group the run attribute's value, if asked for.
 	Service, Version, Name, Group string
-	Start, End                    uint64 // Unix nanoseconds
+	// File and Line are where the span is made, from the code.file.path
+	// and code.line.number attributes (or the older code.filepath and
+	// code.lineno).
+	File       string
+	Line       int64
+	Start, End uint64 // Unix nanoseconds
 }
 
 // RunID is the run a span belongs to: its group, else its trace id.
@@ -79,6 +84,7 @@ func SpansOf(td ptrace.Traces, runAttribute string) ([]Span, error) {
 				s := Span{Trace: sp.TraceID(), ID: sp.SpanID(), Parent: sp.ParentSpanID(),
 					Service: service, Version: version, Name: sp.Name(), Group: group,
 					Start: uint64(sp.StartTimestamp()), End: uint64(sp.EndTimestamp())}
+				s.File, s.Line = codePosition(sp.Attributes())
 				if runAttribute != "" {
 					if g := attr(sp.Attributes(), runAttribute); g != "" {
 						s.Group = g
@@ -97,6 +103,21 @@ func SpansOf(td ptrace.Traces, runAttribute string) ([]Span, error) {
 		}
 	}
 	return out, nil
+}
+
+// codePosition is a span's source file and line from the semantic
+// conventions' code attributes, current or older.
+func codePosition(m pcommon.Map) (string, int64) {
+	file := attr(m, "code.file.path")
+	if file == "" {
+		file = attr(m, "code.filepath")
+	}
+	for _, k := range []string{"code.line.number", "code.lineno"} {
+		if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeInt {
+			return file, max(v.Int(), 0)
+		}
+	}
+	return file, 0
 }
 
 // TraceOptions choose how traces become runs.
@@ -265,10 +286,9 @@ func (b *spanBuilder) trace(spans []Span) traceSpan {
 		b.stack = b.stack[:0]
 		b.visit(i, b.spans[i].Start, b.spans[i].End, false)
 	}
-	missing := b.p.Intern(profile.Frame{Name: MissingParent})
 	visitOrphan := func(i int) {
 		b.sum.Orphans++
-		b.stack = append(b.stack[:0], missing)
+		b.stack = append(b.stack[:0], b.p.Intern(profile.Frame{Name: MissingParent}))
 		b.visit(i, b.spans[i].Start, b.spans[i].End, false)
 	}
 	for _, i := range orphans {
@@ -296,7 +316,7 @@ func (b *spanBuilder) visit(i int, lo, hi uint64, clip bool) {
 		b.sum.Clipped++
 		start, end = min(max(start, lo), hi), max(min(end, hi), lo)
 	}
-	frame := b.p.Intern(profile.Frame{Name: s.Service + ": " + s.Name, Module: s.Service})
+	frame := b.p.Intern(profile.Frame{Name: s.Service + ": " + s.Name, Module: s.Service, File: s.File, Line: s.Line})
 	b.stack = append(b.stack, frame)
 	depth := len(b.stack)
 	kids := b.children[s.ID]

@@ -120,3 +120,25 @@ func TestSpanRunsGrouped(t *testing.T) {
 		t.Errorf("a trace without service.name: %v", err)
 	}
 }
+
+// TestSpanFramesCarryCodePosition: code.file.path and code.line.number
+// (or the older code.filepath and code.lineno) give a frame's file:line.
+func TestSpanFramesCarryCodePosition(t *testing.T) {
+	td := otlptest.Traces(svc(
+		otlptest.Span{Trace: 1, ID: 1, Name: "A", End: 10, Attrs: map[string]string{"code.file.path": "a.go"},
+			IntAttrs: map[string]int64{"code.line.number": 12}},
+		otlptest.Span{Trace: 1, ID: 2, Parent: 1, Name: "B", End: 5, Attrs: map[string]string{"code.filepath": "b.py"},
+			IntAttrs: map[string]int64{"code.lineno": 7}},
+	))
+	runs, _, err := TraceRuns(TraceOptions{}, "t", td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range runs[0].Profile.Frames {
+		got = append(got, fmt.Sprintf("%s %s:%d", f.Name, f.File, f.Line))
+	}
+	if want := []string{"s: A a.go:12", "s: B b.py:7"}; !slices.Equal(got, want) {
+		t.Errorf("frames %q, want %q", got, want)
+	}
+}
