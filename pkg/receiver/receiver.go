@@ -155,7 +155,8 @@ func (r *Receiver) Run(ctx context.Context) {
 }
 
 // commitReady stores the runs ready at now (every pending run when now is
-// zero). A run the store refuses stays pending, to be tried again.
+// zero), all in one commit. Runs the store refuses stay pending, to be
+// tried again.
 func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 	r.ingest.Lock() // one commit pass at a time: a run is stored once
 	defer r.ingest.Unlock()
@@ -167,44 +168,54 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 		}
 	}
 	r.mu.Unlock()
+	if len(ready) == 0 {
+		return
+	}
+	var runs []storage.Ingestion
+	stored := map[string]otlp.TraceSummary{}
 	for id, spans := range ready {
 		run, sum, err := otlp.SpanRun(spans, id, otlp.TraceOptions{RunAttribute: r.o.RunAttribute}, "traces")
-		if err != nil { // the spans cannot make a run: keeping them would not help
+		switch {
+		case err != nil: // the spans cannot make a run: keeping them would not help
 			r.o.Logf("run %s of %d spans not stored: %v", id, len(spans), err)
-		} else if run.Profile != nil {
-			err = r.store.IngestRuns(ctx, []storage.Ingestion{{
-				Meta: storage.RunMeta{App: run.App, Build: run.Build, Run: run.Run}, Profile: run.Profile}}, nil)
-			if err != nil && !now.IsZero() {
-				r.mu.Lock()
-				r.failing = true
-				r.mu.Unlock()
-				r.o.Logf("storing run %s failed, kept to retry: %v", id, err)
-				continue
-			}
+		case run.Profile != nil:
+			runs = append(runs, storage.Ingestion{Meta: storage.RunMeta{App: run.App, Build: run.Build, Run: run.Run}, Profile: run.Profile})
+			stored[id] = sum
 		}
-		r.mu.Lock()
-		r.failing = false
+	}
+	var err error
+	if len(runs) > 0 {
+		err = r.store.IngestRuns(ctx, runs, nil)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failing = err != nil && !now.IsZero()
+	for id, spans := range ready {
+		sum, ok := stored[id]
+		if ok && r.failing {
+			continue // kept to retry
+		}
 		p := r.pending[id]
 		if len(p.spans) > len(spans) {
 			// Spans came while the run was stored: it stays pending and is
 			// stored again with them, replacing this version.
-			r.mu.Unlock()
 			continue
 		}
 		delete(r.pending, id)
 		r.stats.PendingSpans -= len(p.spans)
 		r.remember(id)
-		if err == nil && run.Profile != nil {
+		if ok && err == nil {
 			r.stats.TraceRuns++
 			r.stats.Summary.Add(sum)
 		}
-		r.mu.Unlock()
-		switch {
-		case err != nil && now.IsZero():
-			r.o.Logf("run %s of %d spans lost at shutdown: %v", id, len(spans), err)
-		case err == nil && run.Profile != nil:
-			r.o.Logf("stored run %s/%s/%s: %s", run.App, run.Build, id, sum)
-		}
+	}
+	switch {
+	case r.failing:
+		r.o.Logf("storing %d runs failed, kept to retry: %v", len(runs), err)
+	case err != nil:
+		r.o.Logf("%d runs lost at shutdown: %v", len(runs), err)
+	case len(runs) > 0:
+		r.o.Logf("stored %d runs", len(runs))
 	}
 }
 
