@@ -44,6 +44,7 @@ var commands = map[string]command{
 	"report": {"write a diff or flame graph as one self-contained HTML file",
 		"--type diff|flamegraph --head FILE... [--base FILE...] -o FILE\n       flamediff report --dsn DSN --model JSON -o FILE", reportCmd},
 	"serve": {"serve a local web UI over stored runs", "--dsn DSN [--addr 127.0.0.1:3001]", serveCmd},
+	"mcp":   {"serve read-only MCP tools to an AI assistant over stdin and stdout", "--dsn DSN", mcpCmd},
 	"receive": {"receive OpenTelemetry traces and profiles over OTLP/HTTP",
 		"--dsn DSN [--addr 127.0.0.1:4318] [--wait 10s] [flags]", receiveCmd},
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // serveCmd serves the local web UI (like `go tool pprof -http`) over the
-// data source's executor and resources, until interrupted.
+// data source's executor and resources, and the MCP tools at /mcp, until
+// interrupted.
 func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	dsn := dsnFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:3001", "listen on `HOST:PORT` (loopback by default: the UI has no login)")
@@ -34,10 +35,10 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err != nil {
 			return err
 		}
-		srv := &http.Server{
-			Handler:           web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status),
-			ReadHeaderTimeout: 10 * time.Second,
-		}
+		mux := http.NewServeMux()
+		mux.Handle("/", web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status))
+		mux.Handle("/mcp", mcpHandler(store, rules)) // docs/MCP.md
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			<-ctx.Done()
 			// ctx is done: the shutdown needs a deadline of its own
