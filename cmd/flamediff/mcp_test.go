@@ -71,7 +71,9 @@ func exerciseTools(t *testing.T, s *mcp.ClientSession) {
 	callTool(t, s, "list_apps", nil, &apps)
 	var builds struct{ Builds []struct{ Name string } }
 	callTool(t, s, "list_builds", map[string]any{"app": "app"}, &builds)
-	var runs struct{ Runs []struct{ Build, Run, Unit string } }
+	var runs struct {
+		Runs []struct{ Build, Run, Unit string }
+	}
 	callTool(t, s, "list_runs", map[string]any{"app": "app"}, &runs)
 	if !slices.Equal(apps.Apps, []string{"app"}) || len(builds.Builds) != 2 || len(runs.Runs) != nBase+nHead || runs.Runs[0].Unit != "nanoseconds" {
 		t.Errorf("lists: apps %v, builds %v, runs %v", apps.Apps, builds.Builds, runs.Runs)
