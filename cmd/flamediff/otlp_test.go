@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	pprof "github.com/google/pprof/profile"
 	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -36,17 +35,7 @@ func TestIngestOTLPProfilesLikePprof(t *testing.T) {
 		t.Fatalf("only %d pprof files", len(files))
 	}
 	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := pprof.ParseData(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := src.RemoveUninteresting(); err != nil {
-			t.Fatal(err)
-		}
+		src, _ := otlptest.ReadPprof(t, file)
 		name := filepath.Base(file)
 		pd := otlptest.FromPprof(src, "otlp", "1", name)
 		pb, err := (&pprofile.ProtoMarshaler{}).MarshalProfiles(pd)

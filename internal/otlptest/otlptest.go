@@ -4,6 +4,8 @@ package otlptest
 
 import (
 	"fmt"
+	"os"
+	"testing"
 
 	pprof "github.com/google/pprof/profile"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -117,4 +119,22 @@ func (d *dict) str(s string) int32 {
 	d.StringTable().Append(s)
 	d.strs[s] = i
 	return i
+}
+
+// ReadPprof reads a pprof file as pkg/ingest reads it before converting
+// (drop_frames and keep_frames applied), and returns its bytes too.
+func ReadPprof(t testing.TB, path string) (*pprof.Profile, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := pprof.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.RemoveUninteresting(); err != nil {
+		t.Fatal(err)
+	}
+	return src, data
 }

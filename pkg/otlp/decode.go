@@ -88,39 +88,28 @@ func messages(data []byte) ([][]byte, bool, error) {
 // DecodeProfiles reads the OTLP profiles of a file (see messages for the
 // framings); name identifies it in errors.
 func DecodeProfiles(data []byte, name string) ([]pprofile.Profiles, error) {
-	msgs, isJSON, err := messages(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	out := make([]pprofile.Profiles, len(msgs))
-	for i, m := range msgs {
-		if isJSON {
-			out[i], err = (&pprofile.JSONUnmarshaler{}).UnmarshalProfiles(m)
-		} else {
-			out[i], err = (&pprofile.ProtoUnmarshaler{}).UnmarshalProfiles(m)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: message %d: not OTLP profiles: %w", name, i+1, err)
-		}
-	}
-	return out, nil
+	return decode(data, name, "profiles", (&pprofile.JSONUnmarshaler{}).UnmarshalProfiles,
+		(&pprofile.ProtoUnmarshaler{}).UnmarshalProfiles)
 }
 
 // DecodeTraces reads the OTLP traces of a file, as DecodeProfiles.
 func DecodeTraces(data []byte, name string) ([]ptrace.Traces, error) {
+	return decode(data, name, "traces", (&ptrace.JSONUnmarshaler{}).UnmarshalTraces, (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces)
+}
+
+func decode[T any](data []byte, name, what string, fromJSON, fromProto func([]byte) (T, error)) ([]T, error) {
 	msgs, isJSON, err := messages(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out := make([]ptrace.Traces, len(msgs))
+	unmarshal := fromProto
+	if isJSON {
+		unmarshal = fromJSON
+	}
+	out := make([]T, len(msgs))
 	for i, m := range msgs {
-		if isJSON {
-			out[i], err = (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(m)
-		} else {
-			out[i], err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(m)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: message %d: not OTLP traces: %w", name, i+1, err)
+		if out[i], err = unmarshal(m); err != nil {
+			return nil, fmt.Errorf("%s: message %d: not OTLP %s: %w", name, i+1, what, err)
 		}
 	}
 	return out, nil

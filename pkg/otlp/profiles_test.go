@@ -2,9 +2,9 @@ package otlp
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	pprof "github.com/google/pprof/profile"
@@ -66,17 +66,7 @@ func encodings(t testing.TB, pd pprofile.Profiles) map[string][]byte {
 // and values in the same order, with the same sample type and unit.
 func TestProfilesMatchPprof(t *testing.T) {
 	for _, file := range pprofFiles(t) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := pprof.ParseData(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := src.RemoveUninteresting(); err != nil {
-			t.Fatal(err)
-		}
+		src, data := otlptest.ReadPprof(t, file)
 		pd := otlptest.FromPprof(src, "app", "b1", "r1")
 		for enc, body := range encodings(t, pd) {
 			batches, err := DecodeProfiles(body, file)
@@ -127,5 +117,43 @@ func TestProfilesDefaultSampleType(t *testing.T) {
 	_, err = ProfileRuns(ProfileOptions{SampleType: "cpu"}, "t", otlptest.FromPprof(src, "a", "b", "r"))
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(`no sample type "cpu"`)) {
 		t.Fatalf("missing sample type: %v", err)
+	}
+}
+
+// TestProfileTimestampsAndMerge: a sample's timestamps are events (value
+// 1 each without values) whose offsets from the run's start are their
+// first-seen; two profiles of one run, as a profiler sends every few
+// seconds, make one run.
+func TestProfileTimestampsAndMerge(t *testing.T) {
+	src := &pprof.Profile{
+		SampleType: []*pprof.ValueType{{Type: "samples", Unit: "count"}},
+		Function:   []*pprof.Function{{ID: 1, Name: "main"}, {ID: 2, Name: "work"}},
+		TimeNanos:  1_000,
+	}
+	src.Location = []*pprof.Location{{ID: 1, Line: []pprof.Line{{Function: src.Function[0]}}},
+		{ID: 2, Line: []pprof.Line{{Function: src.Function[1]}}}}
+	src.Sample = []*pprof.Sample{{Location: []*pprof.Location{src.Location[1], src.Location[0]}, Value: []int64{0}}}
+	first := otlptest.FromPprof(src, "a", "b", "r")
+	s := first.ResourceProfiles().At(0).ScopeProfiles().At(0).Profiles().At(0).Samples().At(0)
+	s.Values().FromRaw(nil)
+	s.TimestampsUnixNano().FromRaw([]uint64{1_500, 1_200})
+	src.TimeNanos = 3_000
+	second := otlptest.FromPprof(src, "a", "b", "r")
+	s = second.ResourceProfiles().At(0).ScopeProfiles().At(0).Profiles().At(0).Samples().At(0)
+	s.Values().FromRaw([]int64{7})
+	s.TimestampsUnixNano().FromRaw([]uint64{3_100})
+	runs, err := ProfileRuns(ProfileOptions{}, "t", first, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	p := runs[0].Profile
+	if got, want := samples(p), []string{"main;work 1 @500", "main;work 1 @200", "main;work 7 @2100"}; !slices.Equal(got, want) {
+		t.Errorf("samples %q, want %q", got, want)
+	}
+	if p.Start.UnixNano() != 1_000 {
+		t.Errorf("start %v, want 1000 ns", p.Start.UnixNano())
 	}
 }

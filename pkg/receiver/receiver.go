@@ -305,21 +305,52 @@ func (r *Receiver) read(w http.ResponseWriter, req *http.Request) (request, *htt
 // retryAfter is the wait a refused sender is told.
 func (r *Receiver) retryAfter() time.Duration { return max(time.Second, r.o.Wait/2) }
 
-func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
+// message is an OTLP request or response, in either encoding.
+type message interface {
+	UnmarshalJSON([]byte) error
+	UnmarshalProto([]byte) error
+	MarshalJSON() ([]byte, error)
+	MarshalProto() ([]byte, error)
+}
+
+// decode reads a request into msg, or answers its refusal and reports
+// false.
+func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message, what string) (isJSON, ok bool) {
 	in, herr := r.read(w, req)
+	if herr == nil {
+		var err error
+		if in.isJSON {
+			err = msg.UnmarshalJSON(in.body)
+		} else {
+			err = msg.UnmarshalProto(in.body)
+		}
+		if err != nil {
+			herr = refuse(http.StatusBadRequest, "not an OTLP %s request: %v", what, err)
+		}
+	}
 	if herr != nil {
 		r.fail(w, in.isJSON, herr)
-		return
+		return in.isJSON, false
 	}
-	er := ptraceotlp.NewExportRequest()
+	return in.isJSON, true
+}
+
+// succeed answers 200 with resp in the request's encoding.
+func (r *Receiver) succeed(w http.ResponseWriter, isJSON bool, resp message) {
+	var body []byte
 	var err error
-	if in.isJSON {
-		err = er.UnmarshalJSON(in.body)
+	if isJSON {
+		body, err = resp.MarshalJSON()
 	} else {
-		err = er.UnmarshalProto(in.body)
+		body, err = resp.MarshalProto()
 	}
-	if err != nil {
-		r.fail(w, in.isJSON, refuse(http.StatusBadRequest, "not an OTLP traces request: %v", err))
+	r.answer(w, isJSON, http.StatusOK, body, err)
+}
+
+func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
+	er := ptraceotlp.NewExportRequest()
+	isJSON, ok := r.decode(w, req, er, "traces")
+	if !ok {
 		return
 	}
 	spans, err := otlp.SpansOf(er.Traces(), r.o.RunAttribute)
@@ -327,12 +358,12 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 		err = namesBuilds(spans)
 	}
 	if err != nil {
-		r.fail(w, in.isJSON, refuse(http.StatusBadRequest, "%v", err))
+		r.fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
 		return
 	}
 	late, herr := r.accept(spans)
 	if herr != nil {
-		r.fail(w, in.isJSON, herr)
+		r.fail(w, isJSON, herr)
 		return
 	}
 	resp := ptraceotlp.NewExportResponse()
@@ -341,13 +372,7 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 		ps.SetRejectedSpans(int64(late))
 		ps.SetErrorMessage(fmt.Sprintf("%d spans came after their run was stored (raise the receiver's --wait)", late))
 	}
-	var body []byte
-	if in.isJSON {
-		body, err = resp.MarshalJSON()
-	} else {
-		body, err = resp.MarshalProto()
-	}
-	r.answer(w, in.isJSON, http.StatusOK, body, err)
+	r.succeed(w, isJSON, resp)
 }
 
 // namesBuilds checks that every span's resource names its app and build,
@@ -406,25 +431,14 @@ func (r *Receiver) accept(spans []otlp.Span) (late int, herr *httpError) {
 }
 
 func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
-	in, herr := r.read(w, req)
-	if herr != nil {
-		r.fail(w, in.isJSON, herr)
-		return
-	}
 	er := pprofileotlp.NewExportRequest()
-	var err error
-	if in.isJSON {
-		err = er.UnmarshalJSON(in.body)
-	} else {
-		err = er.UnmarshalProto(in.body)
-	}
-	if err != nil {
-		r.fail(w, in.isJSON, refuse(http.StatusBadRequest, "not an OTLP profiles request: %v", err))
+	isJSON, ok := r.decode(w, req, er, "profiles")
+	if !ok {
 		return
 	}
 	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
 	if err != nil {
-		r.fail(w, in.isJSON, refuse(http.StatusBadRequest, "%v", err))
+		r.fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
 		return
 	}
 	ingestions := make([]storage.Ingestion, len(runs))
@@ -433,20 +447,13 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 	}
 	if err := r.store.IngestRuns(req.Context(), ingestions, nil); err != nil {
 		r.o.Logf("storing %d profile runs failed: %v", len(runs), err)
-		r.fail(w, in.isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "storing the runs failed: " + err.Error(), retry: r.retryAfter()})
+		r.fail(w, isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "storing the runs failed: " + err.Error(), retry: r.retryAfter()})
 		return
 	}
 	r.mu.Lock()
 	r.stats.ProfileRuns += len(runs)
 	r.mu.Unlock()
-	resp := pprofileotlp.NewExportResponse()
-	var body []byte
-	if in.isJSON {
-		body, err = resp.MarshalJSON()
-	} else {
-		body, err = resp.MarshalProto()
-	}
-	r.answer(w, in.isJSON, http.StatusOK, body, err)
+	r.succeed(w, isJSON, pprofileotlp.NewExportResponse())
 }
 
 // fail answers a refusal with a google.rpc.Status body, as OTLP/HTTP

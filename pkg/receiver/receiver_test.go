@@ -9,14 +9,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	pprof "github.com/google/pprof/profile"
 	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -251,17 +249,7 @@ const (
 // the file for the sample type the receiver reads (the last).
 func pprofRequest(t testing.TB, file, build, run string) (pprofile.Profiles, *profile.Profile) {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := pprof.ParseData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.RemoveUninteresting(); err != nil {
-		t.Fatal(err)
-	}
+	src, data := otlptest.ReadPprof(t, file)
 	want, err := ingest.Options{SampleType: src.SampleType[len(src.SampleType)-1].Type}.Parse(bytes.NewReader(data), file)
 	if err != nil {
 		t.Fatal(err)
