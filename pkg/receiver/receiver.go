@@ -75,6 +75,9 @@ type Stats struct {
 	ProfileRuns int
 	// Summary adds up the span runs' build summaries.
 	Summary otlp.TraceSummary
+	// Failing says that the last attempt to store runs failed: spans are
+	// refused (503) until one succeeds.
+	Failing bool
 }
 
 // Receiver receives OTLP over HTTP.
@@ -125,7 +128,9 @@ func New(store Store, o Options) *Receiver {
 func (r *Receiver) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stats
+	s := r.stats
+	s.Failing = r.failing
+	return s
 }
 
 // Handler serves POST /v1/traces and /v1/profiles.

@@ -480,3 +480,56 @@ func FuzzTracesRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestRootlessRunAndStoreFailure: a run whose root span never comes is
+// stored after RootWait under [missing parent]; when the store fails,
+// profiles get 503 with Retry-After, spans stay pending and new spans
+// get 503 too.
+func TestRootlessRunAndStoreFailure(t *testing.T) {
+	store := newStore(t)
+	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond})
+	orphans := otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("svc", "v1"), Spans: []otlptest.Span{
+		{Trace: 5, ID: 2, Parent: 1, Name: "child", Start: 0, End: 10}}})
+	pb, err := ptraceotlp.NewExportRequestFromTraces(orphans).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	waitFor(t, "the rootless run", func() bool { return r.Stats().TraceRuns == 1 })
+	runs, err := store.Runs(context.Background(), "svc", nil, nil)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	if got := folded(t, store, "svc", "v1", runs[0].Run); !maps.Equal(got, map[string]int64{"[missing parent];svc: child": 10}) {
+		t.Errorf("stored %v", got)
+	}
+	if s := r.Stats(); s.Summary.Orphans != 1 {
+		t.Errorf("stats %+v", s)
+	}
+
+	store.Close() // the store fails from now on
+	pd, _ := pprofRequest(t, "../../testdata/pprof/base-run1.pb.gz", "down", "r")
+	body, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, h, answer := post(t, srv.URL+"/v1/profiles", protobuf, body); code != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("profiles with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
+	}
+	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(2, 2)), 6, "v1", 0, nil)...)
+	if pb, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalProto(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+		t.Fatalf("spans: %d %s", code, answer)
+	}
+	waitFor(t, "a failed commit", func() bool { return r.Stats().Failing })
+	if code, h, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("spans with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
+	}
+	if s := r.Stats(); s.PendingSpans != len(otlptest.Scenario) || s.TraceRuns != 1 {
+		t.Errorf("spans of the failed commit not kept: %+v", s)
+	}
+}
