@@ -17,9 +17,9 @@ import (
 	"github.com/flamediff/flamediff/pkg/receiver"
 )
 
-// tokenEnv is the environment variable that may hold receive's bearer
+// receiveTokenEnv is the environment variable that may hold receive's bearer
 // token.
-const tokenEnv = "FLAMEDIFF_RECEIVE_TOKEN"
+const receiveTokenEnv = "FLAMEDIFF_RECEIVE_TOKEN"
 
 // receiveCmd runs the OTLP/HTTP receiver until interrupted, then stores
 // every pending run.
@@ -31,13 +31,13 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 	fs.IntVar(&o.MaxPendingSpans, "max-pending-spans", 1_000_000, "spans held for runs not yet stored; over it requests get 429")
 	maxBody := fs.Int("max-body-mib", 16, "largest request body, and what it may inflate to, in `MiB`")
 	fs.StringVar(&o.RunAttribute, "run-attribute", "", "group spans into runs by this span or resource `ATTRIBUTE` (default: one trace, one run)")
-	tokenFile := fs.String("token-file", "", "`FILE` holding the bearer token requests must carry (or $"+tokenEnv+")")
+	tokenFile := fs.String("token-file", "", "`FILE` holding the bearer token requests must carry (or $"+receiveTokenEnv+")")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if err := noArgs(args); err != nil {
 			return err
 		}
 		o.MaxBodyBytes = int64(*maxBody) << 20
-		token, err := readToken(*tokenFile)
+		token, err := readReceiveToken(*tokenFile)
 		if err != nil {
 			return err
 		}
@@ -46,7 +46,7 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 			return usageError{fmt.Errorf("--addr: %w", err)}
 		}
 		if !tcp.IP.IsLoopback() && token == "" {
-			return usageError{fmt.Errorf("--addr %s is not loopback: give a bearer token (--token-file or $%s)", *addr, tokenEnv)}
+			return usageError{fmt.Errorf("--addr %s is not loopback: give a bearer token (--token-file or $%s)", *addr, receiveTokenEnv)}
 		}
 		ln, err := net.ListenTCP("tcp", tcp)
 		if err != nil {
@@ -92,10 +92,10 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 	}
 }
 
-// readToken reads the bearer token from file, else the environment.
-func readToken(file string) (string, error) {
+// readReceiveToken reads the bearer token from file, else the environment.
+func readReceiveToken(file string) (string, error) {
 	if file == "" {
-		return os.Getenv(tokenEnv), nil
+		return os.Getenv(receiveTokenEnv), nil
 	}
 	b, err := os.ReadFile(file) // #nosec G304 -- the file the user names
 	if err != nil {
