@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
@@ -138,13 +139,20 @@ func (t *mcpTools) listBuilds(ctx context.Context, _ *mcp.CallToolRequest, in ap
 		return nil, listBuildsOutput{}, err
 	}
 	var out listBuildsOutput
-	if len(builds) > mcpMaxRows {
-		out.Omitted, builds = len(builds)-mcpMaxRows, builds[len(builds)-mcpMaxRows:]
-	}
+	builds, out.Omitted = newest(builds)
 	for _, b := range builds {
 		out.Builds = append(out.Builds, mcpBuild{b.Name, b.Time, b.Runs})
 	}
 	return nil, out, nil
+}
+
+// newest keeps the last mcpMaxRows of xs (oldest first) and counts the
+// others.
+func newest[T any](xs []T) ([]T, int) {
+	if len(xs) <= mcpMaxRows {
+		return xs, 0
+	}
+	return xs[len(xs)-mcpMaxRows:], len(xs) - mcpMaxRows
 }
 
 type listRunsInput struct {
@@ -172,9 +180,7 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, in list
 		return nil, listRunsOutput{}, err
 	}
 	var out listRunsOutput
-	if len(runs) > mcpMaxRows {
-		out.Omitted, runs = len(runs)-mcpMaxRows, runs[len(runs)-mcpMaxRows:]
-	}
+	runs, out.Omitted = newest(runs)
 	for _, r := range runs {
 		out.Runs = append(out.Runs, mcpRun{r.Build, r.Run, r.Start, r.Duration.String(), r.Total, r.Unit})
 	}
@@ -253,7 +259,7 @@ func (t *mcpTools) compareBuilds(ctx context.Context, _ *mcp.CallToolRequest, in
 	out.Verdict, out.Why, out.Unit = v.result, v.why, unit
 	out.Runs.Base, out.Runs.Head = v.runs[tree.Base], v.runs[tree.Head]
 	if v.totals[tree.Base] != nil {
-		out.Runs.BaseMean, out.Runs.HeadMean = mean(v.totals[tree.Base]), mean(v.totals[tree.Head])
+		out.Runs.BaseMean, out.Runs.HeadMean = stats.Describe(v.totals[tree.Base]).Mean, stats.Describe(v.totals[tree.Head]).Mean
 		out.Runs.Change, out.Runs.ChangeLow, out.Runs.ChangeHigh = finite(v.summary.Change), finite(v.summary.ChangeLow), finite(v.summary.ChangeHigh)
 		out.Runs.PValue = finite(v.summary.PValue)
 	}
@@ -529,14 +535,6 @@ func frameRow(f *data.Frame, i int) map[string]any {
 		row[field.Name] = v
 	}
 	return row
-}
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // finite maps NaN and infinities, which JSON cannot carry, to 0.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -38,14 +37,8 @@ func TestIngestOTLPProfilesLikePprof(t *testing.T) {
 		src, _ := otlptest.ReadPprof(t, file)
 		name := filepath.Base(file)
 		pd := otlptest.FromPprof(src, "otlp", "1", name)
-		pb, err := (&pprofile.ProtoMarshaler{}).MarshalProfiles(pd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		js, err := (&pprofile.JSONMarshaler{}).MarshalProfiles(pd)
-		if err != nil {
-			t.Fatal(err)
-		}
+		enc := otlptest.Encodings(t, pd)
+		pb, js := enc["protobuf"], enc["json"]
 		prefixed := be.BigEndian.AppendUint32(nil, uint32(len(pb)))
 		encoded := map[string][]byte{".pb": pb, ".jsonl": append(js, '\n'), ".prefixed": append(prefixed, pb...)}
 		for _, st := range src.SampleType {

@@ -138,3 +138,18 @@ func ReadPprof(t testing.TB, path string) (*pprof.Profile, []byte) {
 	}
 	return src, data
 }
+
+// Encodings marshals pd as a Collector or SDK sends it: "protobuf" and
+// "json".
+func Encodings(t testing.TB, pd pprofile.Profiles) map[string][]byte {
+	t.Helper()
+	pb, err := (&pprofile.ProtoMarshaler{}).MarshalProfiles(pd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := (&pprofile.JSONMarshaler{}).MarshalProfiles(pd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{"protobuf": pb, "json": js}
+}

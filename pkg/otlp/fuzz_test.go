@@ -28,7 +28,7 @@ func FuzzProfiles(f *testing.F) {
 		{Location: []*pprof.Location{src.Location[1], src.Location[0]}, Value: []int64{2, 20}},
 		{Location: []*pprof.Location{src.Location[2], src.Location[0]}, Value: []int64{1, 10}},
 	}
-	for _, body := range encodings(f, otlptest.FromPprof(src, "a", "b", "r")) {
+	for _, body := range otlptest.Encodings(f, otlptest.FromPprof(src, "a", "b", "r")) {
 		f.Add(body)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	pprof "github.com/google/pprof/profile"
-	"go.opentelemetry.io/collector/pdata/pprofile"
 
 	"github.com/flamediff/flamediff/internal/otlptest"
 	"github.com/flamediff/flamediff/pkg/ingest"
@@ -48,19 +47,6 @@ func flatten(p *profile.Profile) []flatSample {
 	return out
 }
 
-// encodings marshals pd as a Collector or SDK would send it.
-func encodings(t testing.TB, pd pprofile.Profiles) map[string][]byte {
-	pb, err := (&pprofile.ProtoMarshaler{}).MarshalProfiles(pd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := (&pprofile.JSONMarshaler{}).MarshalProfiles(pd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string][]byte{"protobuf": pb, "json": js}
-}
-
 // TestProfilesMatchPprof reads each pprof file, and its OTLP conversion
 // (protobuf and JSON), for every sample type: the same samples, stacks
 // and values in the same order, with the same sample type and unit.
@@ -68,7 +54,7 @@ func TestProfilesMatchPprof(t *testing.T) {
 	for _, file := range pprofFiles(t) {
 		src, data := otlptest.ReadPprof(t, file)
 		pd := otlptest.FromPprof(src, "app", "b1", "r1")
-		for enc, body := range encodings(t, pd) {
+		for enc, body := range otlptest.Encodings(t, pd) {
 			batches, err := DecodeProfiles(body, file)
 			if err != nil {
 				t.Fatalf("%s %s: %v", file, enc, err)
