@@ -1,6 +1,9 @@
 import { expect, test } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { selectors } from '../src/selectors';
+import { repo } from './backend';
 import { chooseRadio, mount, openHarness, pickOption, toggle } from './harness';
 
 const q = selectors.query;
@@ -91,6 +94,69 @@ test('QueryEditor: a diff chooses its normalisation and alpha; a flame graph has
   await chooseRadio(page, q.queryType, 'flamegraph');
   await expect(page.getByTestId(q.normalize)).toHaveCount(0);
   await expect(page.getByTestId(q.alpha)).toHaveCount(0);
+});
+
+test('QueryEditor: a changepoints query with builds, minShare, minChange and alpha', async ({ page }) => {
+  await openHarness(page);
+  await mount(page, 'mountQueryEditor', { query: { app: 'checkout-service' }, resources });
+  await chooseRadio(page, q.queryType, 'changepoints');
+  await expect(page.getByTestId(q.headBuilds)).toHaveCount(0);
+  await expect(page.getByTestId(q.baseBuilds)).toHaveCount(0);
+  await pickOption(page, q.builds, '1.5.0');
+  await pickOption(page, q.builds, '1.7.0');
+  for (const [id, v] of [
+    [q.minShare, '0.05'],
+    [q.minChange, '0.1'],
+    [q.alpha, '0.01'],
+  ]) {
+    await page.getByTestId(id).fill(v);
+    await page.getByTestId(id).blur();
+  }
+  expect(await lastEmitted(page)).toMatchObject({
+    queryType: 'changepoints',
+    app: 'checkout-service',
+    builds: ['1.5.0', '1.7.0'],
+    minShare: 0.05,
+    minChange: 0.1,
+    alpha: 0.01,
+  });
+});
+
+test("QueryEditor: the provisioned dashboard's change-point panel opens as changepoints with its builds", async ({
+  page,
+}) => {
+  const dashboard = JSON.parse(readFileSync(join(repo, 'provisioning', 'dashboards', 'builds-over-time.json'), 'utf8'));
+  const targets = dashboard.panels.flatMap((p: { targets?: Array<{ queryType: string }> }) => p.targets ?? []);
+  const target = targets.find((t: { queryType: string }) => t.queryType === 'changepoints');
+  expect(target).toBeDefined();
+  await openHarness(page);
+  // Grafana hands the editor the target as stored, with the app variable
+  // already chosen on the dashboard.
+  await mount(page, 'mountQueryEditor', { query: { ...target, app: 'checkout-service' }, resources });
+  await expect(page.getByTestId(q.queryType).getByRole('radio', { name: 'changepoints', exact: true })).toBeChecked();
+  await expect(page.getByTestId(q.builds)).toBeVisible();
+  await expect(page.getByTestId(q.headBuilds)).toHaveCount(0);
+  await expect(page.getByTestId(q.minShare)).toBeVisible();
+  await pickOption(page, q.builds, '1.6.0');
+  expect(await lastEmitted(page)).toMatchObject({ queryType: 'changepoints', builds: ['1.6.0'] });
+});
+
+test('ConfigEditor: the limits the backend reads', async ({ page }) => {
+  await openHarness(page);
+  await mount(page, 'mountConfigEditor', {});
+  await page.getByTestId(c.maxStacks).fill('2000000');
+  await page.getByTestId(c.maxQueries).fill('2');
+  await page.getByTestId(c.queueTimeout).fill('45');
+  await page.getByTestId(c.maxConnections).fill('8');
+  await page.getByTestId(c.maxQueryMemory).fill('1024');
+  const last = (await lastEmitted(page)) as { jsonData: object };
+  expect(last.jsonData).toEqual({
+    maxStacks: 2000000,
+    maxQueries: 2,
+    queueTimeout: '45',
+    maxConnections: 8,
+    maxQueryMemory: 1024,
+  });
 });
 
 test('ConfigEditor: connection, TLS, secret password, table names and system-frame rules', async ({ page }) => {

@@ -51,6 +51,9 @@ test('the matrix is one tab stop with a label; arrows move a visible, announced 
   const matrix = page.getByTestId(sel.matrix);
   await expect(matrix).toHaveAttribute('aria-label', /Arrow keys/);
   await expect(matrix).toHaveAttribute('role', 'application');
+  // The legend's Significant changes only switch comes first, then the matrix.
+  await page.keyboard.press('Tab');
+  await expect(page.getByTestId(sel.significantOnly).getByRole('switch')).toBeFocused();
   await page.keyboard.press('Tab');
   await expect(matrix).toBeFocused();
 

@@ -10,6 +10,7 @@ import { DataFrameJSON } from '@grafana/data';
 
 import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
 import { repo } from './backend';
+import { docImage } from './docImage';
 import { frames as e2eFrames } from './frames';
 import { buildHarness } from './evolution/build';
 import type { EvolutionHarness } from './evolution/main';
@@ -33,6 +34,8 @@ interface Cell {
   share: number;
   change: number | null;
   modified: number;
+  /** The test of change across runs; null where untested. */
+  significant: boolean | null;
 }
 
 function cells(set: DataFrameJSON[]): Cell[] {
@@ -46,6 +49,7 @@ function cells(set: DataFrameJSON[]): Cell[] {
     share: col('share')[i] as number,
     change: col('change')[i] as number | null,
     modified: col('modified')[i] as number,
+    significant: col('significant')[i] as boolean | null,
   }));
 }
 
@@ -123,9 +127,13 @@ test('the 1.7.0 regression in ApplyDiscounts is red, modified, and tall', async 
   expect(await height(at('1.7.0').getByTestId(sel.bottom))).toBeGreaterThan(
     2 * (await height(at('1.6.0').getByTestId(sel.bottom)))
   );
-  // The first build has nothing to compare with: neutral, not coloured.
+  // The first build has nothing to compare with: neutral, not coloured (the
+  // theme's box colours, as the view draws absent comparisons).
   expect(byBuild.get('1.0.0')!.change).toBeNull();
-  expect(await at('1.0.0').getByTestId(sel.bottom).getAttribute('stroke')).toBeTruthy();
+  const colors = await page.evaluate(() => window.evolution.themeColors('dark'));
+  const neutral = at('1.0.0').getByTestId(sel.bottom);
+  await expect(neutral).toHaveAttribute('fill', colors.background.secondary);
+  await expect(neutral).toHaveAttribute('stroke', colors.border.strong);
 
   await at('1.7.0').getByTestId(sel.bottom).hover();
   const tip = page.getByTestId(sel.tooltip);
@@ -192,7 +200,10 @@ test('a change point marks the glyph where it starts, for the method and its anc
   const list = page.getByTestId(sel.tooltip).getByTestId(sel.changePointList);
   await expect(list).toContainText(method);
   await expect(list).toContainText(`+${(cp.change * 100).toFixed(2)}%`);
-  await expect(list).toContainText(`p = ${cp.pValue.toPrecision(2)}`);
+  const p = cp.pValue;
+  await expect(list).toContainText(p < 1e-15 ? 'p < 1e-15' : `p = ${p < 1e-4 ? p.toExponential(1) : p.toPrecision(2)}`);
+  // Tiny p-values print as a bound, never with float noise such as "p = 1.7e-92".
+  await expect(list).not.toContainText(/e-(1[6-9]|[2-9]\d|\d{3})/);
   await expect(list).toContainText('→');
 });
 
@@ -229,6 +240,62 @@ test("the regressions table's link opens Build comparison on the change: base be
   });
   // A plain link (no targetBlank): Grafana opens it in the same tab.
   expect(await link.getAttribute('target')).toBeNull();
+});
+
+test("only the cells of the demo's real changes keep a colour; the toggle brings the noise back", async ({ page }) => {
+  await mount(page, frames.checkout);
+  // Every component on ApplyDiscounts' call path: the demo's one real change (at 1.7.0).
+  const onPath = ['net/http', 'checkout/api', 'checkout/cart', 'checkout/pricing'];
+  for (const p of onPath) {
+    await expand(page, p);
+  }
+  const coloured = async () =>
+    page.getByTestId(sel.glyph).evaluateAll((els) =>
+      els
+        .map((g) => {
+          const fill = g.querySelector('[data-testid="evolution-glyph-bottom"]')!.getAttribute('fill') ?? '';
+          const [r, gg, b] = (fill.match(/\d+/g) ?? []).map(Number);
+          const grey = !fill.startsWith('rgb') || Math.max(r, gg, b) - Math.min(r, gg, b) < 20;
+          return grey ? '' : `${g.getAttribute('data-component')}@${g.getAttribute('data-build')}`;
+        })
+        .filter((k) => k !== '')
+    );
+  const kept = await coloured();
+  expect(kept).toContain('checkout/pricing.ApplyDiscounts@1.7.0');
+  expect(kept).toContain('checkout/pricing@1.7.0');
+  for (const k of kept) {
+    const [component, build] = k.split('@');
+    expect(build, k).toBe('1.7.0');
+    expect(
+      onPath.some((p) => component.startsWith(p)),
+      k
+    ).toBe(true);
+  }
+  // The frame's oracle: a coloured cell is a significant one.
+  const significant = new Set(
+    cells(frames.checkout)
+      .filter((c) => c.significant)
+      .map((c) => `${c.component}@${c.build}`)
+  );
+  expect(kept.every((k) => significant.has(k))).toBe(true);
+
+  // The tooltip gives the test: p and q, and the verdict.
+  await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).hover();
+  await expect(page.getByTestId(sel.tooltip).locator('td[data-field="p / q"]')).toHaveText(/^\S+ \/ \S+$/);
+  await expect(page.getByTestId(sel.tooltip)).toContainText('significant across runs');
+  await expect(glyph(page, 'checkout/pricing.ApplyDiscounts', '1.6.0')).toHaveAttribute(
+    'aria-label',
+    /not significant across runs/
+  );
+
+  // Off (by keyboard): run-to-run noise paints most of the matrix again.
+  const toggle = page.getByTestId(sel.significantOnly).getByRole('switch');
+  await toggle.focus();
+  await page.keyboard.press('Space');
+  await expect(toggle).not.toBeChecked();
+  const all = await coloured();
+  expect(all.length).toBeGreaterThan(3 * kept.length);
+  expect(all.some((k) => !k.endsWith('@1.7.0'))).toBe(true);
 });
 
 test('expand and collapse show and hide children', async ({ page }) => {
@@ -295,14 +362,15 @@ test('a glyph opens its added (blue) and removed (grey) call edges', async ({ pa
 });
 
 test('colour-blind palette draws faster cells blue, in the light theme', async ({ page }) => {
-  await mount(page, frames.checkout, { options: { palette: 'colorBlind' }, theme: 'light' });
-  const fastest = cells(frames.checkout)
-    .filter((c) => c.kind === 'package' && c.change !== null)
+  // ios-app's codec swap at 1.5.0: the largest significant fall of a package.
+  await mount(page, frames.ios, { options: { palette: 'colorBlind' }, theme: 'light' });
+  const fastest = cells(frames.ios)
+    .filter((c) => c.kind === 'package' && c.change !== null && c.significant)
     .reduce((a, b) => (b.change! < a.change! ? b : a));
   expect(fastest.change!).toBeLessThan(-0.1);
   expect(isBlue(await rgb(glyph(page, fastest.component, fastest.build).getByTestId(sel.bottom), 'fill'))).toBe(true);
   // Theme text colours: dark labels on the light theme.
-  const label = await row(page, 'checkout/pricing').evaluate((el) => getComputedStyle(el).color);
+  const label = await row(page, fastest.component).evaluate((el) => getComputedStyle(el).color);
   expect(Math.max(...label.match(/\d+/g)!.slice(0, 3).map(Number))).toBeLessThan(100);
 });
 
@@ -328,5 +396,5 @@ test('screenshot of the seeded checkout-service matrix', async ({ page }) => {
   await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).click();
   await glyph(page, 'checkout/pricing.ApplyDiscounts', '1.7.0').getByTestId(sel.bottom).hover();
   await expect(page.getByTestId(sel.tooltip)).toBeVisible();
-  await page.screenshot({ path: join(repo, 'docs', 'img', 'evolution.png') });
+  await page.screenshot({ path: docImage('evolution.png') });
 });

@@ -6,6 +6,9 @@ import { DataFrameJSON } from '@grafana/data';
 /** The comparison used by the screenshots, the statistics and the run details tests. */
 export const checkout = { app: 'checkout-service', base: '1.6.0', head: '1.7.0' };
 
+/** Two builds of checkout-service between which its code did not change (the demo changes it at 1.3.0, 1.7.0 and 1.10.0). */
+export const checkoutUnchanged = { head: { builds: ['1.6.0'], runs: [] }, base: { builds: ['1.5.0'], runs: [] } };
+
 /** checkoutModel is the query model of the checkout comparison (a diff with variants), with changes. */
 export function checkoutModel(patch: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -20,13 +23,6 @@ export function checkoutModel(patch: Record<string, unknown> = {}): Record<strin
   };
 }
 
-/** What the backend's query model does yet (see global-setup.ts supports). */
-export interface Supports {
-  stats: boolean;
-  normalize: boolean;
-  focus: boolean;
-}
-
 /** Every frame set the tests use, by name (see global-setup.ts). */
 export interface FrameSet {
   panelDiff: DataFrameJSON[];
@@ -37,10 +33,10 @@ export interface FrameSet {
   checkoutFunctions: DataFrameJSON[];
   checkoutRelative: DataFrameJSON[];
   checkoutRuns: DataFrameJSON[];
+  checkoutRunsUnchanged: DataFrameJSON[];
   checkoutEvolution: DataFrameJSON[];
   iosEvolution: DataFrameJSON[];
   checkoutChangepoints: DataFrameJSON[];
-  supports: Supports;
 }
 
 let cached: FrameSet | undefined;

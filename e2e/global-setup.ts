@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { clickhouse, flamediff, flamediffBin, queryStored, repo, tempDir } from './backend';
-import { FrameSet, Supports, checkoutModel } from './frames';
+import { FrameSet, checkoutModel, checkoutUnchanged } from './frames';
 import { serve } from './server';
 
 const panel = (f: string) => join('testdata/panel', f);
@@ -49,10 +49,10 @@ export default async function globalSetup() {
       checkoutFunctions: stored(checkoutModel({ queryType: 'functions', variants: false })),
       checkoutRelative: stored(checkoutModel({ normalize: 'relative' })),
       checkoutRuns: stored(checkoutModel({ queryType: 'runs', variants: false })),
+      checkoutRunsUnchanged: stored(checkoutModel({ queryType: 'runs', variants: false, ...checkoutUnchanged })),
       checkoutEvolution: stored({ queryType: 'evolution', app: 'checkout-service' }),
       iosEvolution: stored({ queryType: 'evolution', app: 'ios-app' }),
       checkoutChangepoints: stored({ queryType: 'changepoints', app: 'checkout-service' }),
-      supports: supports(stored),
     };
     const file = join(dir, 'frames.json');
     writeFileSync(file, JSON.stringify(frames));
@@ -65,31 +65,5 @@ export default async function globalSetup() {
   return async () => {
     await server.stop();
     ch.stop();
-  };
-}
-
-/**
- * supports asks the backend what its query model does yet: per-node
- * statistics, the normalize option and focus (an unknown focus path is an
- * error where focus is supported). Tests of a missing part are skipped with
- * that reason, and run as soon as the backend has it.
- */
-function supports(
-  stored: (
-    model: object
-  ) => Array<{ schema?: { fields: Array<{ name: string }>; meta?: { custom?: Record<string, unknown> } } }>
-): Supports {
-  const diff = stored(checkoutModel({ variants: false }));
-  const relative = stored(checkoutModel({ variants: false, normalize: 'relative' }));
-  let focus = false;
-  try {
-    stored(checkoutModel({ variants: false, focus: ['no such frame in checkout-service'] }));
-  } catch {
-    focus = true;
-  }
-  return {
-    stats: diff[0].schema!.fields.some((f) => f.name === 'significant'),
-    normalize: relative[0].schema?.meta?.custom?.normalize === 'relative',
-    focus,
   };
 }

@@ -8,6 +8,8 @@ export default defineConfig({
   testDir: '.',
   testMatch: /.*\.spec\.ts$/,
   globalSetup: './global-setup.ts',
+  // A stray test.only would pass while running one test: it fails the run instead.
+  forbidOnly: true,
   // Two cores are shared: one worker, and generous timeouts for slow moments.
   workers: 1,
   timeout: 60_000,
@@ -19,7 +21,14 @@ export default defineConfig({
     viewport: { width: 1280, height: 800 },
     launchOptions: {
       executablePath: chromium,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      // attacker.test is the rebinding page of guard.spec.ts: a foreign name for 127.0.0.1.
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--host-resolver-rules=MAP attacker.test 127.0.0.1',
+      ],
     },
   },
 });

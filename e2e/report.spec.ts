@@ -9,8 +9,10 @@ import { pathToFileURL } from 'node:url';
 import { DataFrameJSON } from '@grafana/data';
 
 import { selectors } from '../src/selectors';
+import { strings } from '../src/strings';
 import { ClickHouse, buildGo, clickhouse, repo, tempDir } from './backend';
-import { variant } from './frames';
+import { docImage } from './docImage';
+import { col, variant } from './frames';
 import { canvas, chooseRadio, drawnCount, pickOption, toggle } from './harness';
 
 const pprof = (side: string) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
@@ -64,7 +66,7 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
   await expect(canvas(page)).toBeVisible();
   await expect(page.getByTestId(selectors.panel.tableRow).first()).toBeVisible();
 
-  // The verdict says what the backend's frame says: its statistics, or why it has none.
+  // The verdict says what the backend's frame says: 3 runs a side give statistics.
   const frames: DataFrameJSON[] = JSON.parse(
     await run([
       'query',
@@ -81,17 +83,13 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
   );
   const frame = variant(frames, 'normal');
   const verdict = page.getByTestId(selectors.report.verdict);
-  const significant = frame.schema!.fields.findIndex((f) => f.name === 'significant');
-  if (significant < 0) {
-    await expect(verdict).toHaveAttribute('data-stats', 'false');
-    const notice = frame.schema!.meta?.notices?.[0]?.text ?? 'no per-node statistics';
-    await expect(verdict).toContainText(notice);
-  } else {
-    await expect(verdict).toHaveAttribute('data-stats', 'true');
-    const rootSignificant = frame.data!.values[significant][0] === true;
-    await expect(verdict).toContainText(rootSignificant ? 'Head is slower' : 'No significant change');
-    await expect(page.getByTestId(selectors.report.verdictChange)).toContainText('%');
-  }
+  const significant = col<boolean | null>(frame, 'significant');
+  expect(significant, 'the diff of 3 runs a side has per-node statistics').toBeDefined();
+  await expect(verdict).toHaveAttribute('data-stats', 'true');
+  const s = strings.report;
+  const headline = significant![0] !== true ? s.unchanged : col(frame, 'delta')![0] > 0 ? s.slower : s.faster;
+  await expect(verdict.locator('strong').first()).toHaveText(headline);
+  await expect(page.getByTestId(selectors.report.verdictChange)).toContainText('%');
 
   await chooseRadio(page, selectors.panel.mode, 'Runs');
   await expect(page.getByTestId(selectors.runs.dot)).toHaveCount(6);
@@ -132,7 +130,7 @@ test.describe('stored runs', () => {
       page.getByTestId(selectors.panel.tableRow).filter({ hasText: 'pricing.ApplyDiscounts' })
     ).toContainText('+');
     await drawnCount(page);
-    await page.screenshot({ path: join(repo, 'docs/img/report.png') });
+    await page.screenshot({ path: docImage('report.png') });
     expect(requests).toEqual([]);
   });
 
@@ -144,13 +142,54 @@ test.describe('stored runs', () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     const requests = await open(page, url);
     await expect(page.getByTestId(selectors.query.app)).toContainText(checkout.app);
-    await pickOption(page, selectors.query.headBuilds, checkout.head);
-    await pickOption(page, selectors.query.baseBuilds, checkout.base);
+    // The page opens on the newest builds (links.spec.ts): replace them (Backspace drops a picked build).
+    await drawnCount(page);
+    for (const [testId, build] of [
+      [selectors.query.headBuilds, checkout.head],
+      [selectors.query.baseBuilds, checkout.base],
+    ]) {
+      await page.getByTestId(testId).locator('input').first().click();
+      await page.keyboard.press('Backspace');
+      await page.getByRole('option', { name: build, exact: true }).click();
+      await expect(page.getByTestId(testId)).not.toContainText('1.1');
+    }
     await page.getByTestId(selectors.report.run).click();
     await drawnCount(page);
     await expect(page.getByTestId(selectors.report.verdict)).toBeVisible();
-    await page.screenshot({ path: join(repo, 'docs/img/serve.png') });
+    await page.screenshot({ path: docImage('serve.png') });
     const api = new URL(url).origin;
     expect(requests.filter((r) => !r.startsWith(`${api}/api/`) && !r.endsWith('/favicon.ico'))).toEqual([]);
+  });
+
+  test('serve: choose changepoints, pick its builds, run it', async ({ page }) => {
+    const own = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((ok) => createInterface({ input: own.stdout! }).once('line', ok));
+      await open(page, line.replace('flamediff serve: ', ''));
+      await expect(page.getByTestId(selectors.query.app)).toContainText(checkout.app);
+      await chooseRadio(page, selectors.query.queryType, 'changepoints');
+      await expect(page.getByTestId(selectors.query.headBuilds)).toHaveCount(0);
+      await pickOption(page, selectors.query.builds, checkout.base);
+      await pickOption(page, selectors.query.builds, checkout.head);
+      // The editor runs each change as it is made (serve opens on a diff and
+      // follows its form): wait for the answer to the query with both builds.
+      const answered = page.waitForResponse(
+        (r) => r.url().endsWith('/api/query') && JSON.parse(r.request().postData()!).builds?.length === 2
+      );
+      await page.getByTestId(selectors.report.run).click();
+      const res = await answered;
+      expect(JSON.parse(res.request().postData()!)).toMatchObject({
+        queryType: 'changepoints',
+        app: checkout.app,
+        builds: [checkout.base, checkout.head],
+      });
+      expect(res.status()).toBe(200);
+      const frames = (await res.json()) as DataFrameJSON[];
+      expect(frames.map((f) => f.schema?.name)).toEqual(['changepoints']);
+      expect(frames[0].schema?.meta?.custom?.builds).toEqual([checkout.base, checkout.head]);
+      await expect(page.getByTestId(selectors.report.error)).toHaveCount(0);
+    } finally {
+      own.kill('SIGTERM');
+    }
   });
 });

@@ -1,12 +1,9 @@
 import { expect, test } from '@playwright/test';
-import { join } from 'node:path';
 
 import { selectors } from '../src/selectors';
+import { docImage as shot } from './docImage';
 import { checkoutModel, col, frames, labelsOf, variant } from './frames';
-import { repo } from './backend';
 import { canvas, chooseRadio, mount, openHarness } from './harness';
-
-const shot = (name: string) => join(repo, 'docs/img', name);
 
 // The documentation's screenshots: the seeded checkout-service, base 1.6.0 vs head 1.7.0.
 test('screenshots of the comparison, its tooltip, a drill-down and the run details', async ({ page }) => {

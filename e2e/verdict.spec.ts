@@ -1,8 +1,8 @@
 // The panel on real statistics (issue 12): noise in grey, normalisation,
 // the honest tooltip, the functions table, drilling with focus, the package
 // rule and the keyboard. Frames and the panel's own queries come from the
-// backend at test time (global-setup.ts); a part the backend's query model
-// does not have yet is skipped with that reason (frames().supports).
+// backend at test time (global-setup.ts); every check runs whatever the
+// backend answers, so a missing statistic or an ignored option fails.
 import { Page, expect, test } from '@playwright/test';
 import { DataFrameJSON } from '@grafana/data';
 
@@ -62,11 +62,11 @@ test.describe('noise in grey', () => {
   test('a large insignificant delta is grey, a significant one red; the toggle colours noise again', async ({
     page,
   }) => {
-    test.skip(!frames().supports.stats, 'the backend answers without per-node statistics (stats-query not merged)');
     const normal = variant(frames().checkoutDiff, 'normal');
     await mountCheckout(page, frames().checkoutDiff);
     const b = boxes(normal, 'head', await graphWidth(page));
     const sig = col<boolean | null>(normal, 'significant')!;
+    expect(sig, 'the stored diff has per-node statistics').toBeDefined();
     const delta = col(normal, 'delta')!;
     const wide = (i: number) => b[i].width >= 12;
     const pick = (ok: (i: number) => boolean) =>
@@ -107,12 +107,10 @@ test.describe('normalisation', () => {
     await expect
       .poll(async () => (await queries(page)).some((q) => q.normalize === 'relative' && q.variants))
       .toBe(true);
-    test.skip(!frames().supports.normalize, 'the backend query model has no normalize yet (stats-query not merged)');
     await expect(page.getByTestId(p.root)).toHaveAttribute('data-normalize', 'relative');
   });
 
   test('with both normalisations at hand it switches without a query', async ({ page }) => {
-    test.skip(!frames().supports.normalize, 'the backend query model has no normalize yet (stats-query not merged)');
     await mountCheckout(page, [...frames().checkoutDiff, ...frames().checkoutRelative]);
     await page.getByTestId(p.normalize).getByRole('radio', { name: 'Relative' }).click();
     await expect(page.getByTestId(p.root)).toHaveAttribute('data-normalize', 'relative');
@@ -141,14 +139,12 @@ test.describe('honest tooltip', () => {
     const rel = ((head[shared] - base[shared]) / base[shared]) * 100;
     await expect(tip).toContainText(`Change of the node${rel > 0 ? '+' : ''}${rel.toFixed(2)}%`);
     await expect(tip).toContainText('Runshead 10, base 10');
-    if (frames().supports.stats) {
-      await expect(tip).toContainText('95% CI of the change');
-      await expect(tip).toContainText('p / q');
-      const runs = JSON.parse(col<string>(normal, 'headRuns')![shared]).length;
-      await expect(tip.getByTestId(p.runStrip).locator('circle')).toHaveCount(
-        runs + JSON.parse(col<string>(normal, 'baseRuns')![shared]).length
-      );
-    }
+    await expect(tip).toContainText('95% CI of the change');
+    await expect(tip).toContainText('p / q');
+    const runs = JSON.parse(col<string>(normal, 'headRuns')![shared]).length;
+    await expect(tip.getByTestId(p.runStrip).locator('circle')).toHaveCount(
+      runs + JSON.parse(col<string>(normal, 'baseRuns')![shared]).length
+    );
 
     const fresh = b.findIndex((x, i) => x.width > 8 && base[i] === 0 && head[i] > 0);
     expect(fresh, 'a node only in head').toBeGreaterThan(0);
@@ -183,11 +179,9 @@ test.describe('top functions from the functions answer', () => {
     await expect(first).toHaveText(top(col(fns(), 'totalHead')!));
     await page.getByRole('button', { name: 'Sort by Delta' }).click();
     await expect(first).toHaveText(top(col(fns(), 'delta')!.map(Math.abs)));
-    if (frames().supports.stats) {
-      const q = col<number | null>(fns(), 'qValue')!.map((v) => -(v ?? Infinity));
-      await page.getByRole('button', { name: 'Sort by q' }).click();
-      await expect(first).toHaveText(top(q));
-    }
+    const q = col<number | null>(fns(), 'qValue')!.map((v) => -(v ?? Infinity));
+    await page.getByRole('button', { name: 'Sort by q' }).click();
+    await expect(first).toHaveText(top(q));
   });
 
   test('a click (or Enter) on a row focuses the function in the graph', async ({ page }) => {
@@ -219,12 +213,24 @@ test.describe('drill into anything', () => {
     const at = { x: b[other].x + b[other].width / 2, y: b[other].y + 3 };
     expect(await hoverLabel(page, at.x, at.y)).toBe('other');
     await expect(page.getByTestId(p.tooltip)).toContainText('Click or press Enter to load them in full detail');
+    const answer = page.waitForResponse(
+      (r) => r.url().endsWith('/query') && JSON.parse(r.request().postData() ?? '{}').focus !== undefined
+    );
     await canvas(page).click({ position: at });
+    // The backend answers the focus: the path, one node a level, then the subtree under it.
+    const focused = ((await (await answer).json()) as DataFrameJSON[])[0];
+    const focusedLevel = col(focused, 'level')!;
+    const focusedLabels = labelsOf(focused);
+    for (let l = 1; l <= path.length; l++) {
+      expect(
+        focusedLabels.filter((_, i) => focusedLevel[i] === l),
+        `level ${l} of the focused answer`
+      ).toEqual([path[l - 1]]);
+    }
     const crumb = page.getByTestId(p.breadcrumb);
     await expect(crumb).toBeVisible();
     await expect(crumb).toContainText(path[path.length - 1]);
     expect((await queries(page)).at(-1)).toMatchObject({ focus: path, variants: false });
-    test.skip(!frames().supports.focus, 'the backend query model has no focus yet (stats-query not merged)');
     // The focused node fills the width at its level.
     await expect.poll(() => hoverLabel(page, 3, path.length * ROW + ROW / 2)).toBe(path[path.length - 1]);
     await crumb.getByRole('button', { name: 'All' }).click();

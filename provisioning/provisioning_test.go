@@ -14,8 +14,9 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/teststore"
+	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/plugin"
 	"github.com/flamediff/flamediff/pkg/query"
@@ -356,7 +357,7 @@ func findValues(ctx context.Context, store *storage.Store, q []string) ([]string
 // (1.7.0) with their changes, enough for every provisioned query.
 func seedDemo(ctx context.Context, t *testing.T) (*storage.Store, demo.App) {
 	t.Helper()
-	store, err := storage.OpenDSN(chtest.DSN(t), storage.Tables{})
+	store, err := teststore.Open(chtest.DSN(t), storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}

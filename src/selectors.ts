@@ -48,6 +48,10 @@ export const selectors = {
     variants: 'flamediff-query-variants',
     normalize: 'flamediff-query-normalize',
     alpha: 'flamediff-query-alpha',
+    profileType: 'flamediff-query-profile-type',
+    field: 'flamediff-query-field',
+    minShare: 'flamediff-query-min-share',
+    minChange: 'flamediff-query-min-change',
   },
   config: {
     root: 'flamediff-config-editor',
@@ -59,6 +63,11 @@ export const selectors = {
     password: 'flamediff-config-password',
     database: 'flamediff-config-database',
     systemFrames: 'flamediff-config-system-frames',
+    maxStacks: 'flamediff-config-max-stacks',
+    maxQueries: 'flamediff-config-max-queries',
+    queueTimeout: 'flamediff-config-queue-timeout',
+    maxConnections: 'flamediff-config-max-connections',
+    maxQueryMemory: 'flamediff-config-max-query-memory',
   },
   report: {
     root: 'flamediff-report',
@@ -66,6 +75,9 @@ export const selectors = {
     verdict: 'flamediff-verdict',
     verdictChange: 'flamediff-verdict-change',
     run: 'flamediff-serve-run',
+    palette: 'flamediff-report-palette',
+    preset: 'flamediff-serve-preset',
+    presetBase: 'flamediff-serve-preset-base',
     error: 'flamediff-serve-error',
   },
 } as const;

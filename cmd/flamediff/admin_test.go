@@ -162,6 +162,27 @@ datasources:
 	}
 }
 
+// A bad system-frame rule in the settings fails the commands that build
+// trees, naming the rules, and no other: ingest and apps do not use them.
+func TestBadSystemFrameRuleFailsOnlyQueries(t *testing.T) {
+	dsn := chtest.DSN(t)
+	settings := writeFile(t, "flamediff.yaml", `datasources:
+  - type: flamediff-clickhouse-datasource
+    jsonData: {host: clickhouse, systemFrames: ["(unclosed"]}
+`)
+	mustRun(t, "migrate", "--dsn", dsn, "--settings", settings)
+	mustRun(t, "ingest", "--dsn", dsn, "--settings", settings, "--app", "app", "--build", "b", "--run", "r",
+		writeFile(t, "p.folded", "main;work 3\n"))
+	if got := mustRun(t, "apps", "--dsn", dsn, "--settings", settings); got != "app\n" {
+		t.Errorf("apps: %q", got)
+	}
+	_, err := flamediff(t, "query", "--dsn", dsn, "--settings", settings, "--model",
+		`{"queryType":"flamegraph","app":"app","head":{"builds":["b"]}}`)
+	if err == nil || !strings.Contains(err.Error(), "system frame rules") {
+		t.Errorf("a query with a bad rule: %v, want the rules named", err)
+	}
+}
+
 // count runs a count() query on the database of dsn.
 func count(t *testing.T, dsn, query string) uint64 {
 	t.Helper()
@@ -211,5 +232,21 @@ func TestIngestLikeQuery(t *testing.T) {
 	}
 	if _, err := flamediff(t, "ingest", "--dsn", dsn, "--app", "a", "--build", "2", "--run", "r", "--sample-type", "cpu", contention); err == nil {
 		t.Error("an unknown sample type was accepted")
+	}
+}
+
+// On a server where migrate never ran, the commands say to run it.
+func TestNoDatabaseSaysMigrate(t *testing.T) {
+	dsn := "clickhouse://default:@" + chtest.Addr(t) + "/flamediff_never_migrated"
+	for _, args := range [][]string{
+		{"ingest", "--dsn", dsn, "--app", "a", "--build", "b", "--run", "r", pprofRuns(t, "head")[0]},
+		{"serve", "--dsn", dsn, "--addr", "127.0.0.1:0"},
+		{"apps", "--dsn", dsn},
+		{"query", "--dsn", dsn, "--model", `{"queryType":"evolution","app":"a"}`},
+	} {
+		_, err := flamediff(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "run `flamediff migrate`") {
+			t.Errorf("%s: %v, want a message saying to run flamediff migrate", args[0], err)
+		}
 	}
 }

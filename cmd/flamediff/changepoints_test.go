@@ -57,3 +57,26 @@ func TestChangePointsGate(t *testing.T) {
 		t.Errorf("--fail-on-regression on a runs query: %v, want a usage error", err)
 	}
 }
+
+// TestOverTimeOneBuild: an app's first build answers every over-time
+// query (builds unset, named, named twice): no change point, the build in
+// the evolution matrix, and the gate passes.
+func TestOverTimeOneBuild(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	for r := range 3 {
+		mustRun(t, "ingest", "--dsn", dsn, "--app", "new", "--build", "0.1.0", "--run", fmt.Sprint(r), pprofRuns(t, "head")[r])
+	}
+	for _, builds := range []string{``, `,"builds":["0.1.0"]`, `,"builds":["0.1.0","0.1.0"]`} {
+		cp := `{"queryType":"changepoints","app":"new"` + builds + `}`
+		if table := mustRun(t, "query", "--dsn", dsn, "--model", cp, "--fail-on-regression"); !strings.Contains(table, "no change points") {
+			t.Errorf("%s: %q, want no change points", cp, table)
+		}
+		evo := `{"queryType":"evolution","app":"new"` + builds + `}`
+		if out := mustRun(t, "query", "--dsn", dsn, "--model", evo, "--output", "json"); !strings.Contains(out, `"0.1.0"`) {
+			t.Errorf("%s: the matrix lacks build 0.1.0: %.300s", evo, out)
+		}
+		ts := `{"queryType":"timeseries","app":"new"` + builds + `}`
+		mustRun(t, "query", "--dsn", dsn, "--model", ts, "--output", "json")
+	}
+}

@@ -13,9 +13,11 @@ import (
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
-// DefaultMinChange is the smallest regression the gate fails on: 1% of
-// the base total (of the share, with relative normalisation).
-const DefaultMinChange = 0.01
+// DefaultMinBaseShare is the smallest regression the gate fails on, as a
+// share of the base total: 1% (of the share, with relative
+// normalisation). The flag is --min-change; not stats.DefaultMinBaseShare,
+// a relative change of a change point's mean.
+const DefaultMinBaseShare = 0.01
 
 // The verdicts of a diff.
 const (
@@ -26,24 +28,24 @@ const (
 
 // regressionFound is the gate's failure (exit code 3).
 type regressionFound struct {
-	n         int
-	minChange float64
+	n            int
+	minBaseShare float64
 }
 
 func (r regressionFound) Error() string {
-	return fmt.Sprintf("%d functions regressed significantly by at least %s of the base total", r.n, percent(r.minChange))
+	return fmt.Sprintf("%d functions regressed significantly by at least %s of the base total", r.n, percent(r.minBaseShare))
 }
 
 // verdict is what a diff says about a change: per function (each stack
 // counted once in a function's total) and per run total.
 type verdict struct {
-	m         query.Model
-	unit      string
-	minChange float64
+	m            query.Model
+	unit         string
+	minBaseShare float64
 	// notice says why the diff has no statistics ("" when it has them).
 	notice string
 	// regressions and improvements are the significant changes of at
-	// least minChange, largest first.
+	// least minBaseShare, largest first.
 	regressions, improvements []tree.Function
 	// runs counts the runs of each side (tree.Side); totals holds each
 	// side's per-run totals and summary compares them (with statistics).
@@ -55,16 +57,16 @@ type verdict struct {
 }
 
 // judge reads the verdict of a diff query m from its engine.
-func judge(b *tree.Builder, m query.Model, rules *sysframes.Rules, unit string, minChange float64) (*verdict, error) {
+func judge(b *tree.Builder, m query.Model, rules *sysframes.Rules, unit string, minBaseShare float64) (*verdict, error) {
 	o := query.TreeOptions(b, m, rules)
 	o.Focus = nil
-	v := &verdict{m: m, unit: unit, minChange: minChange, notice: b.StatsNotice()}
+	v := &verdict{m: m, unit: unit, minBaseShare: minBaseShare, notice: b.StatsNotice()}
 	for _, r := range b.Functions(o) {
 		switch {
 		case !r.Significant:
-		case r.Delta >= minChange:
+		case r.Delta >= minBaseShare:
 			v.regressions = append(v.regressions, r)
-		case r.Delta <= -minChange:
+		case r.Delta <= -minBaseShare:
 			v.improvements = append(v.improvements, r)
 		}
 	}
@@ -83,15 +85,15 @@ func judge(b *tree.Builder, m query.Model, rules *sysframes.Rules, unit string, 
 	case v.notice != "":
 		v.result, v.why = inconclusive, v.notice+"."
 	case len(v.regressions) > 0:
-		v.result, v.why = fail, regressionFound{len(v.regressions), minChange}.Error()+"."
-	case m.Normalization() == tree.Absolute && v.summary.ChangeHigh >= minChange:
+		v.result, v.why = fail, regressionFound{len(v.regressions), minBaseShare}.Error()+"."
+	case m.Normalization() == tree.Absolute && v.summary.ChangeHigh >= minBaseShare:
 		v.result = inconclusive
 		v.why = fmt.Sprintf("no function changed significantly by %s or more, but the 95%% confidence interval of the run totals' change "+
 			"reaches %s: a regression of that size cannot be ruled out with %d and %d runs (add runs or reduce noise).",
-			percent(minChange), percent(v.summary.ChangeHigh), v.runs[tree.Base], v.runs[tree.Head])
+			percent(minBaseShare), percent(v.summary.ChangeHigh), v.runs[tree.Base], v.runs[tree.Head])
 	default:
 		v.result = pass
-		v.why = fmt.Sprintf("no function regressed significantly by %s of the base total or more.", percent(minChange))
+		v.why = fmt.Sprintf("no function regressed significantly by %s of the base total or more.", percent(minBaseShare))
 	}
 	return v, nil
 }
@@ -99,7 +101,7 @@ func judge(b *tree.Builder, m query.Model, rules *sysframes.Rules, unit string, 
 // gate is the error --fail-on-regression returns for a verdict.
 func (v *verdict) gate() error {
 	if v.result == fail {
-		return regressionError{regressionFound{len(v.regressions), v.minChange}}
+		return regressionError{regressionFound{len(v.regressions), v.minBaseShare}}
 	}
 	return nil
 }
@@ -133,7 +135,7 @@ func (v *verdict) writeMarkdown(out io.Writer, top int) error {
 			percent(v.summary.Change), interval(v.summary.ChangeLow, v.summary.ChangeHigh), pval(v.summary.PValue), sig, stats.DefaultAlpha)
 	}
 	fmt.Fprintf(&sb, "\nPer function: Welch's t-test of its per-run totals (each stack counted once), Benjamini-Hochberg q < %g, "+
-		"%s normalisation; changes of at least %s of the base total.\n", *v.m.Alpha, v.m.Normalize, percent(v.minChange))
+		"%s normalisation; changes of at least %s of the base total.\n", *v.m.Alpha, v.m.Normalize, percent(v.minBaseShare))
 	for _, list := range []struct {
 		title string
 		rows  []tree.Function

@@ -15,6 +15,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // command is one sub-command: its flags are registered on fs by setup, and
@@ -100,7 +102,11 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		return usageError{err}
 	}
-	return exec(ctx, fs.Args(), out)
+	err := exec(ctx, fs.Args(), out)
+	if storage.NoDatabase(err) {
+		return fmt.Errorf("%w (the database does not exist on that server: run `flamediff migrate` first)", err)
+	}
+	return err
 }
 
 func usage(w io.Writer) {

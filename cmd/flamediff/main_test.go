@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -90,7 +91,7 @@ func runBinary(t *testing.T, args ...string) (string, int) {
 
 func openTestStore(t *testing.T, dsn string) *storage.Store {
 	t.Helper()
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	store, err := teststore.Open(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +13,10 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/pkg/export"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -22,31 +25,32 @@ import (
 // run, or any query on stored runs, so that any CI job can diff profiles
 // and gate on the result.
 func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
-	typ := fs.String("type", "flamegraph", "flamegraph, diff or functions (files); stored queries take any type in --model")
+	typ := fs.String("type", "flamegraph", "the query type of files (stored queries take any type in --model):\n"+
+		typesHelp(func(s query.Spec) bool { return s.Tree }))
 	src := addSourceFlags(fs)
 	inverted := fs.Bool("inverted", false, "flip stacks: callers under callees")
 	collapse := fs.Bool("collapse-system", false, "collapse runs of system frames into the first")
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
-	alpha := fs.Float64("alpha", query.DefaultAlpha, "false-discovery rate under which a change is significant")
-	output := fs.String("output", "table", "json, table, folded or markdown (a pull request comment on a diff)")
+	alpha := fs.Float64("alpha", stats.DefaultAlpha, "false-discovery rate under which a change is significant")
+	output := fs.String("output", "table", "json, table, folded, markdown (a pull request comment on a diff), pprof or speedscope (the tree in other tools' formats, docs/EXPORT.md)")
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
-	minChange := fs.Float64("min-change", DefaultMinChange, "smallest regression the gate and the markdown report count, as a share of the base total")
+	minBaseShare := fs.Float64("min-change", DefaultMinBaseShare, "smallest regression the gate and the markdown report count, as a share of the base total")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		stored, err := src.check(args)
 		if err != nil {
 			return err
 		}
 		switch *output {
-		case "json", "table", "folded", "markdown":
+		case "json", "table", "folded", "markdown", "pprof", "speedscope":
 		default:
-			return usageError{fmt.Errorf("--output must be json, table, folded or markdown, not %q", *output)}
+			return usageError{fmt.Errorf("--output must be json, table, folded, markdown, pprof or speedscope, not %q", *output)}
 		}
-		if *top < 0 || !(*minChange >= 0) {
-			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minChange)}
+		if *top < 0 || !(*minBaseShare >= 0) {
+			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minBaseShare)}
 		}
-		a := answer{output: *output, top: *top, gate: *gate, minChange: *minChange}
+		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare}
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
@@ -64,9 +68,20 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err != nil {
 			return err
 		}
-		a.rules, a.unit = l.rules, l.unit
+		a.rules, a.unit, a.sampleType = l.rules, l.unit, l.sampleType
 		return a.write(out, l.b)
 	}
+}
+
+// typesHelp lists the query types keep accepts, a line each with its help.
+func typesHelp(keep func(query.Spec) bool) string {
+	var b strings.Builder
+	for _, s := range query.Types() {
+		if keep(s) {
+			fmt.Fprintf(&b, "  %s: %s\n", s.Type, s.Help)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // sourceFlags name what a command reads: profile files of each side (with
@@ -79,6 +94,7 @@ type sourceFlags struct {
 	parse      *parseOptions
 	store      *storeFlags
 	model      *string
+	around     query.Model // sandwich, keep, drop, hideFrames, showFrom, only
 }
 
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
@@ -90,6 +106,12 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 	s.parse = parseFlags(fs)
 	s.store = dsnFlag(fs) // stored runs instead of files (with --model)
 	s.model = fs.String("model", "", "the query as Grafana sends it, a `JSON` object (docs/QUERIES.md); with --dsn or --settings")
+	fs.StringVar(&s.around.Sandwich, "sandwich", "", "answer the callers and callees trees of `FUNCTION` (flamegraph, diff)")
+	fs.StringVar(&s.around.Keep, "keep", "", "keep only the stacks through a frame matching `REGEX` (pprof's -focus)")
+	fs.StringVar(&s.around.Drop, "drop", "", "drop the stacks through a frame matching `REGEX` (pprof's -ignore)")
+	fs.StringVar(&s.around.Hide, "hide", "", "remove the frames matching `REGEX` from the stacks (pprof's -hide)")
+	fs.StringVar(&s.around.ShowFrom, "show-from", "", "cut the stacks above their first frame matching `REGEX` (pprof's -show_from)")
+	fs.StringVar(&s.around.Only, "only", "", "new or removed: keep only the stacks new in head or gone from it (a comparison)")
 	return s
 }
 
@@ -110,7 +132,7 @@ func (s *sourceFlags) check(args []string) (stored bool, err error) {
 type local struct {
 	b                      *tree.Builder
 	rules                  *sysframes.Rules
-	unit                   string
+	unit, sampleType       string
 	headTotals, baseTotals []int64 // each file's total, in file order
 }
 
@@ -124,12 +146,12 @@ func (s *sourceFlags) load() (*local, error) {
 	if l.rules, err = sysframes.New(s.system); err != nil {
 		return nil, usageError{err}
 	}
-	if l.unit, l.headTotals, err = loadSide(l.b, tree.Head, s.head.listFlag, o); err != nil {
+	if l.unit, l.sampleType, l.headTotals, err = loadSide(l.b, tree.Head, s.head.listFlag, o); err != nil {
 		return nil, err
 	}
 	if len(s.base.listFlag) > 0 {
 		var baseUnit string
-		if baseUnit, l.baseTotals, err = loadSide(l.b, tree.Base, s.base.listFlag, o); err != nil {
+		if baseUnit, _, l.baseTotals, err = loadSide(l.b, tree.Base, s.base.listFlag, o); err != nil {
 			return nil, err
 		}
 		if baseUnit != l.unit {
@@ -141,13 +163,14 @@ func (s *sourceFlags) load() (*local, error) {
 
 // answer is how a tree query is printed, and whether it gates.
 type answer struct {
-	m         query.Model
-	unit      string
-	rules     *sysframes.Rules
-	output    string
-	top       int
-	gate      bool
-	minChange float64
+	m            query.Model
+	unit         string
+	sampleType   string // pprof's sample type name (the profile type of a stored query)
+	rules        *sysframes.Rules
+	output       string
+	top          int
+	gate         bool
+	minBaseShare float64
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -157,7 +180,9 @@ func (a *answer) check() error {
 		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
 	case a.output == "markdown" && !a.m.IsDiff():
 		return usageError{errors.New("--output markdown needs a comparison (base runs)")}
-	case a.gate && !a.m.IsDiff() && a.m.QueryType != query.ChangePoints:
+	case a.m.Sandwich != "" && a.output != "json":
+		return usageError{fmt.Errorf("a sandwich answers two trees: --output json, not %s", a.output)}
+	case a.gate && !a.m.IsDiff() && !a.m.Spec().ListsChangePoints:
 		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
 	}
 	return nil
@@ -168,7 +193,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	var v *verdict
 	if a.gate || a.output == "markdown" {
 		var err error
-		if v, err = judge(b, a.m, a.rules, a.unit, a.minChange); err != nil {
+		if v, err = judge(b, a.m, a.rules, a.unit, a.minBaseShare); err != nil {
 			return err
 		}
 	}
@@ -181,10 +206,18 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 		}
 	case "folded":
 		err = writeFolded(out, b, a.m, a.rules)
+	case "pprof", "speedscope":
+		err = a.writeExport(out, b)
 	case "markdown":
 		err = v.writeMarkdown(out, a.top)
 	default: // the table is the top functions of any view
-		err = writeFunctions(out, b.Functions(query.TreeOptions(b, a.m, a.rules)), a.m.IsDiff(), a.unit, a.top)
+		o := query.TreeOptions(b, a.m, a.rules)
+		rows := b.Functions(o)
+		if err = writeFunctions(out, rows, a.m.IsDiff(), a.unit, a.top); err == nil && len(rows) == 0 {
+			if why := b.EmptyNotice(o); why != "" {
+				_, err = fmt.Fprintln(out, why)
+			}
+		}
 	}
 	if err != nil || v == nil || !a.gate {
 		return err
@@ -222,17 +255,17 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 		a.unit = unit
 		return a.write(out, b)
 	}
-	frames, err := e.Execute(ctx, m, query.Range{})
+	ans, err := e.Answer(ctx, m, query.Range{})
 	if err != nil {
 		return err
 	}
 	switch {
-	case m.QueryType == query.ChangePoints:
-		return changePointsOutput(out, frames, a.output, a.gate)
+	case m.Spec().ListsChangePoints:
+		return changePointsOutput(out, ans, a.output, a.gate)
 	case a.output == "json":
-		return writeJSON(out, frames)
+		return writeJSON(out, ans.Frames)
 	}
-	return writeFrames(out, frames)
+	return writeFrames(out, ans.Frames)
 }
 
 // localModel completes m as the model of a query on the files: the head
@@ -241,6 +274,8 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 	heads, bases := len(s.head.listFlag), len(s.base.listFlag)
 	m.App, m.MaxNodes, m.Head.Builds = "files", *s.maxNodes, []string{"head"}
+	a := s.around
+	m.Sandwich, m.Keep, m.Drop, m.Hide, m.ShowFrom, m.Only = a.Sandwich, a.Keep, a.Drop, a.Hide, a.ShowFrom, a.Only
 	if bases > 0 {
 		m.Base.Builds = []string{"base"}
 	}
@@ -249,9 +284,9 @@ func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 		return m, usageError{fmt.Errorf("--type must be flamegraph, diff or functions, not %q", m.QueryType)}
 	case heads == 0:
 		return m, usageError{errors.New("no --head files")}
-	case m.QueryType == query.Diff && bases == 0:
-		return m, usageError{errors.New("a diff needs --base files")}
-	case m.QueryType == query.FlameGraph && bases > 0:
+	case m.Spec().Base == query.Required && bases == 0:
+		return m, usageError{fmt.Errorf("a %s needs --base files", m.QueryType)}
+	case m.Spec().Base == query.Unused && bases > 0:
 		return m, usageError{errors.New("--base files need --type diff or functions")}
 	}
 	raw, err := json.Marshal(m)
@@ -266,25 +301,27 @@ func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 
 // loadSide parses every file of one side into the engine (one run each, in
 // the order given: name them chronologically) and returns their common
-// unit and each file's total.
-func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options) (string, []int64, error) {
-	unit := ""
-	totals := make([]int64, len(files))
+// unit, the first file's sample type and each file's total.
+func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options) (unit, sampleType string, totals []int64, err error) {
+	totals = make([]int64, len(files))
 	b.SetRuns(side, len(files))
 	for run, name := range files {
 		p, err := profilefile.Parse(name, o)
 		if err != nil {
-			return "", nil, err
+			return "", "", nil, err
 		}
 		if unit != "" && p.Unit != unit {
-			return "", nil, fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
+			return "", "", nil, fmt.Errorf("%s: unit %s differs from the other runs' %s", name, p.Unit, unit)
 		}
 		unit, totals[run] = p.Unit, p.Total()
+		if sampleType == "" {
+			sampleType = p.SampleType
+		}
 		if err := b.AddRunProfile(side, run, p); err != nil {
-			return "", nil, fmt.Errorf("%s: %w", name, err)
+			return "", "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return unit, totals, nil
+	return unit, sampleType, totals, nil
 }
 
 func writeJSON(out io.Writer, frames data.Frames) error {
@@ -315,6 +352,22 @@ func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes
 	})
 	_, err = io.WriteString(out, sb.String())
 	return err
+}
+
+// writeExport writes the query's tree as pprof or speedscope.
+func (a *answer) writeExport(out io.Writer, b *tree.Builder) error {
+	t, err := b.Build(query.TreeOptions(b, a.m, a.rules))
+	if err != nil {
+		return err
+	}
+	if a.output == "pprof" {
+		return export.PprofTree(out, t, cmp.Or(a.sampleType, a.m.ProfileType, "samples"), a.unit)
+	}
+	name := a.m.App + " " + strings.Join(a.m.Head.Builds, ",")
+	if a.m.IsDiff() {
+		name += " vs " + strings.Join(a.m.Base.Builds, ",")
+	}
+	return export.SpeedscopeTree(out, name, t, a.unit)
 }
 
 func labelOf(t *tree.Tree, id uint32) string {

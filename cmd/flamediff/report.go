@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/web"
@@ -18,7 +19,8 @@ import (
 // reportCmd writes the panel's view of a diff or flame graph as one HTML
 // file that opens from disk: a file a CI job can attach to a pull request.
 func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
-	typ := fs.String("type", "diff", "diff or flamegraph (files); --model names its own type")
+	typ := fs.String("type", "diff", "the query type of files (--model names its own):\n"+
+		typesHelp(func(s query.Spec) bool { return s.Flame }))
 	src := addSourceFlags(fs)
 	outFile := fs.String("o", "report.html", "write the report to `FILE`")
 	title := fs.String("title", "", "the page's title (default: what is compared)")
@@ -26,6 +28,9 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		stored, err := src.check(args)
 		if err != nil {
 			return err
+		}
+		if src.around.Sandwich != "" {
+			return errSandwichReport
 		}
 		var r web.Report
 		if stored {
@@ -55,11 +60,14 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	}
 }
 
+// errSandwichReport: the report's page draws one tree at a time.
+var errSandwichReport = usageError{errors.New("the report draws one tree: a sandwich's two trees come from query --output json")}
+
 // fileReport renders every variant of the files' tree (so the toolbar's
 // toggles work offline), its functions (the top table) and one run per
 // file for the run details.
 func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
-	if typ != query.Diff && typ != query.FlameGraph {
+	if spec, _ := query.Lookup(typ); !spec.Flame {
 		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
 	}
 	head, base := src.head.listFlag, src.base.listFlag
@@ -71,7 +79,7 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if err != nil {
 		return web.Report{}, err
 	}
-	frames, err := query.Render(l.b, m, l.rules, l.unit)
+	answer, err := query.Render(l.b, m, l.rules, l.unit)
 	if err != nil {
 		return web.Report{}, err
 	}
@@ -80,13 +88,13 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if err != nil {
 		return web.Report{}, err
 	}
-	frames = append(frames, functions...)
-	frames = append(frames, query.RunsFrames(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)...)
+	answer = append(answer, functions...)
+	answer = append(answer, frames.Runs(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)...)
 	title := names(head)
 	if len(base) > 0 {
 		title += " vs " + names(base)
 	}
-	return web.Report{Title: title, Frames: frames}, nil
+	return web.Report{Title: title, Frames: answer}, nil
 }
 
 // fileRuns describes each file as a run of build side, named by the file.
@@ -122,7 +130,10 @@ func storedReport(ctx context.Context, sf *storeFlags, model string) (web.Report
 	if err != nil {
 		return web.Report{}, usageError{err}
 	}
-	flame := m.QueryType == query.Diff || m.QueryType == query.FlameGraph
+	if m.Sandwich != "" {
+		return web.Report{}, errSandwichReport
+	}
+	flame := m.Spec().Flame
 	m.Variants = m.Variants || flame
 	store, rules, err := sf.open()
 	if err != nil {

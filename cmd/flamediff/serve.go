@@ -8,11 +8,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/plugin"
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/web"
+	"github.com/flamediff/flamediff/pkg/web/guard"
 )
 
 // serveCmd serves the local web UI (like `go tool pprof -http`) over the
@@ -20,24 +24,48 @@ import (
 // interrupted.
 func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	dsn := dsnFlag(fs)
-	addr := fs.String("addr", "127.0.0.1:3001", "listen on `HOST:PORT` (loopback by default: the UI has no login)")
+	addr := fs.String("addr", "127.0.0.1:3001", "listen on `HOST:PORT` (loopback by default; any other address needs a token)")
+	var hosts listFlag
+	fs.Var(&hosts, "allow-host", "also answer requests that name this `HOST` (repeatable; localhost, 127.0.0.1, [::1] "+
+		"and the listen address always)")
+	tokenFile := fs.String("token-file", "", "require the bearer token in `FILE` (or $"+tokenEnv+"); needed on a non-loopback --addr")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if err := noArgs(args); err != nil {
 			return err
+		}
+		token, err := readToken(*tokenFile)
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		g, err := guard.New(guard.Options{Addr: ln.Addr(), Hosts: hosts, Token: token})
+		if errors.Is(err, guard.ErrNoToken) {
+			return fmt.Errorf("serve: --addr %s is not a loopback address and the UI has no login: any machine that reaches it "+
+				"could read every stored profile; give a token with --token-file FILE or $%s (clients send "+
+				"Authorization: Bearer TOKEN, a browser opens the page with ?token=TOKEN once), or listen on 127.0.0.1",
+				*addr, tokenEnv)
+		}
+		if err != nil {
+			return usageError{err}
 		}
 		store, rules, err := dsn.open()
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		exec := &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0)}
-		ln, err := net.Listen("tcp", *addr)
-		if err != nil {
+		if err := store.CheckTables(ctx); err != nil {
 			return err
 		}
+		exec := &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0)}
 		mux := http.NewServeMux()
-		mux.Handle("/", web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status))
-		mux.Handle("/mcp", mcpHandler(store, rules)) // docs/MCP.md
+		mux.Handle("/", web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status, g))
+		// /mcp: the guard's Host check and token; the MCP handler refuses
+		// other origins itself (docs/MCP.md)
+		mux.Handle("/mcp", g.Site(mcpHandler(store, rules)))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			<-ctx.Done()
@@ -55,4 +83,23 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		}
 		return nil
 	}
+}
+
+// tokenEnv holds serve's bearer token when --token-file is not given.
+const tokenEnv = "FLAMEDIFF_TOKEN"
+
+// readToken returns the token of file (its first line), else of $FLAMEDIFF_TOKEN.
+func readToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv(tokenEnv)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	token, _, _ := strings.Cut(string(b), "\n")
+	if token = strings.TrimSpace(token); token == "" {
+		return "", fmt.Errorf("--token-file %s: the file is empty", file)
+	}
+	return token, nil
 }

@@ -32,45 +32,56 @@ func dsnFlag(fs *flag.FlagSet) *storeFlags {
 func (f *storeFlags) set() bool { return f.dsn != "" || f.settings != "" }
 
 // open opens the store the flags name and returns the system-frame rules
-// of the settings (the built-in ones without --settings).
+// of the settings (the built-in ones without --settings): for the commands
+// that build trees.
 func (f *storeFlags) open() (*storage.Store, *sysframes.Rules, error) {
-	if err := f.require(); err != nil {
+	store, s, err := f.openStore()
+	if err != nil {
 		return nil, nil, err
 	}
+	rules, err := sysframes.New(s.SystemFrames)
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("%s: system frame rules: %w", f.settings, err)
+	}
+	return store, rules, nil
+}
+
+// openStore opens the store the flags name, with the settings it read
+// (none without --settings).
+func (f *storeFlags) openStore() (*storage.Store, plugin.Settings, error) {
 	var s plugin.Settings
+	if err := f.require(); err != nil {
+		return nil, s, err
+	}
 	opts := storage.Options{}
 	if f.settings != "" {
 		var err error
 		if s, err = loadSettingsFile(f.settings); err != nil {
-			return nil, nil, err
+			return nil, s, err
 		}
 		opts = storage.Options{Tables: s.Tables, Distributed: s.Distributed, MaxRows: s.MaxStacks}
 		if opts.ClickHouse, err = s.ClickHouseOptions(); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f.settings, err)
+			return nil, s, fmt.Errorf("%s: %w", f.settings, err)
 		}
 	}
 	if f.dsn != "" {
 		o, err := clickhouse.ParseDSN(f.dsn)
 		if err != nil {
-			return nil, nil, fmt.Errorf("bad --dsn: %w", err)
+			return nil, s, fmt.Errorf("bad --dsn: %w", err)
 		}
 		opts.ClickHouse = o
 	}
-	rules, err := sysframes.New(s.SystemFrames)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: system frame rules: %w", f.settings, err)
-	}
 	store, err := storage.Open(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return store, rules, nil
+	return store, s, err
 }
 
 // withStore runs do with the store the flags name and closes it after;
-// neither --dsn nor --settings is a usage error.
+// neither --dsn nor --settings is a usage error. Commands that build no
+// tree do not compile the system-frame rules: a bad rule fails the
+// queries, not ingest or gc.
 func withStore(f *storeFlags, do func(*storage.Store) error) error {
-	store, _, err := f.open()
+	store, _, err := f.openStore()
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func human(v float64, grafanaUnit string) string {
 		return fmt.Sprintf("%.3f s", v)
 	case "bytes":
 		return fmt.Sprintf("%.2f MB", v/(1<<20))
-	case "percentunit":
+	case frames.UnitPercent:
 		return percent(v)
 	}
 	return fmt.Sprintf("%.6g", v)

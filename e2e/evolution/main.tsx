@@ -11,6 +11,7 @@ import {
   FieldConfigSource,
   FieldType,
   ScopedVars,
+  ThemeColors,
   ThemeContext,
   applyFieldOverrides,
   createTheme,
@@ -42,6 +43,8 @@ export interface EvolutionHarness {
    * (its overrides' links) and dashboard variables, as the table panel does.
    */
   mountTable(p: { frame: DataFrameJSON; fieldConfig: FieldConfigSource; vars: Record<string, string> }): void;
+  /** The colours of Grafana's theme of that mode, for the tests' exact checks. */
+  themeColors(mode: 'dark' | 'light'): ThemeColors;
 }
 
 declare global {
@@ -149,6 +152,10 @@ window.evolution = {
         <Table data={data} width={1200} height={500} />
       </ThemeContext.Provider>
     );
+  },
+  themeColors(mode) {
+    // Plain data only: the page hands it to the test as JSON.
+    return JSON.parse(JSON.stringify(createTheme({ colors: { mode } }).colors));
   },
   mountSynthetic({ components, builds }) {
     const series = [synthetic(components, builds)];

@@ -109,7 +109,7 @@ func Conn(t testing.TB, dsn string) driver.Conn {
 // conns and drops it there when the test ends.
 func freshDatabase(t testing.TB, conns ...driver.Conn) string {
 	t.Helper()
-	name := "flamediff_test_" + randomHex(6)
+	name := unusedDatabase(t, conns...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, c := range conns {
@@ -117,6 +117,13 @@ func freshDatabase(t testing.TB, conns ...driver.Conn) string {
 			t.Fatalf("chtest: create database %s: %v", name, err)
 		}
 	}
+	return name
+}
+
+// unusedDatabase returns a new database name, and drops the database of
+// that name on every server of conns when the test ends.
+func unusedDatabase(t testing.TB, conns ...driver.Conn) string {
+	name := "flamediff_test_" + randomHex(6)
 	t.Cleanup(func() {
 		// A drop waits for the tables' merges to stop: seconds per table on
 		// a busy machine after hundreds of small ingests.
@@ -131,14 +138,15 @@ func freshDatabase(t testing.TB, conns ...driver.Conn) string {
 	return name
 }
 
-// ClusterDSN returns the DSN of a fresh database that exists, empty, on
-// every shard of the private cluster (ClusterName), entering through the
-// first shard; `flamediff migrate --cluster` with ClusterName creates the
-// tables. The cluster starts on first use (which requires Main in
-// TestMain) whatever AddrEnv says: it needs servers that know each other.
+// ClusterDSN returns the DSN of a new database on the private cluster
+// (ClusterName), entering through the first shard. The database exists on
+// no shard, as on a cluster set up from nothing: `flamediff migrate
+// --cluster` with ClusterName creates it and the tables on every shard.
+// The cluster starts on first use (which requires Main in TestMain)
+// whatever AddrEnv says: it needs servers that know each other.
 func ClusterDSN(t testing.TB) string {
 	t.Helper()
-	return fmt.Sprintf("clickhouse://default:@%s/%s", ClusterShards(t)[0].Addr, freshDatabase(t, clusterAdmins...))
+	return fmt.Sprintf("clickhouse://default:@%s/%s", ClusterShards(t)[0].Addr, unusedDatabase(t, clusterAdmins...))
 }
 
 // ClusterShards returns the private cluster's servers, starting them if

@@ -27,6 +27,14 @@ func TestClusterShards(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conns[i].Close()
+		admin, err := clickhouse.Open(&clickhouse.Options{Addr: []string{s.Addr}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		if err := admin.Exec(ctx, "CREATE DATABASE "+o.Auth.Database); err != nil { // ClusterDSN's database does not exist
+			t.Fatal(err)
+		}
 		if err := conns[i].Exec(ctx, "CREATE TABLE one (dummy UInt8) ENGINE = Distributed(?, 'system', 'one')", ClusterName); err != nil {
 			t.Fatal(err)
 		}

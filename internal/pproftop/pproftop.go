@@ -1,6 +1,8 @@
-// Package pproftop runs `go tool pprof -top` as a reference for tests: the
-// per-function flat and cumulative totals that pprof itself computes for
-// one or more profile files, optionally as a difference against base files.
+// Package pproftop runs `go tool pprof -top` and `-peek` as a reference for
+// tests: the per-function flat and cumulative totals that pprof itself
+// computes for one or more profile files, optionally as a difference
+// against base files and under pprof's filters, and a function's callers
+// and callees.
 // Tests of the ingestion formats, the tree engine's functions table and the
 // plugin compare their own numbers with it.
 package pproftop
@@ -35,7 +37,18 @@ type Entry struct {
 // off, so every function with a non-zero flat or cum is listed. Rows that
 // pprof marks "(inline)" or "(partial-inline)" are keyed by the bare name;
 // rows with the same name (same function in different files) are summed.
-func Top(files, diffBase []string) (map[string]Entry, error) {
+// flags are more pprof options, such as -focus=REGEXP.
+func Top(files, diffBase []string, flags ...string) (map[string]Entry, error) {
+	out, err := run("-top", files, diffBase, flags)
+	if err != nil {
+		return nil, err
+	}
+	return parseTop(out)
+}
+
+// run runs pprof with a report option (-top, -peek=...) and flags on files,
+// with trimming off and values printed as raw integers.
+func run(report string, files, diffBase, flags []string) ([]byte, error) {
 	if len(files) == 0 {
 		return nil, errors.New("pproftop: no profile files")
 	}
@@ -43,11 +56,12 @@ func Top(files, diffBase []string) (map[string]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"tool", "pprof", "-top", "-trim=false", "-nodefraction=0", "-edgefraction=0",
+	args := []string{"tool", "pprof", report, "-trim=false", "-nodefraction=0", "-edgefraction=0",
 		"-unit=" + unit}
+	args = append(args, flags...)
 	if len(diffBase) > 0 {
 		// go tool pprof honours only the last -diff_base: merge them first.
-		base, err := merged(diffBase)
+		base, err := Merge("", diffBase)
 		if err != nil {
 			return nil, err
 		}
@@ -62,12 +76,13 @@ func Top(files, diffBase []string) (map[string]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pproftop: go %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	return parseTop(out)
+	return out, nil
 }
 
-// merged writes the merge of files (as `pprof -proto FILES` does) to a
-// temporary file and returns its path.
-func merged(files []string) (string, error) {
+// Merge writes the merge of files, as `go tool pprof -proto FILES` makes
+// it, to a new file in dir ("": the system's temporary directory) and
+// returns its path.
+func Merge(dir string, files []string) (string, error) {
 	var ps []*profile.Profile
 	for _, file := range files {
 		p, err := read(file)
@@ -80,7 +95,7 @@ func merged(files []string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pproftop: merging %s: %w", strings.Join(files, " "), err)
 	}
-	f, err := os.CreateTemp("", "pproftop-base-*.pb.gz")
+	f, err := os.CreateTemp(dir, "pproftop-merged-*.pb.gz")
 	if err != nil {
 		return "", fmt.Errorf("pproftop: %w", err)
 	}
@@ -118,6 +133,91 @@ func defaultUnit(file string) (string, error) {
 	return p.SampleType[i].Unit, nil
 }
 
+// Peek is a function's entry of `pprof -peek`: its own row, and the value
+// of each edge from a caller and to a callee, by function name.
+type Peek struct {
+	Entry
+	Callers, Callees map[string]int64
+}
+
+// PeekAt returns pprof's -peek entry of each function whose name re
+// matches (an anchored regular expression picks one), keyed by name.
+func PeekAt(files []string, re string, flags ...string) (map[string]Peek, error) {
+	out, err := run("-peek="+re, files, nil, flags)
+	if err != nil {
+		return nil, err
+	}
+	return parsePeek(out)
+}
+
+// A -peek edge row (value, share, name), and a function's own row.
+var (
+	peekEdge = regexp.MustCompile(`^\s+(-?\d+)[a-zA-Z]*\s+\S+%\s+\|\s+(.+)$`)
+	peekSelf = regexp.MustCompile(`^\s*(-?\d+)[a-zA-Z]*\s+\S+%\s+\S+%\s+(-?\d+)[a-zA-Z]*\s+\S+%\s+\|\s+(.+)$`)
+)
+
+// parsePeek reads the blocks between the dashed lines after the heading:
+// caller edges, then the function's row, then callee edges.
+func parsePeek(out []byte) (map[string]Peek, error) {
+	peeks := make(map[string]Peek)
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	var callers map[string]int64
+	var cur *Peek
+	var curName string
+	flush := func() {
+		if cur != nil {
+			peeks[curName] = *cur
+		}
+		cur, callers = nil, map[string]int64{}
+	}
+	inTable := false
+	for sc.Scan() {
+		line := sc.Text()
+		if !inTable {
+			inTable = strings.Contains(line, "calls calls% + context")
+			callers = map[string]int64{}
+			continue
+		}
+		if strings.HasPrefix(line, "---") {
+			flush()
+			continue
+		}
+		if m := peekSelf.FindStringSubmatch(line); m != nil {
+			flat, err1 := strconv.ParseInt(m[1], 10, 64)
+			cum, err2 := strconv.ParseInt(m[2], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, fmt.Errorf("pproftop: row %q: %w", line, err)
+			}
+			curName = bareName(strings.TrimSpace(m[3]))
+			cur = &Peek{Entry: Entry{Flat: flat, Cum: cum}, Callers: callers, Callees: map[string]int64{}}
+			continue
+		}
+		m := peekEdge.FindStringSubmatch(line)
+		if m == nil {
+			return nil, fmt.Errorf("pproftop: unexpected -peek row %q", line)
+		}
+		v, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("pproftop: row %q: %w", line, err)
+		}
+		name := bareName(strings.TrimSpace(m[2]))
+		if cur == nil {
+			callers[name] += v
+		} else {
+			cur.Callees[name] += v
+		}
+	}
+	if !inTable {
+		return nil, fmt.Errorf("pproftop: no -peek table in pprof output: %.200q", out)
+	}
+	return peeks, sc.Err()
+}
+
+// bareName drops pprof's inlining marks from a function name.
+func bareName(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(name, " (inline)"), " (partial-inline)")
+}
+
 // A -top row: flat flat% sum% cum cum% name.
 var topRow = regexp.MustCompile(`^\s*(-?\d+)[a-zA-Z]*\s+\S+%\s+\S+%\s+(-?\d+)[a-zA-Z]*\s+\S+%\s+(.+)$`)
 
@@ -141,7 +241,7 @@ func parseTop(out []byte) (map[string]Entry, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("pproftop: row %q: %w", line, err)
 		}
-		name := strings.TrimSuffix(strings.TrimSuffix(m[3], " (inline)"), " (partial-inline)")
+		name := bareName(m[3])
 		e := top[name]
 		top[name] = Entry{Flat: e.Flat + flat, Cum: e.Cum + cum}
 	}

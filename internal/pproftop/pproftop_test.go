@@ -121,3 +121,57 @@ func TestParseTop(t *testing.T) {
 		t.Error("output without a table: no error")
 	}
 }
+
+// A function that is not recursive gets its total from its callers and
+// passes it to its callees, but for its own flat value.
+func TestPeekAt(t *testing.T) {
+	files := []string{filepath.Join(dir, "head-run1.pb.gz")}
+	peeks, err := PeekAt(files, `^runtime\.mallocgc$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := peeks["runtime.mallocgc"]
+	if len(peeks) != 1 || !ok {
+		t.Fatalf("peek of runtime.mallocgc: %v", peeks)
+	}
+	top, err := Top(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Entry != top["runtime.mallocgc"] || p.Cum == 0 {
+		t.Errorf("peek row %+v, top row %+v", p.Entry, top["runtime.mallocgc"])
+	}
+	var in, out int64
+	for _, v := range p.Callers {
+		in += v
+	}
+	for _, v := range p.Callees {
+		out += v
+	}
+	if in != p.Cum || p.Flat+out != p.Cum || len(p.Callers) < 2 || len(p.Callees) < 2 {
+		t.Errorf("callers %v (sum %d), callees %v (sum %d), row %+v", p.Callers, in, p.Callees, out, p.Entry)
+	}
+	if _, err := parsePeek([]byte("no table")); err == nil {
+		t.Error("output without a table: no error")
+	}
+}
+
+// Flags reach pprof: -focus keeps the samples through a function.
+func TestTopFlags(t *testing.T) {
+	files := []string{filepath.Join(dir, "head-run1.pb.gz")}
+	all, err := Top(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	focused, err := Top(files, nil, `-focus=^runtime\.mallocgc$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flat int64
+	for _, e := range focused {
+		flat += e.Flat
+	}
+	if m := all["runtime.mallocgc"]; flat != m.Cum || focused["runtime.mallocgc"] != m {
+		t.Errorf("under -focus: flat sums to %d, mallocgc %+v; unfiltered %+v", flat, focused["runtime.mallocgc"], m)
+	}
+}

@@ -37,17 +37,22 @@ type Build struct {
 	Changes changes.Changes
 	// Edges holds the caller→callee pairs seen in the build's stacks.
 	Edges map[Edge]struct{}
-	// Timeline splits each run into time frames (index = frame, earliest
+	// Timeline splits each run into time buckets (index = bucket, earliest
 	// first); optional.
-	Timeline []TimeFrame
+	Timeline []TimeBucket
+	// Runs maps a frame name to its inclusive time in each of the build's
+	// runs (every slice as long as the build has runs); optional. A cell
+	// whose build and previous build both have two runs or more is tested
+	// (Row.PValue) on these values.
+	Runs map[string][]float64
 }
 
 // Edge is a call from Caller to Callee (adjacent frames of a stack).
 type Edge struct{ Caller, Callee string }
 
-// TimeFrame is one slice of a run's execution: its total and the inclusive
+// TimeBucket is one slice of a run's execution: its total and the inclusive
 // time per function within it, per run.
-type TimeFrame struct {
+type TimeBucket struct {
 	Total     float64
 	Functions map[string]float64
 }
@@ -69,16 +74,16 @@ func (b *Build) AddStack(stack []string, value float64) {
 }
 
 // AddTimed adds the part of a stack's per-run value that fell into time
-// frame frame (0-based) to the Timeline, growing it as needed. A negative
-// frame is ignored.
-func (b *Build) AddTimed(frame int, stack []string, value float64) {
-	if frame < 0 {
+// bucket bucket (0-based) to the Timeline, growing it as needed. A negative
+// bucket is ignored.
+func (b *Build) AddTimed(bucket int, stack []string, value float64) {
+	if bucket < 0 {
 		return
 	}
-	for len(b.Timeline) <= frame {
-		b.Timeline = append(b.Timeline, TimeFrame{Functions: map[string]float64{}})
+	for len(b.Timeline) <= bucket {
+		b.Timeline = append(b.Timeline, TimeBucket{Functions: map[string]float64{}})
 	}
-	tf := &b.Timeline[frame]
+	tf := &b.Timeline[bucket]
 	tf.Total += value
 	addInclusive(tf.Functions, stack, value)
 }
@@ -114,6 +119,18 @@ func (b *Build) validate() error {
 	for f, v := range b.Functions {
 		if !validValue(v) {
 			return fmt.Errorf("evolution: build %q: function %q has time %v", b.Name, f, v)
+		}
+	}
+	runs := -1
+	for f, vs := range b.Runs {
+		if runs >= 0 && len(vs) != runs {
+			return fmt.Errorf("evolution: build %q: function %q has %d run values, another %d", b.Name, f, len(vs), runs)
+		}
+		runs = len(vs)
+		for _, v := range vs {
+			if !validValue(v) {
+				return fmt.Errorf("evolution: build %q: function %q has run time %v", b.Name, f, v)
+			}
 		}
 	}
 	for i, tf := range b.Timeline {

@@ -1,4 +1,4 @@
-package evolution
+package evolution_test
 
 import (
 	"encoding/json"
@@ -6,26 +6,31 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/pkg/evolution"
+	"github.com/flamediff/flamediff/pkg/frames"
 )
 
+// The evolution frames (pkg/frames) of an analysis: tested here, where
+// the analyses to render are.
 func TestFrames(t *testing.T) {
-	res, err := Analyze(fourBuilds(), Options{Threshold: DefaultThreshold})
+	res, err := evolution.Analyze(evolution.FourBuilds(), evolution.Options{Threshold: evolution.DefaultThreshold})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := Build{Name: "t"}
+	b := evolution.Build{Name: "t"}
 	b.AddStack([]string{"a"}, 1)
 	b.AddTimed(0, []string{"a"}, 1)
-	tl, err := Analyze([]Build{b}, Options{})
+	tl, err := evolution.Analyze([]evolution.Build{b}, evolution.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Timeline = tl.Timeline
-	frames := res.Frames("ns")
-	if len(frames) != 3 || frames[0].Name != "evolution" || frames[1].Name != "evolution_edges" || frames[2].Name != "evolution_timeline" {
-		t.Fatalf("frames %v", frames)
+	answer := frames.Evolution(res, "ns")
+	if len(answer) != 3 || answer[0].Name != "evolution" || answer[1].Name != "evolution_edges" || answer[2].Name != "evolution_timeline" {
+		t.Fatalf("frames %v", answer)
 	}
-	m := frames[0]
+	m := answer[0]
 	if n, _ := m.RowLen(); n != len(res.Matrix) {
 		t.Fatalf("matrix frame has %d rows, want %d", n, len(res.Matrix))
 	}
@@ -55,10 +60,10 @@ func TestFrames(t *testing.T) {
 			t.Errorf("row %d: modified %d, want %d", i, got, r.Modified)
 		}
 	}
-	if got := field(frames[1], "status").At(0).(string); got != "added" {
+	if got := field(answer[1], "status").At(0).(string); got != "added" {
 		t.Errorf("first edge status %q", got)
 	}
-	if got := field(frames[2], "share").At(0).(float64); got != 1 {
+	if got := field(answer[2], "share").At(0).(float64); got != 1 {
 		t.Errorf("timeline share %g", got)
 	}
 	// Grafana receives frames as JSON: a null change must survive.
@@ -78,7 +83,7 @@ func TestFrames(t *testing.T) {
 }
 
 func TestFramesEmpty(t *testing.T) {
-	for _, f := range (Result{}).Frames("short") {
+	for _, f := range frames.Evolution(evolution.Result{}, "short") {
 		if n, err := f.RowLen(); err != nil || n != 0 || len(f.Fields) == 0 {
 			t.Errorf("%s: %d rows, %d fields, %v", f.Name, n, len(f.Fields), err)
 		}

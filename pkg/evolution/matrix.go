@@ -17,6 +17,9 @@ type Options struct {
 	// is under it in every build are left out of every result. 0 keeps
 	// everything; use DefaultThreshold for the paper's default.
 	Threshold float64
+	// Alpha is the false discovery rate of the cells' tests, in (0, 0.5];
+	// 0 means DefaultAlpha.
+	Alpha float64
 }
 
 // Kind is a level of the component hierarchy.
@@ -53,6 +56,12 @@ type Row struct {
 	// ModifiedMethods and AddedMethods name them, sorted: the change list
 	// the panel shows on hover.
 	ModifiedMethods, AddedMethods []string
+	// PValue tests Change across runs (Welch's t of the build's run times
+	// against the previous build's); QValue is Benjamini-Hochberg over the
+	// tested cells of the matrix, and Significant is QValue < Alpha. All
+	// nil where Change is, or a side has fewer than two runs' values.
+	PValue, QValue *float64
+	Significant    *bool
 }
 
 // EdgeStatus says whether a call edge appeared or disappeared.
@@ -72,12 +81,12 @@ type EdgeRow struct {
 	Status         EdgeStatus
 }
 
-// TimelineRow is a component's share of one time frame of a build: its
-// (per-kind, as in Row) time in the frame divided by the frame's total.
+// TimelineRow is a component's share of one time bucket of a build: its
+// (per-kind, as in Row) time in the bucket divided by the bucket's total.
 type TimelineRow struct {
 	Build     string
 	BuildTime time.Time
-	Frame     int
+	Bucket    int
 	Component string
 	Kind      Kind
 	Share     float64
@@ -156,6 +165,12 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 	if !(opts.Threshold >= 0 && opts.Threshold <= 1) {
 		return Result{}, fmt.Errorf("evolution: threshold %v outside [0, 1]", opts.Threshold)
 	}
+	if opts.Alpha == 0 {
+		opts.Alpha = DefaultAlpha
+	}
+	if !(opts.Alpha > 0 && opts.Alpha <= 0.5) {
+		return Result{}, fmt.Errorf("evolution: alpha %v outside (0, 0.5]", opts.Alpha)
+	}
 	names := map[string]bool{}
 	for i := range builds {
 		b := &builds[i]
@@ -187,8 +202,10 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 	visible := func(c component) bool { return peak[c] >= opts.Threshold }
 	order := h.order(peak, visible)
 
+	matrix := matrixRows(builds, h, perBuild, order)
+	testChanges(matrix, builds, h, opts.Alpha)
 	return Result{
-		Matrix:   matrixRows(builds, h, perBuild, order),
+		Matrix:   matrix,
 		Edges:    edgeRows(builds, func(f string) bool { return visible(component{f, Method}) }),
 		Timeline: timelineRows(builds, h, order),
 	}, nil
@@ -307,7 +324,7 @@ func timelineRows(builds []Build, h *hierarchy, order []component) []TimelineRow
 			times := h.times(tf.Functions)
 			for _, c := range order {
 				if v, ok := times[c]; ok {
-					rows = append(rows, TimelineRow{Build: b.Name, BuildTime: b.Time, Frame: f,
+					rows = append(rows, TimelineRow{Build: b.Name, BuildTime: b.Time, Bucket: f,
 						Component: c.name, Kind: c.kind, Share: v / tf.Total})
 				}
 			}

@@ -237,7 +237,7 @@ func TestTimeline(t *testing.T) {
 	}
 	got := map[string]float64{}
 	for _, r := range res.Timeline {
-		got[string(r.Kind)+" "+r.Component+" @"+string(rune('0'+r.Frame))] = r.Share
+		got[string(r.Kind)+" "+r.Component+" @"+string(rune('0'+r.Bucket))] = r.Share
 	}
 	want := map[string]float64{
 		"package main @0": 1, "method main.main @0": 1,
@@ -299,9 +299,9 @@ func BenchmarkAnalyze(b *testing.B) {
 	var builds []Build
 	for v := range 12 {
 		bd := Build{Name: "v" + strconv.Itoa(v), Time: time.Date(2026, 1, v+1, 0, 0, 0, 0, time.UTC),
-			Functions: map[string]float64{}, Edges: map[Edge]struct{}{}, Timeline: make([]TimeFrame, 10)}
+			Functions: map[string]float64{}, Edges: map[Edge]struct{}{}, Timeline: make([]TimeBucket, 10)}
 		for i := range bd.Timeline {
-			bd.Timeline[i] = TimeFrame{Total: 1e6, Functions: map[string]float64{}}
+			bd.Timeline[i] = TimeBucket{Total: 1e6, Functions: map[string]float64{}}
 		}
 		for p := range 500 {
 			for ty := range 8 {

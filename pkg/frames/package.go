@@ -12,7 +12,7 @@ import (
 // and the matrix agree: "java/lang/Thread.run" is "java/lang" in both ("" where
 // the naming convention has none). It is nil past maxEnumLabels packages.
 func packageField(t *tree.Tree) *data.Field {
-	return enumField("package", t, func(i int) string {
+	return enumField(FieldPackage, t, func(i int) string {
 		pkg, _, _ := evolution.Split(t.Label(i))
 		return pkg
 	})

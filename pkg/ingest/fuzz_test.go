@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 )
 
 // seed adds the test data files matching pattern, cut to at most 16 KiB
@@ -71,5 +73,34 @@ func FuzzParseAuto(f *testing.F) {
 	f.Add(legacyCPUProfile())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzParse(t, data, Auto)
+	})
+}
+
+// FuzzRepairUTF8: the repair is encoding/json's (what every JSON answer
+// shows), valid UTF-8 is kept, and names that differ keep differing as
+// long as they differ in length or in their valid parts.
+func FuzzRepairUTF8(f *testing.F) {
+	for _, s := range []string{"", "main.f", "f\xff", "f\xff\xfe", "\xc3(", "\xe2\x82", "é\xed\xa0\x80", "\uFFFD", "a\x00b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var viaJSON string
+		if err := json.Unmarshal(b, &viaJSON); err != nil {
+			t.Fatal(err)
+		}
+		got := RepairUTF8(s)
+		if got != viaJSON || !utf8.ValidString(got) {
+			t.Errorf("RepairUTF8(%q) = %q, encoding/json gives %q", s, got, viaJSON)
+		}
+		if utf8.ValidString(s) && got != s {
+			t.Errorf("valid %q changed to %q", s, got)
+		}
+		if longer := RepairUTF8(s + "\xff"); longer == got {
+			t.Errorf("%q and %q+\\xff repaired alike", s, s)
+		}
 	})
 }

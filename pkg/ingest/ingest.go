@@ -141,9 +141,9 @@ func overflow(p *profile.Profile) int {
 	return -1
 }
 
-// validUTF8 replaces invalid UTF-8 in p's texts by U+FFFD, re-interning
-// frames that become equal. Storage refuses invalid text and JSON output
-// replaces it, so repairing it here makes ingest and query agree.
+// validUTF8 repairs invalid UTF-8 in p's texts with RepairUTF8,
+// re-interning frames that become equal. Storage refuses invalid text and
+// JSON output replaces it, so repairing it here makes ingest and query agree.
 func validUTF8(p *profile.Profile) *profile.Profile {
 	valid := utf8.ValidString(p.SampleType) && utf8.ValidString(p.Unit)
 	for _, f := range p.Frames {
@@ -152,7 +152,7 @@ func validUTF8(p *profile.Profile) *profile.Profile {
 	if valid {
 		return p
 	}
-	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+	fix := RepairUTF8
 	q := &profile.Profile{SampleType: fix(p.SampleType), Unit: fix(p.Unit), Start: p.Start, Duration: p.Duration,
 		Samples: p.Samples}
 	ids := make([]uint32, len(p.Frames))
@@ -165,6 +165,29 @@ func validUTF8(p *profile.Profile) *profile.Profile {
 		}
 	}
 	return q
+}
+
+// RepairUTF8 replaces each byte of s that is not part of valid UTF-8 by
+// U+FFFD, as encoding/json does: "f\xff\xfe" becomes "f\uFFFD\uFFFD".
+// (strings.ToValidUTF8 would replace the run by one U+FFFD and make it
+// the same frame as "f\xff".) Every name Flamediff stores, queries,
+// exports or puts in a frame has passed through it.
+func RepairUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // detectSize is how much of the input format detection looks at.

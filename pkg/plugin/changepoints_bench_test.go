@@ -13,17 +13,18 @@ import (
 
 // BenchmarkChangePoints measures the changepoints query end to end over
 // go-plugin (issue 16's target: under 2 s) on 12 builds x 10 runs of
-// 20,000 distinct stacks over 2,000 functions (2.4M sample rows), every
+// 20,000 distinct stacks over 2,000 functions (2.4M sample rows; 200 stacks
+// with -short), every
 // stack's value drawn with 3% noise per run, and a third of the stacks
 // 10% slower from build 6 on. Each op asks for every function
 // (minShare 0, 2,000 series) and for the default floor. Run with:
 //
 //	go test -run '^$' -bench ChangePoints -benchtime 5x -timeout 30m ./pkg/plugin/
 func BenchmarkChangePoints(b *testing.B) {
-	const builds, runs, stacks, funcs = 12, 10, 20_000, 2_000
+	const builds, runs, funcs = 12, 10, 2_000
 	store, dsn := migratedStore(b)
 	ctx := context.Background()
-	pool := benchPool(stacks, funcs)
+	pool := benchPool(benchScale(20_000), funcs)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for bi := range builds {
 		for ri := range runs {

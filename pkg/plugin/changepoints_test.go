@@ -1,11 +1,20 @@
 package plugin_test
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/flamediff/flamediff/internal/plugintest"
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // frameNamed returns the frame called name, failing the test without one.
@@ -79,6 +88,96 @@ func TestChangePointsOverGRPC(t *testing.T) {
 	for i, w := range []float64{0, 0, 50.0 / 235.4, 0} {
 		if got := ts[0].Fields[1].At(i).(float64); math.Abs(got-w) > 1e-9 {
 			t.Errorf("changepoint at build %d: %v, want %v", i, got, w)
+		}
+	}
+}
+
+// TestOverTimeFewBuilds: every app starts with one build. Each over-time
+// query answers on one build (builds unset, named, named twice) with the
+// build in its answer and no change point, on two builds with both, and
+// on none (a range without builds) with 404 saying so.
+func TestOverTimeFewBuilds(t *testing.T) {
+	store, dsn := migratedStore(t)
+	ctx := context.Background()
+	epoch := overTimeEpoch()
+	for app, builds := range map[string][]string{"one": {"1.0.0"}, "two": {"1.0.0", "1.1.0"}} {
+		for b, build := range builds {
+			for r := range 3 {
+				p, err := ingest.Parse(strings.NewReader(fmt.Sprintf("main;work %d\nmain;io %d\n", 100+r+100*b, 50+r)), "run.folded", ingest.Folded)
+				if err != nil {
+					t.Fatal(err)
+				}
+				meta := storage.RunMeta{App: app, Build: build, Run: fmt.Sprint(r),
+					Start: epoch.Add(time.Duration(b)*24*time.Hour + time.Duration(r)*time.Minute), Duration: time.Second}
+				if err := store.Ingest(ctx, meta, p, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	f := startOn(t, dsn)
+	for _, c := range []struct {
+		name   string
+		app    string
+		builds []string
+		want   []string // the builds the answer shows
+	}{
+		{"one build, builds unset", "one", nil, []string{"1.0.0"}},
+		{"one build named", "one", []string{"1.0.0"}, []string{"1.0.0"}},
+		{"one build named twice", "one", []string{"1.0.0", "1.0.0"}, []string{"1.0.0"}},
+		{"two builds", "two", nil, []string{"1.0.0", "1.1.0"}},
+		{"one of two builds", "two", []string{"1.1.0"}, []string{"1.1.0"}},
+	} {
+		for _, qt := range []string{"changepoints", "evolution", "timeseries"} {
+			t.Run(c.name+"/"+qt, func(t *testing.T) {
+				model := map[string]any{"queryType": qt, "app": c.app}
+				if c.builds != nil {
+					model["builds"] = c.builds
+				}
+				frames := f.mustQuery(t, model)
+				var shown []string
+				switch qt {
+				case "changepoints":
+					fr := frameNamed(t, frames, "changepoints")
+					for _, b := range fr.Meta.Custom.(map[string]any)["builds"].([]any) { // decoded JSON
+						shown = append(shown, b.(string))
+					}
+				case "evolution":
+					seen := map[string]bool{}
+					for key := range matrixCells(t, frames) {
+						if !seen[key[1]] {
+							seen[key[1]] = true
+							shown = append(shown, key[1])
+						}
+					}
+					slices.Sort(shown)
+				case "timeseries":
+					// A point per build, at its first run: 1.0.0 at the epoch, 1.1.0 a day later.
+					tm, _ := frameNamed(t, frames, "timeseries").FieldByName("time")
+					for i := 0; i < tm.Len(); i++ {
+						shown = append(shown, fmt.Sprintf("1.%d.0", int(tm.At(i).(time.Time).Sub(epoch)/(24*time.Hour))))
+					}
+				}
+				if fmt.Sprint(shown) != fmt.Sprint(c.want) {
+					t.Errorf("builds shown %v, want %v", shown, c.want)
+				}
+				if qt != "timeseries" && len(c.want) == 1 {
+					if rows := changeRows(t, frames); len(rows) != 0 {
+						t.Errorf("change points on one build: %v", rows)
+					}
+				}
+			})
+		}
+	}
+	// No build in the dashboard's range.
+	for _, qt := range []string{"changepoints", "evolution", "timeseries"} {
+		resp, err := f.plugin.QueryData(ctx, f.settings, plugintest.Query{RefID: "A", JSON: `{"queryType":"` + qt + `","app":"two"}`,
+			From: epoch.Add(-48 * time.Hour), To: epoch.Add(-24 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := resp.Responses["A"]; r.Status != backend.StatusNotFound || r.Error == nil || !strings.Contains(r.Error.Error(), "no build in the time range") {
+			t.Errorf("%s on no build: %v %v, want 404 saying the range has no build", qt, r.Status, r.Error)
 		}
 	}
 }

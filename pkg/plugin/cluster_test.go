@@ -126,7 +126,7 @@ func TestSuiteOnCluster(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"DiffEqualsCLI", TestDiffEqualsCLI}, {"Resources", TestResources}, {"CheckHealth", TestCheckHealth},
-		{"EvolutionOverGRPC", TestEvolutionOverGRPC},
+		{"EvolutionOverGRPC", TestEvolutionOverGRPC}, {"AroundTheCulprit", TestAroundTheCulprit},
 	} {
 		t.Run(test.name, test.run)
 	}

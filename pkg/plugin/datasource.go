@@ -5,10 +5,12 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
@@ -16,13 +18,14 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // stackCacheBytes is about what a full stack cache holds
-// (query.DefaultStackCacheFrames).
+// (stacks.DefaultCacheFrames).
 const stackCacheBytes = 256 << 20
 
 // ID is the data source's plugin id (src/datasource/plugin.json).
@@ -80,7 +83,7 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 	d.store = store
 	d.gate = newGate(s.MaxQueries, s.QueueTimeoutDuration())
 	budgets.claim(d, int64(s.MaxQueries)*s.queryMemory()+stackCacheBytes)
-	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: query.NewStackCache(0), MaxMemory: s.queryMemory()}
+	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0), MaxMemory: s.queryMemory()}
 	return nil
 }
 
@@ -125,18 +128,24 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.settings.QueryTimeoutDuration())
 	defer cancel()
+	var waiting atomic.Bool
 	frames, err := withDeadline(ctx, func(ctx context.Context) (data.Frames, error) {
 		m, err := query.Parse(q.JSON)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 		}
-		leave, err := d.gate.enter(ctx)
+		leave, err := d.gate.enter(ctx, &waiting)
 		if err != nil {
 			return nil, err
 		}
 		defer leave()
 		return d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
 	})
+	// A query whose deadline passed while it waited for its turn never ran:
+	// busy (503), whichever of the gate and withDeadline saw the deadline first.
+	if err != nil && waiting.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = d.gate.late()
+	}
 	if err != nil {
 		return classify(ctx, err).dataResponse()
 	}

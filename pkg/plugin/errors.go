@@ -67,6 +67,7 @@ var userErrors = []struct {
 	{query.ErrMismatch, http.StatusBadRequest},
 	{query.ErrUnknownFunction, http.StatusBadRequest},
 	{query.ErrUnknownFocus, http.StatusBadRequest},
+	{query.ErrNoFunction, http.StatusBadRequest},
 }
 
 // classify decides the status of err, which ended a call whose context is
@@ -86,7 +87,10 @@ func classify(ctx context.Context, err error) failure {
 	case errors.Is(err, errInternal):
 		return failure{http.StatusInternalServerError, msg, false}
 	case errors.Is(err, errBusy), errors.Is(err, clickhouse.ErrAcquireConnTimeout), isEx && ex.Code == chTooManyQueries:
-		return failure{http.StatusServiceUnavailable, "busy: " + msg + " (try again shortly, or raise maxQueries and maxConnections in the data source settings)", true}
+		if !errors.Is(err, errBusy) { // errBusy's own text starts with "busy"
+			msg = "busy: " + msg
+		}
+		return failure{http.StatusServiceUnavailable, msg + " (try again shortly, or raise maxQueries and maxConnections in the data source settings)", true}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
 		isEx && (ex.Code == chTimeoutExceeded || ex.Code == chSocketTimeout), errors.As(err, &netErr) && netErr.Timeout():
 		return failure{http.StatusGatewayTimeout, "timed out (raise queryTimeout in the data source settings or select fewer runs): " + msg, true}
@@ -96,6 +100,8 @@ func classify(ctx context.Context, err error) failure {
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, clickhouse.ErrConnectionClosed):
 		return failure{http.StatusBadGateway, "ClickHouse unreachable or connection lost: " + msg, true}
+	case storage.NoDatabase(err):
+		return failure{http.StatusBadGateway, "ClickHouse: " + msg + " (the data source's database does not exist: run `flamediff migrate`)", true}
 	case isEx && (ex.Code == chNoSuchColumn || ex.Code == chUnknownIdentifier || ex.Code == chUnknownTable):
 		return failure{http.StatusBadGateway, "ClickHouse: " + msg +
 			" (Flamediff's tables lack what this version reads: run `flamediff migrate`, or check the data source's table names)", true}

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -47,13 +48,20 @@ func fakeServer(t *testing.T, answer func(net.Conn)) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// faultWait bounds a call to a faulty server: far beyond the plugin's own
+// deadlines (1 s for the queries here, 5 s for a health check).
+const faultWait = time.Minute
+
 // frozen accepts and never answers; dropping closes at once.
 func frozen(net.Conn)     {}
 func dropping(c net.Conn) { c.Close() }
 
 // TestFaultStatuses: every call has a deadline, and the same cause gives
 // the same status from QueryData and CallResource: a frozen server 504,
-// a refused or dropped connection 502.
+// a refused or dropped connection 502. The client's own deadline only
+// bounds the wait, generously for a loaded machine: a call that ignored
+// its deadline would hang on the frozen server until then and fail on the
+// status, not on the time.
 func TestFaultStatuses(t *testing.T) {
 	base, err := plugintest.SettingsFromDSN("clickhouse://default:@127.0.0.1:1/db")
 	if err != nil {
@@ -65,35 +73,35 @@ func TestFaultStatuses(t *testing.T) {
 		name string
 		port int
 		want int
+		says string // in the error of both calls
 	}{
-		{"frozen", fakeServer(t, frozen), 504},
-		{"refused", closedPort(t), 502},
-		{"dropped", fakeServer(t, dropping), 502},
+		{"frozen", fakeServer(t, frozen), 504, "timed out"},
+		{"refused", closedPort(t), 502, "ClickHouse unreachable"},
+		{"dropped", fakeServer(t, dropping), 502, "ClickHouse unreachable"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := copySettings(base)
 			s.UID, s.JSONData["port"], s.JSONData["queryTimeout"] = c.name, c.port, 1
-			// Well past the 1 s deadline, well before the driver's own
-			// 10 s dial timeout would end a call that ignores it.
-			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), faultWait)
 			defer cancel()
 			code, body, err := plugin.Resource(ctx, s, "apps")
-			if err != nil || code != c.want {
-				t.Errorf("apps: %d %s %v, want %d", code, body, err, c.want)
+			if err != nil || code != c.want || !strings.Contains(string(body), c.says) {
+				t.Errorf("apps: %d %s %v, want %d saying %q", code, body, err, c.want, c.says)
 			}
 			resp, err := plugin.QueryData(ctx, s, q)
 			if err != nil {
 				t.Fatalf("QueryData: %v", err)
 			}
-			if r := resp.Responses["A"]; r.Error == nil || int(r.Status) != c.want || r.ErrorSource != backend.ErrorSourceDownstream {
-				t.Errorf("query: %v %v (%s), want %d from downstream", r.Status, r.Error, r.ErrorSource, c.want)
+			if r := resp.Responses["A"]; r.Error == nil || int(r.Status) != c.want || r.ErrorSource != backend.ErrorSourceDownstream ||
+				!strings.Contains(r.Error.Error(), c.says) {
+				t.Errorf("query: %v %v (%s), want %d from downstream saying %q", r.Status, r.Error, r.ErrorSource, c.want, c.says)
 			}
 		})
 	}
 	t.Run("health", func(t *testing.T) {
 		s := copySettings(base)
 		s.UID, s.JSONData["port"] = "frozen-health", fakeServer(t, frozen)
-		ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second) // documented: 5 s
+		ctx, cancel := context.WithTimeout(context.Background(), faultWait) // the check's own: 5 s
 		defer cancel()
 		res, err := plugin.CheckHealth(ctx, s)
 		if err != nil || res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "unreachable") {
@@ -129,6 +137,45 @@ func TestBusy(t *testing.T) {
 	}
 	if statuses[backend.Status(503)] != 1 || statuses[backend.StatusTimeout] != 1 {
 		t.Errorf("statuses %v, want one 503 (waited in vain) and one 504 (the frozen server)", statuses)
+	}
+}
+
+// TestBusyUntilDeadline: with queryTimeout shorter than queueTimeout, the
+// queries that wait for their turn until their deadline never run: busy
+// (503), said once, not timed out; the one that ran into the frozen
+// server timed out (504).
+func TestBusyUntilDeadline(t *testing.T) {
+	s, err := plugintest.SettingsFromDSN("clickhouse://default:@127.0.0.1:1/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.JSONData["port"] = fakeServer(t, frozen)
+	s.JSONData["maxQueries"], s.JSONData["queueTimeout"], s.JSONData["queryTimeout"] = 1, 30, 1
+	plugin := plugintest.Start(t, pluginBinary)
+	var queries []plugintest.Query
+	for i := range 8 {
+		queries = append(queries, plugintest.Query{RefID: fmt.Sprint(i), JSON: `{"queryType":"flamegraph","app":"a","head":{"builds":["b"]}}`})
+	}
+	for round := range 3 {
+		// A data source instance of its own: the abandoned query of the
+		// last round holds its slot until the driver gives up.
+		s.UID = fmt.Sprintf("busy-late-%d", round)
+		resp, err := plugin.QueryData(context.Background(), s, queries...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses := map[backend.Status]int{}
+		for _, r := range resp.Responses {
+			statuses[r.Status]++
+			if r.Status == backend.Status(503) {
+				if msg := r.Error.Error(); !strings.HasPrefix(msg, "busy: ") || strings.Contains(msg, "busy: busy") || !strings.Contains(msg, "queryTimeout") {
+					t.Errorf("busy answer %q: want one \"busy: \" prefix and the setting to raise", msg)
+				}
+			}
+		}
+		if statuses[backend.Status(503)] != 7 || statuses[backend.StatusTimeout] != 1 {
+			t.Errorf("round %d: statuses %v, want 7 busy (503) and the running one timed out (504)", round, statuses)
+		}
 	}
 }
 

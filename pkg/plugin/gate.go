@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,23 +22,37 @@ func newGate(n int, wait time.Duration) *gate {
 }
 
 // enter waits for a slot; call the returned function to give it back.
-func (g *gate) enter(ctx context.Context) (func(), error) {
+// waiting becomes true when the query has to wait, and false again only
+// when it gets its turn before its deadline: a caller that sees its
+// deadline pass while waiting is true knows the query never ran.
+func (g *gate) enter(ctx context.Context, waiting *atomic.Bool) (func(), error) {
 	select {
 	case g.slots <- struct{}{}:
 		return func() { <-g.slots }, nil
 	default:
 	}
+	waiting.Store(true)
 	t := time.NewTimer(g.wait)
 	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:
+		if ctx.Err() == context.DeadlineExceeded { // the turn came too late to run
+			<-g.slots
+			return nil, g.late()
+		}
+		waiting.Store(false)
 		return func() { <-g.slots }, nil
 	case <-t.C:
 		return nil, fmt.Errorf("%w: %d queries running, this one waited %v for its turn", errBusy, cap(g.slots), g.wait)
 	case <-ctx.Done():
 		if ctx.Err() == context.DeadlineExceeded { // the cause is the load, not the query
-			return nil, fmt.Errorf("%w: %d queries running, this one waited until its deadline for its turn", errBusy, cap(g.slots))
+			return nil, g.late()
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// late is the error of a query whose deadline passed while it waited.
+func (g *gate) late() error {
+	return fmt.Errorf("%w: %d queries running, this one waited until its deadline (queryTimeout) for its turn", errBusy, cap(g.slots))
 }

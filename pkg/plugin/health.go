@@ -9,6 +9,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // healthTimeout bounds CheckHealth so that "Save & test" answers within a
@@ -72,7 +74,7 @@ func explainConnect(s Settings, err error) string {
 	switch {
 	case errors.As(err, &ex) && authCodes[ex.Code]:
 		return fmt.Sprintf("ClickHouse at %s refused the credentials of user %q: %s", addr, s.Username, ex.Message)
-	case errors.As(err, &ex) && ex.Code == 81: // UNKNOWN_DATABASE
+	case storage.NoDatabase(err):
 		return fmt.Sprintf("ClickHouse at %s has no database %q (run `flamediff migrate`): %s", addr, s.DefaultDatabase, ex.Message)
 	case errors.As(err, &opErr), errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("ClickHouse at %s (%s protocol) is unreachable: %v", addr, s.Protocol, err)

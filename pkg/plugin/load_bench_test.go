@@ -32,10 +32,11 @@ const (
 func BenchmarkUnderLoad(b *testing.B) {
 	store, dsn := migratedStore(b)
 	ctx := context.Background()
-	pool := benchPool(loadStacks, 5000)
+	stacks := benchScale(loadStacks)
+	pool := benchPool(stacks, 5000)
 	start := time.Now()
 	for bi, build := range []string{"base", "head"} {
-		for ri, p := range benchProfiles(pool, uint64(bi+1), loadRunsPerBuild, loadStacks, loadFrames) {
+		for ri, p := range benchProfiles(pool, uint64(bi+1), loadRunsPerBuild, stacks, loadFrames) {
 			meta := storage.RunMeta{App: "load", Build: build, Run: fmt.Sprintf("run-%02d", ri),
 				Start: time.Date(2026, 11, 1+bi, 0, ri, 0, 0, time.UTC)}
 			if err := store.Ingest(ctx, meta, p, nil); err != nil {
@@ -43,7 +44,7 @@ func BenchmarkUnderLoad(b *testing.B) {
 			}
 		}
 	}
-	b.Logf("loaded %d runs of %d stacks in %v", 2*loadRunsPerBuild, loadStacks, time.Since(start).Round(time.Second))
+	b.Logf("loaded %d runs of %d stacks in %v", 2*loadRunsPerBuild, stacks, time.Since(start).Round(time.Second))
 	settings, err := plugintest.SettingsFromDSN(dsn)
 	if err != nil {
 		b.Fatal(err)

@@ -71,6 +71,8 @@ type cell struct {
 	change   *float64
 	modified int64
 	methods  string // modifiedMethods
+	// significant is the test of change across runs; nil where untested.
+	significant *bool
 }
 
 func matrixCells(t *testing.T, frames data.Frames) map[[2]string]cell {
@@ -84,13 +86,17 @@ func matrixCells(t *testing.T, frames data.Frames) map[[2]string]cell {
 		return f
 	}
 	comp, kind, build, tm, change, mod := field("component"), field("kind"), field("build"), field("time"), field("change"), field("modified")
-	methods := field("modifiedMethods")
+	methods, significant := field("modifiedMethods"), field("significant")
 	out := map[[2]string]cell{}
 	for i := 0; i < comp.Len(); i++ {
 		c := cell{kind: kind.At(i).(string), time: tm.At(i).(float64), modified: mod.At(i).(int64), methods: methods.At(i).(string)}
 		if v, ok := change.ConcreteAt(i); ok {
 			x := v.(float64)
 			c.change = &x
+		}
+		if v, ok := significant.ConcreteAt(i); ok {
+			x := v.(bool)
+			c.significant = &x
 		}
 		out[[2]string{comp.At(i).(string), build.At(i).(string)}] = c
 	}
@@ -109,11 +115,17 @@ func TestEvolutionOverGRPC(t *testing.T) {
 		if before.change == nil || math.Abs(*before.change) > 1e-9 || after.change == nil || math.Abs(*after.change) > 1e-9 {
 			t.Errorf("%s: changes %v before and %v after the regression, want 0", comp, before.change, after.change)
 		}
+		// Five runs a build: the doubling is significant, the builds around it
+		// (the same run times) are not.
+		if rise.significant == nil || !*rise.significant || before.significant == nil || *before.significant ||
+			after.significant == nil || *after.significant {
+			t.Errorf("%s: significant %v/%v/%v, want false/true/false", comp, before.significant, rise.significant, after.significant)
+		}
 		if rise.modified != 1 || before.modified != 0 || after.modified != 0 || rise.methods != "app/slow.Work" {
 			t.Errorf("%s: modified %d/%d/%d, want 0/1/0", comp, before.modified, rise.modified, after.modified)
 		}
 	}
-	if c := cells[[2]string{"app/slow.Work", "2.0.0"}]; c.change != nil || c.kind != "method" {
+	if c := cells[[2]string{"app/slow.Work", "2.0.0"}]; c.change != nil || c.significant != nil || c.kind != "method" {
 		t.Errorf("first build: %+v, want a method with no change", c)
 	}
 	for key := range cells {

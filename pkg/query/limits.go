@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -24,10 +25,14 @@ const (
 
 // trees is how many trees the query returns.
 func (m Model) trees() int {
-	if m.Variants && m.QueryType != Functions {
-		return len(Variants)
+	if !m.Spec().Flame {
+		return 1
 	}
-	return 1
+	n := len(m.sandwichParts())
+	if m.Variants {
+		n *= len(Variants)
+	}
+	return n
 }
 
 // checkMemory fails with ErrTooBig, naming what to change, when the
@@ -35,7 +40,7 @@ func (m Model) trees() int {
 // budget). A tree has at most MaxNodes nodes, and no more than its
 // stacks' frames (plus an "other" per parent).
 func (m Model) checkMemory(b *tree.Builder, budget int64) error {
-	if m.QueryType == Functions {
+	if !m.Spec().Flame {
 		return nil // a row per function, not per node
 	}
 	nodes := int64(min(m.MaxNodes, 2*b.FrameRefs()+1))
@@ -51,20 +56,10 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 		ErrTooBig, m.trees(), nodes, need>>20, budget>>20, advice)
 }
 
-// stackRows is how many (run, stack) rows runs have: what a read of their
-// per-run values returns.
-func stackRows(runs []storage.Run) int {
-	n := 0
-	for _, r := range runs {
-		n += int(r.Stacks) // #nosec G115 -- a run's distinct stacks, far below 2^63
-	}
-	return n
-}
-
 // admit refuses, before anything is read, runs whose (run, stack) rows
 // (Run.Stacks each) would take the engine over the memory budget.
 func (e *Executor) admit(runs []storage.Run) error {
-	n := stackRows(runs)
+	n := stacks.Rows(runs)
 	need := int64(n) * bytesPerRunRow
 	if e.MaxMemory == 0 || need <= e.MaxMemory {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -34,7 +35,6 @@ const (
 	MaxMaxNodes      = 2_000_000
 	DefaultThreshold = 0.02
 	DefaultMinShare  = 0.01
-	DefaultAlpha     = stats.DefaultAlpha
 	// MaxAlpha bounds alpha: a false-discovery rate above one half calls
 	// noise a change.
 	MaxAlpha          = 0.5
@@ -78,7 +78,7 @@ type Model struct {
 	// or "relative" shares of each side's total.
 	Normalize string `json:"normalize"`
 	// Alpha is the false-discovery rate under which a diff's node or
-	// function is significant (default DefaultAlpha).
+	// function is significant (default stats.DefaultAlpha).
 	Alpha *float64 `json:"alpha"`
 	// Focus is a path of labels from the root's child down: flamegraph and
 	// diff queries return that subtree at full detail.
@@ -88,6 +88,22 @@ type Model struct {
 	// relative change a significant change point has.
 	MinShare  *float64 `json:"minShare"`
 	MinChange *float64 `json:"minChange"`
+	// Sandwich names a function: flamegraph and diff queries answer its
+	// callers tree and its callees tree instead of the whole tree.
+	Sandwich string `json:"sandwich"`
+	// Keep, Drop, Hide and ShowFrom are Go regular expressions on frame
+	// names, pprof's -focus, -ignore, -hide and -show_from, applied before
+	// the statistics (tree.FilterSpec). Hide is "hideFrames": Grafana's
+	// own "hide" hides a query.
+	Keep     string `json:"keep"`
+	Drop     string `json:"drop"`
+	Hide     string `json:"hideFrames"`
+	ShowFrom string `json:"showFrom"`
+	// Only is "new" (the stacks new in head) or "removed" (the stacks gone
+	// from it); "" keeps every stack.
+	Only string `json:"only"`
+
+	filter *tree.Filter // Keep..ShowFrom, compiled by Parse
 }
 
 // Parse decodes and validates a query model, filling defaults.
@@ -100,12 +116,12 @@ func Parse(raw []byte) (Model, error) {
 }
 
 func (m *Model) validate() error {
-	switch m.QueryType {
-	case FlameGraph, Diff, Functions, Runs, Evolution, TimeSeries, ChangePoints:
-	case "":
-		return fmt.Errorf("queryType is required (one of flamegraph, diff, functions, runs, evolution, timeseries, changepoints)")
-	default:
-		return fmt.Errorf("unknown queryType %q (want flamegraph, diff, functions, runs, evolution, timeseries or changepoints)", m.QueryType)
+	spec, known := Lookup(m.QueryType)
+	switch {
+	case m.QueryType == "":
+		return fmt.Errorf("queryType is required (one of %s)", typeList(""))
+	case !known:
+		return fmt.Errorf("unknown queryType %q (want %s)", m.QueryType, typeList(" or "))
 	}
 	if m.App == "" {
 		return fmt.Errorf("app is required")
@@ -121,18 +137,15 @@ func (m *Model) validate() error {
 			return err
 		}
 	}
-	switch m.QueryType {
-	case FlameGraph, Functions, Runs, Diff:
-		if len(m.Head.Builds) == 0 {
-			return fmt.Errorf("%s query needs head.builds", m.QueryType)
-		}
+	if spec.Head == Required && len(m.Head.Builds) == 0 {
+		return fmt.Errorf("%s query needs head.builds", m.QueryType)
 	}
-	if m.QueryType == Diff && len(m.Base.Builds) == 0 {
-		return fmt.Errorf("diff query needs base.builds")
+	if spec.Base == Required && len(m.Base.Builds) == 0 {
+		return fmt.Errorf("%s query needs base.builds", m.QueryType)
 	}
 	switch m.Field {
-	case "", "value", "changepoint":
-	case "change", "pValue", "significant", "regression":
+	case "", frames.FieldValue, frames.FieldChangePoint:
+	case frames.FieldChange, frames.FieldPValue, frames.FieldSignificant, frames.FieldRegression:
 		if m.Baseline == "" {
 			return fmt.Errorf("field %q needs a baseline (a build or %q)", m.Field, "previous")
 		}
@@ -171,12 +184,12 @@ func (m *Model) validate() error {
 		return fmt.Errorf("normalize must be absolute or relative, not %q", m.Normalize)
 	}
 	if m.Alpha == nil {
-		a := DefaultAlpha
+		a := stats.DefaultAlpha
 		m.Alpha = &a
 	} else if !(*m.Alpha > 0 && *m.Alpha <= MaxAlpha) {
 		return fmt.Errorf("alpha must be a false-discovery rate in (0, %v], not %v", MaxAlpha, *m.Alpha)
 	}
-	return nil
+	return m.validateAround()
 }
 
 // Normalization is the engine's form of Normalize.
@@ -189,13 +202,18 @@ func (m Model) Normalization() tree.Normalization {
 
 // IsTree reports whether the query is answered by the tree engine
 // (flamegraph, diff, functions).
-func (m Model) IsTree() bool {
-	return m.QueryType == FlameGraph || m.QueryType == Diff || m.QueryType == Functions
-}
+func (m Model) IsTree() bool { return m.Spec().Tree }
 
-// IsDiff reports whether the query compares head against base.
+// IsDiff reports whether the query compares head against base: its type
+// needs base runs, or may have them and has.
 func (m Model) IsDiff() bool {
-	return m.QueryType == Diff || (m.QueryType != FlameGraph && len(m.Base.Builds) > 0)
+	switch m.Spec().Base {
+	case Required:
+		return true
+	case Optional:
+		return len(m.Base.Builds) > 0
+	}
+	return false
 }
 
 // checkNames rejects names that cannot be an app, build, run or function:

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
@@ -16,7 +17,7 @@ func TestParseDefaults(t *testing.T) {
 	if m.MaxNodes != DefaultMaxNodes || m.Threshold == nil || *m.Threshold != DefaultThreshold || !m.IsDiff() {
 		t.Errorf("defaults not applied: %+v", m)
 	}
-	if m.Normalize != "absolute" || m.Normalization() != tree.Absolute || m.Alpha == nil || *m.Alpha != DefaultAlpha {
+	if m.Normalize != "absolute" || m.Normalization() != tree.Absolute || m.Alpha == nil || *m.Alpha != stats.DefaultAlpha {
 		t.Errorf("statistics defaults not applied: normalize %q, alpha %v", m.Normalize, m.Alpha)
 	}
 	if m.Base.Runs[0] != "r1" || m.Head.Builds[0] != "2" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/frames"
+	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -23,20 +24,18 @@ const BaselinePrevious = "previous"
 // ErrUnknownFunction means a timeseries names a function no stack has.
 var ErrUnknownFunction = errors.New("no samples of function")
 
-// FrameTimeSeries names the timeseries query's frame.
-const FrameTimeSeries = "timeseries"
-
 // buildRuns is one build with its selected runs, in time order.
 type buildRuns struct {
 	storage.Build
 	runs []storage.Run
 }
 
-// timelineRow is one row of Store.Timeline.
+// timelineRow is one row of Store.Timeline: a stack's value in a time
+// bucket of a run of a group.
 type timelineRow struct {
-	hash         uint64
-	value        int64
-	group, frame int32
+	hash          uint64
+	value         int64
+	group, bucket int32
 }
 
 // timelineBatch is the number of timeline rows summed at a time.
@@ -92,10 +91,10 @@ func (e *Executor) overTime(ctx context.Context, m Model, r Range) ([]buildRuns,
 
 // evolution answers an evolution query: the Performance Evolution Matrix
 // over the builds, with call edges and execution timelines.
-func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames, error) {
+func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, error) {
 	builds, unit, err := e.overTime(ctx, m, r)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	var runs []storage.Run
 	groups := make([][]storage.Run, len(builds))
@@ -111,12 +110,14 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 	// row waits for the index (the server holds the rest meanwhile).
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sideline := aside("stack reader", func() (*functionIndex, error) { return e.indexFunctions(ctx, runs) })
-	// The change points (the matrix's cues) are read meanwhile too, from
-	// the run stacks table, once the stacks are indexed.
-	var changePoints <-chan outcome[[]ChangePoint]
-	var x *functionIndex
-	var seen buildSet
+	sideline := aside("stack reader", func() (*stacks.FunctionIndex, error) { return stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs) })
+	// The per-run values of the functions (for the change points, the
+	// matrix's cues, and the cells' tests) are read meanwhile too, from the
+	// run stacks table, once the stacks are indexed: every function a cell
+	// may show (Threshold) or a change point follow (MinShare).
+	var perRun <-chan outcome[runSeries]
+	var x *stacks.FunctionIndex
+	var seen stacks.BuildSet
 	waited, indexErr := false, error(nil)
 	wait := func() error { // the first call takes the index; later ones, its error
 		if waited {
@@ -127,18 +128,21 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		if indexErr = r.err; r.err != nil {
 			return r.err
 		}
-		x, seen = r.v, newBuildSet(r.v.stacks(), len(builds))
-		changePoints = aside("change points", func() ([]ChangePoint, error) { return e.changePoints(ctx, m, builds, x) })
+		x, seen = r.v, stacks.NewBuildSet(r.v.Stacks(), len(builds))
+		perRun = aside("run values", func() (runSeries, error) {
+			names, series, err := e.functionSeries(ctx, builds, min(*m.MinShare, *m.Threshold), x)
+			return runSeries{names, series}, err
+		})
 		return nil
 	}
-	timeline := make([][]*sums, len(builds)) // per build, per time frame
+	timeline := make([][]*stacks.Sums, len(builds)) // per build, per time bucket
 	// Rows are summed in batches: the stacks of a batch are looked up in
 	// one loop whose cache misses overlap, then their values are added.
 	var batch []timelineRow
 	var ks []uint32
 	flush := func() error {
 		for i, r := range batch {
-			k, err := x.lookup(r.hash)
+			k, err := x.Lookup(r.hash)
 			if err != nil {
 				return err
 			}
@@ -146,23 +150,23 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		}
 		for i, r := range batch {
 			g, k := int(r.group), ks[i]
-			for len(timeline[g]) <= int(r.frame) {
-				timeline[g] = append(timeline[g], x.newSums())
+			for len(timeline[g]) <= int(r.bucket) {
+				timeline[g] = append(timeline[g], x.NewSums())
 			}
-			x.addTo(timeline[g][r.frame], k, float64(r.value))
-			seen.add(k, g)
+			x.AddTo(timeline[g][r.bucket], k, float64(r.value))
+			seen.Add(k, g)
 		}
 		batch = batch[:0]
 		return nil
 	}
-	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, frame int, value int64) error {
+	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, bucket int, value int64) error {
 		if x == nil {
 			if err := wait(); err != nil {
 				return err
 			}
 			batch, ks = make([]timelineRow, 0, timelineBatch), make([]uint32, timelineBatch)
 		}
-		batch = append(batch, timelineRow{hash: hash, value: value, group: int32(g), frame: int32(frame)}) // #nosec G115 -- a group index and a time frame
+		batch = append(batch, timelineRow{hash: hash, value: value, group: int32(g), bucket: int32(bucket)}) // #nosec G115 -- a group index and a time bucket
 		if len(batch) == timelineBatch {
 			return flush()
 		}
@@ -180,46 +184,69 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 		err = flush()
 	}
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
-	// Every sample is in a time frame, so the timeline's rows also add up
+	// Every sample is in a time bucket, so the timeline's rows also add up
 	// to the builds' totals: one aggregation in ClickHouse instead of two.
 	// Values are per run.
-	totals := make([]*sums, len(builds))
+	totals := make([]*stacks.Sums, len(builds))
 	for g := range builds {
-		totals[g] = x.newSums()
+		totals[g] = x.NewSums()
 		for _, tf := range timeline[g] {
-			totals[g].addSums(tf)
-			tf.finish(len(groups[g]))
+			totals[g].AddSums(tf)
+			tf.Finish(len(groups[g]))
 		}
-		totals[g].finish(len(groups[g]))
+		totals[g].Finish(len(groups[g]))
 	}
-	changed := x.changedEdges(seen, len(builds))
-	seen = buildSet{}
+	changed := x.ChangedEdges(seen, len(builds))
+	seen = stacks.BuildSet{}
 	for g := range in {
-		in[g].Total, in[g].Functions, in[g].Edges = totals[g].total, x.byName(totals[g]), changed[g]
+		in[g].Total, in[g].Functions, in[g].Edges = totals[g].Total, x.ByName(totals[g]), changed[g]
 		for _, tf := range timeline[g] {
-			in[g].Timeline = append(in[g].Timeline, evolution.TimeFrame{Total: tf.total, Functions: x.byName(tf)})
+			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByName(tf)})
 		}
 		totals[g], timeline[g] = nil, nil
 	}
 	changes, err := e.Store.Changes(ctx, m.App, names)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	for i := range in {
 		in[i].Changes = changes[in[i].Name]
 	}
-	res, err := evolution.Analyze(in, evolution.Options{Threshold: *m.Threshold})
+	runValues := <-perRun
+	if runValues.err != nil {
+		return Answer{}, runValues.err
+	}
+	rs := runValues.v
+	for f, name := range rs.names[1:] { // the first is the total
+		for g := range in {
+			if in[g].Runs == nil {
+				in[g].Runs = map[string][]float64{}
+			}
+			in[g].Runs[name] = rs.series[f+1][g]
+		}
+	}
+	res, err := evolution.Analyze(in, evolution.Options{Threshold: *m.Threshold, Alpha: *m.Alpha})
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	// The matrix marks where changes start: its answer carries them.
-	cps := <-changePoints
-	if cps.err != nil {
-		return nil, cps.err
+	names, series := rs.names[:1:1], rs.series[:1:1]
+	for f := 1; f < len(rs.names); f++ {
+		if reaches(rs.series[f], rs.series[0], *m.MinShare) {
+			names, series = append(names, rs.names[f]), append(series, rs.series[f])
+		}
 	}
-	return append(res.Frames(frames.GrafanaUnit(unit)), changePointsFrame(cps.v, frames.GrafanaUnit(unit))), nil
+	cps := detectChangePoints(m, builds, names, series)
+	return Answer{Frames: append(frames.Evolution(res, frames.GrafanaUnit(unit)), frames.ChangePoints(cps, frames.GrafanaUnit(unit), nil))}, nil
+}
+
+// runSeries is functionSeries' answer: names (the total first) and their
+// per-run values by build.
+type runSeries struct {
+	names  []string
+	series [][][]float64
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total
@@ -229,43 +256,48 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (data.Frames
 // `changepoint`: the change at a build where a significant rise of the
 // series starts (docs/CHANGEPOINTS.md; 1 where it rises from 0), else 0, so that a rule on the
 // newest value fires once per regression and not on every later build.
-func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frames, error) {
+func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (Answer, error) {
 	builds, unit, err := e.overTime(ctx, m, r)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 	var baseline *buildRuns
 	if m.Baseline != "" && m.Baseline != BaselinePrevious {
 		if baseline, err = e.baselineBuild(ctx, m, builds); err != nil {
-			return nil, err
+			return Answer{}, err
 		}
 	}
 	values, err := e.runValues(ctx, m, builds, baseline)
 	if err != nil {
-		return nil, err
+		return Answer{}, err
 	}
 
 	n := len(builds)
-	times, names := make([]time.Time, n), make([]string, n)
-	mean := make([]float64, n)
-	change, pValue := make([]*float64, n), make([]*float64, n)
-	significant, regression := make([]float64, n), make([]float64, n)
-	changepoint, perBuild := make([]float64, n), make([][]float64, n)
+	name := "total"
+	if m.Function != "" {
+		name = m.Function
+	}
+	s := frames.Series{Name: name, Unit: frames.GrafanaUnit(unit), Compared: m.Baseline != "", Only: m.Field,
+		Times: make([]time.Time, n), Builds: make([]string, n), Value: make([]float64, n),
+		Change: make([]float64, n), PValue: make([]float64, n), Significant: make([]float64, n),
+		Regression: make([]float64, n), ChangePoint: make([]float64, n)}
+	perBuild := make([][]float64, n)
 	for i, b := range builds {
 		perBuild[i] = values[b.Name]
 	}
 	for _, c := range stats.ChangePoints([][][]float64{perBuild}, stats.ChangeOptions{Alpha: *m.Alpha, MinChange: *m.MinChange})[0] {
 		if c.Significant && c.Change > 0 {
-			changepoint[c.Index] = c.Change
+			s.ChangePoint[c.Index] = c.Change
 			if math.IsInf(c.Change, 1) { // a function that appears: +100%
-				changepoint[c.Index] = 1
+				s.ChangePoint[c.Index] = 1
 			}
 		}
 	}
 	for i, b := range builds {
-		times[i], names[i] = b.Time, b.Name
+		s.Times[i], s.Builds[i] = b.Time, b.Name
 		cur := values[b.Name]
-		mean[i] = stats.Describe(cur).Mean
+		s.Value[i] = stats.Describe(cur).Mean
+		s.Change[i], s.PValue[i] = math.NaN(), math.NaN()
 		var ref []float64
 		switch {
 		case baseline != nil:
@@ -276,41 +308,13 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (data.Frame
 		if ref == nil {
 			continue
 		}
-		s := stats.Compare(ref, cur)
-		change[i], pValue[i] = finiteOrNil(s.Change), finiteOrNil(s.PValue)
-		if s.Significant {
-			significant[i], regression[i] = 1, s.Change
+		c := stats.Compare(ref, cur)
+		s.Change[i], s.PValue[i] = c.Change, c.PValue
+		if c.Significant {
+			s.Significant[i], s.Regression[i] = 1, c.Change
 		}
 	}
-	name := "total"
-	if m.Function != "" {
-		name = m.Function
-	}
-	fields := []*data.Field{
-		data.NewField("time", nil, times),
-		data.NewField("value", nil, mean).SetConfig(&data.FieldConfig{Unit: frames.GrafanaUnit(unit), DisplayNameFromDS: name}),
-	}
-	if m.Baseline != "" {
-		percent := &data.FieldConfig{Unit: "percentunit"}
-		fields = append(fields,
-			data.NewField("change", nil, change).SetConfig(percent),
-			data.NewField("pValue", nil, pValue),
-			data.NewField("significant", nil, significant),
-			data.NewField("regression", nil, regression).SetConfig(percent),
-		)
-	}
-	fields = append(fields, data.NewField("changepoint", nil, changepoint).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
-	if m.Field != "" {
-		for _, fl := range fields[1:] {
-			if fl.Name == m.Field {
-				fields = []*data.Field{fields[0], fl}
-				break
-			}
-		}
-	}
-	f := data.NewFrame(FrameTimeSeries, fields...)
-	f.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide, Custom: map[string]any{"builds": names}}
-	return data.Frames{f}, nil
+	return Answer{Frames: data.Frames{frames.TimeSeries(s)}}, nil
 }
 
 // baselineBuild finds the named baseline among builds or reads it.
@@ -344,17 +348,17 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	for _, b := range all {
 		runs = append(runs, b.runs...)
 	}
-	if m.Function == "" || m.Function == TotalFunction {
+	if m.Function == "" || m.Function == evolution.TotalFunction {
 		for _, r := range runs {
 			out[r.Build] = append(out[r.Build], float64(r.Total))
 		}
 		return out, nil
 	}
-	x, err := e.indexFunctions(ctx, runs)
+	x, err := stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs)
 	if err != nil {
 		return nil, err
 	}
-	fn := slices.Index(x.names, m.Function)
+	fn := slices.Index(x.Names(), m.Function)
 	if fn < 0 {
 		return nil, fmt.Errorf("%w %q in the selected builds of %q", ErrUnknownFunction, m.Function, m.App)
 	}
@@ -363,10 +367,11 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	for i, r := range runs {
 		groups[i] = []storage.Run{r}
 	}
-	at := stackCursor{x: x}
+	at := x.Cursor()
+	function := int32(fn) // #nosec G115 -- a function number: fewer functions than frames
 	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-		k, err := at.find(hash)
-		if err == nil && x.has(k, int32(fn)) { // #nosec G115 -- a function number
+		k, err := at.Find(hash)
+		if err == nil && x.Has(k, function) {
 			sums[g] += float64(value)
 		}
 		return err

@@ -39,42 +39,57 @@ func focusError(m Model) error {
 // functions query. Both the data source (engine filled from ClickHouse) and
 // `flamediff query` (engine filled from files) call it, so they answer alike.
 // A focus path that the tree lacks is an error (ErrUnknownFocus); with
-// variants, a variant that lacks it (an inverted or collapsed view of the
-// path) comes whole, with a notice saying so.
+// variants or a sandwich, a tree that lacks it (an inverted or collapsed
+// view of the path, the other side of the sandwich) comes whole, with a
+// notice saying so. A sandwich function no stack has is an error
+// (ErrNoFunction); filters or only that leave no stack give an empty
+// answer whose notice says why.
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
-	if m.QueryType == Functions {
-		return data.Frames{frames.Functions(b.Functions(o), m.IsDiff(), unit)}, nil
-	}
-	if !m.Variants {
-		t, err := b.Build(o)
-		if err != nil {
-			return nil, focusError(m)
+	if !m.Spec().Flame {
+		rows := b.Functions(o)
+		f := frames.Functions(rows, m.IsDiff(), unit)
+		if len(rows) == 0 {
+			frames.Warn(f, b.EmptyNotice(o))
 		}
-		return data.Frames{frames.FlameGraph(t, unit)}, nil
+		return data.Frames{f}, nil
 	}
-	out := make(data.Frames, 0, len(Variants))
+	variants := []Variant{{"", m.Inverted, m.CollapseSystem}} // unnamed: the model's own
+	if m.Variants {
+		variants = Variants
+	}
+	var out data.Frames
 	focused := false
-	for _, v := range Variants {
-		o.Inverted, o.CollapseSystem = v.Inverted, v.CollapseSystem
-		t, err := b.Build(o)
-		var notice string
-		if err != nil {
-			notice = "the focus path is not in this view, which shows the whole tree"
-			whole := o
-			whole.Focus = nil
-			if t, err = b.Build(whole); err != nil {
+	for _, part := range m.sandwichParts() {
+		o.Sandwich = part
+		for _, v := range variants {
+			o.Inverted, o.CollapseSystem = v.Inverted, v.CollapseSystem
+			t, err := b.Build(o)
+			var notice string
+			switch {
+			case errors.Is(err, tree.ErrNoFunction):
 				return nil, err
+			case err != nil:
+				notice = "the focus path is not in this view, which shows the whole tree"
+				whole := o
+				whole.Focus = nil
+				if t, err = b.Build(whole); err != nil {
+					return nil, err
+				}
+			default:
+				focused = true
 			}
-		} else {
-			focused = true
+			f := frames.Warn(frames.FlameGraph(t, unit), t.Notice)
+			if v.Name != "" {
+				frames.Variant(f, v.Name, notice)
+			} else {
+				frames.Warn(f, notice)
+			}
+			if name := sandwichPart(part); name != "" {
+				frames.Sandwich(f, name, part.Function)
+			}
+			out = append(out, f)
 		}
-		f := frames.FlameGraph(t, unit)
-		f.Meta.Custom.(map[string]any)["variant"] = v.Name
-		if notice != "" {
-			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: notice})
-		}
-		out = append(out, f)
 	}
 	if len(m.Focus) > 0 && !focused {
 		return nil, focusError(m)
@@ -90,6 +105,7 @@ func TreeOptions(b *tree.Builder, m Model, rules *sysframes.Rules) tree.Options 
 	if m.Alpha != nil {
 		o.Alpha = *m.Alpha
 	}
+	m.aroundOptions(&o)
 	if rules != nil {
 		o.IsSystem = rules.ForFrames(b.Frames())
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 
 func newStore(t testing.TB) *storage.Store {
 	t.Helper()
-	s, err := storage.OpenDSN(chtest.DSN(t), storage.Tables{})
+	s, err := teststore.Open(chtest.DSN(t), storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,6 +189,9 @@ func (p prefix) best(lo, hi int) split {
 			out = split{at: k, p: pv}
 		}
 	}
+	if tried == 0 { // no split has 2 runs a side: nothing to test
+		return split{p: 1}
+	}
 	out.p = math.Min(1, out.p*float64(tried))
 	return out
 }

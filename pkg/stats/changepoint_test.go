@@ -226,3 +226,25 @@ func BenchmarkChangePoints(b *testing.B) {
 		sim.run(1)
 	}
 }
+
+// TestChangePointsTooFewBuilds: a series with no position that has 2 runs
+// on each side (one build, or two builds of one run) has no change point,
+// also beside series that do change.
+func TestChangePointsTooFewBuilds(t *testing.T) {
+	step := [][]float64{{10, 11, 9}, {10, 10, 10}, {20, 21, 19}, {20, 20, 20}}
+	for _, short := range [][][]float64{
+		{{10, 11, 12, 9}},
+		{{10}, {20}},
+		{},
+	} {
+		for _, series := range [][][][]float64{{short}, {short, step}} {
+			got := ChangePoints(series, ChangeOptions{MinChange: DefaultMinChange})
+			if len(got[0]) != 0 {
+				t.Errorf("%v: change points %+v, want none", short, got[0])
+			}
+			if len(series) == 2 && (len(got[1]) != 1 || got[1][0].Index != 2) {
+				t.Errorf("%v beside a step: step's change points %+v, want one at 2", short, got[1])
+			}
+		}
+	}
+}

@@ -9,14 +9,15 @@ package stats
 
 import (
 	"errors"
-	"fmt"
 	"math"
 
 	"github.com/aclements/go-moremath/stats"
 )
 
-// DefaultAlpha is the significance level used by Compare: p < 0.05 and a 95%
-// confidence interval.
+// DefaultAlpha is the one default significance level: Compare's (p < 0.05
+// and a 95% confidence interval), the false-discovery rate of a diff's
+// per-node tests (tree.Options.Alpha 0) and of change points, and a query's
+// alpha when it names none.
 const DefaultAlpha = 0.05
 
 // Side summarises the runs of one side (base or head).
@@ -60,15 +61,6 @@ type Summary struct {
 // Compare summarises base and head at DefaultAlpha. Inputs are not modified.
 func Compare(base, head []float64) Summary {
 	return compare(base, head, DefaultAlpha)
-}
-
-// CompareAlpha is Compare at significance level alpha, which must lie in
-// (0, 1); the confidence interval is at level 1-alpha.
-func CompareAlpha(base, head []float64, alpha float64) (Summary, error) {
-	if !(alpha > 0 && alpha < 1) {
-		return Summary{}, fmt.Errorf("stats: significance level %v outside (0, 1)", alpha)
-	}
-	return compare(base, head, alpha), nil
 }
 
 func compare(base, head []float64, alpha float64) Summary {

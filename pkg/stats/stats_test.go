@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -251,4 +252,14 @@ func TestDescribeDropsNonFinite(t *testing.T) {
 	if s.N != 3 || s.Mean != 2 || s.Median != 2 || s.StdDev != 1 {
 		t.Errorf("Describe: %+v, want n 3, mean 2, median 2, stddev 1", s)
 	}
+}
+
+// CompareAlpha is Compare at significance level alpha (a test helper:
+// the data source and the CLI compare at DefaultAlpha), which must lie in
+// (0, 1); the confidence interval is at level 1-alpha.
+func CompareAlpha(base, head []float64, alpha float64) (Summary, error) {
+	if !(alpha > 0 && alpha < 1) {
+		return Summary{}, fmt.Errorf("stats: significance level %v outside (0, 1)", alpha)
+	}
+	return compare(base, head, alpha), nil
 }

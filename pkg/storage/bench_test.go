@@ -46,9 +46,14 @@ func generate(samples, stacks int) (*profile.Profile, int64) {
 }
 
 // BenchmarkIngest ingests 1M samples over 50k distinct stacks (depth ~30)
-// into the real server. MB/s is of the folded text (one line per sample).
+// into the real server (a tenth of both with -short, as the test command
+// runs it). MB/s is of the folded text (one line per sample).
 func BenchmarkIngest(b *testing.B) {
-	p, size := generate(1_000_000, 50_000)
+	samples, stacks := 1_000_000, 50_000
+	if testing.Short() {
+		samples, stacks = samples/10, stacks/10
+	}
+	p, size := generate(samples, stacks)
 	s := newStore(b, Options{})
 	b.SetBytes(size)
 	b.ResetTimer()

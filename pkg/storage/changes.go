@@ -22,7 +22,7 @@ func (s *Store) SaveChanges(ctx context.Context, app, build string, c changes.Ch
 	}
 	if err == nil {
 		err = s.insert(ctx, s.q.changes, &changesSchema, 1, nil, func(b driver.Batch, _, _ int) error {
-			return b.Append(app, build, uint64(time.Now().UnixNano()), nonNil(c.Modified), nonNil(c.Added), nonNil(c.Removed))
+			return b.Append(app, build, unixNanos(time.Now()), nonNil(c.Modified), nonNil(c.Added), nonNil(c.Removed))
 		})
 	}
 	if err != nil {

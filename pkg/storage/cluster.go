@@ -26,7 +26,11 @@ type Host struct {
 // ClusterHosts lists the servers of cluster from the system.clusters table
 // of the server the store connects to.
 func (s *Store) ClusterHosts(ctx context.Context, cluster string) ([]Host, error) {
-	rows, err := s.conn.Query(ctx, "SELECT shard_num, replica_num, host_address, port FROM system.clusters "+
+	return clusterHosts(ctx, s.conn, cluster)
+}
+
+func clusterHosts(ctx context.Context, conn driver.Conn, cluster string) ([]Host, error) {
+	rows, err := conn.Query(ctx, "SELECT shard_num, replica_num, host_address, port FROM system.clusters "+
 		"WHERE cluster = ? ORDER BY shard_num, replica_num", cluster)
 	if err != nil {
 		return nil, fmt.Errorf("list the hosts of cluster %s: %w", cluster, err)
@@ -52,6 +56,12 @@ func (s *Store) onHost(host Host, do func(driver.Conn) error) error {
 	o := s.opts
 	o.Addr = []string{host.Addr}
 	o.Protocol = clickhouse.Native
+	return withoutDatabase(o, do)
+}
+
+// withoutDatabase runs do on a connection made with o but no database: one
+// that works before Migrate creates it.
+func withoutDatabase(o clickhouse.Options, do func(driver.Conn) error) error {
 	o.Auth.Database = ""
 	conn, err := clickhouse.Open(&o)
 	if err != nil {
@@ -72,7 +82,12 @@ func (s *Store) onHost(host Host, do func(driver.Conn) error) error {
 // table names must be the Distributed ones.
 func (s *Store) MigrateCluster(ctx context.Context, cluster string) error {
 	fail := func(err error) error { return fmt.Errorf("migrate cluster %s: %w", cluster, err) }
-	hosts, err := s.ClusterHosts(ctx, cluster)
+	// The entry server's database may not exist yet either.
+	var hosts []Host
+	err := withoutDatabase(s.opts, func(conn driver.Conn) (err error) {
+		hosts, err = clusterHosts(ctx, conn, cluster)
+		return err
+	})
 	if err != nil {
 		return fail(err)
 	}

@@ -87,7 +87,7 @@ func (s *Store) GC(ctx context.Context, grace time.Duration) (GCResult, error) {
 // deletion), and the runs rows to delete with them (all but the newest),
 // for runs whose newest commit is older than grace.
 func (s *Store) supersededIngests(ctx context.Context, grace time.Duration) (ingests, runRows []uint64, err error) {
-	cutoff := uint64(max(0, time.Now().Add(-grace).UnixNano()))
+	cutoff := unixNanos(time.Now().Add(-grace))
 	rows, err := s.conn.Query(ctx, "SELECT argMax(ingest_id, committed_ns), groupArray(ingest_id) FROM "+
 		s.q.runs+" GROUP BY app, build, run HAVING count() > 1 AND max(committed_ns) <= ?", cutoff)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -61,11 +62,20 @@ func migrated(t testing.TB, dsn, cluster string, opts Options) *Store {
 // openStore opens a store on a fresh database without migrating.
 func openStore(t testing.TB, opts Options) *Store {
 	t.Helper()
-	dsn := chtest.DSN(t)
-	if chtest.OnCluster() {
-		dsn = chtest.ClusterDSN(t)
+	if !chtest.OnCluster() {
+		return openDSN(t, chtest.DSN(t), opts)
 	}
-	return openDSN(t, dsn, opts)
+	s := openDSN(t, chtest.ClusterDSN(t), opts)
+	// ClusterDSN's database exists on no shard yet.
+	for _, shard := range chtest.ClusterShards(t) {
+		err := withoutDatabase(clickhouse.Options{Addr: []string{shard.Addr}}, func(conn driver.Conn) error {
+			return conn.Exec(context.Background(), "CREATE DATABASE "+s.opts.Auth.Database)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 func openDSN(t testing.TB, dsn string, opts Options) *Store {

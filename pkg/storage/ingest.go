@@ -17,9 +17,11 @@ import (
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
-// TimeFrames is the number of time frames a run is divided into for its
-// coarse time histogram (the evolution matrix's execution timeline).
-const TimeFrames = 32
+// TimeBuckets is the number of time buckets a run is divided into for its
+// coarse time histogram (the evolution matrix's execution timeline). The
+// tables call a bucket a time frame (columns time_frame, time_frames,
+// time_frame_ns), names kept so that stored data need no migration.
+const TimeBuckets = 32
 
 // RunMeta identifies a run and carries what the profile itself may not say.
 type RunMeta struct {
@@ -114,19 +116,19 @@ type prepared struct {
 	stackValue  []int64    // their sums over the run
 	stackFirst  []uint64   // and earliest FirstSeen
 
-	// Sample rows, one per (stack, time frame).
+	// Sample rows, one per (stack, time bucket).
 	sStack     []uint64
 	sFrame     []uint8
 	sFirstSeen []uint64
 	sValue     []int64
 
-	total       int64
-	timeFrameNs uint64 // 0: untimed, frames split the samples by position
-	duration    time.Duration
+	total    int64
+	bucketNs uint64 // 0: untimed, buckets split the samples by position
+	duration time.Duration
 }
 
 // prepare hashes frames and stacks and sums the samples per stack and per
-// (stack, time frame), keeping the earliest FirstSeen.
+// (stack, time bucket), keeping the earliest FirstSeen.
 func prepare(p *profile.Profile, duration time.Duration) *prepared {
 	r := &prepared{fHash: make([]uint64, len(p.Frames)), duration: duration}
 	for i, f := range p.Frames {
@@ -142,7 +144,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 			r.duration = time.Duration(last)
 		}
 		span := max(uint64(r.duration), uint64(last)+1) // #nosec G115 -- durations are checked non-negative, a timed profile's times too
-		r.timeFrameNs = (span + TimeFrames - 1) / TimeFrames
+		r.bucketNs = (span + TimeBuckets - 1) / TimeBuckets
 	}
 	type key struct {
 		stack uint64
@@ -175,9 +177,9 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 		}
 		var tf uint8
 		if timed {
-			tf = uint8(uint64(s.Time) / r.timeFrameNs) // #nosec G115 -- a timed profile's times are in [0, span): the quotient is below TimeFrames
+			tf = uint8(uint64(s.Time) / r.bucketNs) // #nosec G115 -- a timed profile's times are in [0, span): the quotient is below TimeBuckets
 		} else {
-			tf = uint8(uint64(i) * TimeFrames / n) // #nosec G115 -- i < n: the quotient is below TimeFrames
+			tf = uint8(uint64(i) * TimeBuckets / n) // #nosec G115 -- i < n: the quotient is below TimeBuckets
 		}
 		k := key{h, tf}
 		if j, ok := rows[k]; ok {
@@ -194,7 +196,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 	}
 	for i, u := range used {
 		if u {
-			r.frames = append(r.frames, uint32(i))
+			r.frames = append(r.frames, uint32(i)) // #nosec G115 -- an index of the profile's frames, which are uint32 by design
 		}
 	}
 	return r
@@ -213,7 +215,7 @@ func newIngestID() uint64 {
 }
 
 // Ingest stores p as run meta.App/Build/Run. Frames and stacks are
-// interned, samples are summed per (stack, time frame) and written under a
+// interned, samples are summed per (stack, time bucket) and written under a
 // fresh ingest id with the sums of its stacks (run stacks), and the runs row that makes
 // them visible is written last: a run is either entirely visible or
 // absent, whatever fails or is cancelled on the way. Re-ingesting a run replaces it (its newest commit
@@ -495,7 +497,7 @@ func (s *Store) runRows(ctx context.Context, st *staging) ([]runRow, error) {
 			return nil, err
 		}
 	}
-	now := uint64(time.Now().UnixNano()) // #nosec G115 -- the clock is after 1970
+	now := unixNanos(time.Now())
 	for i, in := range st.runs {
 		meta, p, r := in.Meta, in.Profile, st.prepared[i]
 		keys := make([]string, 0, len(meta.Labels))
@@ -512,7 +514,7 @@ func (s *Store) runRows(ctx context.Context, st *staging) ([]runRow, error) {
 			start: st.starts[i], duration: r.duration,
 			labelKeys: keys, labelValues: values, sampleType: p.SampleType, unit: p.Unit,
 			total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)),
-			timeFrameNs: r.timeFrameNs,
+			bucketNs: r.bucketNs,
 		}
 	}
 	return rows, nil
@@ -542,7 +544,13 @@ func (s *Store) nextVersion(ctx context.Context, app, build, run string) (uint64
 	if err := s.lastVersions(ctx, app, []string{run}, versions); err != nil {
 		return 0, err
 	}
-	return max(uint64(time.Now().UnixNano()), versions[[3]string{app, build, run}]+1), nil // #nosec G115 -- the clock is after 1970
+	return max(unixNanos(time.Now()), versions[[3]string{app, build, run}]+1), nil
+}
+
+// unixNanos is t as the versions (committed_ns) store it: nanoseconds
+// since 1970, none before.
+func unixNanos(t time.Time) uint64 {
+	return uint64(max(0, t.UnixNano())) // #nosec G115 -- not negative
 }
 
 type runRow struct {
@@ -555,7 +563,7 @@ type runRow struct {
 	sampleType, unit       string
 	total                  int64
 	samples, stacks        uint64
-	timeFrameNs            uint64
+	bucketNs               uint64
 }
 
 func (s *Store) insertRun(ctx context.Context, r runRow) error {
@@ -566,15 +574,15 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 func (s *Store) insertRuns(ctx context.Context, rows []runRow) error {
 	return s.insertBatches(ctx, s.q.runs, &runsSchema, len(rows), max(1, len(rows)), nil, func(b driver.Batch, lo, hi int) error {
 		for _, r := range rows[lo:hi] {
-			deleted, timeFrames, summed := uint8(0), uint8(TimeFrames), uint8(1)
+			deleted, buckets, summed := uint8(0), uint8(TimeBuckets), uint8(1)
 			if r.deleted {
-				deleted, timeFrames, summed = 1, 0, 0
+				deleted, buckets, summed = 1, 0, 0
 			}
 			m := r.meta
 			err := b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
 				time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
 				m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
-				r.total, r.samples, r.stacks, timeFrames, r.timeFrameNs, summed)
+				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed)
 			if err != nil {
 				return err
 			}

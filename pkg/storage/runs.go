@@ -35,11 +35,11 @@ type Run struct {
 	Total       int64  // sum of all sample values
 	Samples     uint64 // samples in the ingested profile
 	Stacks      uint64 // distinct stacks
-	// TimeFrames is the number of time frames (TimeFrames); TimeFrameNs is
+	// Buckets is the number of time buckets (TimeBuckets); BucketNs is
 	// the width of one in nanoseconds, or 0 when the profile had no sample
-	// times and the frames split the samples by position instead.
-	TimeFrames  int
-	TimeFrameNs uint64
+	// times and the buckets split the samples by position instead.
+	Buckets  int
+	BucketNs uint64
 	// StacksSummed says that the ingest wrote the sum of every stack to
 	// the run stacks table before committing, which spares readers
 	// counting its rows there (false for ingests of older versions, which
@@ -93,7 +93,7 @@ func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
 		var b Build
 		var n uint64
 		err := scan(&b.Name, &b.Time, &n)
-		b.Runs = int(n)
+		b.Runs = int(n) // #nosec G115 -- a count of runs rows: far below 2^63
 		return b, err
 	})
 	if err == nil && len(builds) == 0 {
@@ -127,14 +127,14 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		var committed, duration uint64
 		var nanos uint32
 		var keys, values []string
-		var frames, summed uint8
+		var buckets, summed uint8
 		err := scan(&r.Build, &r.Run, &r.IngestID, &committed, &r.Start, &nanos, &duration, &r.Commit, &r.Branch,
-			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &frames, &r.TimeFrameNs, &summed)
+			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &buckets, &r.BucketNs, &summed)
 		r.StacksSummed = summed == 1
-		r.CommittedAt = time.Unix(0, int64(committed))
+		r.CommittedAt = time.Unix(0, int64(committed)) // #nosec G115 -- written from a time.Time in int64 nanoseconds (unixNanos)
 		r.Start = r.Start.Add(time.Duration(nanos))
-		r.Duration = time.Duration(duration)
-		r.TimeFrames = int(frames)
+		r.Duration = time.Duration(duration) // #nosec G115 -- written from a time.Duration
+		r.Buckets = int(buckets)
 		if len(keys) > 0 {
 			r.Labels = make(map[string]string, len(keys))
 			for i, k := range keys {

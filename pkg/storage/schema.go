@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // Tables names Flamediff's tables. A name is an identifier, optionally
@@ -222,15 +223,9 @@ func (t Tables) DDL() ([]string, error) {
 func (s *Store) Migrate(ctx context.Context) error {
 	if db := s.opts.Auth.Database; db != "" {
 		// The main connection cannot open before its database exists.
-		o := s.opts
-		o.Auth.Database = ""
-		conn, err := clickhouse.Open(&o)
-		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		defer conn.Close()
 		q, _ := quoteIdent(db) // checked by Open
-		if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+q); err != nil {
+		err := withoutDatabase(s.opts, func(conn driver.Conn) error { return conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+q) })
+		if err != nil {
 			return fmt.Errorf("migrate: create database %s: %w", db, err)
 		}
 	}
@@ -295,6 +290,9 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 func (s *Store) CheckTables(ctx context.Context) error {
 	var current string
 	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
+		if NoDatabase(err) {
+			return fmt.Errorf("check tables: database %s does not exist (run `flamediff migrate`): %v", s.opts.Auth.Database, err)
+		}
 		return fmt.Errorf("check tables: %w", err)
 	}
 	refs := s.tableRefs(current)

@@ -67,7 +67,7 @@ func newGrouping(groups [][]Run) (*grouping, error) {
 	}
 	if shared { // one key per run, fanned out to each of its groups
 		for i, id := range g.ids {
-			g.key = append(g.key, uint32(i))
+			g.key = append(g.key, uint32(i)) // #nosec G115 -- an index of the query's runs: far below 2^32
 			g.keys = append(g.keys, groupsOf[id])
 		}
 		return g, nil
@@ -228,11 +228,12 @@ func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []
 	return summed, rest, nil
 }
 
-// Timeline is StackValues per time frame: visit gets each (group, stack,
-// time frame) sum, frames numbered 0..TimeFrames-1 within each run (see
-// Run.TimeFrameNs for what a frame spans). Same cap and errors.
+// Timeline is StackValues per time bucket: visit gets each (group, stack,
+// bucket) sum, buckets numbered 0..TimeBuckets-1 within each run (see
+// Run.BucketNs for what a bucket spans; the column is time_frame). Same
+// cap and errors.
 func (s *Store) Timeline(ctx context.Context, groups [][]Run,
-	visit func(group int, stackHash uint64, timeFrame int, value int64) error) error {
+	visit func(group int, stackHash uint64, bucket int, value int64) error) error {
 	g, err := newGrouping(groups)
 	if err != nil {
 		return fmt.Errorf("read timeline: %w", err)

@@ -122,22 +122,21 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// OpenDSN is Open with a clickhouse-go DSN such as
-// clickhouse://default:@127.0.0.1:9000/flamediff (the path is the
-// database) and default options otherwise.
-func OpenDSN(dsn string, tables Tables) (*Store, error) {
-	o, err := clickhouse.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("storage: bad DSN: %w", err)
-	}
-	return Open(Options{ClickHouse: o, Tables: tables})
-}
-
 // Close closes the connections.
 func (s *Store) Close() error { return s.conn.Close() }
 
 // Tables returns the table names in use (defaults filled in).
 func (s *Store) Tables() Tables { return s.tables }
+
+// chUnknownDatabase is ClickHouse's UNKNOWN_DATABASE exception code.
+const chUnknownDatabase = 81
+
+// NoDatabase reports whether err is ClickHouse saying that the store's
+// database does not exist: Migrate has not run on that server.
+func NoDatabase(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && ex.Code == chUnknownDatabase
+}
 
 // Ping checks that the server answers and the database exists.
 func (s *Store) Ping(ctx context.Context) error {

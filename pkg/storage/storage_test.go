@@ -485,7 +485,7 @@ func TestRunMetadataRoundTrip(t *testing.T) {
 	r := runs[0]
 	if !r.Start.Equal(start) || r.Duration != m.Duration || r.Commit != m.Commit || r.Branch != m.Branch ||
 		r.SampleType != "wall" || r.Unit != "nanoseconds" || r.Total != 8 || r.Stacks != 2 ||
-		r.TimeFrames != TimeFrames || r.TimeFrameNs != uint64(3*time.Second)/TimeFrames ||
+		r.Buckets != TimeBuckets || r.BucketNs != uint64(3*time.Second)/TimeBuckets ||
 		len(r.Labels) != 2 || r.Labels["kéy"] != "vä'lue" || r.Labels["host"] != "ci-1" || r.IngestID == 0 {
 		t.Errorf("run %+v does not match %+v", r, m)
 	}

@@ -42,9 +42,13 @@ func (p *program) stack(buf []uint32) []uint32 {
 	return buf
 }
 
-// bigDiff is 2 x 20 runs over 1 million distinct stacks.
+// bigDiff is 2 x 20 runs over 1 million distinct stacks (50,000 with
+// -short, which the test command runs the benchmarks with).
 var bigDiff = sync.OnceValue(func() *Builder {
-	const stacks, runs = 1_000_000, 20
+	stacks, runs := StackID(1_000_000), 20
+	if testing.Short() {
+		stacks = 50_000
+	}
 	p := newProgram(1, 20_000)
 	f := NewFrames()
 	for i := range 20_000 {
@@ -52,12 +56,12 @@ var bigDiff = sync.OnceValue(func() *Builder {
 	}
 	b := NewBuilder(f)
 	var buf []uint32
-	for b.Stacks() < stacks {
+	for b.Stacks() < int(stacks) {
 		buf = p.stack(buf)
 		b.Stack(buf)
 	}
 	weight := rand.NewZipf(p.r, 1.1, 1, 10_000)
-	for id := range StackID(stacks) {
+	for id := range stacks {
 		w := int64(weight.Uint64() + 1)
 		for _, side := range []Side{Base, Head} {
 			for run := range uint64(runs) {
@@ -93,10 +97,13 @@ func BenchmarkBuildDiff(b *testing.B) {
 }
 
 // diffRuns is 2 x 20 runs over 200,000 distinct stacks (the size of the
-// query benchmarks' data), twice: with per-run values (AddRun) and as sums
-// (Add).
+// query benchmarks' data; 20,000 with -short), twice: with per-run values
+// (AddRun) and as sums (Add).
 var diffRuns = sync.OnceValues(func() (runs, sums *Builder) {
-	const stacks, n = 200_000, 20
+	stacks, n := StackID(200_000), 20
+	if testing.Short() {
+		stacks = 20_000
+	}
 	p := newProgram(3, 20_000)
 	f := NewFrames()
 	for i := range 20_000 {
@@ -104,7 +111,7 @@ var diffRuns = sync.OnceValues(func() (runs, sums *Builder) {
 	}
 	runs, sums = NewBuilder(f), NewBuilder(f)
 	var buf []uint32
-	for runs.Stacks() < stacks {
+	for runs.Stacks() < int(stacks) {
 		buf = p.stack(buf)
 		runs.Stack(buf)
 		sums.Stack(buf)
@@ -114,7 +121,7 @@ var diffRuns = sync.OnceValues(func() (runs, sums *Builder) {
 		sums.SetRuns(side, n)
 	}
 	weight := rand.NewZipf(p.r, 1.1, 1, 10_000)
-	for id := range StackID(stacks) {
+	for id := range stacks {
 		w := int64(weight.Uint64() + 1)
 		for _, side := range []Side{Base, Head} {
 			for run := range n {
@@ -243,7 +250,7 @@ func BenchmarkMerge40(b *testing.B) {
 		for b.Loop() {
 			builder := NewBuilder(NewFrames())
 			for i, p := range runs {
-				if err := builder.AddProfile(Side(i%2), p); err != nil {
+				if err := addProfile(builder, Side(i%2), p); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -270,4 +277,55 @@ func BenchmarkMerge40(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBuildAround is the cost of the views around a culprit on the
+// diff of BenchmarkBuildDiffStats (per-run values, maxNodes 20,000): the
+// plain diff, both sandwich trees of a function in about a fifth of the
+// stacks, and the filters (a third of the frames hidden; the stacks
+// through a tenth of the frames kept).
+func BenchmarkBuildAround(b *testing.B) {
+	runs, _ := diffRuns()
+	rows := runs.Functions(Options{})
+	root := 0.0
+	for _, r := range rows {
+		root = max(root, r.HeadTotal)
+	}
+	fn := rows[0].Name
+	for _, r := range rows {
+		if r.HeadTotal < root/2 && r.HeadTotal > root/10 {
+			fn = r.Name
+			break
+		}
+	}
+	filter := func(spec FilterSpec) *Filter {
+		f, err := NewFilter(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{
+		{"diff", Options{}},
+		{"callers", Options{Sandwich: Sandwich{Function: fn, Callers: true}}},
+		{"callees", Options{Sandwich: Sandwich{Function: fn}}},
+		{"hide", Options{Filter: filter(FilterSpec{Hide: `Function\d*[147]$`})}},
+		{"keep", Options{Filter: filter(FilterSpec{Keep: `Function\d*7$`})}},
+	} {
+		c.o.MaxNodes = 20_000
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var t *Tree
+			for b.Loop() {
+				var err error
+				if t, err = runs.Build(c.o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(t.Len()), "nodes")
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/pkg/internal/fault"
+	"github.com/flamediff/flamediff/pkg/stats"
 )
 
 // Build merges the stacks of the sides that have runs into a tree: an
@@ -16,8 +17,8 @@ import (
 // o.MaxNodes the smallest nodes are merged into "other" children (see
 // Options). A diff whose runs were added with AddRun, at least 2 a side,
 // has statistics (Tree.Stats); otherwise Tree.StatsNotice says why not.
-// The only error is an o.Focus path that no stack has. Build does not
-// modify the Builder.
+// The only errors are an o.Focus path and an o.Sandwich function that no
+// stack has (ErrNoFunction). Build does not modify the Builder.
 func (b *Builder) Build(o Options) (t *Tree, err error) {
 	defer b.stop.recover(&t, b.frames)
 	order := b.frames.compareChronological
@@ -32,16 +33,17 @@ func (b *Builder) Build(o Options) (t *Tree, err error) {
 	if err != nil {
 		return nil, err
 	}
-	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0, Normalize: o.Normalize, Alpha: cmp.Or(o.Alpha, DefaultAlpha), Runs: b.runs}
+	t = &Tree{Frames: b.frames, Diff: b.runs[Base] > 0, Normalize: o.Normalize, Alpha: cmp.Or(o.Alpha, stats.DefaultAlpha), Runs: b.runs}
 	if t.Diff {
 		t.StatsNotice = b.StatsNotice()
 	}
 	test := b.newTester(o)
 	l := v.trie(o.Inverted, order, limit, test)
 	t.Nodes = l.nodes
-	if len(o.Focus) > 0 {
+	t.Notice = v.notice
+	if v.narrowed {
 		// The root keeps the whole tree's totals: what is outside the
-		// path is its self.
+		// path (Focus, Only, Sandwich) is its self.
 		root := &t.Nodes[0]
 		root.HeadSelf += v.rootRaw.HeadTotal - root.HeadTotal
 		root.BaseSelf += v.rootRaw.BaseTotal - root.BaseTotal
@@ -112,122 +114,6 @@ func (v *view) trie(inverted bool, order func(a, b siblingKey) int, limit int, t
 	l.subtree(w, 0, len(l.ids), 0, siblingKey{RootFrame, rootFirst})
 	l.nodes = l.nodes[:w.pos]
 	return l
-}
-
-// planCut readies the layout to leave out the nodes that pruning to limit
-// nodes cannot keep, so that a big tree pruned to a small one (a query's
-// maxNodes) is never laid out whole. The cut is the importance of the
-// limit-th most important node below the root: the nodes at least as
-// important, more than limit with the root, are laid out; each node with
-// children left out gets one OtherFrame child summing them. Prune keeps at
-// most limit nodes, taking them by decreasing importance, so it stops
-// before it would reach a node left out, and the pruned tree is the one a
-// whole layout gives. It returns the most nodes the layout can write.
-func (l *layout) planCut(limit int) int {
-	n := len(l.ids)
-	for _, s := range l.v.sides {
-		l.sums[s] = make([]int64, n+1)
-		for i, id := range l.ids {
-			l.sums[s][i+1] = l.sums[s][i] + l.v.b.value[s][id]
-		}
-	}
-	l.root = l.v.rootRaw
-	l.root.scale(l.v.b.runs)
-	// The node at depth d of the first stack that reaches it spans the
-	// stacks up to the next one sharing fewer than d frames with it. Nodes
-	// of one stack that end at the same stack span the same stacks and
-	// rank alike (chains, mostly): one entry each, with its count.
-	type open struct{ low, high, start int } // depths low..high of stack ids[start]
-	var path []open
-	// Each stack opens one entry and splits at most one open entry.
-	ranks := make([]rankCount, 0, 2*n)
-	for i, id := range l.ids {
-		common := int(l.lcp[i])
-		for len(path) > 0 && path[len(path)-1].high > common {
-			o := &path[len(path)-1]
-			low := max(o.low, common+1)
-			ranks = append(ranks, rankCount{l.rank(l.rangeTotals(o.start, i)), o.high - low + 1})
-			if o.high = low - 1; o.high < o.low {
-				path = path[:len(path)-1]
-			}
-		}
-		if depth := len(l.v.stack(id)); depth > common {
-			path = append(path, open{common + 1, depth, i})
-		}
-	}
-	for _, o := range path {
-		ranks = append(ranks, rankCount{l.rank(l.rangeTotals(o.start, n)), o.high - o.low + 1})
-	}
-	l.cut = kthLargest(ranks, limit)
-	if l.test != nil {
-		// Also test (lay out) nodes up to sigBoost times smaller, but no
-		// more than testedPerKept per kept node: a flat tail of similar
-		// nodes would otherwise be tested whole.
-		l.cut = max(l.cut/sigBoost, kthLargest(ranks, min(testedPerKept*limit, l.before[n])))
-	}
-	l.cutting = true
-	kept := 1 // the root
-	for _, r := range ranks {
-		if r.rank >= l.cut {
-			kept += r.count
-		}
-	}
-	return 2 * kept
-}
-
-// rangeTotals is a node with the raw totals of the stacks ids[start:end].
-func (l *layout) rangeTotals(start, end int) Node {
-	var nd Node
-	if sums := l.sums[Head]; sums != nil {
-		nd.HeadTotal = float64(sums[end] - sums[start])
-	}
-	if sums := l.sums[Base]; sums != nil {
-		nd.BaseTotal = float64(sums[end] - sums[start])
-	}
-	return nd
-}
-
-// rank is the importance prune will see for a node of these raw totals
-// (rangeTotals): integer sums below 2^53 are exact in float64 whichever
-// way they are added, so it is the same number.
-func (l *layout) rank(raw Node) float64 {
-	raw.scale(l.v.b.runs)
-	return importance(raw.HeadTotal, raw.BaseTotal, l.root)
-}
-
-// leftOutNodes sums the children of a node that the cut leaves out.
-type leftOutNodes struct {
-	Node // their totals; Size is 1 once there is any
-	otherInfo
-	mark int // with statistics, where their ranges start in worker.out
-}
-
-// otherInfo is what an "other" node of the layout stands for.
-type otherInfo struct {
-	count    int     // nodes
-	maxDelta float64 // the largest delta of the children left out
-}
-
-// leftOut says whether the child at depth+1 of the stacks ids[start:end]
-// is below the cut, adding it to other if so.
-func (l *layout) leftOut(w *worker, start, end, depth int, other *leftOutNodes) bool {
-	if !l.cutting {
-		return false
-	}
-	nd := l.rangeTotals(start, end)
-	if l.rank(nd) >= l.cut {
-		return false
-	}
-	other.HeadTotal += nd.HeadTotal
-	other.BaseTotal += nd.BaseTotal
-	other.Size = 1
-	if l.test != nil {
-		nd.scale(l.v.b.runs)
-		other.count += l.size(start, end, depth)
-		other.maxDelta = largerDelta(other.maxDelta, deltaOf(nd.HeadTotal, nd.BaseTotal, l.root, l.test.norm))
-		w.out = append(w.out, [2]int{start, end})
-	}
-	return true
 }
 
 // siblingKey is what orders the children of a node.

@@ -31,7 +31,7 @@ const notSeen = math.MaxUint64
 // one value per run and stack (tens of millions of calls) stays cheap. Build
 // and Functions do not modify the Builder: they can be called any number of
 // times, with different Options, and concurrently with each other (but not
-// with Stack, Add, SetRuns, AddProfile or Frames.Intern).
+// with Stack, Add, SetRuns, AddRunProfile or Frames.Intern).
 type Builder struct {
 	frames *Frames
 
@@ -87,8 +87,9 @@ func (b *Builder) Frames() *Frames { return b.frames }
 // value counts as the root's self.
 func (b *Builder) Stack(frames []uint32) StackID {
 	k := b.key(frames)
-	mask := uint32(len(b.table) - 1)                     // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
-	for i := uint32(k[0]) & mask; ; i = (i + 1) & mask { // #nosec G115 -- the low 32 bits of the hash are the intent
+	mask := uint32(len(b.table) - 1) // #nosec G115 -- the table doubles at half full under uint32 stack ids: its length is at most 2^32
+	start := uint32(k[0]) & mask     // #nosec G115 -- the low 32 bits of the hash are the intent
+	for i := start; ; i = (i + 1) & mask {
 		slot := b.table[i]
 		if slot == 0 {
 			return b.newStack(i, k, frames)
@@ -125,7 +126,7 @@ func (b *Builder) grow() {
 		for b.table[i] != 0 {
 			i = (i + 1) & mask
 		}
-		b.table[i] = uint32(id) + 1
+		b.table[i] = uint32(id) + 1 // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
 	}
 }
 
@@ -234,16 +235,11 @@ func (b *Builder) SetRuns(side Side, n int) {
 	b.runs[side] = max(n, 0)
 }
 
-// AddProfile adds every sample of one run's profile to a side: it interns the
-// profile's frames and stacks and uses p.FirstSeen as the ordering key. It
-// does not change the side's run count (call SetRuns). A profile that fails
-// p.CheckValid is refused with that error and nothing is added.
-func (b *Builder) AddProfile(side Side, p *profile.Profile) error {
-	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.Add(side, s, value, first) })
-}
-
-// AddRunProfile is AddProfile for run run of the side (see AddRun): the
-// way to get statistics from profile files.
+// AddRunProfile adds every sample of run run's profile to a side (see
+// AddRun): it interns the profile's frames and stacks and uses p.FirstSeen
+// as the ordering key. It does not change the side's run count (call
+// SetRuns). A profile that fails p.CheckValid is refused with that error
+// and nothing is added.
 func (b *Builder) AddRunProfile(side Side, run int, p *profile.Profile) error {
 	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.AddRun(side, run, s, value, first) })
 }

@@ -32,15 +32,16 @@ type Function struct {
 }
 
 // Functions returns one row per function name over the sides that have
-// runs, with pprof -top semantics (see Function). o.CollapseSystem applies
-// (collapsed frames disappear from the stacks); o.Inverted, o.MaxNodes and
-// o.Focus do not matter. Rows are sorted by self, largest first, for a
+// runs, with pprof -top semantics (see Function). o.Filter, o.Only and
+// o.CollapseSystem apply (collapsed frames disappear from the stacks;
+// under Only, deltas are shares of every stack's totals, as in a tree);
+// o.Inverted, o.MaxNodes, o.Focus and o.Sandwich do not matter. Rows are sorted by self, largest first, for a
 // single side; for a diff, significant rows first, then by |Delta| (the
 // absolute change of total, or of its share when relative), then by the
 // absolute change of total and of self; ties by name.
 func (b *Builder) Functions(o Options) []Function {
-	o.Focus = nil
-	v, _ := b.newView(o) // without Focus there is no error
+	o.Focus, o.Sandwich = nil, Sandwich{}
+	v, _ := b.newView(o) // without Focus and Sandwich there is no error
 	test := b.newTester(o)
 	// With statistics, each row's and the root's per-run totals, and the
 	// stack's at hand (added to each of its rows from the cache).
@@ -117,6 +118,10 @@ func (b *Builder) Functions(o Options) []Function {
 		}
 	}
 	if test != nil {
+		if v.narrowed {
+			clear(rootRuns)
+			b.addRunsTo(rootRuns, v.all)
+		}
 		test.setRoot(rootRuns)
 		st := make([]NodeStats, len(rows))
 		w := test.width()
@@ -141,6 +146,14 @@ func (b *Builder) Functions(o Options) []Function {
 			strings.Compare(x.Name, y.Name))
 	})
 	return rows
+}
+
+// EmptyNotice says why Functions(o) or Build(o) has no stack when
+// o.Filter or o.Only left none of the stacks there were; "" otherwise.
+func (b *Builder) EmptyNotice(o Options) string {
+	o.Focus, o.Sandwich = nil, Sandwich{}
+	v, _ := b.newView(o) // without Focus and Sandwich there is no error
+	return v.notice
 }
 
 func compareBool(x, y bool) int {

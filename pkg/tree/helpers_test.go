@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 // sample is one run's value of a folded stack ("A;B;C") on a side.
@@ -64,3 +66,9 @@ func mustBuild(t *testing.T, b *Builder, o Options) *Tree {
 }
 
 func ftoa(v float64) string { return fmt.Sprintf("%g", v) }
+
+// addProfile adds every sample of one run's profile to a side without a
+// run index (no statistics), as Add does.
+func addProfile(b *Builder, side Side, p *profile.Profile) error {
+	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.Add(side, s, value, first) })
+}

@@ -1,9 +1,24 @@
+// Pruning, all of it: which nodes a tree of at most MaxNodes keeps
+// (importance, the significance boost), the cut Build plans so that the
+// nodes pruning cannot keep are never laid out (planCut, leftOut), the
+// prune itself, and the statistics of the "other" nodes it makes.
+
 package tree
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
+
+// sigBoost is how many times smaller than the nodes prune would keep
+// otherwise a significant node may be and still be kept ahead of them.
+const sigBoost = 4
+
+// testedPerKept bounds the nodes tested under MaxNodes to this many times
+// MaxNodes (the largest ones): tests cost time, and each one raises
+// Benjamini-Hochberg's bar for the others.
+const testedPerKept = 2
 
 // importance is what prune ranks a node by: its largest share of its
 // side's root total.
@@ -59,7 +74,7 @@ func (t *Tree) prune(limit int, test *tester) {
 	}
 	order := make([]uint32, n)
 	for i := range order {
-		order[i] = uint32(i)
+		order[i] = uint32(i) // #nosec G115 -- a node index: a tree of 2^32 nodes does not fit in memory
 	}
 	// The greedy pass below takes only about limit to 2*limit nodes, so
 	// only the most important few need sorting: select them first (a
@@ -111,7 +126,7 @@ func parents(nodes []Node) []uint32 {
 	parent := make([]uint32, len(nodes))
 	var path []uint32
 	for i, nd := range nodes {
-		path = append(path[:nd.Depth], uint32(i))
+		path = append(path[:nd.Depth], uint32(i)) // #nosec G115 -- a node index: a tree of 2^32 nodes does not fit in memory
 		if i > 0 {
 			parent[i] = path[nd.Depth-1]
 		}
@@ -163,14 +178,14 @@ func emitKept(nodes []Node, kept []bool, count int, fold func(out []Node, at int
 			o.BaseTotal += nd.BaseTotal
 			o.BaseSelf += nd.BaseTotal
 			if fold != nil {
-				pending = append(pending, int32(i))
+				pending = append(pending, int32(i)) // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 			}
 			i += int(nd.Size)
 			continue
 		}
 		stack = append(stack, open{at: len(out), mark: len(pending)})
 		out = append(out, nd)
-		src = append(src, int32(i))
+		src = append(src, int32(i)) // #nosec G115 -- a node index: 2^31 nodes (100 GB) do not fit in memory
 		i++
 	}
 	for len(stack) > 0 {
@@ -248,4 +263,165 @@ func partition3[T any](s []T, side func(x T) int) (lt, gt int) {
 		}
 	}
 	return lt, gt
+}
+
+// planCut readies the layout to leave out the nodes that pruning to limit
+// nodes cannot keep, so that a big tree pruned to a small one (a query's
+// maxNodes) is never laid out whole. The cut is the importance of the
+// limit-th most important node below the root: the nodes at least as
+// important, more than limit with the root, are laid out; each node with
+// children left out gets one OtherFrame child summing them. Prune keeps at
+// most limit nodes, taking them by decreasing importance, so it stops
+// before it would reach a node left out, and the pruned tree is the one a
+// whole layout gives. It returns the most nodes the layout can write.
+func (l *layout) planCut(limit int) int {
+	n := len(l.ids)
+	for _, s := range l.v.sides {
+		l.sums[s] = make([]int64, n+1)
+		for i, id := range l.ids {
+			l.sums[s][i+1] = l.sums[s][i] + l.v.b.value[s][id]
+		}
+	}
+	l.root = l.v.rootRaw
+	l.root.scale(l.v.b.runs)
+	// The node at depth d of the first stack that reaches it spans the
+	// stacks up to the next one sharing fewer than d frames with it. Nodes
+	// of one stack that end at the same stack span the same stacks and
+	// rank alike (chains, mostly): one entry each, with its count.
+	type open struct{ low, high, start int } // depths low..high of stack ids[start]
+	var path []open
+	// Each stack opens one entry and splits at most one open entry.
+	ranks := make([]rankCount, 0, 2*n)
+	for i, id := range l.ids {
+		common := int(l.lcp[i])
+		for len(path) > 0 && path[len(path)-1].high > common {
+			o := &path[len(path)-1]
+			low := max(o.low, common+1)
+			ranks = append(ranks, rankCount{l.rank(l.rangeTotals(o.start, i)), o.high - low + 1})
+			if o.high = low - 1; o.high < o.low {
+				path = path[:len(path)-1]
+			}
+		}
+		if depth := len(l.v.stack(id)); depth > common {
+			path = append(path, open{common + 1, depth, i})
+		}
+	}
+	for _, o := range path {
+		ranks = append(ranks, rankCount{l.rank(l.rangeTotals(o.start, n)), o.high - o.low + 1})
+	}
+	l.cut = kthLargest(ranks, limit)
+	if l.test != nil {
+		// Also test (lay out) nodes up to sigBoost times smaller, but no
+		// more than testedPerKept per kept node: a flat tail of similar
+		// nodes would otherwise be tested whole.
+		l.cut = max(l.cut/sigBoost, kthLargest(ranks, min(testedPerKept*limit, l.before[n])))
+	}
+	l.cutting = true
+	kept := 1 // the root
+	for _, r := range ranks {
+		if r.rank >= l.cut {
+			kept += r.count
+		}
+	}
+	return 2 * kept
+}
+
+// rangeTotals is a node with the raw totals of the stacks ids[start:end].
+func (l *layout) rangeTotals(start, end int) Node {
+	var nd Node
+	if sums := l.sums[Head]; sums != nil {
+		nd.HeadTotal = float64(sums[end] - sums[start])
+	}
+	if sums := l.sums[Base]; sums != nil {
+		nd.BaseTotal = float64(sums[end] - sums[start])
+	}
+	return nd
+}
+
+// rank is the importance prune will see for a node of these raw totals
+// (rangeTotals): integer sums below 2^53 are exact in float64 whichever
+// way they are added, so it is the same number.
+func (l *layout) rank(raw Node) float64 {
+	raw.scale(l.v.b.runs)
+	return importance(raw.HeadTotal, raw.BaseTotal, l.root)
+}
+
+// leftOutNodes sums the children of a node that the cut leaves out.
+type leftOutNodes struct {
+	Node // their totals; Size is 1 once there is any
+	otherInfo
+	mark int // with statistics, where their ranges start in worker.out
+}
+
+// otherInfo is what an "other" node of the layout stands for.
+type otherInfo struct {
+	count    int     // nodes
+	maxDelta float64 // the largest delta of the children left out
+}
+
+// leftOut says whether the child at depth+1 of the stacks ids[start:end]
+// is below the cut, adding it to other if so.
+func (l *layout) leftOut(w *worker, start, end, depth int, other *leftOutNodes) bool {
+	if !l.cutting {
+		return false
+	}
+	nd := l.rangeTotals(start, end)
+	if l.rank(nd) >= l.cut {
+		return false
+	}
+	other.HeadTotal += nd.HeadTotal
+	other.BaseTotal += nd.BaseTotal
+	other.Size = 1
+	if l.test != nil {
+		nd.scale(l.v.b.runs)
+		other.count += l.size(start, end, depth)
+		other.maxDelta = largerDelta(other.maxDelta, deltaOf(nd.HeadTotal, nd.BaseTotal, l.root, l.test.norm))
+		w.out = append(w.out, [2]int{start, end})
+	}
+	return true
+}
+
+// largerDelta is whichever of a and b has the larger magnitude.
+func largerDelta(a, b float64) float64 {
+	if math.Abs(b) > math.Abs(a) {
+		return b
+	}
+	return a
+}
+
+// folder returns what prune tells of each "other" node it makes (see
+// emitKept): its statistics go to st[at], from the per-run totals, node
+// counts and deltas of the nodes it merges (whole subtrees of t).
+func (t *Tree) folder(st []NodeStats, parent []uint32, test *tester) func(out []Node, at int, dropped []int32) {
+	old, nodes := t.Stats, t.Nodes
+	count := make([]int, len(nodes))
+	maxDelta := make([]float64, len(nodes))
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if nodes[i].Frame == OtherFrame {
+			count[i] += old[i].OtherCount
+			maxDelta[i] = largerDelta(maxDelta[i], old[i].OtherMaxDelta)
+		} else {
+			count[i]++
+			maxDelta[i] = largerDelta(maxDelta[i], t.Delta(i))
+		}
+		if i > 0 {
+			count[parent[i]] += count[i]
+			maxDelta[parent[i]] = largerDelta(maxDelta[parent[i]], maxDelta[i])
+		}
+	}
+	hr := test.runs[Head]
+	return func(out []Node, at int, dropped []int32) {
+		runs := make([]float64, test.width())
+		var merged int
+		var maxMerged float64
+		for _, d := range dropped {
+			addRuns(runs[:hr], old[d].HeadRuns)
+			addRuns(runs[hr:], old[d].BaseRuns)
+			merged += count[d]
+			maxMerged = largerDelta(maxMerged, maxDelta[d])
+		}
+		o := out[at]
+		st[at] = test.test(runs, deltaOf(o.HeadTotal, o.BaseTotal, nodes[0], t.Normalize))
+		st[at].OtherCount, st[at].OtherMaxDelta = merged, maxMerged
+	}
 }

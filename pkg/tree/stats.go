@@ -29,9 +29,6 @@ func (n Normalization) String() string {
 	return "absolute"
 }
 
-// DefaultAlpha is the false-discovery rate Options.Alpha 0 stands for.
-const DefaultAlpha = 0.05
-
 // ciLevel is the coverage of DeltaLow..DeltaHigh.
 const ciLevel = 0.95
 
@@ -93,7 +90,7 @@ func (b *Builder) newTester(o Options) *tester {
 	if b.runs[Base] == 0 || b.StatsNotice() != "" {
 		return nil
 	}
-	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, DefaultAlpha), runs: b.runs,
+	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, stats.DefaultAlpha), runs: b.runs,
 		x: make([]float64, b.runs[Head]), y: make([]float64, b.runs[Base]),
 		quantile: stats.NewTQuantiles(ciLevel)}
 }
@@ -183,23 +180,6 @@ func deltaOf(head, base float64, root Node, n Normalization) float64 {
 	return (head - base) / root.BaseTotal
 }
 
-// largerDelta is whichever of a and b has the larger magnitude.
-func largerDelta(a, b float64) float64 {
-	if math.Abs(b) > math.Abs(a) {
-		return b
-	}
-	return a
-}
-
-// sigBoost is how many times smaller than the nodes prune would keep
-// otherwise a significant node may be and still be kept ahead of them.
-const sigBoost = 4
-
-// testedPerKept bounds the nodes tested under MaxNodes to this many times
-// MaxNodes (the largest ones): tests cost time, and each one raises
-// Benjamini-Hochberg's bar for the others.
-const testedPerKept = 2
-
 // stats tests every node of t, just laid out by l and scaled: a node's
 // per-run totals are those of the stacks it owns plus its children's.
 // The tested family is every node but "other" ones: under MaxNodes, the
@@ -217,8 +197,9 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 	}
 	big := len(nodes) >= 1<<12
 	OnTwoCores(big, "tree.stats", sum(0, w/2), sum(w/2, w))
-	if len(l.v.active) < len(l.v.all) {
-		// Under Focus the root stands for the whole tree.
+	if l.v.narrowed {
+		// Under Focus, Only or Sandwich the root stands for the whole
+		// tree.
 		clear(vals[:w])
 		l.v.b.addRunsTo(vals[:w], l.v.all)
 	}
@@ -248,43 +229,6 @@ func (l *layout) stats(t *Tree, test *tester) []NodeStats {
 func addRuns(dst, src []float64) {
 	for r, v := range src {
 		dst[r] += v
-	}
-}
-
-// folder returns what prune tells of each "other" node it makes (see
-// emitKept): its statistics go to st[at], from the per-run totals, node
-// counts and deltas of the nodes it merges (whole subtrees of t).
-func (t *Tree) folder(st []NodeStats, parent []uint32, test *tester) func(out []Node, at int, dropped []int32) {
-	old, nodes := t.Stats, t.Nodes
-	count := make([]int, len(nodes))
-	maxDelta := make([]float64, len(nodes))
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if nodes[i].Frame == OtherFrame {
-			count[i] += old[i].OtherCount
-			maxDelta[i] = largerDelta(maxDelta[i], old[i].OtherMaxDelta)
-		} else {
-			count[i]++
-			maxDelta[i] = largerDelta(maxDelta[i], t.Delta(i))
-		}
-		if i > 0 {
-			count[parent[i]] += count[i]
-			maxDelta[parent[i]] = largerDelta(maxDelta[parent[i]], maxDelta[i])
-		}
-	}
-	hr := test.runs[Head]
-	return func(out []Node, at int, dropped []int32) {
-		runs := make([]float64, test.width())
-		var merged int
-		var maxMerged float64
-		for _, d := range dropped {
-			addRuns(runs[:hr], old[d].HeadRuns)
-			addRuns(runs[hr:], old[d].BaseRuns)
-			merged += count[d]
-			maxMerged = largerDelta(maxMerged, maxDelta[d])
-		}
-		o := out[at]
-		st[at] = test.test(runs, deltaOf(o.HeadTotal, o.BaseTotal, nodes[0], t.Normalize))
-		st[at].OtherCount, st[at].OtherMaxDelta = merged, maxMerged
 	}
 }
 

@@ -2,6 +2,7 @@ package tree
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -9,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flamediff/flamediff/internal/profilefile"
-	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
@@ -114,7 +113,9 @@ func significantNodes(tr *Tree) []string {
 }
 
 // A/A: two sets of runs of the same program. Every discovery is false, so
-// the false-discovery rate is the share of comparisons with any.
+// the false-discovery rate is the share of comparisons with any. Every
+// seed is compared in each view, with and without maxNodes, and in both
+// functions tables (collapsed or not: the only option they depend on).
 func TestStatsAANoDiscoveries(t *testing.T) {
 	seeds := 200
 	if testing.Short() {
@@ -122,36 +123,62 @@ func TestStatsAANoDiscoveries(t *testing.T) {
 	}
 	for _, norm := range []Normalization{Absolute, Relative} {
 		for _, runs := range []int{3, 10} {
-			withAny, tested := 0, 0
+			withAny := map[string]int{} // comparisons with a discovery, by setting
+			compared, tested := 0, 0
+			count := func(setting string, found bool) {
+				withAny[setting] += 0 // every setting is listed, with or without a discovery
+				if found {
+					withAny[setting]++
+				}
+				compared++
+			}
 			for seed := range seeds {
 				r := rand.New(rand.NewPCG(uint64(seed), 7))
 				b := simDiff(r, newSimProgram(r, 300), runs, 0.03, unchanged)
-				o := statViews[seed%len(statViews)]
-				o.Normalize = norm
-				if o.CollapseSystem {
-					o.IsSystem = isSimSystem(b)
-				}
-				o.MaxNodes = []int{0, 100}[seed%2]
-				tr := mustBuild(t, b, o)
-				for _, s := range tr.Stats {
-					if !math.IsNaN(s.QValue) {
-						tested++
+				for _, view := range statViews {
+					for _, maxNodes := range []int{0, 100} {
+						o := view
+						o.Normalize, o.MaxNodes = norm, maxNodes
+						if o.CollapseSystem {
+							o.IsSystem = isSimSystem(b)
+						}
+						tr := mustBuild(t, b, o)
+						for _, s := range tr.Stats {
+							if !math.IsNaN(s.QValue) {
+								tested++
+							}
+						}
+						sig := significantNodes(tr)
+						if len(sig) > 0 {
+							t.Logf("%v %d runs seed %d %+v: %d false discoveries: %v", norm, runs, seed, o, len(sig), sig)
+						}
+						count(fmt.Sprintf("tree inverted=%v collapsed=%v maxNodes=%d", o.Inverted, o.CollapseSystem, maxNodes), len(sig) > 0)
 					}
 				}
-				if sig := significantNodes(tr); len(sig) > 0 {
-					withAny++
-					t.Logf("%v %d runs seed %d %+v: %d false discoveries: %v", norm, runs, seed, o, len(sig), sig)
-				}
-				if fn := b.Functions(o); slices.ContainsFunc(fn, func(f Function) bool { return f.Significant }) {
-					withAny++
-					t.Logf("%v %d runs seed %d: a significant function", norm, runs, seed)
+				for _, collapse := range []bool{false, true} {
+					o := Options{Normalize: norm, CollapseSystem: collapse}
+					if collapse {
+						o.IsSystem = isSimSystem(b)
+					}
+					fn := b.Functions(o)
+					found := slices.ContainsFunc(fn, func(f Function) bool { return f.Significant })
+					if found {
+						t.Logf("%v %d runs seed %d collapsed=%v: a significant function", norm, runs, seed, collapse)
+					}
+					count(fmt.Sprintf("functions collapsed=%v", collapse), found)
 				}
 			}
-			fdr := float64(withAny) / float64(2*seeds)
-			t.Logf("A/A %v, %d runs a side: observed FDR %.3f over %d trees and function tables (%d tests)", norm, runs, fdr, 2*seeds, tested)
-			if fdr > DefaultAlpha {
-				t.Errorf("A/A %v %d runs: observed FDR %.3f above %v", norm, runs, fdr, DefaultAlpha)
+			total := 0
+			for _, setting := range slices.Sorted(maps.Keys(withAny)) {
+				total += withAny[setting]
+				fdr := float64(withAny[setting]) / float64(seeds)
+				t.Logf("A/A %v, %d runs a side, %s: observed FDR %.3f over %d comparisons", norm, runs, setting, fdr, seeds)
+				if fdr > stats.DefaultAlpha {
+					t.Errorf("A/A %v %d runs %s: observed FDR %.3f above %v", norm, runs, setting, fdr, stats.DefaultAlpha)
+				}
 			}
+			t.Logf("A/A %v, %d runs a side: observed FDR %.3f over %d trees and function tables (%d tests)",
+				norm, runs, float64(total)/float64(compared), compared, tested)
 		}
 	}
 }
@@ -337,7 +364,7 @@ func TestStatsQValuesAreBH(t *testing.T) {
 			if got := tr.Stats[i].QValue; got != want {
 				t.Fatalf("%v node %d: q %v, want %v", norm, i, got, want)
 			}
-			if tr.Stats[i].Significant != (want < DefaultAlpha) {
+			if tr.Stats[i].Significant != (want < stats.DefaultAlpha) {
 				t.Fatalf("node %d: significant %v at q %v", i, tr.Stats[i].Significant, want)
 			}
 			if tr.Stats[i].Significant {
@@ -607,19 +634,8 @@ func TestStatsFocus(t *testing.T) {
 // 0.12), as does its path in the tree (q 0.05-0.1): 3 runs are too few.
 func TestStatsRealRegression(t *testing.T) {
 	b := NewBuilder(NewFrames())
-	for _, side := range []Side{Base, Head} {
-		files := pprofRuns(t, map[Side]string{Base: "base", Head: "head"}[side])
-		b.SetRuns(side, len(files))
-		for run, name := range files {
-			p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.AddRunProfile(side, run, p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	addRunFiles(t, b, Base, pprofRuns(t, "base"))
+	addRunFiles(t, b, Head, pprofRuns(t, "head"))
 	fn := b.Functions(Options{})
 	i := slices.IndexFunc(fn, func(f Function) bool { return f.Name == "regexp.Compile" })
 	if i < 0 || i >= 15 || fn[i].PValue > 0.01 || fn[i].DeltaLow <= 0 {

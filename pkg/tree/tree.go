@@ -51,6 +51,9 @@ type Tree struct {
 	// for a diff.
 	Stats       []NodeStats
 	StatsNotice string
+	// Notice says why a tree has no stack when Options.Filter or Only
+	// left none of the stacks there were; "" otherwise.
+	Notice string
 }
 
 // Len is the number of nodes.

@@ -28,7 +28,7 @@ type Options struct {
 	// Normalize selects what a diff's delta and statistics compare.
 	Normalize Normalization
 	// Alpha is the false-discovery rate at which a node is Significant
-	// (QValue < Alpha); 0 means DefaultAlpha.
+	// (QValue < Alpha); 0 means stats.DefaultAlpha.
 	Alpha float64
 	// Focus is a path of labels from the root's child down (leaf first up
 	// when Inverted): Build returns the root, that path and the subtree
@@ -37,10 +37,22 @@ type Options struct {
 	// deltas and ranks are those of the whole tree. Frames of the same
 	// name all match. Functions ignores it.
 	Focus []string
+	// Filter, when not nil, selects and edits the stacks before anything
+	// is computed from them (see Filter): the tree, its root, the function
+	// table and the statistics are those of the stacks it leaves.
+	Filter *Filter
+	// Only narrows the tree to the stacks new in Head or gone from it
+	// (OnlyNew, OnlyRemoved), judged after Filter and CollapseSystem. As
+	// with Focus, the root keeps the totals of every stack.
+	Only Only
+	// Sandwich, when its Function is set, makes Build return one of the
+	// function's two trees (see Sandwich); Functions ignores it.
+	Sandwich Sandwich
 }
 
 // view is the set of stacks a Build or Functions call works on: the stacks
-// with data on a side that takes part, collapsed if asked.
+// with data on a side that takes part, filtered and collapsed if asked,
+// then narrowed to the ones Options.Only, Sandwich and Focus select.
 type view struct {
 	b *Builder
 	// active lists the builder stack ids that take part, ascending.
@@ -49,13 +61,17 @@ type view struct {
 	frames []uint32
 	start  []int
 	sides  []Side
-	// all lists the active stacks before Focus; rootRaw holds their sums.
-	all     []uint32
-	rootRaw Node
+	// all lists the stacks before Only, Sandwich and Focus narrow them
+	// (narrowed), and rootRaw holds their sums: the root's totals.
+	all      []uint32
+	rootRaw  Node
+	narrowed bool
+	// notice says why a view of stacks has none left (a filter or Only).
+	notice string
 }
 
-// newView returns the view o asks for; Focus on a path no stack has is an
-// error.
+// newView returns the view o asks for; a Focus path or a Sandwich
+// function that no stack has is an error.
 func (b *Builder) newView(o Options) (*view, error) {
 	v := &view{b: b}
 	for _, s := range []Side{Head, Base} {
@@ -66,52 +82,100 @@ func (b *Builder) newView(o Options) (*view, error) {
 	for id := range b.stackKey {
 		for _, s := range v.sides {
 			if b.first[s][id] != notSeen {
-				v.active = append(v.active, uint32(id))
+				v.active = append(v.active, uint32(id)) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
 				break
 			}
 		}
 	}
-	if !o.CollapseSystem || o.IsSystem == nil {
-		// Read the builder's stacks in place: no copy of the frames.
-		v.frames, v.start = b.stackFrames, b.stackStart
-		return v, v.focus(o)
+	// Read the builder's stacks in place unless a stage edits them.
+	v.frames, v.start = b.stackFrames, b.stackStart
+	v.filter(o)
+	v.all = v.active
+	for _, id := range v.active {
+		v.addSelf(&v.rootRaw, id)
 	}
-	isSys := make([]bool, b.frames.Len())
-	for id := range isSys {
-		isSys[id] = o.IsSystem(uint32(id))
+	v.rootRaw.HeadTotal, v.rootRaw.BaseTotal = v.rootRaw.HeadSelf, v.rootRaw.BaseSelf
+	v.only(o.Only)
+	if err := v.sandwich(o.Sandwich); err != nil {
+		return nil, err
 	}
-	v.start = make([]int, len(b.stackStart))
+	return v, v.focus(o)
+}
+
+// filter applies o.Filter and o.CollapseSystem to the active stacks,
+// copying the frames of the stacks it keeps when it edits them. A
+// Sandwich function is never collapsed into the system frame above it.
+func (v *view) filter(o Options) {
+	var c *compiledFilter
+	if o.Filter != nil {
+		c = o.Filter.forFrames(v.b.frames)
+	}
+	var isSys []bool
+	if o.CollapseSystem && o.IsSystem != nil {
+		isSys = make([]bool, v.b.frames.Len())
+		for id := range isSys {
+			isSys[id] = o.IsSystem(uint32(id)) && v.b.frames.Name(uint32(id)) != o.Sandwich.Function // #nosec G115 -- a frame id: frames are uint32 by design
+		}
+	}
+	if c == nil && isSys == nil {
+		return
+	}
+	edits := isSys != nil || (c != nil && c.edits())
+	if edits {
+		v.frames, v.start = nil, make([]int, len(v.b.stackStart))
+	}
+	had := len(v.active)
+	kept := v.active[:0:0]
+	var buf []uint32
 	next := 0 // the next active stack
-	for id := range b.stackKey {
-		v.start[id] = len(v.frames)
-		if next == len(v.active) || v.active[next] != uint32(id) {
+	for id := range v.b.stackKey {
+		if edits {
+			v.start[id] = len(v.frames)
+		}
+		sid := uint32(id) // #nosec G115 -- stack ids are uint32 by design: 2^32 distinct stacks do not fit in memory
+		if next == len(v.active) || v.active[next] != sid {
 			continue
 		}
 		next++
+		stack := v.b.stack(sid)
+		if c != nil && !c.keeps(stack) {
+			continue
+		}
+		if c != nil && c.edits() {
+			buf = c.appendEdited(buf[:0], stack)
+			if len(buf) == 0 && len(stack) > 0 {
+				continue // every frame hidden, or none to show from
+			}
+			stack = buf
+		}
+		kept = append(kept, sid)
+		if !edits {
+			continue
+		}
 		prevSys := false
-		for _, f := range b.stack(uint32(id)) {
-			sys := int(f) < len(isSys) && isSys[f]
+		for _, f := range stack {
+			sys := matchesAt(isSys, f)
 			if !sys || !prevSys {
 				v.frames = append(v.frames, f)
 			}
 			prevSys = sys
 		}
 	}
-	v.start[len(b.stackKey)] = len(v.frames)
-	return v, v.focus(o)
+	if edits {
+		v.start[len(v.b.stackKey)] = len(v.frames)
+	}
+	v.active = kept
+	if c != nil && had > 0 && len(kept) == 0 {
+		v.notice = c.emptyNotice()
+	}
 }
 
-// focus sums the active stacks into rootRaw and keeps, with o.Focus, only
-// the stacks on its path.
+// focus keeps, with o.Focus, only the stacks on its path.
 func (v *view) focus(o Options) error {
-	v.all = v.active
-	for _, id := range v.active {
-		v.addSelf(&v.rootRaw, id)
-	}
-	v.rootRaw.HeadTotal, v.rootRaw.BaseTotal = v.rootRaw.HeadSelf, v.rootRaw.BaseSelf
 	if len(o.Focus) == 0 {
 		return nil
 	}
+	v.narrowed = true
 	// on[d][f]: frame f is named as the path's frame at depth d.
 	on := make([][]bool, len(o.Focus))
 	for d := range on {
@@ -119,11 +183,11 @@ func (v *view) focus(o Options) error {
 	}
 	for f := range v.b.frames.Len() {
 		for d, label := range o.Focus {
-			on[d][f] = v.b.frames.Name(uint32(f)) == label
+			on[d][f] = v.b.frames.Name(uint32(f)) == label // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
 		}
 	}
-	v.active = nil
-	for _, id := range v.all {
+	kept := v.active[:0:0]
+	for _, id := range v.active {
 		stack := v.stack(id)
 		if len(stack) < len(o.Focus) {
 			continue
@@ -135,9 +199,10 @@ func (v *view) focus(o Options) error {
 			}
 		}
 		if d == len(o.Focus) {
-			v.active = append(v.active, id)
+			kept = append(kept, id)
 		}
 	}
+	v.active = kept
 	if len(v.active) == 0 {
 		return fmt.Errorf("focus: no node at the path %s", strings.Join(o.Focus, " > "))
 	}

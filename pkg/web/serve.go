@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/web/guard"
 )
 
 // maxQueryBytes bounds a query model's body; real ones are a few hundred bytes.
@@ -17,14 +18,15 @@ const maxQueryBytes = 1 << 20
 // model answered with its frames (as `flamediff query --output json`
 // prints them), GET /api/resources/... the data source's resources.
 // status gives a failed query's HTTP status and message, as the data
-// source classifies it.
-func Handler(exec *query.Executor, resources http.Handler, status func(context.Context, error) (int, string)) http.Handler {
+// source classifies it. g checks every request (Host, token) and the API's
+// origin and content type.
+func Handler(exec *query.Executor, resources http.Handler, status func(context.Context, error) (int, string), g *guard.Guard) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_ = writeServePage(w) // the client may be gone; nothing to do then
 	})
-	mux.HandleFunc("POST /api/query", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST /api/query", g.Data(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxQueryBytes))
 		if err != nil {
 			writeError(w, http.StatusBadRequest, err)
@@ -45,9 +47,9 @@ func Handler(exec *query.Executor, resources http.Handler, status func(context.C
 			code, msg := status(r.Context(), err)
 			writeError(w, code, errors.New(msg))
 		}
-	})
-	mux.Handle("/api/resources/", http.StripPrefix("/api/resources", resources))
-	return mux
+	})))
+	mux.Handle("/api/resources/", g.Data(http.StripPrefix("/api/resources", resources)))
+	return g.Site(mux)
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {

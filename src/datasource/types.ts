@@ -1,8 +1,9 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-/** Query types (docs/QUERIES.md). */
-export type QueryType = 'flamegraph' | 'diff' | 'functions' | 'runs' | 'evolution' | 'timeseries';
+import { QueryType } from './queryTypes';
+
+export type { QueryType } from './queryTypes';
 
 /** Selection picks runs: every run of builds, or only the named runs. */
 export interface Selection {
@@ -17,7 +18,7 @@ export interface FlamediffQuery extends DataQuery {
   profileType?: string;
   head: Selection;
   base: Selection;
-  /** Builds of an evolution or timeseries query; empty = all. */
+  /** Builds of an evolution, timeseries or changepoints query; empty = all. */
   builds: string[];
   inverted: boolean;
   collapseSystem: boolean;
@@ -28,6 +29,11 @@ export interface FlamediffQuery extends DataQuery {
   function?: string;
   /** Makes a timeseries relative to this build, or to each previous build with "previous". */
   baseline?: string;
+  /**
+   * Narrows a timeseries to one numeric field (value, change, pValue, significant,
+   * regression, changepoint): an alert rule needs exactly one series.
+   */
+  field?: string;
   /**
    * How a diff's delta is normalised: "absolute" (of the base total, the
    * default) or "relative" (each side as a share of its own total); may be a
@@ -40,6 +46,22 @@ export interface FlamediffQuery extends DataQuery {
   focus?: string[];
   /** Evolution components under this share of the total are hidden (default 0.02). */
   threshold?: number;
+  /** Change points follow functions reaching this share of a build's total in some build (default 0.01). */
+  minShare?: number;
+  /** The smallest relative change of a significant change point (default 0.02). */
+  minChange?: number;
+  /** A function: flamegraph/diff queries answer its callers and callees trees. */
+  sandwich?: string;
+  /** Keep only the stacks through a frame matching this Go regular expression (pprof's -focus). */
+  keep?: string;
+  /** Drop the stacks through a frame matching this Go regular expression (pprof's -ignore). */
+  drop?: string;
+  /** Remove the frames matching this Go regular expression from the stacks (pprof's -hide; DataQuery's hide hides the query). */
+  hideFrames?: string;
+  /** Cut each stack above its first frame matching this Go regular expression (pprof's -show_from). */
+  showFrom?: string;
+  /** "new" or "removed": only the stacks new in head, or gone from it. */
+  only?: string;
 }
 
 /** Defaults of a new query. */
@@ -82,6 +104,16 @@ export interface FlamediffOptions extends DataSourceJsonData {
   distributed?: boolean;
   /** Regular expressions marking frames as system code. */
   systemFrames?: string[];
+  /** Caps the (run, stack) rows one query may read (default 5,000,000). */
+  maxStacks?: number;
+  /** Queries run at once (default 1); more wait up to queueTimeout seconds, then fail as busy. */
+  maxQueries?: number;
+  /** Size of the ClickHouse connection pool (default 2 x maxQueries + 1). */
+  maxConnections?: number;
+  /** Seconds a query waits for its turn (default 30), a string like the other timeouts. */
+  queueTimeout?: string;
+  /** MB one query may hold (default 640). */
+  maxQueryMemory?: number;
 }
 
 /** secureJsonData of the data source. */

@@ -4,6 +4,7 @@ import { from, lastValueFrom } from 'rxjs';
 import { DataFrame, DataQueryRequest, DataQueryResponse, PanelData } from '@grafana/data';
 import { getDataSourceSrv, getTemplateSrv, locationService } from '@grafana/runtime';
 
+import { isFlame } from '../datasource/queryTypes';
 import type { FlamediffQuery } from '../datasource/types';
 
 /**
@@ -20,7 +21,6 @@ export type Querier = (patch: Partial<FlamediffQuery>) => Promise<DataFrame[]>;
  */
 export const QuerierContext = createContext<Querier | undefined>(undefined);
 
-const isFlameQuery = (t: Partial<FlamediffQuery>) => t.queryType === 'diff' || t.queryType === 'flamegraph';
 
 /**
  * grafanaQuerier re-issues the panel's first flamegraph or diff query through
@@ -29,7 +29,7 @@ const isFlameQuery = (t: Partial<FlamediffQuery>) => t.queryType === 'diff' || t
  */
 export function grafanaQuerier(data: PanelData): Querier | undefined {
   const request = data.request;
-  const target = request?.targets.find((t) => isFlameQuery(t as FlamediffQuery)) as FlamediffQuery | undefined;
+  const target = request?.targets.find((t) => isFlame((t as FlamediffQuery).queryType)) as FlamediffQuery | undefined;
   if (!request || !target) {
     return undefined;
   }

@@ -6,6 +6,7 @@ import { DataFrameJSON, dataFrameFromJSON } from '@grafana/data';
 
 import { mount } from './mount';
 import { Page, Report } from './components/Report';
+import { usePageState } from './usePageState';
 
 /** What pkg/web writes into #flamediff-data. */
 interface ReportData {
@@ -15,8 +16,22 @@ interface ReportData {
 }
 
 const data: ReportData = JSON.parse(document.getElementById('flamediff-data')!.textContent!);
-mount(
-  <Page title={data.title} header={data.subtitle && <span>{data.subtitle}</span>}>
-    <Report series={data.frames.map(dataFrameFromJSON)} />
-  </Page>
-);
+const series = data.frames.map(dataFrameFromJSON);
+
+/** ReportPage keeps its view in the URL's fragment: a link to the file reopens it. */
+function ReportPage() {
+  const { state, generation, host, update } = usePageState();
+  return (
+    <Page title={data.title} header={data.subtitle && <span>{data.subtitle}</span>}>
+      <Report
+        key={generation}
+        series={series}
+        host={host}
+        palette={state.palette ?? 'default'}
+        onPalette={(palette) => update({ palette })}
+      />
+    </Page>
+  );
+}
+
+mount(<ReportPage />);

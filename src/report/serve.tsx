@@ -2,10 +2,16 @@
 // top (its pickers read GET /api/resources/...), the panel below (frames
 // from POST /api/query), both answered by the same Go code as in Grafana.
 import { css } from '@emotion/css';
-import React, { useCallback, useEffect, useMemo, useState } from 'react';
+import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { DataFrame, DataSourceInstanceSettings, DataFrameJSON, dataFrameFromJSON } from '@grafana/data';
-import { Alert, Button } from '@grafana/ui';
+import {
+  DataFrame,
+  DataSourceInstanceSettings,
+  DataFrameJSON,
+  SelectableValue,
+  dataFrameFromJSON,
+} from '@grafana/data';
+import { Alert, Button, Select } from '@grafana/ui';
 
 import { QueryEditor } from '../datasource/components/QueryEditor';
 import { FlamediffDataSource } from '../datasource/datasource';
@@ -13,18 +19,25 @@ import { FlamediffOptions, FlamediffQuery, defaultQuery } from '../datasource/ty
 import { selectors } from '../selectors';
 import { strings } from '../strings';
 import { Querier, QuerierContext } from '../panel/query';
+import { PanelView } from '../panel/viewState';
 import { mount } from './mount';
 import { Page, Report } from './components/Report';
+import { BuildInfo, Preset, applyPreset, openingQuery } from './presets';
+import { usePageState } from './usePageState';
 
 const s = strings.report;
 
-async function call<T>(path: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(path, init);
-  const body = await res.json();
+/** call GETs path, or POSTs body as JSON (the server refuses any other type). */
+async function call<T>(path: string, body?: object): Promise<T> {
+  const res = await fetch(
+    path,
+    body && { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }
+  );
+  const answer = await res.json();
   if (!res.ok) {
-    throw new Error(body?.error ?? `${res.status} ${res.statusText}`);
+    throw new Error(answer?.error ?? `${res.status} ${res.statusText}`);
   }
-  return body as T;
+  return answer as T;
 }
 
 /** A real FlamediffDataSource whose resources come from the local server. */
@@ -43,56 +56,186 @@ function localDataSource(): FlamediffDataSource {
 
 const ds = localDataSource();
 
+const presetOptions: Array<SelectableValue<Preset>> = [
+  { value: 'previous', label: s.presetPrevious },
+  { value: 'against', label: s.presetAgainst },
+  { value: 'headOnly', label: s.presetHeadOnly },
+];
+
+/**
+ * Serve is the local UI: the query editor, a preset menu and the panel. The
+ * shown query and the panel's view live in the URL's fragment; with none,
+ * it opens on the first app's newest build against the one before it.
+ */
 function Serve() {
-  const [query, setQuery] = useState<FlamediffQuery>({ refId: 'A', ...defaultQuery } as FlamediffQuery);
+  const { state, generation, host, update } = usePageState();
+  const [query, setQuery] = useState<FlamediffQuery>(
+    () => state.query ?? ({ refId: 'A', ...defaultQuery } as FlamediffQuery)
+  );
   const [series, setSeries] = useState<DataFrame[]>();
   const [error, setError] = useState<string>();
   const [running, setRunning] = useState(false);
+  const [builds, setBuilds] = useState<BuildInfo[]>([]);
+  const [preset, setPreset] = useState<Preset>();
   // The panel's own queries (drill-down, the functions table, the other
   // normalisation) go to the same endpoint with the shown query patched.
-  const [shown, setShown] = useState<FlamediffQuery>();
+  const shown = state.query;
   const querier = useMemo<Querier | undefined>(
     () =>
       shown &&
-      (async (patch) =>
-        (
-          await call<DataFrameJSON[]>('api/query', { method: 'POST', body: JSON.stringify({ ...shown, ...patch }) })
-        ).map(dataFrameFromJSON)),
+      (async (patch) => (await call<DataFrameJSON[]>('api/query', { ...shown, ...patch })).map(dataFrameFromJSON)),
     [shown]
   );
-  const run = useCallback(async () => {
-    setRunning(true);
-    setError(undefined);
-    try {
-      const frames = await call<DataFrameJSON[]>('api/query', { method: 'POST', body: JSON.stringify(query) });
-      setSeries(frames.map(dataFrameFromJSON));
-      setShown(query);
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    } finally {
-      setRunning(false);
-    }
-  }, [query]);
-  // The first app, so that the page opens on something to pick builds of.
+  const seq = useRef(0);
+  // The query whose answer is shown (or asked for): one from the URL that
+  // differs is a navigation, to run.
+  const opened = useRef<FlamediffQuery | undefined>(undefined);
+  // A new query mounts the panel afresh, on its default view.
+  const [fresh, setFresh] = useState(0);
+  // show runs q and, once answered, makes it the shown query (and the URL's).
+  const show = useCallback(
+    async (q: FlamediffQuery, replace = false) => {
+      const id = ++seq.current;
+      setRunning(true);
+      setError(undefined);
+      try {
+        const frames = await call<DataFrameJSON[]>('api/query', q);
+        if (id === seq.current) {
+          const same = JSON.stringify(q) === JSON.stringify(opened.current);
+          opened.current = q;
+          setSeries(frames.map(dataFrameFromJSON));
+          if (!same) {
+            setFresh((n) => n + 1);
+          }
+          update({ query: q }, same ? {} : resetView, replace);
+        }
+      } catch (e) {
+        if (id === seq.current) {
+          setError(e instanceof Error ? e.message : String(e));
+        }
+      } finally {
+        if (id === seq.current) {
+          setRunning(false);
+        }
+      }
+    },
+    [update]
+  );
+  // The URL's query (on load, back/forward, a pasted link) is run, keeping
+  // the URL's view; without one the page opens on the first app's newest
+  // build against the one before.
   useEffect(() => {
-    ds.apps().then((apps) => apps[0] && setQuery((q) => (q.app ? q : { ...q, app: apps[0] })), setError);
-  }, []);
+    if (state.query) {
+      if (JSON.stringify(opened.current) !== JSON.stringify(state.query)) {
+        opened.current = state.query;
+        setQuery(state.query);
+        setSeries(undefined);
+        show(state.query);
+      }
+      return;
+    }
+    ds.apps()
+      .then(async (apps) => {
+        if (!apps[0]) {
+          return;
+        }
+        const q = openingQuery(apps[0], await buildsOf(apps[0]));
+        if (q) {
+          setQuery(q);
+          show(q, true);
+        } else {
+          setQuery((old) => ({ ...old, app: apps[0] }));
+        }
+      })
+      .catch((e) => setError(String(e)));
+    // Only a query from the URL (a navigation) starts this; show's own update does not differ.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [state.query, generation]);
+  useEffect(() => {
+    if (query.app) {
+      buildsOf(query.app).then(setBuilds, () => setBuilds([]));
+    }
+  }, [query.app]);
+
+  const choose = (p: Preset, base?: string) => {
+    setPreset(p);
+    const q = applyPreset(query, p, builds, base);
+    if (q) {
+      setQuery(q);
+      show(q);
+    }
+  };
+  const buildOptions = builds.filter((b) => b.runs > 0).map((b) => ({ value: b.name, label: b.name }));
+
   return (
     <Page title={s.serveTitle}>
       <div className={css({ padding: '8px 16px' })}>
-        <QueryEditor query={query} datasource={ds} onChange={setQuery} onRunQuery={run} />
-        <Button icon="play" onClick={run} disabled={running || !query.app} data-testid={selectors.report.run}>
-          {running ? s.running : s.run}
-        </Button>
+        <QueryEditor query={query} datasource={ds} onChange={setQuery} onRunQuery={() => show(query)} />
+        <div className={css({ display: 'flex', gap: 8, alignItems: 'center', flexWrap: 'wrap' })}>
+          <Button
+            icon="play"
+            onClick={() => show(query)}
+            disabled={running || !query.app}
+            data-testid={selectors.report.run}
+          >
+            {running ? s.running : s.run}
+          </Button>
+          <div data-testid={selectors.report.preset}>
+            <Select
+              aria-label={s.preset}
+              placeholder={s.preset}
+              options={presetOptions}
+              value={preset ?? null}
+              onChange={(v) => v.value && (v.value === 'against' ? setPreset('against') : choose(v.value))}
+              width={28}
+            />
+          </div>
+          {preset === 'against' && (
+            <div data-testid={selectors.report.presetBase}>
+              <Select
+                aria-label={s.presetBase}
+                placeholder={s.presetBase}
+                options={buildOptions}
+                onChange={(v) => v.value && choose('against', v.value)}
+                width={20}
+              />
+            </div>
+          )}
+        </div>
       </div>
       {error && <Alert title={error} severity="error" data-testid={selectors.report.error} />}
       {series && (
         <QuerierContext.Provider value={querier}>
-          <Report series={series} />
+          <Report
+            key={`${generation}.${fresh}`}
+            series={series}
+            host={host}
+            palette={state.palette ?? 'default'}
+            onPalette={(palette) => update({ palette })}
+          />
         </QuerierContext.Provider>
       )}
     </Page>
   );
+}
+
+/** resetView clears every key of the panel's view: a new query starts from the defaults. */
+const resetView: PanelView = {
+  mode: undefined,
+  side: undefined,
+  inverted: undefined,
+  collapsed: undefined,
+  normalize: undefined,
+  significantOnly: undefined,
+  search: undefined,
+  row: undefined,
+  zoom: undefined,
+  drill: undefined,
+};
+
+/** buildsOf lists an app's builds with their times and run counts, oldest first. */
+function buildsOf(app: string): Promise<BuildInfo[]> {
+  return call<BuildInfo[]>(`api/resources/builds?${new URLSearchParams({ app })}`);
 }
 
 mount(<Serve />);

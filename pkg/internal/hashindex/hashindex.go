@@ -50,11 +50,11 @@ func (t *Index) Put(hash uint64, k uint32, keys []uint64) {
 	for i := t.slot(hash); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.k == 0 {
-			s.fp, s.k = uint32(hash), k+1 // #nosec G115 -- the low bits, on purpose
+			s.fp, s.k = fingerprint(hash), k+1
 			t.n++
 			return
 		}
-		if s.fp == uint32(hash) && keys[s.k-1] == hash { // #nosec G115 -- as above
+		if s.fp == fingerprint(hash) && keys[s.k-1] == hash {
 			s.k = k + 1
 			return
 		}
@@ -72,10 +72,16 @@ func (t *Index) Get(hash uint64, keys []uint64) (uint32, bool) {
 		if s.k == 0 {
 			return 0, false
 		}
-		if s.fp == uint32(hash) && keys[s.k-1] == hash { // #nosec G115 -- the low bits, on purpose
+		if s.fp == fingerprint(hash) && keys[s.k-1] == hash {
 			return s.k - 1, true
 		}
 	}
+}
+
+// fingerprint is what a slot keeps of a hash to skip most other keys
+// without reading them.
+func fingerprint(hash uint64) uint32 {
+	return uint32(hash) // #nosec G115 -- the low bits, on purpose
 }
 
 func (t *Index) grow(keys []uint64) {

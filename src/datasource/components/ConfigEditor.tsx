@@ -15,7 +15,9 @@ import { FlamediffOptions, FlamediffSecureOptions, Tables } from '../types';
 
 type Props = DataSourcePluginOptionsEditorProps<FlamediffOptions, FlamediffSecureOptions>;
 /** The jsonData options edited as plain text. */
-type TextOption = 'host' | 'username' | 'defaultDatabase' | 'dialTimeout' | 'queryTimeout';
+type TextOption = 'host' | 'username' | 'defaultDatabase' | 'dialTimeout' | 'queryTimeout' | 'queueTimeout';
+/** The jsonData limits edited as whole numbers, with their defaults (docs/DATASOURCE.md). */
+type NumberOption = 'maxStacks' | 'maxQueries' | 'maxConnections' | 'maxQueryMemory';
 
 const s = strings.config;
 const WIDTH = 40;
@@ -36,7 +38,7 @@ const certs: Array<[keyof FlamediffSecureOptions, string]> = [
 
 /**
  * ConfigEditor edits the connection (docs/DATASOURCE.md): server, TLS, credentials,
- * timeouts, table names and system-frame rules. Secrets go to secureJsonData.
+ * timeouts, table names, limits and system-frame rules. Secrets go to secureJsonData.
  */
 export function ConfigEditor(props: Props) {
   const { options } = props;
@@ -53,6 +55,23 @@ export function ConfigEditor(props: Props) {
         value={json[key] ?? ''}
         placeholder={placeholder}
         onChange={onUpdateDatasourceJsonDataOption(props, key)}
+      />
+    </Field>
+  );
+
+  // A whole-number option of jsonData: empty means the backend's default.
+  const whole = (key: NumberOption, placeholder: string, description?: string) => (
+    <Field label={s[key]} description={description}>
+      <Input
+        data-testid={selectors.config[key]}
+        width={WIDTH}
+        type="number"
+        min={1}
+        value={json[key] ?? ''}
+        placeholder={placeholder}
+        onChange={(e: ChangeEvent<HTMLInputElement>) =>
+          set(key, e.currentTarget.value === '' ? undefined : Number(e.currentTarget.value))
+        }
       />
     </Field>
   );
@@ -152,6 +171,13 @@ export function ConfigEditor(props: Props) {
             />
           </Field>
         ))}
+      </FieldSet>
+      <FieldSet label={s.limits}>
+        {whole('maxStacks', '5000000', s.limitsHelp)}
+        {whole('maxQueries', '1')}
+        {text('queueTimeout', s.queueTimeout, '30', selectors.config.queueTimeout)}
+        {whole('maxConnections', String(2 * (json.maxQueries ?? 1) + 1))}
+        {whole('maxQueryMemory', '640')}
       </FieldSet>
       <FieldSet label={s.systemFrames}>
         <Field description={s.systemFramesHelp}>

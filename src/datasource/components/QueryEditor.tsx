@@ -15,6 +15,7 @@ import {
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlamediffDataSource } from '../datasource';
+import { QueryField, queryTypes, specOf, uses } from '../queryTypes';
 import { FlamediffOptions, FlamediffQuery, QueryType, Selection, defaultQuery } from '../types';
 import { SelectionEditor } from './SelectionEditor';
 import { useNames, withSelected } from './useNames';
@@ -23,26 +24,52 @@ type Props = QueryEditorProps<FlamediffDataSource, FlamediffQuery, FlamediffOpti
 
 const s = strings.query;
 const LABEL_WIDTH = 16;
-const queryTypes: Array<SelectableValue<QueryType>> = (
-  ['flamegraph', 'diff', 'functions', 'runs', 'evolution', 'timeseries'] as QueryType[]
-).map((v) => ({ value: v, label: v }));
+const typeOptions: Array<SelectableValue<QueryType>> = queryTypes.map((v) => ({ value: v, label: v }));
 
-/** Which parts of the editor a query type uses. */
-const uses = (t: QueryType) => ({
-  head: t !== 'evolution' && t !== 'timeseries',
-  base: t === 'diff' || t === 'functions' || t === 'runs',
-  builds: t === 'evolution' || t === 'timeseries',
-  tree: t === 'flamegraph' || t === 'diff' || t === 'functions',
-  variants: t === 'flamegraph' || t === 'diff',
-  fn: t === 'timeseries',
-  threshold: t === 'evolution',
-  stats: t === 'diff' || t === 'functions',
-});
+/** Which parts of the editor a query type uses: its row of the query-type table. */
+const usesOf = (t: QueryType) => {
+  const spec = specOf(t);
+  const reads = (f: QueryField) => uses(t, f);
+  return {
+    head: spec !== undefined && spec.head !== 'unused',
+    base: spec !== undefined && spec.base !== 'unused',
+    builds: spec !== undefined && spec.builds !== 'unused',
+    tree: spec?.tree ?? false,
+    variants: reads('variants'),
+    fn: reads('function'),
+    baseline: reads('baseline'),
+    field: reads('field'),
+    threshold: reads('threshold'),
+    normalize: reads('normalize'),
+    alpha: reads('alpha'),
+    minShare: reads('minShare'),
+    minChange: reads('minChange'),
+  };
+};
+
+/** The numeric fields of a timeseries answer (docs/QUERIES.md). */
+const seriesFields: Array<SelectableValue<string>> = [
+  'value',
+  'change',
+  'pValue',
+  'significant',
+  'regression',
+  'changepoint',
+].map((v) => ({ value: v, label: v }));
 
 const normalizations: Array<SelectableValue<string>> = [
   { value: 'absolute', label: s.absolute, description: s.absoluteHelp },
   { value: 'relative', label: s.relative, description: s.relativeHelp },
 ];
+
+/** The optional numbers of the model: field width, step, the backend's default, bounds. */
+const numbers = {
+  threshold: { width: 12, step: 0.005, placeholder: '0.02', valid: (n: number) => n >= 0 && n <= 1 },
+  minShare: { width: 12, step: 0.005, placeholder: '0.01', valid: (n: number) => n >= 0 && n < 1 },
+  minChange: { width: 12, step: 0.005, placeholder: '0.02', valid: (n: number) => n >= 0 && n < 1 },
+  alpha: { width: 10, step: 0.01, placeholder: '0.05', valid: (n: number) => n > 0 && n <= 0.5 },
+};
+type NumberField = keyof typeof numbers;
 
 /** PREVIOUS is the baseline value that compares each build with the one before it. */
 const PREVIOUS = 'previous';
@@ -54,13 +81,30 @@ const PREVIOUS = 'previous';
  */
 export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Props) {
   const query: FlamediffQuery = { ...defaultQuery, ...raw } as FlamediffQuery;
-  const use = uses(query.queryType);
+  const use = usesOf(query.queryType);
   const apps = useNames('apps', () => datasource.apps());
   const builds = useNames(use.builds ? query.app : '', () => datasource.builds(query.app));
 
   const update = (patch: Partial<FlamediffQuery>) => {
     onChange({ ...query, ...patch });
     onRunQuery();
+  };
+  // An optional number of the model (see numbers), in its own field.
+  const number = (key: NumberField, label: string, tooltip: string, labelWidth?: number) => {
+    const n = numbers[key];
+    return (
+      <InlineField label={label} labelWidth={labelWidth} tooltip={tooltip}>
+        <OptionalNumber
+          testId={selectors.query[key]}
+          width={n.width}
+          step={n.step}
+          placeholder={n.placeholder}
+          value={query[key]}
+          valid={n.valid}
+          onChange={(v) => update({ [key]: v })}
+        />
+      </InlineField>
+    );
   };
   const selection = (
     side: 'head' | 'base',
@@ -82,7 +126,11 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       <InlineFieldRow>
         <InlineField label={s.queryType} labelWidth={LABEL_WIDTH}>
           <div data-testid={selectors.query.queryType}>
-            <RadioButtonGroup options={queryTypes} value={query.queryType} onChange={(v) => update({ queryType: v })} />
+            <RadioButtonGroup
+              options={typeOptions}
+              value={query.queryType}
+              onChange={(v) => update({ queryType: v })}
+            />
           </div>
         </InlineField>
       </InlineFieldRow>
@@ -106,6 +154,21 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               }
             />
           </div>
+        </InlineField>
+      </InlineFieldRow>
+      <InlineFieldRow>
+        <InlineField label={s.profileType} labelWidth={LABEL_WIDTH} tooltip={s.profileTypeHelp}>
+          <Input
+            data-testid={selectors.query.profileType}
+            width={40}
+            defaultValue={query.profileType ?? ''}
+            onBlur={(e) => {
+              const v = e.currentTarget.value.trim() || undefined;
+              if (v !== query.profileType) {
+                update({ profileType: v });
+              }
+            }}
+          />
         </InlineField>
       </InlineFieldRow>
       {use.head &&
@@ -158,7 +221,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
           </InlineField>
         </InlineFieldRow>
       )}
-      {use.fn && (
+      {use.baseline && (
         <InlineFieldRow>
           <InlineField label={s.baseline} labelWidth={LABEL_WIDTH} tooltip={s.baselineHelp}>
             <div data-testid={selectors.query.baseline}>
@@ -181,20 +244,31 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
           </InlineField>
         </InlineFieldRow>
       )}
-      {use.threshold && (
+      {use.field && (
         <InlineFieldRow>
-          <InlineField label={s.threshold} labelWidth={LABEL_WIDTH} tooltip={s.thresholdHelp}>
-            <OptionalNumber
-              testId={selectors.query.threshold}
-              width={12}
-              step={0.005}
-              placeholder="0.02"
-              value={query.threshold}
-              valid={(n) => n >= 0 && n <= 1}
-              onChange={(threshold) => update({ threshold })}
-            />
+          <InlineField label={s.field} labelWidth={LABEL_WIDTH} tooltip={s.fieldHelp}>
+            <div data-testid={selectors.query.field}>
+              <Select
+                aria-label={s.field}
+                width={40}
+                isClearable
+                options={seriesFields}
+                value={query.field || null}
+                onChange={(v: SelectableValue<string> | null) => update({ field: v?.value })}
+              />
+            </div>
           </InlineField>
         </InlineFieldRow>
+      )}
+      {(use.minShare || use.minChange || (use.alpha && !use.tree)) && (
+        <InlineFieldRow>
+          {use.minShare && number('minShare', s.minShare, s.minShareHelp, LABEL_WIDTH)}
+          {use.minChange && number('minChange', s.minChange, s.minChangeHelp)}
+          {use.alpha && !use.tree && number('alpha', s.alpha, s.changeAlphaHelp)}
+        </InlineFieldRow>
+      )}
+      {use.threshold && (
+        <InlineFieldRow>{number('threshold', s.threshold, s.thresholdHelp, LABEL_WIDTH)}</InlineFieldRow>
       )}
       {use.tree && (
         <InlineFieldRow>
@@ -229,7 +303,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               }}
             />
           </InlineField>
-          {use.stats && (
+          {use.normalize && (
             <InlineField label={s.normalize} tooltip={s.normalizeHelp}>
               <div data-testid={selectors.query.normalize}>
                 <RadioButtonGroup
@@ -240,19 +314,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
               </div>
             </InlineField>
           )}
-          {use.stats && (
-            <InlineField label={s.alpha} tooltip={s.alphaHelp}>
-              <OptionalNumber
-                testId={selectors.query.alpha}
-                width={10}
-                step={0.01}
-                placeholder="0.05"
-                value={query.alpha}
-                valid={(n) => n > 0 && n <= 0.5}
-                onChange={(alpha) => update({ alpha })}
-              />
-            </InlineField>
-          )}
+          {use.alpha && number('alpha', s.alpha, s.alphaHelp)}
           {use.variants && (
             <span data-testid={selectors.query.variants} title={s.variantsHelp}>
               <InlineSwitch

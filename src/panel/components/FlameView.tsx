@@ -1,5 +1,5 @@
 import { css } from '@emotion/css';
-import React, { useEffect, useMemo, useRef, useState } from 'react';
+import React, { useContext, useEffect, useMemo, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
 import { Alert, useStyles2, useTheme2 } from '@grafana/ui';
@@ -7,7 +7,7 @@ import { Alert, useStyles2, useTheme2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
-import { focusPath, nodeAtPath } from '../model/focus';
+import { focusPath, nodeAtPath, nodePath } from '../model/focus';
 import { Functions, isFunctionsFrame, parseFunctions } from '../model/functions';
 import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
@@ -23,6 +23,7 @@ import {
 } from '../render/colors';
 import { DrawStyle } from '../render/draw';
 import { PanelOptions } from '../types';
+import { PanelView, ViewContext } from '../viewState';
 import { Breadcrumb, Drill } from './Breadcrumb';
 import { Focus, FlameCanvas } from './FlameCanvas';
 import { Legend } from './Legend';
@@ -74,16 +75,25 @@ type Answer<T> = { value?: T; error?: string };
 export function FlameView({ series, querier, options, width, height }: Props) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
-  const [sideName, setSide] = useState<SideName>(options.defaultSide);
-  const [inverted, setInverted] = useState(false);
-  const [collapsed, setCollapsed] = useState(false);
-  const [text, setText] = useState('');
-  const [exact, setExact] = useState(false);
+  // A host page (the report, serve) keeps the view in its URL: start from it.
+  const host = useContext(ViewContext);
+  const [start] = useState<PanelView>(() => host?.view ?? {});
+  const [sideName, setSide] = useState<SideName>(start.side ?? options.defaultSide);
+  const [inverted, setInverted] = useState(start.inverted ?? false);
+  const [collapsed, setCollapsed] = useState(start.collapsed ?? false);
+  const [text, setText] = useState(start.row ?? start.search ?? '');
+  const [exact, setExact] = useState(start.row !== undefined);
   const [focus, setFocus] = useState<Focus>();
   const [resetSeq, setResetSeq] = useState(0);
   const [hover, setHover] = useState<{ node: number; x: number; y: number }>({ node: -1, x: 0, y: 0 });
   const [zoomed, setZoomed] = useState(-1);
-  const [significantOnly, setSignificantOnly] = useState(true);
+  const [significantOnly, setSignificantOnly] = useState(start.significantOnly ?? true);
+  // What of the start view needs the data: the normalisation, then the
+  // drill-down, then the zoom, restored one step a render (each may query).
+  const restoring = useRef<(PanelView & { zoomNode?: number }) | undefined>(
+    start.normalize || start.drill || start.zoom ? { ...start } : undefined
+  );
+  const reported = useRef('');
 
   // The normalisation of the panel's own frames, and the other one once queried.
   const own = useMemo(() => {
@@ -216,6 +226,67 @@ export function FlameView({ series, querier, options, width, height }: Props) {
       });
   };
 
+  // Restore the host's start view, a step a render; no step waits on the
+  // user, so an effect on every render advances it as answers arrive; the
+  // ref ends it, so setFocus cannot loop.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    const r = restoring.current;
+    if (!r || !data || drill?.loading) {
+      return;
+    }
+    if (r.normalize) {
+      const v = r.normalize;
+      r.normalize = undefined;
+      if (v !== norm && canNormalize) {
+        onNormalize(v);
+        return;
+      }
+    }
+    if (r.drill) {
+      const path = r.drill;
+      r.drill = undefined;
+      if (querier && path.length > 0) {
+        drillTo(path);
+        return;
+      }
+    }
+    if (r.zoom) {
+      const node = nodeAtPath(data, r.zoom);
+      r.zoom = undefined;
+      if (node > 0) {
+        r.zoomNode = node;
+        setFocus((f) => ({ node, seq: (f?.seq ?? 0) + 1 }));
+        return;
+      }
+    }
+    // Done once the canvas has zoomed: reporting earlier would write a view
+    // without the zoom into the URL (and a history entry).
+    if (r.zoomNode === undefined || zoomed === r.zoomNode) {
+      restoring.current = undefined;
+    }
+  });
+  // Report the view to the host once restored, whenever it changes.
+  const view: PanelView = {
+    side: sideName,
+    inverted,
+    collapsed,
+    // The query's own normalisation is no choice of the view.
+    normalize: norm !== own ? norm : undefined,
+    significantOnly,
+    search: !exact && text ? text : undefined,
+    row: exact && text ? text : undefined,
+    zoom: data && zoomed > 0 && zoomed < data.n ? nodePath(data, zoomed) : undefined,
+    drill: drill?.path,
+  };
+  useEffect(() => {
+    const json = JSON.stringify(view);
+    if (host && !restoring.current && json !== reported.current) {
+      reported.current = json;
+      host.onChange(view);
+    }
+  });
+
   if (!source && alt === undefined && !drill) {
     return <Alert title={strings.panel.loading} severity="info" data-testid={selectors.panel.loading} />;
   }
@@ -302,7 +373,9 @@ export function FlameView({ series, querier, options, width, height }: Props) {
             onZoomed={setZoomed}
             onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
           />
-          {hovered >= 0 && <Tooltip data={data} node={hovered} side={sideName} x={hover.x} y={hover.y} />}
+          {hovered >= 0 && (
+            <Tooltip data={data} node={hovered} side={sideName} x={hover.x} y={hover.y} palette={options.palette} />
+          )}
           <div className={styles.srOnly} aria-live="polite" data-testid={selectors.panel.live}>
             {hovered >= 0 &&
               `${data.labels[data.labelIdx[hovered]]}${

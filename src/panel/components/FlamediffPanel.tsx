@@ -10,6 +10,7 @@ import { isRunsFrame, isSummaryFrame, parseRuns, parseSummary } from '../model/r
 import { isFlameFrame } from '../model/flameData';
 import { QuerierContext, grafanaQuerier } from '../query';
 import { PanelOptions } from '../types';
+import { ViewContext } from '../viewState';
 import { FlameView } from './FlameView';
 import { RunDetails } from './RunDetails';
 
@@ -51,7 +52,12 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
       return { error: e instanceof Error ? e.message : String(e) };
     }
   }, [data.series]);
-  const [mode, setMode] = useState<Mode>('flame');
+  const host = useContext(ViewContext);
+  const [mode, setModeState] = useState<Mode>(host?.view.mode ?? 'flame');
+  const setMode = (m: Mode) => {
+    setModeState(m);
+    host?.onChange({ mode: m });
+  };
 
   if (!hasFlame && !runs) {
     return <Alert title={strings.panel.noData} severity="info" />;

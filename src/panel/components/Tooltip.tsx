@@ -6,14 +6,16 @@ import { useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { formatShare, formatValue } from '../format';
+import { formatP, formatShare, formatValue } from '../format';
 import { FlameData, SideName, runValues } from '../model/flameData';
 import { isOther } from '../model/focus';
+import { Palette, diffRGB } from '../render/colors';
 
 interface Props {
   data: FlameData;
   node: number;
   side: SideName;
+  palette: Palette;
   x: number;
   y: number;
 }
@@ -23,11 +25,6 @@ const t = strings.panel.tooltip;
 /** formatSigned shows a change in the unit with its sign. */
 function formatSigned(v: number, unit?: string): string {
   return `${v > 0 ? '+' : v < 0 ? '−' : ''}${formatValue(Math.abs(v), unit)}`;
-}
-
-/** formatP shows a p- or q-value with two significant digits. */
-function formatP(v: number): string {
-  return Number.isFinite(v) ? (v < 1e-4 ? v.toExponential(1) : v.toPrecision(2)) : '–';
 }
 
 /**
@@ -87,22 +84,32 @@ export function tooltipRows(data: FlameData, node: number, side: SideName): Arra
 const STRIP_W = 160;
 const STRIP_H = 28;
 
-/** RunStrip draws a node's per-run totals of both sides on one scale: head on top, base below. */
-export function RunStrip({ head, base }: { head: number[]; base: number[] }) {
+/**
+ * RunStrip draws a node's per-run totals of both sides on one scale: head on
+ * top in the palette's slower colour, base below in its faster colour.
+ */
+export function RunStrip({ head, base, palette }: { head: number[]; base: number[]; palette: Palette }) {
   const max = Math.max(...head, ...base, 0) || 1;
+  const [slow, fast] = [1, -1].map((end) => `rgb(${diffRGB(end, palette).join(', ')})`);
   const dots = (vals: number[], y: number, color: string) =>
     vals.map((v, i) => <circle key={`${y}-${i}`} cx={4 + (v / max) * (STRIP_W - 8)} cy={y} r={3} fill={color} />);
   return (
-    <svg width={STRIP_W} height={STRIP_H} data-testid={selectors.panel.runStrip} role="img" aria-label={t.strip}>
+    <svg
+      width={STRIP_W}
+      height={STRIP_H}
+      data-testid={selectors.panel.runStrip}
+      role="img"
+      aria-label={t.strip[palette]}
+    >
       <line x1={4} x2={STRIP_W - 4} y1={STRIP_H / 2} y2={STRIP_H / 2} stroke="currentColor" strokeOpacity={0.2} />
-      {dots(head, 7, 'rgb(200, 0, 0)')}
-      {dots(base, STRIP_H - 7, 'rgb(0, 170, 0)')}
+      {dots(head, 7, slow)}
+      {dots(base, STRIP_H - 7, fast)}
     </svg>
   );
 }
 
 /** Tooltip shows a node's label, its values per side, the change and its statistics. */
-export function Tooltip({ data, node, side, x, y }: Props) {
+export function Tooltip({ data, node, side, x, y, palette }: Props) {
   const styles = useStyles2(getStyles);
   const stats = data.stats;
   const runs = stats && { head: runValues(stats.headRuns[node]), base: runValues(stats.baseRuns[node]) };
@@ -120,8 +127,8 @@ export function Tooltip({ data, node, side, x, y }: Props) {
         </tbody>
       </table>
       {runs && (runs.head.length > 0 || runs.base.length > 0) && (
-        <div title={t.strip}>
-          <RunStrip head={runs.head} base={runs.base} />
+        <div title={t.strip[palette]}>
+          <RunStrip head={runs.head} base={runs.base} palette={palette} />
         </div>
       )}
       {isOther(data, node) && <div className={styles.key}>{t.otherHint}</div>}

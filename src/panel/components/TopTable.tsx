@@ -6,7 +6,7 @@ import { useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { formatShare, formatValue } from '../format';
+import { formatP, formatShare, formatValue } from '../format';
 import { Functions, SortKey, sortRows } from '../model/functions';
 
 interface Props {
@@ -94,7 +94,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
               <td>{formatValue(r.totalHead, unit)}</td>
               {diff && <td>{formatValue(r.totalBase, unit)}</td>}
               {diff && <td>{formatShare(r.delta, true)}</td>}
-              {stats && <td>{Number.isNaN(r.qValue) ? '–' : r.qValue.toPrecision(2)}</td>}
+              {stats && <td>{formatP(r.qValue)}</td>}
             </tr>
           ))}
         </tbody>
@@ -104,7 +104,9 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
-  wrap: css({ overflow: 'auto' }),
+  // The table takes the room beside the graph, never more: the function
+  // column gives way (ellipsis), the figures keep their width.
+  wrap: css({ overflow: 'auto', flex: 1, minWidth: 0 }),
   table: css({
     width: '100%',
     fontSize: theme.typography.bodySmall.fontSize,
@@ -135,5 +137,12 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   selected: css({ background: theme.colors.action.selected }),
   noise: css({ color: theme.colors.text.secondary }),
-  label: css({ maxWidth: 320, overflow: 'hidden', textOverflow: 'ellipsis', textAlign: 'left !important' as 'left' }),
+  // width 100% with max-width 0: the column gets what the figures leave.
+  label: css({
+    width: '100%',
+    maxWidth: 0,
+    overflow: 'hidden',
+    textOverflow: 'ellipsis',
+    textAlign: 'left !important' as 'left',
+  }),
 });

@@ -1,11 +1,13 @@
-import React, { useCallback, useMemo, useState } from 'react';
+import React, { useCallback, useContext, useMemo, useState } from 'react';
 
 import { DataFrame } from '@grafana/data';
-import { Alert, Button, useTheme2 } from '@grafana/ui';
+import { Alert, Button, InlineSwitch, useTheme2 } from '@grafana/ui';
 
+import { strings } from '../../strings';
 import { formatShare } from '../format';
 import { diffPaletteCSS, DIFF_STEPS } from '../render/colors';
 import { PanelOptions } from '../types';
+import { ViewContext } from '../viewState';
 import { Edges } from './Edges';
 import { DEFAULT_CHANGE_SCALE } from './glyph';
 import { GlyphTooltip } from './GlyphTooltip';
@@ -53,6 +55,12 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const [selection, setSelection] = useState<Selection>();
   const [hover, setHover] = useState<{ cell: CellRef; x: number; y: number }>();
+  const host = useContext(ViewContext);
+  const [significantOnly, setSignificantOnlyState] = useState(host?.view.significantOnly ?? true);
+  const setSignificantOnly = (v: boolean) => {
+    setSignificantOnlyState(v);
+    host?.onChange({ significantOnly: v });
+  };
   // Stable, so that memoised row labels do not re-render on every hover.
   const onToggle = useCallback((c: Component) => setExpanded((e) => toggle(e, c.key)), []);
   const rows = useMemo(() => (parsed.data ? visibleRows(parsed.data.roots, expanded) : []), [parsed, expanded]);
@@ -77,6 +85,7 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
   const detailH = detail ? Math.round(Math.min(280, height * 0.4)) : 0;
   const matrixH = height - LEGEND_H - detailH;
   const colors = diffPaletteCSS(options.palette);
+  const greyNoise = significantOnly && data.hasStats;
 
   return (
     <div
@@ -110,6 +119,22 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
         <span>
           {formatShare(DEFAULT_CHANGE_SCALE, true)} {s.slower}
         </span>
+        {data.hasStats && (
+          <span data-testid={sel.significantOnly} title={strings.panel.significantOnlyHelp}>
+            <InlineSwitch
+              label={strings.panel.significantOnly}
+              showLabel
+              value={significantOnly}
+              onChange={(e) => setSignificantOnly(e.currentTarget.checked)}
+            />
+          </span>
+        )}
+        {greyNoise && (
+          <>
+            <span style={{ width: 10, height: 10, flex: 'none', background: colors[DIFF_STEPS] }} />
+            <span>{s.noiseLegend}</span>
+          </>
+        )}
         <span>· {s.modifiedLegend}</span>
         <span>· {s.timeLegend}</span>
         <span>· {s.changePointLegend}</span>
@@ -124,6 +149,7 @@ export function EvolutionView({ series, width, height, options }: EvolutionViewP
         colWidth={colWidth}
         palette={options.palette}
         changeScale={DEFAULT_CHANGE_SCALE}
+        greyNoise={greyNoise}
         theme={theme}
         selectedBuild={detail && !row ? detail.build : undefined}
         selectedCell={row && { row, col }}

@@ -3,7 +3,7 @@ import { createPortal } from 'react-dom';
 
 import { GrafanaTheme2 } from '@grafana/data';
 
-import { formatShare, formatValue } from '../format';
+import { formatP, formatShare, formatValue } from '../format';
 import { CellRef } from './Matrix';
 import { Build, ChangePoint } from './model';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
@@ -41,6 +41,12 @@ function ChangeList({ title, names, theme }: { title: string; names: string[]; t
   );
 }
 
+/** formatPBound reads "= 0.012" or "< 1e-15". */
+function formatPBound(p: number): string {
+  const v = formatP(p);
+  return v.startsWith('<') ? v : `= ${v}`;
+}
+
 /** ChangePointList gives each change point's function, before → after, change and p. */
 function ChangePointList({ points, unit, theme }: { points: ChangePoint[]; unit?: string; theme: GrafanaTheme2 }) {
   if (points.length === 0) {
@@ -53,7 +59,7 @@ function ChangePointList({ points, unit, theme }: { points: ChangePoint[]; unit?
       {points.slice(0, MAX_LISTED).map((p) => (
         <div key={p.function} style={{ wordBreak: 'break-all' }}>
           {p.function}: {formatValue(p.before, unit)} → {formatValue(p.after, unit)} (
-          {p.change === null ? s.appeared : formatShare(p.change, true)}, p = {p.pValue.toPrecision(2)})
+          {p.change === null ? s.appeared : formatShare(p.change, true)}, p {formatPBound(p.pValue)})
         </div>
       ))}
       {rest > 0 && <div style={{ color: theme.colors.text.secondary }}>{s.more(rest)}</div>}
@@ -75,6 +81,12 @@ export function GlyphTooltip({ cell, build, unit, x, y, theme }: Props) {
     [s.time, formatValue(c.time, unit)],
     [s.share, formatShare(c.share)],
     [s.change, c.change === null ? s.noChange : formatShare(c.change, true)],
+    ...(c.pValue !== null && c.qValue !== null && c.significant !== null
+      ? ([
+          [s.pValue, `${formatP(c.pValue)} / ${formatP(c.qValue)}`],
+          ['', s.significant(c.significant)],
+        ] as Array<[string, string]>)
+      : []),
     [s.modified, String(c.modified)],
     [s.added, String(c.added)],
   ];

@@ -4,7 +4,7 @@ import { GrafanaTheme2 } from '@grafana/data';
 
 import { srOnly } from '../components/srOnly';
 import { Palette } from '../render/colors';
-import { changeColor, glyphBoxes } from './glyph';
+import { cellColor, changeColor, glyphBoxes } from './glyph';
 import { Build, Component, EvolutionData, rise, shortName } from './model';
 import { GridPos, firstGlyph, glyphLabel, isNavKey, moveGlyph, scrollToShow } from './nav';
 import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
@@ -36,6 +36,8 @@ interface Props {
   colWidth: number;
   palette: Palette;
   changeScale: number;
+  /** Draw changes the test across runs does not call significant in grey. */
+  greyNoise: boolean;
   theme: GrafanaTheme2;
   selectedBuild?: string;
   selectedCell?: CellRef;
@@ -285,6 +287,7 @@ export function Matrix(p: Props) {
                   unit={data.unit}
                   palette={p.palette}
                   changeScale={p.changeScale}
+                  greyNoise={p.greyNoise}
                   theme={theme}
                 />
               ))}
@@ -314,6 +317,7 @@ interface RowProps {
   unit?: string;
   palette: Palette;
   changeScale: number;
+  greyNoise: boolean;
   theme: GrafanaTheme2;
 }
 
@@ -362,14 +366,28 @@ interface GlyphProps {
   unit?: string;
   palette: Palette;
   changeScale: number;
+  greyNoise: boolean;
   theme: GrafanaTheme2;
 }
 
-function Glyph({ row, col, build, x, width, selected, focused, unit, palette, changeScale, theme }: GlyphProps) {
+function Glyph({
+  row,
+  col,
+  build,
+  x,
+  width,
+  selected,
+  focused,
+  unit,
+  palette,
+  changeScale,
+  greyNoise,
+  theme,
+}: GlyphProps) {
   const cell = row.cells[col]!;
   const w = width - 2 * GLYPH_PAD;
   const b = glyphBoxes(cell, row, w, ROW_H - 2 * GLYPH_PAD);
-  const fill = changeColor(cell.change, changeScale, palette);
+  const fill = cellColor(cell, changeScale, palette, greyNoise);
   return (
     <g
       data-testid={sel.glyph}
@@ -377,6 +395,7 @@ function Glyph({ row, col, build, x, width, selected, focused, unit, palette, ch
       data-kind={row.kind}
       data-build={build.name}
       data-focused={focused || undefined}
+      data-significant={cell.significant ?? undefined}
       role="img"
       aria-label={glyphLabel(row, build, cell, unit)}
       transform={`translate(${x + GLYPH_PAD}, ${GLYPH_PAD})`}

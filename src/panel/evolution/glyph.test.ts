@@ -1,4 +1,4 @@
-import { changeColor, glyphBoxes, modifiedClass } from './glyph';
+import { cellColor, changeColor, glyphBoxes, modifiedClass } from './glyph';
 import { Cell, Component } from './model';
 
 const row = { maxTime: 200 } as Component;
@@ -11,6 +11,9 @@ const cell = (time: number, modified: number): Cell => ({
   modifiedMethods: [],
   changePoints: [],
   addedMethods: [],
+  pValue: null,
+  qValue: null,
+  significant: null,
 });
 
 describe('glyph sizes', () => {
@@ -57,6 +60,19 @@ describe('changeColor', () => {
     expect(b).toBeGreaterThan(200);
     expect(r).toBeLessThan(60);
     expect(g).toBeLessThan(b);
+  });
+
+  it('greys a change the test across runs does not call significant', () => {
+    const slower = { ...cell(100, 0), change: 0.2 };
+    const grey = changeColor(0, 0.25, 'default');
+    expect(cellColor({ ...slower, significant: false }, 0.25, 'default', true)).toBe(grey);
+    expect(cellColor({ ...slower, significant: null }, 0.25, 'default', true)).toBe(grey);
+    expect(cellColor({ ...slower, significant: true }, 0.25, 'default', true)).toBe(changeColor(0.2, 0.25, 'default'));
+    // The toggle off: every change keeps its colour; no change stays undecided.
+    expect(cellColor({ ...slower, significant: false }, 0.25, 'default', false)).toBe(
+      changeColor(0.2, 0.25, 'default')
+    );
+    expect(cellColor({ ...slower, change: null }, 0.25, 'default', true)).toBeUndefined();
   });
 
   it('saturates at the scale and leaves null undecided', () => {

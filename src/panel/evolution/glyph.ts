@@ -42,7 +42,7 @@ export const DEFAULT_CHANGE_SCALE = 0.25;
 
 /**
  * changeColor maps a relative change onto the divergent scale: faster green
- * (blue for colorBlind), grey unchanged, slower red, saturating at ±scale.
+ * (blue for colorBlind), grey unchanged, slower red (orange), saturating at ±scale.
  * null (nothing to compare with) gives undefined: the caller draws the
  * box neutral.
  */
@@ -52,4 +52,13 @@ export function changeColor(change: number | null, scale: number, palette: Palet
   }
   const [r, g, b] = diffRGB(scale > 0 ? change / scale : 0, palette);
   return `rgb(${r}, ${g}, ${b})`;
+}
+
+/**
+ * cellColor is a cell's change colour; with greyNoise, a change the test
+ * across runs does not call significant (or could not test) takes the
+ * neutral grey, as noise does in the flame graph.
+ */
+export function cellColor(cell: Cell, scale: number, palette: Palette, greyNoise: boolean): string | undefined {
+  return changeColor(greyNoise && cell.change !== null && cell.significant !== true ? 0 : cell.change, scale, palette);
 }

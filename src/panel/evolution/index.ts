@@ -1,5 +1,5 @@
 // The evolution matrix view, for FlamediffPanel: it draws the frames of an
-// `evolution` query (pkg/evolution/frames.go).
+// `evolution` query (pkg/frames/evolution.go).
 import { DataFrame } from '@grafana/data';
 
 import { isMatrixFrame } from './model';

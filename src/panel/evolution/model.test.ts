@@ -26,7 +26,7 @@ type MatrixRow = [
 
 const buildTimes: Record<string, number> = { b1: 1000, b2: 2000, b3: 3000 };
 
-// matrix builds an "evolution" frame like pkg/evolution's MatrixFrame.
+// matrix builds an "evolution" frame like pkg/frames' matrixFrame.
 function matrix(rows: MatrixRow[]): DataFrame {
   const col = (k: number) => rows.map((r) => r[k]);
   return toDataFrame({
@@ -60,7 +60,7 @@ const timeline = toDataFrame({
   name: 'evolution_timeline',
   fields: [
     { name: 'build', type: FieldType.string, values: ['b1', 'b1', 'b1', 'b2'] },
-    { name: 'frame', type: FieldType.number, values: [0, 2, 1, 0] },
+    { name: 'bucket', type: FieldType.number, values: [0, 2, 1, 0] },
     { name: 'component', type: FieldType.string, values: ['p', 'p', 'p.F', 'p'] },
     { name: 'kind', type: FieldType.string, values: ['package', 'package', 'method', 'package'] },
     { name: 'share', type: FieldType.number, values: [0.5, 0.25, 0.4, 0.9] },
@@ -185,7 +185,7 @@ describe('visibleRows', () => {
 });
 
 describe('change points', () => {
-  // pkg/query's changepoints frame: p.(*T).M rises 60% at b2 (significant),
+  // pkg/frames' changepoints frame: p.(*T).M rises 60% at b2 (significant),
   // p.F rises 1% (under minChange), the total and an unknown function too.
   const changepoints = toDataFrame({
     name: 'changepoints',
@@ -222,5 +222,28 @@ describe('change points', () => {
     const p = data.byKey.get(componentKey('package', 'p'))!;
     expect(p.cells[0]!.changePoints).toEqual([{ function: 'p.F', before: 0, after: 50, change: null, pValue: 1e-9 }]);
     expect(rise(p.cells[0]!.changePoints[0])).toBe(Infinity);
+  });
+});
+
+describe('the test of change across runs', () => {
+  it('reads pValue, qValue and significant, null where untested, and says whether any cell was tested', () => {
+    const m = matrix([
+      ['p.F', 'method', 'p', 'b1', 100, 0.5, null, 0],
+      ['p.F', 'method', 'p', 'b2', 130, 0.6, 0.3, 0],
+    ]);
+    const old = parseEvolution([m]);
+    expect(old.hasStats).toBe(false);
+    expect(old.byKey.get(componentKey('method', 'p.F'))!.cells[1]!.significant).toBeNull();
+
+    m.fields.push(
+      { name: 'pValue', type: FieldType.number, values: [null, 1e-20], config: {} },
+      { name: 'qValue', type: FieldType.number, values: [null, 2e-20], config: {} },
+      { name: 'significant', type: FieldType.boolean, values: [null, true], config: {} }
+    );
+    const data = parseEvolution([m]);
+    const [first, second] = data.byKey.get(componentKey('method', 'p.F'))!.cells;
+    expect(data.hasStats).toBe(true);
+    expect(first).toMatchObject({ pValue: null, qValue: null, significant: null });
+    expect(second).toMatchObject({ pValue: 1e-20, qValue: 2e-20, significant: true });
   });
 });

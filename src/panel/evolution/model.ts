@@ -1,10 +1,10 @@
 import { DataFrame, Field } from '@grafana/data';
 
-/** Frame names of the evolution query (pkg/evolution/frames.go). */
+/** Frame names of the evolution query (pkg/frames/evolution.go). */
 export const FRAME_MATRIX = 'evolution';
 export const FRAME_EDGES = 'evolution_edges';
 export const FRAME_TIMELINE = 'evolution_timeline';
-/** The change points an evolution answer carries (pkg/query/changepoints.go). */
+/** The change points an evolution answer carries (pkg/frames/changepoints.go). */
 export const FRAME_CHANGE_POINTS = 'changepoints';
 
 /** Kind is a level of the component hierarchy, outermost first. */
@@ -34,6 +34,13 @@ export interface Cell {
    * package), largest |change| first. Empty for none.
    */
   changePoints: ChangePoint[];
+  /**
+   * The test of change across runs (Welch's t, Benjamini-Hochberg over the
+   * matrix's cells): null where untested or the frame has no such field.
+   */
+  pValue: number | null;
+  qValue: number | null;
+  significant: boolean | null;
 }
 
 /** A significant change in a function's per-run values, starting at a build. */
@@ -77,10 +84,10 @@ export interface Edge {
   status: 'added' | 'removed';
 }
 
-/** A component's share of one time frame of a build's runs. */
+/** A component's share of one time bucket of a build's runs. */
 export interface TimelinePoint {
   build: string;
-  frame: number;
+  bucket: number;
   /** Component key (see Component.key). */
   key: string;
   share: number;
@@ -96,6 +103,8 @@ export interface EvolutionData {
   unit?: string;
   edges: Edge[];
   timeline: TimelinePoint[];
+  /** Whether any cell's change was tested across runs (the frame's significant field). */
+  hasStats: boolean;
 }
 
 const kinds: Kind[] = ['package', 'class', 'method'];
@@ -165,6 +174,10 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
   const added = column<number>(matrix, 'added');
   const modifiedMethods = optionalColumn<string>(matrix, 'modifiedMethods');
   const addedMethods = optionalColumn<string>(matrix, 'addedMethods');
+  const pValues = optionalColumn<number | null>(matrix, 'pValue');
+  const qValues = optionalColumn<number | null>(matrix, 'qValue');
+  const significant = optionalColumn<boolean | null>(matrix, 'significant');
+  const orNull = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
   const buildIndex = new Map<string, Build>();
   buildCol.forEach((b, i) => {
@@ -202,12 +215,15 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     c.cells[column0.get(buildCol[i])!] = {
       time: times[i],
       share: shares[i],
-      change: typeof change === 'number' && Number.isFinite(change) ? change : null,
+      change: orNull(change),
       modified: modified[i] ?? 0,
       added: added[i] ?? 0,
       modifiedMethods: lines(modifiedMethods[i]),
       addedMethods: lines(addedMethods[i]),
       changePoints: [],
+      pValue: orNull(pValues[i]),
+      qValue: orNull(qValues[i]),
+      significant: typeof significant[i] === 'boolean' ? significant[i] : null,
     };
     c.peakShare = Math.max(c.peakShare, shares[i]);
     c.maxTime = Math.max(c.maxTime, times[i]);
@@ -232,6 +248,7 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     unit: field(matrix, 'time').config?.unit,
     edges: parseEdges(series),
     timeline: parseTimeline(series),
+    hasStats: significant.some((v) => typeof v === 'boolean'),
   };
 }
 
@@ -326,13 +343,13 @@ function parseTimeline(series: DataFrame[]): TimelinePoint[] {
     return [];
   }
   const build = column<string>(f, 'build');
-  const frame = column<number>(f, 'frame');
+  const bucket = column<number>(f, 'bucket');
   const component = column<string>(f, 'component');
   const kind = column<string>(f, 'kind');
   const share = column<number>(f, 'share');
   return build.map((b, i) => ({
     build: b,
-    frame: frame[i],
+    bucket: bucket[i],
     key: componentKey(kind[i], component[i]),
     share: share[i],
   }));
@@ -401,7 +418,7 @@ export function edgesOf(data: EvolutionData, c: Component, build: string): Edge[
   return data.edges.filter((e) => e.build === build && (inside(e.caller) || inside(e.callee)));
 }
 
-/** A build's timeline: per component key, its share in each time frame. */
+/** A build's timeline: per component key, its share in each time bucket (frames: how many). */
 export interface BuildTimeline {
   frames: number;
   shares: Map<string, number[]>;
@@ -410,7 +427,7 @@ export interface BuildTimeline {
 /** timelineOf gathers one build's timeline rows by component. */
 export function timelineOf(data: EvolutionData, build: string): BuildTimeline {
   const rows = data.timeline.filter((t) => t.build === build);
-  const frames = rows.reduce((m, t) => Math.max(m, t.frame + 1), 0);
+  const frames = rows.reduce((m, t) => Math.max(m, t.bucket + 1), 0);
   const shares = new Map<string, number[]>();
   for (const t of rows) {
     let s = shares.get(t.key);
@@ -418,7 +435,7 @@ export function timelineOf(data: EvolutionData, build: string): BuildTimeline {
       s = new Array(frames).fill(0);
       shares.set(t.key, s);
     }
-    s[t.frame] = t.share;
+    s[t.bucket] = t.share;
   }
   return { frames, shares };
 }

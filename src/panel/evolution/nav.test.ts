@@ -10,6 +10,9 @@ const cell = (over: Partial<Cell> = {}): Cell => ({
   modifiedMethods: [],
   addedMethods: [],
   changePoints: [],
+  pValue: null,
+  qValue: null,
+  significant: null,
   ...over,
 });
 

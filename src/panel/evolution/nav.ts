@@ -116,6 +116,7 @@ export function glyphLabel(row: Component, build: Build, cell: Cell, unit?: stri
     time: formatValue(cell.time, unit),
     share: formatShare(cell.share),
     change: cell.change === null ? s.noChange : formatShare(cell.change, true),
+    significance: cell.significant === null ? undefined : s.significant(cell.significant),
     modified: cell.modified,
     added: cell.added,
     changePoint: top && {

@@ -29,6 +29,9 @@ export const evolutionStrings = {
   changePoints: 'Change points starting at this build',
   appeared: 'new',
   changePointLegend: 'left bar: a significant change point starts at this build',
+  noiseLegend: 'grey: change not significant across runs',
+  pValue: 'p / q',
+  significant: (yes: boolean) => (yes ? 'significant across runs' : 'not significant across runs'),
   matrixRole: 'evolution matrix',
   matrixLabel:
     "Performance evolution matrix. Arrow keys move between glyphs (left and right: builds, up and down: components), Home and End go to a component's first and last build, Enter shows the call edges the glyph's build added or removed, Escape closes the detail view or leaves the glyph.",
@@ -41,9 +44,11 @@ export const evolutionStrings = {
     change: string;
     modified: number;
     added: number;
+    significance?: string;
     changePoint?: { count: number; function: string; change: string; slower: boolean };
   }) =>
-    `${g.kind} ${g.component}, build ${g.build}: time ${g.time}, share ${g.share}, change ${g.change}, ` +
+    `${g.kind} ${g.component}, build ${g.build}: time ${g.time}, share ${g.share}, change ${g.change}` +
+    `${g.significance ? ` (${g.significance})` : ''}, ` +
     `${g.modified} modified and ${g.added} added methods` +
     (g.changePoint
       ? `; ${g.changePoint.count > 1 ? `${g.changePoint.count} change points start here, the largest` : 'change point starts here'}: ` +
@@ -74,4 +79,5 @@ export const evolutionSelectors = {
   changePointList: 'evolution-change-point-list',
   focus: 'evolution-glyph-focus',
   live: 'evolution-live',
+  significantOnly: 'evolution-significant-only',
 };

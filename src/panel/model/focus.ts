@@ -24,7 +24,12 @@ export function parentOf(data: FlameData, i: number): number {
  * path is its parent's, whose children the answer then holds in full detail.
  */
 export function focusPath(data: FlameData, i: number): string[] {
-  let at = isOther(data, i) ? parentOf(data, i) : i;
+  return nodePath(data, isOther(data, i) ? parentOf(data, i) : i);
+}
+
+/** nodePath is node i's labels from the root's child down to it (nodeAtPath's inverse). */
+export function nodePath(data: FlameData, i: number): string[] {
+  let at = i;
   const path: string[] = [];
   for (; at >= 0 && data.level[at] > 0; at = parentOf(data, at)) {
     path.push(data.labels[data.labelIdx[at]]);

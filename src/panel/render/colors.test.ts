@@ -22,7 +22,7 @@ describe('diff colours', () => {
     ['default', 1, [200, 0, 0]],
     ['default', 5, [200, 0, 0]],
     ['colorBlind', -1, [26, 133, 255]],
-    ['colorBlind', 1, [220, 50, 32]],
+    ['colorBlind', 1, [230, 159, 0]],
   ] as const)('%s palette at t=%d', (palette, t, want) => {
     expect(diffRGB(t, palette)).toEqual(want);
   });
@@ -108,5 +108,72 @@ describe('single graph colours', () => {
   it('selfColorIndex grows with the self share', () => {
     const d = toFlameData(flameFrame(recursiveRows));
     expect(Array.from(selfColorIndex(d.base))).toEqual([0, 10, 6, 21, 50]);
+  });
+});
+
+// CIELAB distance (CIE76) between two sRGB colours as a viewer with a
+// colour vision deficiency sees them (Machado, Oliveira, Fernandes 2009,
+// severity 1, applied to linear RGB). About 2.3 is just noticeable; the
+// palettes' colours must stay far apart, well beyond that.
+type Vision = 'normal' | 'deuteranopia' | 'protanopia' | 'tritanopia';
+const machado: Record<Exclude<Vision, 'normal'>, number[][]> = {
+  deuteranopia: [
+    [0.367322, 0.860646, -0.227968],
+    [0.280085, 0.672501, 0.047413],
+    [-0.01182, 0.04294, 0.968881],
+  ],
+  protanopia: [
+    [0.152286, 1.052583, -0.204868],
+    [0.114503, 0.786281, 0.099216],
+    [-0.003882, -0.048116, 1.051998],
+  ],
+  tritanopia: [
+    [1.255528, -0.076749, -0.178779],
+    [-0.078411, 0.930809, 0.147602],
+    [0.004733, 0.691367, 0.3039],
+  ],
+};
+const toLinear = (c: number) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+
+function lab(rgb: readonly number[], vision: Vision): number[] {
+  let l = rgb.map(toLinear);
+  if (vision !== 'normal') {
+    const m = machado[vision];
+    l = m.map((row) => Math.min(1, Math.max(0, row[0] * l[0] + row[1] * l[1] + row[2] * l[2])));
+  }
+  const [r, g, b] = l;
+  const xyz = [
+    (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
+    0.2126 * r + 0.7152 * g + 0.0722 * b,
+    (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
+  ];
+  const [fx, fy, fz] = xyz.map((t) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116));
+  return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
+}
+
+const deltaE = (a: readonly number[], b: readonly number[], vision: Vision) =>
+  Math.hypot(...lab(a, vision).map((v, k) => v - lab(b, vision)[k]));
+
+describe('colour-blind palette', () => {
+  const visions: Vision[] = ['normal', 'deuteranopia', 'protanopia', 'tritanopia'];
+  const [fast, grey, slow] = [-1, 0, 1].map((t) => diffRGB(t, 'colorBlind'));
+
+  it.each(visions)('keeps noise grey apart from both ends and the ends apart, for %s vision', (vision) => {
+    expect(deltaE(grey, fast, vision)).toBeGreaterThan(30);
+    expect(deltaE(grey, slow, vision)).toBeGreaterThan(30);
+    expect(deltaE(fast, slow, vision)).toBeGreaterThan(60);
+  });
+
+  it('is needed: red and green fall together under deuteranopia', () => {
+    const [green, red] = [-1, 1].map((t) => diffRGB(t, 'default'));
+    expect(deltaE(green, red, 'normal')).toBeGreaterThan(100);
+    expect(deltaE(green, red, 'deuteranopia')).toBeLessThan(20);
+  });
+
+  it('is blue for faster and orange for slower', () => {
+    expect(fast[2]).toBeGreaterThan(fast[0] + 150);
+    expect(slow[0]).toBeGreaterThan(200);
+    expect(slow[1]).toBeGreaterThan(100);
+    expect(slow[2]).toBeLessThan(50);
   });
 });

@@ -1,6 +1,6 @@
 import { FlameData, Side } from '../model/flameData';
 
-/** Diff palettes: red-grey-green, or blue-grey-red for colour-blind users. */
+/** Diff palettes: red-grey-green, or blue-grey-orange for colour-blind users. */
 export type Palette = 'default' | 'colorBlind';
 
 /** How single (non-diff) graphs are coloured. */
@@ -9,7 +9,11 @@ export type SingleColorBy = 'package' | 'self';
 type RGB = [number, number, number];
 
 const grey: RGB = [148, 142, 142];
-// [faster end, slower end]: faster is green (or blue), slower red.
+// [faster end, slower end]: faster is green (or blue), slower red (or
+// orange). Red and green fall together for the one man in twelve with a
+// red-green deficiency; Grafana's blue and Okabe and Ito's orange stay
+// apart from each other and from the noise grey under every common
+// deficiency (colors.test.ts measures it).
 const diffEnds: Record<Palette, [RGB, RGB]> = {
   default: [
     [0, 170, 0],
@@ -17,7 +21,7 @@ const diffEnds: Record<Palette, [RGB, RGB]> = {
   ],
   colorBlind: [
     [26, 133, 255],
-    [220, 50, 32],
+    [230, 159, 0],
   ],
 };
 

@@ -2,22 +2,34 @@ import { css } from '@emotion/css';
 import React, { useEffect, useMemo, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
-import { useStyles2 } from '@grafana/ui';
+import { InlineSwitch, useStyles2 } from '@grafana/ui';
 
 import { FlamediffPanel } from '../../panel/components/FlamediffPanel';
 import { isFlameFrame } from '../../panel/model/flameData';
 import { frameVariant } from '../../panel/model/variants';
+import { Palette } from '../../panel/render/colors';
 import { defaultPanelOptions } from '../../panel/types';
+import { ViewContext, ViewHost } from '../../panel/viewState';
 import { selectors } from '../../selectors';
+import { strings } from '../../strings';
 import { panelProps } from '../panelProps';
 import { Verdict } from './Verdict';
 import { verdictOf } from '../verdict';
 
+interface Props {
+  series: DataFrame[];
+  /** Keeps the panel's view (in the page's URL). */
+  host: ViewHost;
+  palette: Palette;
+  onPalette: (p: Palette) => void;
+}
+
 /**
  * Report shows frames as the Grafana panel does, filling the space it is
- * given, with the verdict of a diff above it.
+ * given, with the verdict of a diff above it and the palette switch.
  */
-export function Report({ series }: { series: DataFrame[] }) {
+export function Report({ series, host, palette, onPalette }: Props) {
+  const options = useMemo(() => ({ ...defaultPanelOptions, palette }), [palette]);
   const styles = useStyles2(getStyles);
   const verdict = useMemo(() => {
     const normal = series.find((f) => isFlameFrame(f) && frameVariant(f) === 'normal');
@@ -34,8 +46,20 @@ export function Report({ series }: { series: DataFrame[] }) {
   return (
     <div className={styles.column}>
       {verdict && <Verdict verdict={verdict} />}
+      <div className={styles.options} data-testid={selectors.report.palette} title={strings.report.paletteHelp}>
+        <InlineSwitch
+          label={strings.report.colorBlind}
+          showLabel
+          value={palette === 'colorBlind'}
+          onChange={(e) => onPalette(e.currentTarget.checked ? 'colorBlind' : 'default')}
+        />
+      </div>
       <div ref={box} className={styles.panel}>
-        {size.width > 0 && <FlamediffPanel {...panelProps(series, defaultPanelOptions, size.width, size.height)} />}
+        {size.width > 0 && (
+          <ViewContext.Provider value={host}>
+            <FlamediffPanel {...panelProps(series, options, size.width, size.height)} />
+          </ViewContext.Provider>
+        )}
       </div>
     </div>
   );
@@ -86,4 +110,5 @@ const getStyles = (theme: GrafanaTheme2) => ({
   body: css({ flex: 1, minHeight: 0, display: 'flex', flexDirection: 'column' }),
   column: css({ flex: 1, minHeight: 0, display: 'flex', flexDirection: 'column' }),
   panel: css({ flex: 1, minHeight: 0, margin: theme.spacing(1) }),
+  options: css({ display: 'flex', justifyContent: 'flex-end', padding: theme.spacing(0.5, 1, 0) }),
 });

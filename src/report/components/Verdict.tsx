@@ -4,7 +4,7 @@ import React from 'react';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2 } from '@grafana/ui';
 
-import { formatShare } from '../../panel/format';
+import { formatP, formatShare } from '../../panel/format';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { NodeChange, Verdict as VerdictData } from '../verdict';
@@ -59,7 +59,7 @@ function describe(c: NodeChange): string {
     c.low !== undefined || c.high !== undefined
       ? ` ${s.interval} [${c.low !== undefined ? formatShare(c.low, true) : '–'}, ${c.high !== undefined ? formatShare(c.high, true) : '–'}]`
       : '';
-  const q = c.q !== undefined ? `, ${s.q} = ${c.q.toPrecision(2)}` : '';
+  const q = c.q !== undefined ? `, ${s.q} ${formatP(c.q).startsWith('<') ? '' : '= '}${formatP(c.q)}` : '';
   return `${formatShare(c.delta, true)}${ci}${q}`;
 }
 

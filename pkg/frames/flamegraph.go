@@ -1,6 +1,8 @@
-// Package frames turns the tree engine's output into Grafana data frames
-// that Grafana's own Flame Graph panel and Flamediff's panel draw unchanged.
-// docs/FRAMES.md describes the layout.
+// Package frames builds every data frame an answer holds, a file per
+// answer: the tree engine's flame graphs (drawn unchanged by Grafana's own
+// Flame Graph panel and Flamediff's) and functions tables, runs, time
+// series, evolution and change points. docs/FRAMES.md and docs/QUERIES.md
+// describe the layouts; names.go names every frame and field.
 package frames
 
 import (
@@ -15,25 +17,6 @@ import (
 // maxEnumLabels is the number of texts an enum field can index (its values
 // are uint16).
 const maxEnumLabels = 1 << 16
-
-// units maps a profile's sample unit to a Grafana unit id; anything else is
-// a plain count ("short").
-var units = map[string]string{
-	"nanoseconds":  "ns",
-	"microseconds": "µs",
-	"milliseconds": "ms",
-	"seconds":      "s",
-	"bytes":        "bytes",
-}
-
-// GrafanaUnit is the Grafana unit id for a sample unit ("nanoseconds" ->
-// "ns", "bytes" -> "bytes", anything else -> "short").
-func GrafanaUnit(unit string) string {
-	if u, ok := units[unit]; ok {
-		return u
-	}
-	return "short"
-}
 
 // FlameGraph returns a tree as one frame in pre-order with Grafana's flame
 // graph fields: level (int64), label (an enum field of the distinct labels,
@@ -72,23 +55,23 @@ func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 	}
 	cfg := &data.FieldConfig{Unit: GrafanaUnit(unit)}
 	fields := data.Fields{
-		data.NewField("level", nil, level),
+		data.NewField(FieldLevel, nil, level),
 		labelField(t),
-		data.NewField("value", nil, value).SetConfig(cfg),
-		data.NewField("self", nil, self).SetConfig(cfg),
+		data.NewField(FieldValue, nil, value).SetConfig(cfg),
+		data.NewField(FieldSelf, nil, self).SetConfig(cfg),
 	}
 	if t.Diff {
 		fields = append(fields,
-			data.NewField("valueRight", nil, valueRight).SetConfig(cfg),
-			data.NewField("selfRight", nil, selfRight).SetConfig(cfg),
-			data.NewField("delta", nil, delta).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
+			data.NewField(FieldValueRight, nil, valueRight).SetConfig(cfg),
+			data.NewField(FieldSelfRight, nil, selfRight).SetConfig(cfg),
+			data.NewField(FieldDelta, nil, delta).SetConfig(&data.FieldConfig{Unit: UnitPercent}))
 	}
 	meta := &data.FrameMeta{PreferredVisualization: data.VisTypeFlameGraph, Custom: map[string]any{
-		"normalize": t.Normalize.String(),
-		"alpha":     t.Alpha,
-		"headRuns":  t.Runs[tree.Head],
-		"baseRuns":  t.Runs[tree.Base],
-		"stats":     t.Stats != nil,
+		MetaNormalize: t.Normalize.String(),
+		MetaAlpha:     t.Alpha,
+		MetaHeadRuns:  t.Runs[tree.Head],
+		MetaBaseRuns:  t.Runs[tree.Base],
+		MetaStats:     t.Stats != nil,
 	}}
 	if t.Stats != nil {
 		fields = append(fields, nodeStatFields(t.Stats)...)
@@ -98,9 +81,37 @@ func FlameGraph(t *tree.Tree, unit string) *data.Frame {
 	if pkg := packageField(t); pkg != nil {
 		fields = append(fields, pkg)
 	}
-	frame := data.NewFrame("flamegraph", fields...)
+	frame := data.NewFrame(FrameFlameGraph, fields...)
 	frame.Meta = meta
 	return frame
+}
+
+// Variant marks a flame graph frame as one variant of the tree (see
+// query.Variants) with, if not "", a warning notice.
+func Variant(f *data.Frame, name, notice string) *data.Frame {
+	f.Meta.Custom.(map[string]any)[MetaVariant] = name
+	return Warn(f, notice)
+}
+
+// Sandwich marks a flame graph frame as one of a function's two trees:
+// part is "callers" or "callees".
+func Sandwich(f *data.Frame, part, function string) *data.Frame {
+	custom := f.Meta.Custom.(map[string]any)
+	custom[MetaSandwich], custom[MetaFunction] = part, function
+	return f
+}
+
+// Warn adds a warning notice to f (none when text is ""): why an answer
+// has no stack, or shows a tree other than the one asked for.
+func Warn(f *data.Frame, text string) *data.Frame {
+	if text == "" {
+		return f
+	}
+	if f.Meta == nil {
+		f.Meta = &data.FrameMeta{}
+	}
+	f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: text})
+	return f
 }
 
 // nodeStatFields are the statistics fields of a flame graph frame.
@@ -121,10 +132,10 @@ func nodeStatFields(st []tree.NodeStats) data.Fields {
 		}
 	})
 	return append(fields,
-		data.NewField("headRuns", nil, headRuns),
-		data.NewField("baseRuns", nil, baseRuns),
-		data.NewField("otherCount", nil, otherCount),
-		data.NewField("otherMaxDelta", nil, otherMaxDelta).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
+		data.NewField(FieldHeadRuns, nil, headRuns),
+		data.NewField(FieldBaseRuns, nil, baseRuns),
+		data.NewField(FieldOtherCount, nil, otherCount),
+		data.NewField(FieldOtherMaxDelta, nil, otherMaxDelta).SetConfig(&data.FieldConfig{Unit: UnitPercent}))
 }
 
 // statFields are deltaLow, deltaHigh, pValue, qValue and significant of n
@@ -140,16 +151,18 @@ func statFields(n int, at func(i int) tree.NodeStats) data.Fields {
 			significant[i] = &s.Significant
 		}
 	}
-	percent := &data.FieldConfig{Unit: "percentunit"}
+	percent := &data.FieldConfig{Unit: UnitPercent}
 	return data.Fields{
-		data.NewField("deltaLow", nil, low).SetConfig(percent),
-		data.NewField("deltaHigh", nil, high).SetConfig(percent),
-		data.NewField("pValue", nil, p),
-		data.NewField("qValue", nil, q),
-		data.NewField("significant", nil, significant),
+		data.NewField(FieldDeltaLow, nil, low).SetConfig(percent),
+		data.NewField(FieldDeltaHigh, nil, high).SetConfig(percent),
+		data.NewField(FieldPValue, nil, p),
+		data.NewField(FieldQValue, nil, q),
+		data.NewField(FieldSignificant, nil, significant),
 	}
 }
 
+// orNull maps NaN and ±Inf (undefined statistics, unbounded intervals)
+// to null: JSON cannot carry them and null reads as "none".
 func orNull(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
@@ -179,7 +192,7 @@ func jsonArray(xs []float64) string {
 // labelField interns the node labels into an enum field, in order of first
 // appearance; frames that share a name share an enum text.
 func labelField(t *tree.Tree) *data.Field {
-	if f := enumField("label", t, t.Label); f != nil {
+	if f := enumField(FieldLabel, t, t.Label); f != nil {
 		return f
 	}
 	return stringLabels(t)
@@ -190,45 +203,5 @@ func stringLabels(t *tree.Tree) *data.Field {
 	for i := range labels {
 		labels[i] = t.Label(i)
 	}
-	return data.NewField("label", nil, labels)
-}
-
-// Functions returns a function table as a frame: function, self, total for
-// one side, or function, selfBase, totalBase, selfHead, totalHead, delta
-// for a diff, in the order of rows. Value fields carry the unit. A diff
-// whose rows have statistics adds deltaLow, deltaHigh, pValue, qValue and
-// significant as FlameGraph does.
-func Functions(rows []tree.Function, diff bool, unit string) *data.Frame {
-	names := make([]string, len(rows))
-	column := func(get func(tree.Function) float64) []float64 {
-		out := make([]float64, len(rows))
-		for i, r := range rows {
-			out[i] = get(r)
-		}
-		return out
-	}
-	for i, r := range rows {
-		names[i] = r.Name
-	}
-	cfg := &data.FieldConfig{Unit: GrafanaUnit(unit)}
-	fields := data.Fields{data.NewField("function", nil, names)}
-	if !diff {
-		fields = append(fields,
-			data.NewField("self", nil, column(func(r tree.Function) float64 { return r.HeadSelf })).SetConfig(cfg),
-			data.NewField("total", nil, column(func(r tree.Function) float64 { return r.HeadTotal })).SetConfig(cfg))
-	} else {
-		fields = append(fields,
-			data.NewField("selfBase", nil, column(func(r tree.Function) float64 { return r.BaseSelf })).SetConfig(cfg),
-			data.NewField("totalBase", nil, column(func(r tree.Function) float64 { return r.BaseTotal })).SetConfig(cfg),
-			data.NewField("selfHead", nil, column(func(r tree.Function) float64 { return r.HeadSelf })).SetConfig(cfg),
-			data.NewField("totalHead", nil, column(func(r tree.Function) float64 { return r.HeadTotal })).SetConfig(cfg),
-			data.NewField("delta", nil, column(func(r tree.Function) float64 { return r.Delta })).SetConfig(&data.FieldConfig{Unit: "percentunit"}))
-		if len(rows) > 0 && rows[0].HeadRuns != nil {
-			fields = append(fields, statFields(len(rows), func(i int) tree.NodeStats {
-				r := rows[i]
-				return tree.NodeStats{PValue: r.PValue, QValue: r.QValue, DeltaLow: r.DeltaLow, DeltaHigh: r.DeltaHigh, Significant: r.Significant}
-			})...)
-		}
-	}
-	return data.NewFrame("functions", fields...)
+	return data.NewField(FieldLabel, nil, labels)
 }

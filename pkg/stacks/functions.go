@@ -1,4 +1,4 @@
-package query
+package stacks
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// functionIndex numbers the distinct functions (frame names) of a
+// FunctionIndex numbers the distinct functions (frame names) of a
 // selection's stacks and lists each stack's functions by number, so that
 // over-time queries sum rows into slices instead of hashing names per
 // row. Stack texts come through the stack cache.
@@ -21,7 +21,7 @@ import (
 // occurrences in a stack (recursion) are stored complemented (^id, so
 // negative): inclusive sums skip them and count each function once per
 // stack, while edges read them back with ^.
-type functionIndex struct {
+type FunctionIndex struct {
 	names []string
 	// stack finds a stack hash's number k; stack k's frames are
 	// calls[start[k]:start[k+1]]. Stacks are numbered in the order of
@@ -38,23 +38,24 @@ type functionIndex struct {
 	stamp      []uint32 // function -> 1 + the stack it was last seen in
 }
 
-// indexFunctions reads the stacks of runs through the stack cache.
-func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*functionIndex, error) {
-	cache := e.cache()
+// IndexFunctions indexes the stacks of runs, read through the cache (nil:
+// one of this call's own).
+func IndexFunctions(ctx context.Context, store *storage.Store, cache *Cache, runs []storage.Run) (*FunctionIndex, error) {
+	cache = cache.orOwn()
 	hashes := cache.selection(runs)
 	if hashes == nil {
 		var err error
-		if hashes, err = cache.fillRuns(ctx, e.Store, runs, nil); err != nil {
+		if hashes, err = cache.fillRuns(ctx, store, runs, nil); err != nil {
 			return nil, err
 		}
 		cache.remember(runs, hashes)
 	}
-	x := &functionIndex{stack: hashindex.New(len(hashes)), start: make([]uint32, 1, len(hashes)+1),
+	x := &FunctionIndex{stack: hashindex.New(len(hashes)), start: make([]uint32, 1, len(hashes)+1),
 		hashes: make([]uint64, 0, len(hashes)), nameIDs: map[string]int32{}}
 	lacking := cache.resolve(hashes, x.add)
 	if len(lacking) > 0 { // the cache started over meanwhile: read them into one of this query's own
-		own := NewStackCache(math.MaxInt)
-		if err := own.fill(ctx, e.Store, runs[0].App, lacking); err != nil {
+		own := NewCache(math.MaxInt)
+		if err := own.fill(ctx, store, runs[0].App, lacking); err != nil {
 			return nil, err
 		}
 		lacking = own.resolve(lacking, x.add)
@@ -67,7 +68,7 @@ func (e *Executor) indexFunctions(ctx context.Context, runs []storage.Run) (*fun
 }
 
 // add numbers one stack's functions.
-func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
+func (x *FunctionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	if x.table != table {
 		x.table, x.frameNames = table, nil
 	}
@@ -96,10 +97,12 @@ func (x *functionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 		if int(id) >= len(x.stamp) {
 			x.stamp = append(x.stamp, make([]uint32, int(id)+1-len(x.stamp))...)
 		}
-		if x.stamp[id] == uint32(len(x.start)) { // #nosec G115 -- inclusive: once per stack
+		// inclusive: once per stack
+		stack := uint32(len(x.start)) // #nosec G115 -- a stack number + 1: stack numbers are uint32
+		if x.stamp[id] == stack {
 			id = ^id
 		} else {
-			x.stamp[id] = uint32(len(x.start)) // #nosec G115 -- a stack number + 1
+			x.stamp[id] = stack
 		}
 		x.calls = append(x.calls, id)
 	}
@@ -118,9 +121,12 @@ func containsID(ids []int32, id int32) bool {
 	return false
 }
 
-// lookup returns the number of the stack of hash, or an error: a sample
+// Names lists the functions by number.
+func (x *FunctionIndex) Names() []string { return x.names }
+
+// Lookup returns the number of the stack of hash, or an error: a sample
 // row whose stack has no text must not be counted under no function.
-func (x *functionIndex) lookup(hash uint64) (uint32, error) {
+func (x *FunctionIndex) Lookup(hash uint64) (uint32, error) {
 	k, ok := x.stack.Get(hash, x.hashes)
 	if !ok {
 		return 0, x.missing(hash)
@@ -128,16 +134,19 @@ func (x *functionIndex) lookup(hash uint64) (uint32, error) {
 	return k, nil
 }
 
-// stackCursor is lookup for rows that come in ascending hash order, as
+// Cursor is Lookup for rows that come in ascending hash order, as
 // the run stacks table returns each run's (Store.StackValues): it tries
 // the stacks that follow the last one it found before the table. Each
 // reader takes its own.
-type stackCursor struct {
-	x  *functionIndex
+type Cursor struct {
+	x  *FunctionIndex
 	at int // the stack found last
 }
 
-func (c *stackCursor) find(hash uint64) (uint32, error) {
+// Cursor returns a cursor at the first stack.
+func (x *FunctionIndex) Cursor() *Cursor { return &Cursor{x: x} }
+
+func (c *Cursor) Find(hash uint64) (uint32, error) {
 	hs := c.x.hashes
 	for k := c.at + 1; k < min(c.at+4, len(hs)); k++ {
 		if hs[k] == hash {
@@ -145,24 +154,24 @@ func (c *stackCursor) find(hash uint64) (uint32, error) {
 			return uint32(k), nil // #nosec G115 -- a stack number
 		}
 	}
-	k, err := c.x.lookup(hash)
+	k, err := c.x.Lookup(hash)
 	c.at = int(k)
 	return k, err
 }
 
-func (x *functionIndex) missing(hash uint64) error {
+func (x *FunctionIndex) missing(hash uint64) error {
 	return fmt.Errorf("%w: stack %x has samples but no text, or lacks a frame", storage.ErrMissingFrame, hash)
 }
 
-// frames returns stack k's functions root first, repeats complemented
-// (see functionIndex).
-func (x *functionIndex) frames(k uint32) []int32 { return x.calls[x.start[k]:x.start[k+1]] }
+// Frames returns stack k's functions root first, repeats complemented
+// (see FunctionIndex).
+func (x *FunctionIndex) Frames(k uint32) []int32 { return x.calls[x.start[k]:x.start[k+1]] }
 
-// has reports whether stack k calls function f.
-func (x *functionIndex) has(k uint32, f int32) bool { return containsID(x.frames(k), f) }
+// Has reports whether stack k calls function f.
+func (x *FunctionIndex) Has(k uint32, f int32) bool { return containsID(x.Frames(k), f) }
 
-// stacks is the number of stacks indexed.
-func (x *functionIndex) stacks() int { return len(x.start) - 1 }
+// Stacks is the number of stacks indexed.
+func (x *FunctionIndex) Stacks() int { return len(x.start) - 1 }
 
 // edgeKey is the caller<<32 | callee of the edge from frame i-1 to frame i
 // of fs (i > 0).
@@ -177,22 +186,22 @@ func edgeKey(fs []int32, i int) uint64 {
 	return uint64(caller)<<32 | uint64(callee) // #nosec G115 -- both are non-negative here
 }
 
-// builds records which builds each stack has rows in: one bit per build.
-type buildSet struct {
+// BuildSet records which builds each stack has rows in: one bit per build.
+type BuildSet struct {
 	words int // per stack
 	bits  []uint64
 }
 
-func newBuildSet(stacks, builds int) buildSet {
+func NewBuildSet(stacks, builds int) BuildSet {
 	w := (builds + 63) / 64
-	return buildSet{words: w, bits: make([]uint64, stacks*w)}
+	return BuildSet{words: w, bits: make([]uint64, stacks*w)}
 }
 
-func (b buildSet) add(k uint32, g int) { b.bits[int(k)*b.words+g/64] |= 1 << (g % 64) }
+func (b BuildSet) Add(k uint32, g int) { b.bits[int(k)*b.words+g/64] |= 1 << (g % 64) }
 
-func (b buildSet) of(k uint32) []uint64 { return b.bits[int(k)*b.words : int(k+1)*b.words] }
+func (b BuildSet) of(k uint32) []uint64 { return b.bits[int(k)*b.words : int(k+1)*b.words] }
 
-// changedEdges gives each build the call edges that differ between some
+// ChangedEdges gives each build the call edges that differ between some
 // two consecutive builds, among those it has (a build has the edges of
 // the stacks it has rows in, as seen records): evolution only reports the
 // edges each build added or removed, and as every build gets the same
@@ -204,7 +213,7 @@ func (b buildSet) of(k uint32) []uint64 { return b.bits[int(k)*b.words : int(k+1
 // changed. Those are collected with the builds of their stacks; the
 // stacks of every build then only strike out the candidates they hold
 // too, and what is left is compared build by build.
-func (x *functionIndex) changedEdges(seen buildSet, builds int) []map[evolution.Edge]struct{} {
+func (x *FunctionIndex) ChangedEdges(seen BuildSet, builds int) []map[evolution.Edge]struct{} {
 	out := make([]map[evolution.Edge]struct{}, builds)
 	for g := range out {
 		out[g] = map[evolution.Edge]struct{}{}
@@ -233,13 +242,13 @@ func (x *functionIndex) changedEdges(seen buildSet, builds int) []map[evolution.
 	}
 	candidates := map[uint64]int32{} // edge -> index into keys
 	var keys []uint64
-	var in []uint64 // builds of candidate i: in[i*w:(i+1)*w]
-	n := x.stacks()
-	for k := range uint32(n) { // #nosec G115 -- stack numbers are uint32
+	var in []uint64         // builds of candidate i: in[i*w:(i+1)*w]
+	n := uint32(x.Stacks()) // #nosec G115 -- stack numbers are uint32
+	for k := range n {
 		if kind(k) != 1 {
 			continue
 		}
-		fs, bs := x.frames(k), seen.of(k)
+		fs, bs := x.Frames(k), seen.of(k)
 		for i := 1; i < len(fs); i++ {
 			e := edgeKey(fs, i)
 			c, ok := candidates[e]
@@ -257,11 +266,11 @@ func (x *functionIndex) changedEdges(seen buildSet, builds int) []map[evolution.
 	if len(keys) == 0 {
 		return out
 	}
-	for k := range uint32(n) { // #nosec G115 -- as above
+	for k := range n {
 		if kind(k) != 2 {
 			continue
 		}
-		fs := x.frames(k)
+		fs := x.Frames(k)
 		for i := 1; i < len(fs); i++ {
 			if c, ok := candidates[edgeKey(fs, i)]; ok {
 				copy(in[int(c)*w:], all)
@@ -287,9 +296,9 @@ func (x *functionIndex) changedEdges(seen buildSet, builds int) []map[evolution.
 	return out
 }
 
-// sums accumulates values by function number.
-type sums struct {
-	total float64
+// Sums accumulates values by function number.
+type Sums struct {
+	Total float64
 	fn    []float64
 	// seen marks the functions of a stack that was present, even if its
 	// value was 0. Rows of positive value leave it to finish (a function
@@ -297,21 +306,21 @@ type sums struct {
 	seen []bool
 }
 
-func (x *functionIndex) newSums() *sums {
-	return &sums{fn: make([]float64, len(x.names)), seen: make([]bool, len(x.names))}
+func (x *FunctionIndex) NewSums() *Sums {
+	return &Sums{fn: make([]float64, len(x.names)), seen: make([]bool, len(x.names))}
 }
 
-func (x *functionIndex) addTo(s *sums, k uint32, value float64) {
-	s.total += value
+func (x *FunctionIndex) AddTo(s *Sums, k uint32, value float64) {
+	s.Total += value
 	if value > 0 {
-		for _, f := range x.frames(k) {
+		for _, f := range x.Frames(k) {
 			if f >= 0 {
 				s.fn[f] += value
 			}
 		}
 		return
 	}
-	for _, f := range x.frames(k) {
+	for _, f := range x.Frames(k) {
 		if f >= 0 {
 			s.fn[f] += value
 			s.seen[f] = true
@@ -319,9 +328,9 @@ func (x *functionIndex) addTo(s *sums, k uint32, value float64) {
 	}
 }
 
-// addSums adds the sums of t to s.
-func (s *sums) addSums(t *sums) {
-	s.total += t.total
+// AddSums adds the sums of t to s.
+func (s *Sums) AddSums(t *Sums) {
+	s.Total += t.Total
 	for f, v := range t.fn {
 		s.fn[f] += v
 	}
@@ -330,12 +339,12 @@ func (s *sums) addSums(t *sums) {
 	}
 }
 
-// finish completes seen and divides the sums by runs, giving per-run
+// Finish completes seen and divides the sums by runs, giving per-run
 // values. Sample values are integers, so sums below 2^53 are exact
 // whatever order the rows came in, and so are the per-run values.
-func (s *sums) finish(runs int) {
+func (s *Sums) Finish(runs int) {
 	n := float64(max(runs, 1)) // a build without runs has no rows either
-	s.total /= n
+	s.Total /= n
 	for f, v := range s.fn {
 		if v != 0 {
 			s.seen[f] = true
@@ -344,8 +353,8 @@ func (s *sums) finish(runs int) {
 	}
 }
 
-// byName turns sums into the map evolution takes.
-func (x *functionIndex) byName(s *sums) map[string]float64 {
+// ByName turns sums into the map evolution takes.
+func (x *FunctionIndex) ByName(s *Sums) map[string]float64 {
 	m := map[string]float64{}
 	for f, ok := range s.seen {
 		if ok {

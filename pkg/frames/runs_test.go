@@ -1,4 +1,4 @@
-package query
+package frames
 
 import (
 	"math"
@@ -28,9 +28,9 @@ func field(t *testing.T, f *data.Frame, name string) *data.Field {
 	return fl
 }
 
-func TestRunsFrames(t *testing.T) {
+func TestRuns(t *testing.T) {
 	base, head := runsOf("1.0", 100, 110, 90, 105, 95), runsOf("2.0", 150, 160, 140, 155, 145)
-	frames := RunsFrames(head, base, "nanoseconds")
+	frames := Runs(head, base, "nanoseconds")
 	runs, summary := frames[0], frames[1]
 	if n, _ := runs.RowLen(); n != 10 {
 		t.Fatalf("%d run rows", n)
@@ -62,7 +62,7 @@ func TestRunsFrames(t *testing.T) {
 }
 
 func TestRunsFramesHeadOnly(t *testing.T) {
-	frames := RunsFrames(runsOf("2.0", 7), nil, "count")
+	frames := Runs(runsOf("2.0", 7), nil, "count")
 	summary := frames[1]
 	if n, _ := summary.RowLen(); n != 1 || field(t, summary, "side").At(0) != "head" {
 		t.Fatalf("head-only summary rows: %v", summary)
@@ -71,25 +71,5 @@ func TestRunsFramesHeadOnly(t *testing.T) {
 	if field(t, summary, "stddev").At(0).(*float64) != nil || field(t, summary, "change").At(0).(*float64) != nil ||
 		field(t, summary, "significant").At(0).(*bool) != nil {
 		t.Error("undefined statistics must be null")
-	}
-}
-
-func TestRange(t *testing.T) {
-	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
-	for _, c := range []struct {
-		r    Range
-		t    time.Time
-		want bool
-	}{
-		{Range{}, day(1), true},
-		{Range{From: day(5), To: day(5)}, day(1), true}, // empty: no range
-		{Range{From: day(2), To: day(4)}, day(2), true},
-		{Range{From: day(2), To: day(4)}, day(4), true},
-		{Range{From: day(2), To: day(4)}, day(5), false},
-		{Range{From: day(2), To: day(4)}, day(1), false},
-	} {
-		if got := c.r.contains(c.t); got != c.want {
-			t.Errorf("%v contains %v = %v", c.r, c.t, got)
-		}
 	}
 }

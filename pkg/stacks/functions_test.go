@@ -1,4 +1,4 @@
-package query
+package stacks
 
 import (
 	"math/rand/v2"
@@ -11,10 +11,10 @@ import (
 )
 
 // testIndex indexes stacks of function names; stack k has hash k+1.
-func testIndex(stacks [][]string) *functionIndex {
+func testIndex(stacks [][]string) *FunctionIndex {
 	table := &frameTable{index: map[uint64]uint32{}}
 	frameOf := map[string]uint32{}
-	x := &functionIndex{stack: hashindex.New(len(stacks)), start: []uint32{0}, nameIDs: map[string]int32{}}
+	x := &FunctionIndex{stack: hashindex.New(len(stacks)), start: []uint32{0}, nameIDs: map[string]int32{}}
 	for k, s := range stacks {
 		var frames []uint32
 		for _, name := range s {
@@ -63,14 +63,14 @@ func naiveChangedEdges(stacks [][]string, in [][]int, builds int) []map[evolutio
 	return out
 }
 
-func changedOf(x *functionIndex, in [][]int, builds int) []map[evolution.Edge]struct{} {
-	seen := newBuildSet(x.stacks(), builds)
+func changedOf(x *FunctionIndex, in [][]int, builds int) []map[evolution.Edge]struct{} {
+	seen := NewBuildSet(x.Stacks(), builds)
 	for k, gs := range in {
 		for _, g := range gs {
-			seen.add(uint32(k), g)
+			seen.Add(uint32(k), g)
 		}
 	}
-	return x.changedEdges(seen, builds)
+	return x.ChangedEdges(seen, builds)
 }
 
 func TestChangedEdges(t *testing.T) {

@@ -1,4 +1,8 @@
-package query
+// Package stacks loads stored runs into the tree engine: the streaming
+// read of per-run stack values from ClickHouse (Load), the cache of stack
+// texts shared by queries (Cache) and the index of the functions of a
+// selection's stacks that over-time queries sum by (FunctionIndex).
+package stacks
 
 import (
 	"context"
@@ -11,11 +15,11 @@ import (
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// DefaultStackCacheFrames bounds a StackCache: frame references held (8
+// DefaultCacheFrames bounds a Cache: frame references held (8
 // bytes each plus map overhead, so about 200 MB at the bound).
-const DefaultStackCacheFrames = 10_000_000
+const DefaultCacheFrames = 10_000_000
 
-// StackCache remembers stack texts across queries. A stack hash names its
+// Cache remembers stack texts across queries. A stack hash names its
 // frames for good (storage derives it from them), so a cached stack never
 // goes stale: a query reads from ClickHouse only the stacks (and frame
 // texts) the cache lacks, which is most of a query's cost beyond the
@@ -23,7 +27,7 @@ const DefaultStackCacheFrames = 10_000_000
 // and toggle, and a new build shares most of its stacks with the last. It
 // is safe for concurrent use; when full it starts over rather than
 // tracking recency. Every stack it holds has all its frame texts.
-type StackCache struct {
+type Cache struct {
 	mu    sync.RWMutex
 	limit int
 	held  int
@@ -47,18 +51,18 @@ type frameTable struct {
 	frames []storage.Frame
 }
 
-// NewStackCache returns an empty cache holding at most limit frame
-// references (0 means DefaultStackCacheFrames).
-func NewStackCache(limit int) *StackCache {
+// NewCache returns an empty cache holding at most limit frame
+// references (0 means DefaultCacheFrames).
+func NewCache(limit int) *Cache {
 	if limit <= 0 {
-		limit = DefaultStackCacheFrames
+		limit = DefaultCacheFrames
 	}
-	c := &StackCache{limit: limit}
+	c := &Cache{limit: limit}
 	c.reset()
 	return c
 }
 
-func (c *StackCache) reset() {
+func (c *Cache) reset() {
 	c.gen++
 	c.held = 0
 	c.ingests = map[uint64]bool{}
@@ -83,7 +87,7 @@ func selectionKey(runs []storage.Run) string {
 
 // selection returns the stack hashes of runs, ascending, if a query over
 // the same runs remembered them, else nil. Callers must not modify it.
-func (c *StackCache) selection(runs []storage.Run) []uint64 {
+func (c *Cache) selection(runs []storage.Run) []uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.selections[selectionKey(runs)]
@@ -91,7 +95,7 @@ func (c *StackCache) selection(runs []storage.Run) []uint64 {
 
 // remember records the stack hashes of runs (counted against the limit),
 // sorting them in place.
-func (c *StackCache) remember(runs []storage.Run, hashes []uint64) {
+func (c *Cache) remember(runs []storage.Run, hashes []uint64) {
 	slices.Sort(hashes)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,7 +107,7 @@ func (c *StackCache) remember(runs []storage.Run, hashes []uint64) {
 }
 
 // uncached returns the runs whose stacks the cache may not all hold.
-func (c *StackCache) uncached(runs []storage.Run) []storage.Run {
+func (c *Cache) uncached(runs []storage.Run) []storage.Run {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out []storage.Run
@@ -119,7 +123,7 @@ func (c *StackCache) uncached(runs []storage.Run) []storage.Run {
 // uncached ones) and returns their hashes, ascending, each once. listed,
 // if not nil, gets the same list as soon as the stacks are read, before
 // their frame texts are: a caller waiting for it works meanwhile.
-func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []storage.Run, listed func([]uint64)) ([]uint64, error) {
+func (c *Cache) fillRuns(ctx context.Context, store *storage.Store, runs []storage.Run, listed func([]uint64)) ([]uint64, error) {
 	c.mu.RLock()
 	gen := c.gen
 	c.mu.RUnlock()
@@ -154,7 +158,7 @@ func (c *StackCache) fillRuns(ctx context.Context, store *storage.Store, runs []
 
 // fill reads the stacks of app among hashes (callers pass those the cache
 // lacks) into the cache.
-func (c *StackCache) fill(ctx context.Context, store *storage.Store, app string, hashes []uint64) error {
+func (c *Cache) fill(ctx context.Context, store *storage.Store, app string, hashes []uint64) error {
 	var set storage.StackSet
 	set.Reserve(len(hashes))
 	if err := store.StackFrames(ctx, app, hashes, set.Add); err != nil {
@@ -166,7 +170,7 @@ func (c *StackCache) fill(ctx context.Context, store *storage.Store, app string,
 // put adds the stacks of set, reading the frame texts the cache lacks.
 // A stack whose frames went missing meanwhile (the cache started over)
 // is left out: resolve reports it as lacking.
-func (c *StackCache) put(ctx context.Context, store *storage.Store, app string, set *storage.StackSet) error {
+func (c *Cache) put(ctx context.Context, store *storage.Store, app string, set *storage.StackSet) error {
 	var need []uint64
 	c.mu.RLock()
 	for _, h := range set.FrameHashes {
@@ -230,7 +234,7 @@ next:
 
 // resolve calls visit with the frames of every hash it holds, under one
 // read lock, and returns the hashes it lacks.
-func (c *StackCache) resolve(hashes []uint64, visit func(hash uint64, frames []uint32, text *frameTable)) []uint64 {
+func (c *Cache) resolve(hashes []uint64, visit func(hash uint64, frames []uint32, text *frameTable)) []uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var lacking []uint64

@@ -1,4 +1,4 @@
-package query
+package stacks_test
 
 import (
 	"context"
@@ -11,7 +11,10 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -22,7 +25,7 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 func storeWithPprof(t *testing.T) (*storage.Store, string) {
 	t.Helper()
 	dsn := chtest.DSN(t)
-	store, err := storage.OpenDSN(dsn, storage.Tables{})
+	store, err := teststore.Open(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +64,12 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		`{"queryType":"functions","app":"app","head":{"builds":["base"]}}`,
 		`{"queryType":"evolution","app":"app","threshold":0}`,
 	}
-	answer := func(e *Executor, raw string) string {
-		m, err := Parse([]byte(raw))
+	answer := func(e *query.Executor, raw string) string {
+		m, err := query.Parse([]byte(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
-		frames, err := e.Execute(ctx, m, Range{})
+		frames, err := e.Execute(ctx, m, query.Range{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,13 +79,13 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		}
 		return string(b)
 	}
-	uncached := &Executor{Store: store}
+	uncached := &query.Executor{Store: store}
 	want := map[string]string{}
 	for _, q := range queries {
 		want[q] = answer(uncached, q)
 	}
 	for _, limit := range []int{0, 50, 5000} {
-		cached := &Executor{Store: store, Stacks: NewStackCache(limit)}
+		cached := &query.Executor{Store: store, Stacks: stacks.NewCache(limit)}
 		for round := 0; round < 3; round++ {
 			for _, q := range queries {
 				if got := answer(cached, q); got != want[q] {
@@ -103,7 +106,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	}
 	head, _ := store.Runs(ctx, "app", []string{"head"}, nil)
 	base, _ := store.Runs(ctx, "app", []string{"base"}, nil)
-	listed, err := NewStackCache(0).fillRuns(ctx, store, append(head, base...), nil)
+	listed, err := stacks.NewCache(0).FillRuns(ctx, store, append(head, base...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +114,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		t.Errorf("the stacks of a selection are listed out of order or more than once")
 	}
 	for _, limit := range []int{0, 50} {
-		copies := &Executor{Store: store, Stacks: NewStackCache(limit)}
+		copies := &query.Executor{Store: store, Stacks: stacks.NewCache(limit)}
 		for _, q := range queries {
 			if got := answer(copies, q); got != want[q] {
 				t.Errorf("with every stack row twice, cache limit %d: %s answered differently", limit, q)
@@ -140,22 +143,21 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 			t.Fatalf("%d runs still marked as summed after 30 s", marked)
 		}
 	}
-	unlisted := &Executor{Store: store, Stacks: NewStackCache(0)}
+	unlisted := &query.Executor{Store: store, Stacks: stacks.NewCache(0)}
 	for _, q := range queries {
 		if got := answer(unlisted, q); got != want[q] {
 			t.Errorf("without run_stacks rows: %s answered differently", q)
 		}
 	}
 
-	warm := NewStackCache(0)
-	e := &Executor{Store: store, Stacks: warm}
+	warm := stacks.NewCache(0)
+	e := &query.Executor{Store: store, Stacks: warm}
 	answer(e, queries[0])
-	hashes := warm.selection(append(head, base...))
+	hashes := warm.Selection(append(head, base...))
 	if len(hashes) == 0 {
 		t.Fatal("a query did not leave its selection in the cache")
 	}
-	nop := func(uint64, []uint32, *frameTable) {}
-	if lacking := warm.resolve(hashes, nop); len(lacking) != 0 {
+	if lacking := warm.Lacking(hashes); len(lacking) != 0 {
 		t.Errorf("a query left %d of its %d stacks out of the cache", len(lacking), len(hashes))
 	}
 }

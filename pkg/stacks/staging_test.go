@@ -1,4 +1,4 @@
-package query
+package stacks
 
 import (
 	"math/rand/v2"

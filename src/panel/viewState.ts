@@ -1,0 +1,39 @@
+import { createContext } from 'react';
+
+import type { Normalization, SideName } from './model/flameData';
+
+/**
+ * PanelView is what a link to the report or `flamediff serve` reopens of the
+ * panel (docs/REPORT.md): every choice the panel makes without changing its
+ * query. A key left out takes the panel's default.
+ */
+export interface PanelView {
+  mode?: 'flame' | 'runs';
+  side?: SideName;
+  inverted?: boolean;
+  collapsed?: boolean;
+  normalize?: Normalization;
+  significantOnly?: boolean;
+  /** The search box's text (a substring search). */
+  search?: string;
+  /** The top table's chosen row: a function name, searched exactly. */
+  row?: string;
+  /** The zoomed node: labels from the root's child down to it. */
+  zoom?: string[];
+  /** The drill-down's `focus` path (Load full detail, an `other` node). */
+  drill?: string[];
+}
+
+/**
+ * ViewHost keeps the panel's view outside it (in the page's URL). view is
+ * the latest: a part of the panel that mounts (again) starts from it; each
+ * part reports its keys with onChange. Grafana has no such host: there the
+ * panel keeps its view itself and what changes the query goes through
+ * dashboard variables (docs/PANEL.md).
+ */
+export interface ViewHost {
+  view: PanelView;
+  onChange(patch: PanelView): void;
+}
+
+export const ViewContext = createContext<ViewHost | undefined>(undefined);
