@@ -15,6 +15,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -29,16 +30,23 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	branch := fs.String("branch", "", "branch `NAME` of the build")
 	var labels listFlag
 	fs.Var(&labels, "label", "run label `k=v` (repeatable)")
+	runAttribute := fs.String("run-attribute", "", "OTLP: the attribute whose value names the run "+
+		"(default: "+otlp.DefaultRunAttribute+" for profiles; for traces each trace is a run, named by its id)")
 	parse := parseFlags(fs)
+	fs.Lookup("format").Usage = "input format: auto, pprof, folded, perf, " + otlpProfiles + " (OTLP profiles) or " +
+		otlpTraces + " (OTLP traces as span flame graphs; docs/OTLP.md)"
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) != 1 {
 			return usageError{fmt.Errorf("ingest takes one profile FILE, got %d arguments", len(args))}
 		}
-		if err := key.check(); err != nil {
-			return err
-		}
-		if err := requireFlag("run", *run); err != nil {
-			return err
+		otlpFormat := parse.format == otlpProfiles || parse.format == otlpTraces
+		if !otlpFormat { // OTLP data names its runs
+			if err := key.check(); err != nil {
+				return err
+			}
+			if err := requireFlag("run", *run); err != nil {
+				return err
+			}
 		}
 		// Before parsing: a large file should not be read for nothing.
 		if err := dsn.require(); err != nil {
@@ -55,6 +63,9 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		var err error
 		if meta.Labels, err = parseLabels(labels); err != nil {
 			return err
+		}
+		if otlpFormat {
+			return ingestOTLP(ctx, dsn, parse, *runAttribute, meta, args[0], out)
 		}
 		o, err := parse.options()
 		if err != nil {

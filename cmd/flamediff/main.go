@@ -30,7 +30,7 @@ type command struct {
 var commands = map[string]command{
 	"migrate": {"create or upgrade the ClickHouse schema", "--dsn DSN", migrateCmd},
 	"ingest": {"store one run's profile",
-		"--dsn DSN --app APP --build BUILD --run RUN [flags] FILE", ingestCmd},
+		"--dsn DSN --app APP --build BUILD --run RUN [flags] FILE\n       flamediff ingest --dsn DSN --format otlp|otlp-traces [flags] FILE", ingestCmd},
 	"export": {"print a stored run or build as folded stacks or JSON",
 		"--dsn DSN --app APP --build BUILD [--run RUN] [--output folded|json]", exportCmd},
 	"apps":   {"list the apps that have runs", "--dsn DSN", appsCmd},
@@ -46,6 +46,9 @@ var commands = map[string]command{
 	"report": {"write a diff or flame graph as one self-contained HTML file",
 		"--type diff|flamegraph --head FILE... [--base FILE...] -o FILE\n       flamediff report --dsn DSN --model JSON -o FILE", reportCmd},
 	"serve": {"serve a local web UI over stored runs", "--dsn DSN [--addr 127.0.0.1:3001]", serveCmd},
+	"mcp":   {"serve read-only MCP tools to an AI assistant over stdin and stdout", "--dsn DSN", mcpCmd},
+	"receive": {"receive OpenTelemetry traces and profiles over OTLP/HTTP",
+		"--dsn DSN [--addr 127.0.0.1:4318] [--wait 10s] [flags]", receiveCmd},
 }
 
 // usageError marks a mistake in the command line (exit code 2).

@@ -20,7 +20,8 @@ import (
 )
 
 // serveCmd serves the local web UI (like `go tool pprof -http`) over the
-// data source's executor and resources, until interrupted.
+// data source's executor and resources, and the MCP tools at /mcp, until
+// interrupted.
 func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	dsn := dsnFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:3001", "listen on `HOST:PORT` (loopback by default; any other address needs a token)")
@@ -60,10 +61,12 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			return err
 		}
 		exec := &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0)}
-		srv := &http.Server{
-			Handler:           web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status, g),
-			ReadHeaderTimeout: 10 * time.Second,
-		}
+		mux := http.NewServeMux()
+		mux.Handle("/", web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status, g))
+		// /mcp: the guard's Host check and token; the MCP handler refuses
+		// other origins itself (docs/MCP.md)
+		mux.Handle("/mcp", g.Site(mcpHandler(store, rules)))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			<-ctx.Done()
 			// ctx is done: the shutdown needs a deadline of its own

@@ -110,6 +110,14 @@ func (o Options) Parse(r io.Reader, name string) (*profile.Profile, error) {
 	if o.SampleType != "" && p.SampleType != o.SampleType {
 		return nil, fileError(name, "no sample type %q: this %s profile has only %q", o.SampleType, f, p.SampleType)
 	}
+	return Check(p, name)
+}
+
+// Check is what every reader of runs does last, those of other packages
+// (OTLP) too: it verifies p's invariants and that its values add up within
+// int64, and repairs invalid UTF-8 in its texts. name identifies the
+// input in errors.
+func Check(p *profile.Profile, name string) (*profile.Profile, error) {
 	if err := p.CheckValid(); err != nil {
 		return nil, fileError(name, "invalid profile: %v", err)
 	}

@@ -222,36 +222,134 @@ func newIngestID() uint64 {
 // wins); the old rows stay, invisible. progress, if not nil, is called
 // after each INSERT with rows written so far and rows to write.
 func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, progress func(done, total int)) error {
-	fail := func(err error) error {
+	return s.IngestRuns(ctx, []Ingestion{{Meta: meta, Profile: p}}, progress)
+}
+
+// Ingestion is one run to store.
+type Ingestion struct {
+	Meta    RunMeta
+	Profile *profile.Profile
+}
+
+// IngestRuns stores several runs as Ingest stores one, and commits them
+// together: their runs rows are written last, in one INSERT, so that all of
+// them become visible or none (on one server; through a Distributed table
+// the rows of each shard commit together). The rows of all runs share
+// their INSERTs and look-ups, so that many small runs (spans of traces)
+// cost about what one run of their size does. Two ingestions of one run are
+// an error.
+func (s *Store) IngestRuns(ctx context.Context, runs []Ingestion, progress func(done, total int)) error {
+	fail := func(meta RunMeta, err error) error {
 		return fmt.Errorf("ingest %s/%s/%s: %w", meta.App, meta.Build, meta.Run, err)
 	}
-	if err := meta.validate(); err != nil {
-		return fail(err)
+	failAll := func(err error) error {
+		if len(runs) == 1 {
+			return fail(runs[0].Meta, err)
+		}
+		return fmt.Errorf("ingest %d runs: %w", len(runs), err)
 	}
-	if err := validateProfile(p); err != nil {
-		return fail(err)
+	st := staging{runs: runs, prepared: make([]*prepared, len(runs)), starts: make([]time.Time, len(runs)),
+		ids: make([]uint64, len(runs))}
+	seen := make(map[[3]string]bool, len(runs))
+	for i, in := range runs {
+		meta, p := in.Meta, in.Profile
+		if err := meta.validate(); err != nil {
+			return fail(meta, err)
+		}
+		if k := [3]string{meta.App, meta.Build, meta.Run}; seen[k] {
+			return fail(meta, errors.New("the run is given twice"))
+		} else {
+			seen[k] = true
+		}
+		if err := validateProfile(p); err != nil {
+			return fail(meta, err)
+		}
+		start := meta.Start
+		if start.IsZero() {
+			start = p.Start
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if y := start.UTC().Year(); y < 1970 || y > 2105 {
+			return fail(meta, fmt.Errorf("start time %v is outside 1970-2105", start))
+		}
+		duration := meta.Duration
+		if duration == 0 {
+			duration = p.Duration
+		}
+		st.prepared[i], st.starts[i], st.ids[i] = prepare(p, duration), start, newIngestID()
 	}
-	start := meta.Start
-	if start.IsZero() {
-		start = p.Start
+	if err := s.stage(ctx, &st, progress); err != nil {
+		return failAll(err)
 	}
-	if start.IsZero() {
-		start = time.Now()
+	return nil
+}
+
+// staging is the rows of the runs of one IngestRuns.
+type staging struct {
+	runs     []Ingestion
+	prepared []*prepared
+	starts   []time.Time
+	ids      []uint64
+}
+
+// stackRef is one distinct stack of a run: run index and stack index.
+type stackRef struct{ run, stack int }
+
+// stage writes the runs' frames, new stacks, samples and run stacks under
+// their ingest ids — rows no reader sees before the runs rows commit them
+// — and then the runs rows.
+func (s *Store) stage(ctx context.Context, st *staging, progress func(done, total int)) error {
+	// Frames and stacks are per app: each written once however many runs
+	// have them, and stacks only when the table lacks them.
+	type appKey struct {
+		app  string
+		hash uint64
 	}
-	if y := start.UTC().Year(); y < 1970 || y > 2105 {
-		return fail(fmt.Errorf("start time %v is outside 1970-2105", start))
+	frameSeen := map[appKey]bool{}
+	var frames []stackRef // run and index into its Profile.Frames
+	var stacks []stackRef
+	byApp := map[string][]stackRef{}
+	stackSeen := map[appKey]bool{}
+	samples, runStacks := 0, 0
+	for i, in := range st.runs {
+		r, app := st.prepared[i], in.Meta.App
+		for _, fi := range r.frames {
+			if k := (appKey{app, r.fHash[fi]}); !frameSeen[k] {
+				frameSeen[k] = true
+				frames = append(frames, stackRef{i, int(fi)})
+			}
+		}
+		for k, h := range r.stackHash {
+			if key := (appKey{app, h}); !stackSeen[key] {
+				stackSeen[key] = true
+				byApp[app] = append(byApp[app], stackRef{i, k})
+			}
+		}
+		samples += len(r.sStack)
+		runStacks += len(r.stackHash)
 	}
-	duration := meta.Duration
-	if duration == 0 {
-		duration = p.Duration
+	apps := make([]string, 0, len(byApp))
+	for app := range byApp {
+		apps = append(apps, app)
 	}
-	r := prepare(p, duration)
-	id := newIngestID()
-	fresh, err := s.unstoredStacks(ctx, meta.App, r.stackHash)
-	if err != nil {
-		return fail(err)
+	sort.Strings(apps)
+	for _, app := range apps {
+		refs := byApp[app]
+		hashes := make([]uint64, len(refs))
+		for j, ref := range refs {
+			hashes[j] = st.prepared[ref.run].stackHash[ref.stack]
+		}
+		fresh, err := s.unstoredStacks(ctx, app, hashes)
+		if err != nil {
+			return err
+		}
+		for _, j := range fresh {
+			stacks = append(stacks, refs[j])
+		}
 	}
-	total := len(r.frames) + len(fresh) + len(r.stackHash) + len(r.sStack) + 1
+	total := len(frames) + len(stacks) + samples + runStacks + 1
 	done := 0
 	report := func(n int) {
 		done += n
@@ -259,48 +357,91 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 			progress(done, total)
 		}
 	}
-	app := meta.App
-	err = s.insert(ctx, s.q.frames, &framesSchema, len(r.frames), report, func(b driver.Batch, lo, hi int) error {
-		names, modules, hashes := make([]string, hi-lo), make([]string, hi-lo), make([]uint64, hi-lo)
-		files, lines := make([]string, hi-lo), make([]int64, hi-lo)
-		for i, fi := range r.frames[lo:hi] {
-			f := p.Frames[fi]
-			names[i], modules[i], hashes[i], files[i], lines[i] = f.Name, f.Module, r.fHash[fi], f.File, f.Line
+	err := s.insert(ctx, s.q.frames, &framesSchema, len(frames), report, func(b driver.Batch, lo, hi int) error {
+		n := hi - lo
+		apps, names, modules, hashes := make([]string, n), make([]string, n), make([]string, n), make([]uint64, n)
+		files, lines := make([]string, n), make([]int64, n)
+		for i, ref := range frames[lo:hi] {
+			f := st.runs[ref.run].Profile.Frames[ref.stack]
+			apps[i], hashes[i] = st.runs[ref.run].Meta.App, st.prepared[ref.run].fHash[ref.stack]
+			names[i], modules[i], files[i], lines[i] = f.Name, f.Module, f.File, f.Line
 		}
-		return appendColumns(b, repeat(app, hi-lo), hashes, names, modules, files, lines)
+		return appendColumns(b, apps, hashes, names, modules, files, lines)
 	})
 	if err == nil {
-		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(fresh), report, func(b driver.Batch, lo, hi int) error {
-			hashes, frames := make([]uint64, hi-lo), make([][]uint64, hi-lo)
-			packed, tops := make([]string, hi-lo), make([]string, hi-lo)
-			for i, k := range fresh[lo:hi] {
-				hashes[i], frames[i] = r.stackHash[k], r.stackFrames[k]
-				packed[i], tops[i] = packFrames(frames[i])
-			}
-			return appendColumns(b, repeat(app, hi-lo), hashes, frames, packed, tops)
-		})
-	}
-	if err == nil {
-		err = s.insert(ctx, s.q.samples, &samplesSchema, len(r.sStack), report, func(b driver.Batch, lo, hi int) error {
+		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(stacks), report, func(b driver.Batch, lo, hi int) error {
 			n := hi - lo
-			return appendColumns(b, repeat(app, n), repeat(meta.Build, n), repeat(meta.Run, n), repeat(id, n),
-				r.sStack[lo:hi], r.sFrame[lo:hi], r.sFirstSeen[lo:hi], r.sValue[lo:hi])
+			apps, hashes, fs := make([]string, n), make([]uint64, n), make([][]uint64, n)
+			packed, tops := make([]string, n), make([]string, n)
+			for i, ref := range stacks[lo:hi] {
+				r := st.prepared[ref.run]
+				apps[i], hashes[i], fs[i] = st.runs[ref.run].Meta.App, r.stackHash[ref.stack], r.stackFrames[ref.stack]
+				packed[i], tops[i] = packFrames(fs[i])
+			}
+			return appendColumns(b, apps, hashes, fs, packed, tops)
 		})
 	}
 	if err == nil {
-		err = s.insert(ctx, s.q.runStacks, &runStacksSchema, len(r.stackHash), report, func(b driver.Batch, lo, hi int) error {
-			return appendColumns(b, repeat(app, hi-lo), repeat(id, hi-lo), r.stackHash[lo:hi], r.stackValue[lo:hi], r.stackFirst[lo:hi])
+		err = s.insert(ctx, s.q.samples, &samplesSchema, samples, report, func(b driver.Batch, lo, hi int) error {
+			var c sampleColumns
+			st.rows(lo, hi, func(i int, r *prepared) int { return len(r.sStack) }, func(i int, r *prepared, a, z int) {
+				m, n := st.runs[i].Meta, z-a
+				c.apps, c.builds = append(c.apps, repeat(m.App, n)...), append(c.builds, repeat(m.Build, n)...)
+				c.runs, c.ids = append(c.runs, repeat(m.Run, n)...), append(c.ids, repeat(st.ids[i], n)...)
+				c.stacks, c.frames = append(c.stacks, r.sStack[a:z]...), append(c.frames, r.sFrame[a:z]...)
+				c.first, c.values = append(c.first, r.sFirstSeen[a:z]...), append(c.values, r.sValue[a:z]...)
+			})
+			return appendColumns(b, c.apps, c.builds, c.runs, c.ids, c.stacks, c.frames, c.first, c.values)
 		})
 	}
 	if err == nil {
-		if err = s.commit(ctx, meta, p, r, start, id); err == nil {
-			report(1)
-		}
+		err = s.insert(ctx, s.q.runStacks, &runStacksSchema, runStacks, report, func(b driver.Batch, lo, hi int) error {
+			var apps []string
+			var ids, hashes, first []uint64
+			var values []int64
+			st.rows(lo, hi, func(i int, r *prepared) int { return len(r.stackHash) }, func(i int, r *prepared, a, z int) {
+				apps, ids = append(apps, repeat(st.runs[i].Meta.App, z-a)...), append(ids, repeat(st.ids[i], z-a)...)
+				hashes, values = append(hashes, r.stackHash[a:z]...), append(values, r.stackValue[a:z]...)
+				first = append(first, r.stackFirst[a:z]...)
+			})
+			return appendColumns(b, apps, ids, hashes, values, first)
+		})
 	}
 	if err != nil {
-		return fail(err)
+		return err
 	}
+	rows, err := s.runRows(ctx, st)
+	if err != nil {
+		return err
+	}
+	if err := s.insertRuns(ctx, rows); err != nil {
+		return err
+	}
+	report(1)
 	return nil
+}
+
+type sampleColumns struct {
+	apps, builds, runs []string
+	ids, stacks, first []uint64
+	frames             []uint8
+	values             []int64
+}
+
+// rows calls add for the part of each run's rows that falls in rows
+// [lo, hi) of all runs' rows laid end to end (count gives a run's rows).
+func (st *staging) rows(lo, hi int, count func(i int, r *prepared) int, add func(i int, r *prepared, a, z int)) {
+	off := 0
+	for i, r := range st.prepared {
+		n := count(i, r)
+		if a, z := max(lo-off, 0), min(hi-off, n); a < z {
+			add(i, r, a, z)
+		}
+		off += n
+		if off >= hi {
+			return
+		}
+	}
 }
 
 // unstoredStacks returns the indexes of the stacks of hashes that the
@@ -341,40 +482,69 @@ func (s *Store) unstoredStacks(ctx context.Context, app string, hashes []uint64)
 	return fresh, nil
 }
 
-// commit writes the runs row that makes ingest id visible. Its version
-// (committed_ns) is above every earlier commit of the run even if clocks
-// went back, so the newest ingest always wins.
-func (s *Store) commit(ctx context.Context, meta RunMeta, p *profile.Profile, r *prepared, start time.Time, id uint64) error {
-	version, err := s.nextVersion(ctx, meta.App, meta.Build, meta.Run)
+// runRows are the runs rows that make the staged ingests visible. A
+// row's version (committed_ns) is above every earlier commit of its run
+// even if clocks went back, so the newest ingest always wins.
+func (s *Store) runRows(ctx context.Context, st *staging) ([]runRow, error) {
+	rows := make([]runRow, len(st.runs))
+	versions := map[[3]string]uint64{}
+	byApp := map[string][]string{}
+	for _, in := range st.runs {
+		byApp[in.Meta.App] = append(byApp[in.Meta.App], in.Meta.Run)
+	}
+	for app, runs := range byApp {
+		if err := s.lastVersions(ctx, app, runs, versions); err != nil {
+			return nil, err
+		}
+	}
+	now := unixNanos(time.Now())
+	for i, in := range st.runs {
+		meta, p, r := in.Meta, in.Profile, st.prepared[i]
+		keys := make([]string, 0, len(meta.Labels))
+		for k := range meta.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		values := make([]string, len(keys))
+		for j, k := range keys {
+			values[j] = meta.Labels[k]
+		}
+		rows[i] = runRow{
+			meta: meta, ingestID: st.ids[i], version: max(now, versions[[3]string{meta.App, meta.Build, meta.Run}]+1),
+			start: st.starts[i], duration: r.duration,
+			labelKeys: keys, labelValues: values, sampleType: p.SampleType, unit: p.Unit,
+			total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)),
+			bucketNs: r.bucketNs,
+		}
+	}
+	return rows, nil
+}
+
+// lastVersions adds the last commit version of app's runs named runs (of
+// any build) to versions, keyed by app, build and run.
+func (s *Store) lastVersions(ctx context.Context, app string, runs []string, versions map[[3]string]uint64) error {
+	rows, err := s.conn.Query(ctx, "SELECT build, run, max(committed_ns) FROM "+s.q.runs+
+		" WHERE app = ? AND run IN ? GROUP BY build, run", app, groupSet(runs))
 	if err != nil {
-		return err
+		return fmt.Errorf("read the runs' last commits: %w", err)
 	}
-	keys := make([]string, 0, len(meta.Labels))
-	for k := range meta.Labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	values := make([]string, len(keys))
-	for i, k := range keys {
-		values[i] = meta.Labels[k]
-	}
-	return s.insertRun(ctx, runRow{
-		meta: meta, ingestID: id, version: version, start: start, duration: r.duration,
-		labelKeys: keys, labelValues: values, sampleType: p.SampleType, unit: p.Unit,
-		total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)),
-		bucketNs: r.bucketNs,
+	_, err = collect(rows, "read the runs' last commits", func(scan func(...any) error) (struct{}, error) {
+		var build, run string
+		var v uint64
+		err := scan(&build, &run, &v)
+		versions[[3]string{app, build, run}] = v
+		return struct{}{}, err
 	})
+	return err
 }
 
 // nextVersion returns a commit version above every earlier one of the run.
 func (s *Store) nextVersion(ctx context.Context, app, build, run string) (uint64, error) {
-	var last uint64
-	err := s.conn.QueryRow(ctx, "SELECT max(committed_ns) FROM "+s.q.runs+" WHERE app = ? AND build = ? AND run = ?",
-		app, build, run).Scan(&last)
-	if err != nil {
-		return 0, fmt.Errorf("read the run's last commit: %w", err)
+	versions := map[[3]string]uint64{}
+	if err := s.lastVersions(ctx, app, []string{run}, versions); err != nil {
+		return 0, err
 	}
-	return max(unixNanos(time.Now()), last+1), nil
+	return max(unixNanos(time.Now()), versions[[3]string{app, build, run}]+1), nil
 }
 
 // unixNanos is t as the versions (committed_ns) store it: nanoseconds
@@ -397,16 +567,27 @@ type runRow struct {
 }
 
 func (s *Store) insertRun(ctx context.Context, r runRow) error {
-	deleted, buckets, summed := uint8(0), uint8(TimeBuckets), uint8(1)
-	if r.deleted {
-		deleted, buckets, summed = 1, 0, 0
-	}
-	return s.insert(ctx, s.q.runs, &runsSchema, 1, nil, func(b driver.Batch, _, _ int) error {
-		m := r.meta
-		return b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
-			time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
-			m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
-			r.total, r.samples, r.stacks, buckets, r.bucketNs, summed)
+	return s.insertRuns(ctx, []runRow{r})
+}
+
+// insertRuns writes runs rows in one INSERT (one block: all or none).
+func (s *Store) insertRuns(ctx context.Context, rows []runRow) error {
+	return s.insertBatches(ctx, s.q.runs, &runsSchema, len(rows), max(1, len(rows)), nil, func(b driver.Batch, lo, hi int) error {
+		for _, r := range rows[lo:hi] {
+			deleted, buckets, summed := uint8(0), uint8(TimeBuckets), uint8(1)
+			if r.deleted {
+				deleted, buckets, summed = 1, 0, 0
+			}
+			m := r.meta
+			err := b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
+				time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
+				m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
+				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -415,9 +596,15 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 // sent.
 func (s *Store) insert(ctx context.Context, table string, ts *tableSchema, n int, report func(int),
 	fill func(b driver.Batch, lo, hi int) error) error {
+	return s.insertBatches(ctx, table, ts, n, s.batchRows, report, fill)
+}
+
+// insertBatches is insert with INSERTs of at most batch rows.
+func (s *Store) insertBatches(ctx context.Context, table string, ts *tableSchema, n, batch int, report func(int),
+	fill func(b driver.Batch, lo, hi int) error) error {
 	ctx = syncInserts(ctx)
-	for lo := 0; lo < n; lo += s.batchRows {
-		hi := min(n, lo+s.batchRows)
+	for lo := 0; lo < n; lo += batch {
+		hi := min(n, lo+batch)
 		b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+ts.columnList()+")")
 		if err != nil {
 			return fmt.Errorf("insert into %s: %w", table, err)

@@ -1030,3 +1030,36 @@ func TestStackReadsByHash(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIngestRunsCommitsTogether: several runs become visible in one
+// commit; one bad run, or a cancel before the commit, stores none.
+func TestIngestRunsCommitsTogether(t *testing.T) {
+	s := newStore(t, Options{BatchRows: 1})
+	ctx := context.Background()
+	one, two := build("main;a 5", "main;b 1"), build("main;c 2")
+	err := s.IngestRuns(ctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), build("main -1")}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "negative value") {
+		t.Fatalf("error %v, want the bad run's", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	err = s.IngestRuns(cctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), two}}, func(done, total int) {
+		if done == total-1 { // every row but the runs rows
+			cancel()
+		}
+	})
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled ingest: %v", err)
+	}
+	if n := count(t, s, "SELECT count() FROM runs"); n != 0 {
+		t.Fatalf("%d runs rows after failed ingests", n)
+	}
+	if err := s.IngestRuns(ctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), two}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	equalTotals(t, export(t, s, "a", "b", "r1"), totals(one))
+	equalTotals(t, export(t, s, "a", "b", "r2"), totals(two))
+	if err := s.IngestRuns(ctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r1"), two}}, nil); err == nil {
+		t.Fatal("a run given twice was stored")
+	}
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// callTool calls a tool and decodes its structured answer into out; it
+// fails the test on a tool error.
+func callTool(t *testing.T, s *mcp.ClientSession, name string, args map[string]any, out any) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error %s", name, toolText(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %v in %s", name, err, b)
+	}
+	if len(b) > 16<<10 {
+		t.Errorf("%s answered %d bytes: not bounded for a model's context", name, len(b))
+	}
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String()
+}
+
+// exerciseTools lists and calls every tool on ingestPprof's data, as an
+// assistant would, and checks the answers.
+func exerciseTools(t *testing.T, s *mcp.ClientSession) {
+	ctx := context.Background()
+	nBase, nHead := len(pprofRuns(t, "base")), len(pprofRuns(t, "head"))
+	tools, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
+			t.Errorf("tool %s: no description or not marked read-only", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"callers_callees", "change_points", "compare_builds", "function_evolution", "functions",
+		"list_apps", "list_builds", "list_runs"}; !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+
+	var apps struct{ Apps []string }
+	callTool(t, s, "list_apps", nil, &apps)
+	var builds struct{ Builds []struct{ Name string } }
+	callTool(t, s, "list_builds", map[string]any{"app": "app"}, &builds)
+	var runs struct {
+		Runs []struct{ Build, Run, Unit string }
+	}
+	callTool(t, s, "list_runs", map[string]any{"app": "app"}, &runs)
+	if !slices.Equal(apps.Apps, []string{"app"}) || len(builds.Builds) != 2 || len(runs.Runs) != nBase+nHead || runs.Runs[0].Unit != "nanoseconds" {
+		t.Errorf("lists: apps %v, builds %v, runs %v", apps.Apps, builds.Builds, runs.Runs)
+	}
+
+	var cmp struct {
+		Verdict, Why string
+		Runs         struct{ Base, Head int }
+		Regressions  []struct {
+			Function string
+			Change   float64
+			Path     []string
+		}
+	}
+	diff := map[string]any{"app": "app", "head": []string{"head"}, "base": []string{"base"}, "normalize": "relative", "top": 3}
+	callTool(t, s, "compare_builds", diff, &cmp)
+	if cmp.Verdict != "FAIL" || cmp.Runs.Base != nBase || cmp.Runs.Head != nHead || len(cmp.Regressions) == 0 || len(cmp.Regressions) > 3 {
+		t.Fatalf("compare_builds: %+v", cmp)
+	}
+	r := cmp.Regressions[0]
+	if r.Change <= 0 || len(r.Path) < 2 || r.Path[len(r.Path)-1] != r.Function {
+		t.Errorf("regression %+v: no path ending at it", r)
+	}
+	var calls struct {
+		Head, Base       float64
+		Callers, Callees []struct{ Function string }
+	}
+	callTool(t, s, "callers_callees", map[string]any{"app": "app", "head": []string{"head"}, "base": []string{"base"},
+		"function": r.Function}, &calls)
+	hasCaller := slices.ContainsFunc(calls.Callers, func(c struct{ Function string }) bool { return c.Function == r.Path[len(r.Path)-2] })
+	if !hasCaller || calls.Head <= calls.Base {
+		t.Errorf("callers_callees of %s: %+v", r.Function, calls)
+	}
+	var fns struct{ Functions []struct{ Function string } }
+	callTool(t, s, "functions", map[string]any{"app": "app", "builds": []string{"head"}, "top": 5}, &fns)
+	if len(fns.Functions) != 5 {
+		t.Errorf("functions: %+v", fns)
+	}
+	var cps struct{ Rows []map[string]any }
+	callTool(t, s, "change_points", map[string]any{"app": "app", "builds": []string{"base", "head"}}, &cps)
+	if cps.Rows == nil {
+		t.Error("change_points: no rows list")
+	}
+	var evo struct{ Rows []map[string]any }
+	callTool(t, s, "function_evolution", map[string]any{"app": "app", "builds": []string{"base", "head"}, "function": r.Function}, &evo)
+	if len(evo.Rows) != 2 {
+		t.Errorf("function_evolution: %+v", evo)
+	}
+
+	// A backend error is a tool error carrying its message.
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "compare_builds",
+		Arguments: map[string]any{"app": "nope", "head": []string{"h"}, "base": []string{"b"}}})
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "nope") {
+		t.Errorf("unknown app: %v, %+v", err, res)
+	}
+}
+
+// TestMCPStdio drives `flamediff mcp` with the MCP SDK's client over
+// stdio.
+func TestMCPStdio(t *testing.T) {
+	dsn := ingestPprof(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	s, err := client.Connect(context.Background(), &mcp.CommandTransport{
+		Command: exec.Command(flamediffBinary(t), "mcp", "--dsn", dsn)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	exerciseTools(t, s)
+}
+
+// TestMCPHTTP drives serve's /mcp endpoint with the SDK's streamable HTTP
+// client; a request from a foreign page (Origin) or host is refused.
+func TestMCPHTTP(t *testing.T) {
+	url, _ := serveTest(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	exerciseTools(t, s)
+
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for name, header := range map[string][2]string{
+		"foreign origin": {"Origin", "http://attacker.example"},
+		"foreign host":   {"Host", "attacker.example"},
+	} {
+		req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(initialize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if header[0] == "Host" {
+			req.Host = header[1]
+		} else {
+			req.Header.Set(header[0], header[1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", name, resp.StatusCode)
+		}
+	}
+}

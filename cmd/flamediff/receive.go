@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flamediff/flamediff/pkg/receiver"
+)
+
+// receiveTokenEnv is the environment variable that may hold receive's bearer
+// token.
+const receiveTokenEnv = "FLAMEDIFF_RECEIVE_TOKEN"
+
+// receiveCmd runs the OTLP/HTTP receiver until interrupted, then stores
+// every pending run.
+func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
+	dsn := dsnFlag(fs)
+	addr := fs.String("addr", "127.0.0.1:4318", "listen on `HOST:PORT` (loopback by default; any other address needs a token)")
+	var o receiver.Options
+	fs.DurationVar(&o.Wait, "wait", 10*time.Second, "store a run once its root span came and no span of it for `DURATION`")
+	fs.IntVar(&o.MaxPendingSpans, "max-pending-spans", 1_000_000, "spans held for runs not yet stored; over it requests get 429")
+	maxBody := fs.Int("max-body-mib", 16, "largest request body, and what it may inflate to, in `MiB`")
+	fs.StringVar(&o.RunAttribute, "run-attribute", "", "group spans into runs by this span or resource `ATTRIBUTE` (default: one trace, one run)")
+	tokenFile := fs.String("token-file", "", "`FILE` holding the bearer token requests must carry (or $"+receiveTokenEnv+")")
+	return func(ctx context.Context, args []string, out io.Writer) error {
+		if err := noArgs(args); err != nil {
+			return err
+		}
+		o.MaxBodyBytes = int64(*maxBody) << 20
+		token, err := readReceiveToken(*tokenFile)
+		if err != nil {
+			return err
+		}
+		tcp, err := net.ResolveTCPAddr("tcp", *addr)
+		if err != nil {
+			return usageError{fmt.Errorf("--addr: %w", err)}
+		}
+		if !tcp.IP.IsLoopback() && token == "" {
+			return usageError{fmt.Errorf("--addr %s is not loopback: give a bearer token (--token-file or $%s)", *addr, receiveTokenEnv)}
+		}
+		ln, err := net.ListenTCP("tcp", tcp)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		o.Token = token
+		logger := log.New(os.Stderr, "flamediff receive: ", log.LstdFlags)
+		o.Logf = logger.Printf
+		store, _, err := dsn.open()
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		recv := receiver.New(store, o)
+		srv := &http.Server{Handler: recv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopRun()
+		var wg sync.WaitGroup
+		wg.Go(func() { recv.Run(runCtx) })
+		defer wg.Wait() // the pending runs are stored on every way out
+		go func() {
+			<-ctx.Done()
+			shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdown) // requests still running after 10 s are cut
+		}()
+		if _, err := fmt.Fprintf(out, "flamediff receive: http://%s/v1/traces and /v1/profiles\n", ln.Addr()); err != nil {
+			stopRun()
+			return err
+		}
+		err = srv.Serve(ln)
+		// No request comes any more: store what waits, then report.
+		stopRun()
+		wg.Wait()
+		s := recv.Stats()
+		fmt.Fprintf(out, "received %d spans into %d runs (%s; %d late spans not stored), %d profile runs\n",
+			s.Spans, s.TraceRuns, s.Summary, s.LateSpans, s.ProfileRuns)
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+// readReceiveToken reads the bearer token from file, else the environment.
+func readReceiveToken(file string) (string, error) {
+	if file == "" {
+		return os.Getenv(receiveTokenEnv), nil
+	}
+	b, err := os.ReadFile(file) // #nosec G304 -- the file the user names
+	if err != nil {
+		return "", err
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("%s: empty token", file)
+	}
+	return t, nil
+}

@@ -1,0 +1,116 @@
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"go.opentelemetry.io/collector/pdata/pprofile"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// ErrTooLarge is Gunzip's error for a stream that inflates past its limit.
+var ErrTooLarge = errors.New("decompressed size over the limit")
+
+// Gunzip inflates data, at most limit bytes: a small body of zeros must not
+// fill the memory.
+func Gunzip(data []byte, limit int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("corrupt gzip stream: %w", err)
+	}
+	var out bytes.Buffer
+	n, err := io.Copy(&out, io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("corrupt gzip stream: %w", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)
+	}
+	return out.Bytes(), nil
+}
+
+// MaxFileSize bounds what a gzipped file inflates to.
+const MaxFileSize = 1 << 30
+
+// messages splits a file into its OTLP messages, each with whether it is
+// JSON: a gzipped file is inflated first; text is JSON, one message or a
+// stream of them (the Collector file exporter writes one a line); binary is
+// one protobuf message, or the file exporter's stream of messages each
+// after its length in 4 big-endian bytes (a message starts with a field
+// tag, never 0).
+func messages(data []byte) ([][]byte, bool, error) {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		var err error
+		if data, err = Gunzip(data, MaxFileSize); err != nil {
+			return nil, false, err
+		}
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	switch {
+	case len(trimmed) == 0:
+		return nil, false, errors.New("empty file")
+	case trimmed[0] == '{':
+		var out [][]byte
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		for {
+			var m json.RawMessage
+			if err := dec.Decode(&m); err == io.EOF {
+				return out, true, nil
+			} else if err != nil {
+				return nil, true, fmt.Errorf("message %d: %w", len(out)+1, err)
+			}
+			out = append(out, m)
+		}
+	case data[0] == 0:
+		var out [][]byte
+		for off := 0; off < len(data); {
+			if len(data)-off < 4 {
+				return nil, false, fmt.Errorf("offset %d: truncated length prefix", off)
+			}
+			n := int(binary.BigEndian.Uint32(data[off:]))
+			off += 4
+			if n > len(data)-off {
+				return nil, false, fmt.Errorf("offset %d: message of %d bytes, %d left", off-4, n, len(data)-off)
+			}
+			out = append(out, data[off:off+n])
+			off += n
+		}
+		return out, false, nil
+	}
+	return [][]byte{data}, false, nil
+}
+
+// DecodeProfiles reads the OTLP profiles of a file (see messages for the
+// framings); name identifies it in errors.
+func DecodeProfiles(data []byte, name string) ([]pprofile.Profiles, error) {
+	return decode(data, name, "profiles", (&pprofile.JSONUnmarshaler{}).UnmarshalProfiles,
+		(&pprofile.ProtoUnmarshaler{}).UnmarshalProfiles)
+}
+
+// DecodeTraces reads the OTLP traces of a file, as DecodeProfiles.
+func DecodeTraces(data []byte, name string) ([]ptrace.Traces, error) {
+	return decode(data, name, "traces", (&ptrace.JSONUnmarshaler{}).UnmarshalTraces, (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces)
+}
+
+func decode[T any](data []byte, name, what string, fromJSON, fromProto func([]byte) (T, error)) ([]T, error) {
+	msgs, isJSON, err := messages(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	unmarshal := fromProto
+	if isJSON {
+		unmarshal = fromJSON
+	}
+	out := make([]T, len(msgs))
+	for i, m := range msgs {
+		if out[i], err = unmarshal(m); err != nil {
+			return nil, fmt.Errorf("%s: message %d: not OTLP %s: %w", name, i+1, what, err)
+		}
+	}
+	return out, nil
+}

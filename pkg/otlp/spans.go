@@ -1,0 +1,344 @@
+package otlp
+
+import (
+	"cmp"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// MissingParent is the root frame above a span whose parent is not in its
+// trace (lost, or sent after the trace was stored): its subtree is kept,
+// marked, rather than grafted anywhere.
+const MissingParent = "[missing parent]"
+
+// Span is what a span flame graph needs of one span.
+type Span struct {
+	Trace      [16]byte
+	ID, Parent [8]byte
+	// Service and Version are the resource's service.name and
+	// service.version; Group the run attribute's value, if asked for.
+	Service, Version, Name, Group string
+	// File and Line are where the span is made, from the code.file.path
+	// and code.line.number attributes (or the older code.filepath and
+	// code.lineno).
+	File       string
+	Line       int64
+	Start, End uint64 // Unix nanoseconds
+}
+
+// RunID is the run a span belongs to: its group, else its trace id.
+func (s *Span) RunID() string {
+	if s.Group != "" {
+		return s.Group
+	}
+	return hex.EncodeToString(s.Trace[:])
+}
+
+// TraceSummary counts what building span runs met.
+type TraceSummary struct {
+	Spans, Traces int
+	// Orphans are spans whose parent was missing, now roots under
+	// MissingParent; Clipped are spans that clock skew put partly outside
+	// their parent, clipped to it; Duplicates are spans sent twice (a
+	// retried batch), read once.
+	Orphans, Clipped, Duplicates int
+}
+
+// Add adds o's counts to s.
+func (s *TraceSummary) Add(o TraceSummary) {
+	s.Spans += o.Spans
+	s.Traces += o.Traces
+	s.Orphans += o.Orphans
+	s.Clipped += o.Clipped
+	s.Duplicates += o.Duplicates
+}
+
+func (s TraceSummary) String() string {
+	return fmt.Sprintf("%d spans in %d traces, %d with a missing parent, %d clipped into their parent (clock skew), %d duplicates",
+		s.Spans, s.Traces, s.Orphans, s.Clipped, s.Duplicates)
+}
+
+// SpansOf lists the spans of td. runAttribute, if not "", names the span
+// or resource attribute whose value groups spans into runs (Span.Group).
+// A span with an empty trace or span id, or that ends before it starts,
+// is an error.
+func SpansOf(td ptrace.Traces, runAttribute string) ([]Span, error) {
+	out := make([]Span, 0, td.SpanCount())
+	for ri, rs := range td.ResourceSpans().All() {
+		res := rs.Resource().Attributes()
+		service, version := attr(res, "service.name"), attr(res, "service.version")
+		group := ""
+		if runAttribute != "" {
+			group = attr(res, runAttribute)
+		}
+		for si, ss := range rs.ScopeSpans().All() {
+			for i, sp := range ss.Spans().All() {
+				s := Span{Trace: sp.TraceID(), ID: sp.SpanID(), Parent: sp.ParentSpanID(),
+					Service: service, Version: version, Name: sp.Name(), Group: group,
+					Start: uint64(sp.StartTimestamp()), End: uint64(sp.EndTimestamp())}
+				s.File, s.Line = codePosition(sp.Attributes())
+				if runAttribute != "" {
+					if g := attr(sp.Attributes(), runAttribute); g != "" {
+						s.Group = g
+					}
+				}
+				switch {
+				case pcommon.TraceID(s.Trace).IsEmpty():
+					return nil, fmt.Errorf("resource %d scope %d span %d: empty trace id", ri, si, i)
+				case pcommon.SpanID(s.ID).IsEmpty():
+					return nil, fmt.Errorf("resource %d scope %d span %d: empty span id", ri, si, i)
+				case s.End < s.Start:
+					return nil, fmt.Errorf("resource %d scope %d span %d (%q): ends %d ns before it starts", ri, si, i, s.Name, s.Start-s.End)
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// codePosition is a span's source file and line from the semantic
+// conventions' code attributes, current or older.
+func codePosition(m pcommon.Map) (string, int64) {
+	file := attr(m, "code.file.path")
+	if file == "" {
+		file = attr(m, "code.filepath")
+	}
+	for _, k := range []string{"code.line.number", "code.lineno"} {
+		if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeInt {
+			return file, max(v.Int(), 0)
+		}
+	}
+	return file, 0
+}
+
+// TraceOptions choose how traces become runs.
+type TraceOptions struct {
+	// RunAttribute groups spans into runs by its value (a test that emits
+	// several traces per run); "" makes each trace a run, named by its id.
+	RunAttribute string
+	// App, Build and Run, when set, replace the root spans' service.name,
+	// service.version and the run of every span.
+	App, Build, Run string
+}
+
+// TraceRuns builds the span runs of trace files (see SpanRun).
+func TraceRuns(o TraceOptions, name string, batches ...ptrace.Traces) ([]Run, TraceSummary, error) {
+	var sum TraceSummary
+	byRun := map[string][]Span{}
+	var order []string
+	for i, td := range batches {
+		spans, err := SpansOf(td, o.RunAttribute)
+		if err != nil {
+			return nil, sum, fmt.Errorf("%s: message %d: %w", name, i+1, err)
+		}
+		for _, s := range spans {
+			id := o.Run
+			if id == "" {
+				id = s.RunID()
+			}
+			if byRun[id] == nil {
+				order = append(order, id)
+			}
+			byRun[id] = append(byRun[id], s)
+		}
+	}
+	runs := make([]Run, 0, len(order))
+	for _, id := range order {
+		r, s, err := SpanRun(byRun[id], id, o, name)
+		sum.Add(s)
+		if err != nil {
+			return nil, sum, err
+		}
+		if r.Profile != nil {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, sum, fmt.Errorf("%s: no span with a duration", name)
+	}
+	return runs, sum, nil
+}
+
+// SpanRun builds run id from its spans (of one or more traces): a span
+// is a frame "service: name", its stack the path of frames from its
+// trace's root, its value its self time — its duration less the union of
+// its children's intervals, each clipped to it — and its first-seen its
+// start offset in its trace. A span whose parent is missing is a root
+// under MissingParent; a child outside its parent is clipped to it. The
+// sample type is wall, in nanoseconds. App and build are the first root
+// span's service.name and service.version unless o gives them. A run
+// whose spans all have no self time has a nil Profile.
+func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSummary, error) {
+	r := Run{App: o.App, Build: o.Build, Run: id}
+	b := spanBuilder{p: &profile.Profile{SampleType: "wall", Unit: "nanoseconds"}}
+	traces := map[[16]byte][]Span{}
+	var order [][16]byte
+	for _, s := range spans {
+		if traces[s.Trace] == nil {
+			order = append(order, s.Trace)
+		}
+		traces[s.Trace] = append(traces[s.Trace], s)
+	}
+	var first, last uint64
+	var root *Span
+	for _, t := range order {
+		ts := b.trace(traces[t])
+		if root == nil || ts.root != nil && ts.root.Start < root.Start {
+			root = ts.root
+		}
+		if first == 0 || ts.start < first {
+			first = ts.start
+		}
+		last = max(last, ts.end)
+	}
+	b.sum.Traces = len(order)
+	if root == nil && len(spans) > 0 {
+		root = &spans[0]
+	}
+	if root != nil {
+		if r.App == "" {
+			r.App = root.Service
+		}
+		if r.Build == "" {
+			r.Build = root.Version
+		}
+	}
+	switch {
+	case r.App == "":
+		return r, b.sum, fmt.Errorf("%s: run %s: no app: the root span's resource has no service.name (or give the app)", name, id)
+	case r.Build == "":
+		return r, b.sum, fmt.Errorf("%s: run %s: no build: the root span's resource has no service.version (or give the build)", name, id)
+	}
+	if len(b.p.Samples) == 0 {
+		return r, b.sum, nil
+	}
+	b.p.Start = time.Unix(0, int64(first)).UTC() // #nosec G115 -- nanoseconds since 1970 below 2^63 until 2262
+	b.p.Duration = time.Duration(last - first)   // #nosec G115 -- a run's span, far below 2^63 ns
+	p, err := ingest.Check(b.p, name)
+	if err != nil {
+		return r, b.sum, err
+	}
+	r.Profile = p
+	return r, b.sum, nil
+}
+
+type spanBuilder struct {
+	p     *profile.Profile
+	sum   TraceSummary
+	stack []uint32
+	// of the trace being built
+	spans    []Span
+	children map[[8]byte][]int
+	done     []bool
+	start    uint64
+}
+
+type traceSpan struct {
+	root       *Span
+	start, end uint64
+}
+
+// trace adds the samples of one trace's spans.
+func (b *spanBuilder) trace(spans []Span) traceSpan {
+	// Sorted by start, so that children are visited in order; duplicates
+	// (same span id) are read once.
+	slices.SortStableFunc(spans, func(x, y Span) int { return cmp.Compare(x.Start, y.Start) })
+	ids := make(map[[8]byte]int, len(spans))
+	b.spans = b.spans[:0]
+	for _, s := range spans {
+		if _, dup := ids[s.ID]; dup {
+			b.sum.Duplicates++
+			continue
+		}
+		ids[s.ID] = len(b.spans)
+		b.spans = append(b.spans, s)
+	}
+	b.sum.Spans += len(b.spans)
+	b.children = make(map[[8]byte][]int, len(b.spans))
+	b.done = make([]bool, len(b.spans))
+	ts := traceSpan{start: b.spans[0].Start}
+	var roots, orphans []int
+	for i, s := range b.spans {
+		ts.end = max(ts.end, s.End)
+		switch _, known := ids[s.Parent]; {
+		case pcommon.SpanID(s.Parent).IsEmpty():
+			roots = append(roots, i)
+		case known && s.Parent != s.ID:
+			b.children[s.Parent] = append(b.children[s.Parent], i)
+		default:
+			orphans = append(orphans, i)
+		}
+	}
+	b.start = ts.start
+	if len(roots) > 0 {
+		ts.root = &b.spans[roots[0]]
+	}
+	for _, i := range roots {
+		b.stack = b.stack[:0]
+		b.visit(i, b.spans[i].Start, b.spans[i].End, false)
+	}
+	visitOrphan := func(i int) {
+		b.sum.Orphans++
+		b.stack = append(b.stack[:0], b.p.Intern(profile.Frame{Name: MissingParent}))
+		b.visit(i, b.spans[i].Start, b.spans[i].End, false)
+	}
+	for _, i := range orphans {
+		visitOrphan(i)
+	}
+	// Spans in a parent cycle are reached from no root: each is an orphan.
+	for i := range b.spans {
+		if !b.done[i] {
+			visitOrphan(i)
+		}
+	}
+	return ts
+}
+
+// visit adds span i's sample, its interval clipped to [lo, hi] (the
+// parent's), then its children's.
+func (b *spanBuilder) visit(i int, lo, hi uint64, clip bool) {
+	if b.done[i] {
+		return
+	}
+	b.done[i] = true
+	s := &b.spans[i]
+	start, end := s.Start, s.End
+	if clip && (start < lo || end > hi) {
+		b.sum.Clipped++
+		start, end = min(max(start, lo), hi), max(min(end, hi), lo)
+	}
+	frame := b.p.Intern(profile.Frame{Name: s.Service + ": " + s.Name, Module: s.Service, File: s.File, Line: s.Line})
+	b.stack = append(b.stack, frame)
+	depth := len(b.stack)
+	kids := b.children[s.ID]
+	// The union of the children's intervals clipped to this span: kids
+	// are in start order.
+	var covered, reach uint64
+	reach = start
+	for _, k := range kids {
+		c := &b.spans[k]
+		cs, ce := min(max(c.Start, start), end), max(min(c.End, end), start)
+		cs = max(cs, reach)
+		if ce > cs {
+			covered += ce - cs
+			reach = ce
+		}
+	}
+	if self := end - start - covered; self > 0 {
+		b.p.Samples = append(b.p.Samples, profile.Sample{Stack: slices.Clone(b.stack),
+			Value: int64(self), Time: int64(start - b.start)}) // #nosec G115 -- durations and offsets of one trace, far below 2^63 ns
+	}
+	for _, k := range kids {
+		b.visit(k, start, end, true)
+		b.stack = b.stack[:depth]
+	}
+}

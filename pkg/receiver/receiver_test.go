@@ -1,0 +1,536 @@
+package receiver
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pprofile"
+	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkresource "go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/teststore"
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/otlp"
+	"github.com/flamediff/flamediff/pkg/profile"
+	"github.com/flamediff/flamediff/pkg/storage"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+func newStore(t testing.TB) *storage.Store {
+	t.Helper()
+	s, err := teststore.Open(chtest.DSN(t), storage.Tables{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// start serves a receiver on loopback and runs its commit loop until the
+// test ends.
+func start(t testing.TB, store Store, o Options) (*Receiver, *httptest.Server) {
+	t.Helper()
+	r := New(store, o)
+	srv := httptest.NewServer(r.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	t.Cleanup(func() { srv.Close(); cancel(); <-done })
+	return r, srv
+}
+
+// waitFor polls until cond holds, for at most 30 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// folded returns a stored run's stacks and values.
+func folded(t testing.TB, s *storage.Store, app, build, run string) map[string]int64 {
+	t.Helper()
+	p, err := s.Export(context.Background(), app, build, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stackTotals(p)
+}
+
+func stackTotals(p *profile.Profile) map[string]int64 {
+	out := map[string]int64{}
+	for _, s := range p.Samples {
+		out[strings.Join(p.Names(s.Stack), ";")] += s.Value
+	}
+	return out
+}
+
+// replay sends generated traces through the OpenTelemetry Go SDK and its
+// otlptracehttp exporter (gzip), a tracer provider per service as each
+// service would have; trace i is shifted by i seconds.
+func replay(t *testing.T, endpoint string, traces [][]otlptest.Resource) {
+	t.Helper()
+	ctx := context.Background()
+	providers := map[string]*sdktrace.TracerProvider{}
+	provider := func(attrs map[string]string) trace.Tracer {
+		name := attrs["service.name"]
+		if p := providers[name]; p != nil {
+			return p.Tracer("scenario")
+		}
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(endpoint), otlptracehttp.WithInsecure(),
+			otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kv []attribute.KeyValue
+		for k, v := range attrs {
+			kv = append(kv, attribute.String(k, v))
+		}
+		p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithMaxExportBatchSize(5)),
+			sdktrace.WithResource(sdkresource.NewSchemaless(kv...)))
+		providers[name] = p
+		return p.Tracer("scenario")
+	}
+	for i, resources := range traces {
+		shift := otlptest.Base + uint64(i)*uint64(time.Second)
+		type started struct {
+			span trace.Span
+			end  uint64
+		}
+		ctxs := map[uint64]context.Context{}
+		var spans []started
+		// Scenario ids grow from parent to child.
+		var all []struct {
+			tracer trace.Tracer
+			s      otlptest.Span
+		}
+		for _, r := range resources {
+			tr := provider(r.Attrs)
+			for _, s := range r.Spans {
+				all = append(all, struct {
+					tracer trace.Tracer
+					s      otlptest.Span
+				}{tr, s})
+			}
+		}
+		slices.SortFunc(all, func(a, b struct {
+			tracer trace.Tracer
+			s      otlptest.Span
+		}) int {
+			return int(a.s.ID) - int(b.s.ID)
+		})
+		for _, x := range all {
+			parent := ctx
+			if x.s.Parent != 0 {
+				parent = ctxs[x.s.Parent]
+			}
+			c, span := x.tracer.Start(parent, x.s.Name, trace.WithTimestamp(time.Unix(0, int64(shift+x.s.Start))))
+			ctxs[x.s.ID] = c
+			spans = append(spans, started{span, shift + x.s.End})
+		}
+		for _, s := range slices.Backward(spans) {
+			s.span.End(trace.WithTimestamp(time.Unix(0, int64(s.end))))
+		}
+	}
+	for _, p := range providers {
+		if err := p.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSDKExporterSpans: the SDK's exporter sends the spans of generated
+// scenario runs in batches; each trace becomes a run with exactly the
+// samples the same spans give from a file.
+func TestSDKExporterSpans(t *testing.T) {
+	store := newStore(t)
+	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond})
+	rng := rand.New(rand.NewPCG(3, 4))
+	var traces [][]otlptest.Resource
+	for i := range 5 {
+		traces = append(traces, otlptest.ScenarioTrace(rng, uint64(i+1), "v1", 0.1, nil))
+	}
+	replay(t, strings.TrimPrefix(srv.URL, "http://"), traces)
+	waitFor(t, "5 runs", func() bool { return r.Stats().TraceRuns == 5 })
+	runs, err := store.Runs(context.Background(), "test", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 5 {
+		t.Fatalf("%d runs stored, want 5", len(runs))
+	}
+	for i, run := range runs {
+		want, _, err := otlp.TraceRuns(otlp.TraceOptions{}, "generated", otlptest.Traces(traces[i]...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := folded(t, store, "test", "v1", run.Run), stackTotals(want[0].Profile); !maps.Equal(got, want) {
+			t.Errorf("run %d: stored %v, want %v", i, got, want)
+		}
+		if run.SampleType != "wall" || run.Unit != "nanoseconds" || len(run.Run) != 32 {
+			t.Errorf("run %+v", run)
+		}
+	}
+	if s := r.Stats(); s.Spans != 5*len(otlptest.Scenario) || s.PendingSpans != 0 || s.LateSpans != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// post sends body to the receiver and returns the status, headers and
+// body of the answer.
+func post(t testing.TB, url, contentType string, body []byte, header ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+const (
+	protobuf = "application/x-protobuf"
+	jsonType = "application/json"
+)
+
+// pprofRequest converts a pprof test file to an OTLP profiles request
+// for run; it returns the request and the profile pkg/ingest reads from
+// the file for the sample type the receiver reads (the last).
+func pprofRequest(t testing.TB, file, build, run string) (pprofile.Profiles, *profile.Profile) {
+	t.Helper()
+	src, data := otlptest.ReadPprof(t, file)
+	want, err := ingest.Options{SampleType: src.SampleType[len(src.SampleType)-1].Type}.Parse(bytes.NewReader(data), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return otlptest.FromPprof(src, "prof", build, run), want
+}
+
+// TestPostProfiles posts every pprof test file converted with pdata, as
+// protobuf (gzipped) and as JSON, and a request of two runs: the stored
+// runs hold what pprof reads.
+func TestPostProfiles(t *testing.T) {
+	store := newStore(t)
+	_, srv := start(t, store, Options{})
+	files, _ := filepath.Glob("../../testdata/pprof/*.pb.gz")
+	if len(files) == 0 {
+		t.Fatal("no pprof files")
+	}
+	for _, file := range files {
+		run := filepath.Base(file)
+		pd, want := pprofRequest(t, file, "pb", run)
+		req := pprofileotlp.NewExportRequestFromProfiles(pd)
+		pb, err := req.MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, h, body := post(t, srv.URL+"/v1/profiles", protobuf, gzipped(t, pb), "Content-Encoding", "gzip"); code != 200 || h.Get("Content-Type") != protobuf {
+			t.Fatalf("%s protobuf: %d %s", run, code, body)
+		}
+		pd, _ = pprofRequest(t, file, "json", run)
+		js, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, h, body := post(t, srv.URL+"/v1/profiles", jsonType, js); code != 200 || h.Get("Content-Type") != jsonType {
+			t.Fatalf("%s JSON: %d %s", run, code, body)
+		}
+		for _, build := range []string{"pb", "json"} {
+			if got := folded(t, store, "prof", build, run); !maps.Equal(got, stackTotals(want)) {
+				t.Errorf("%s %s: stored stacks differ from pprof's", run, build)
+			}
+		}
+	}
+	// Two runs in one request commit together.
+	two, _ := pprofRequest(t, files[0], "two", "a")
+	other, _ := pprofRequest(t, files[1], "two", "b")
+	if err := other.MergeTo(two); err != nil {
+		t.Fatal(err)
+	}
+	pb, err := pprofileotlp.NewExportRequestFromProfiles(two).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := post(t, srv.URL+"/v1/profiles", protobuf, pb); code != 200 {
+		t.Fatalf("two runs: %d %s", code, body)
+	}
+	runs, err := store.Runs(context.Background(), "prof", []string{"two"}, nil)
+	if err != nil || len(runs) != 2 || runs[0].IngestID == runs[1].IngestID {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+}
+
+// status decodes a refusal's google.rpc.Status.
+func status(t testing.TB, body []byte) string {
+	t.Helper()
+	var st spb.Status
+	if err := proto.Unmarshal(body, &st); err != nil {
+		t.Fatalf("answer %q is not a google.rpc.Status: %v", body, err)
+	}
+	return st.GetMessage()
+}
+
+// TestBadRequests: each kind of bad request gets its status and reason,
+// and stores nothing.
+func TestBadRequests(t *testing.T) {
+	store := newStore(t)
+	r, srv := start(t, store, Options{MaxBodyBytes: 64 << 10, Token: "s3cret"})
+	auth := []string{"Authorization", "Bearer s3cret"}
+	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 1)), 1, "v1", 0, nil)...)
+	good, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noVersion := ptrace.NewTraces()
+	td.CopyTo(noVersion)
+	noVersion.ResourceSpans().At(0).Resource().Attributes().Remove("service.version")
+	noVersionPB, _ := ptraceotlp.NewExportRequestFromTraces(noVersion).MarshalProto()
+	bomb := gzipped(t, make([]byte, 64<<20)) // 64 MiB of zeros in about 64 KiB
+	if len(bomb) > 64<<10 {
+		t.Fatalf("the gzip bomb is %d bytes", len(bomb))
+	}
+	for _, tt := range []struct {
+		name     string
+		path, ct string
+		body     []byte
+		header   []string
+		status   int
+		reason   string
+	}{
+		{"no token", "/v1/traces", protobuf, good, nil, 401, "bearer token"},
+		{"wrong token", "/v1/traces", protobuf, good, []string{"Authorization", "Bearer s3cred"}, 401, "bearer token"},
+		{"malformed", "/v1/traces", protobuf, []byte("\x0a\xff\xff\xff\xff\x0f junk"), auth, 400, "not an OTLP traces request"},
+		{"truncated", "/v1/traces", protobuf, good[:len(good)/2], auth, 400, "not an OTLP traces request"},
+		{"malformed JSON", "/v1/traces", jsonType, []byte(`{"resourceSpans":[{`), auth, 400, ""},
+		{"no build", "/v1/traces", protobuf, noVersionPB, auth, 400, "service.version"},
+		{"malformed profiles", "/v1/profiles", protobuf, []byte("\x12\x05ab"), auth, 400, "not an OTLP profiles request"},
+		{"oversized", "/v1/traces", protobuf, make([]byte, 65<<10), auth, 413, "body over"},
+		{"gzip bomb", "/v1/traces", protobuf, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
+		{"corrupt gzip", "/v1/traces", protobuf, []byte("\x1f\x8b\x08\x00junk"), append([]string{"Content-Encoding", "gzip"}, auth...), 400, "gzip"},
+		{"unknown encoding", "/v1/traces", protobuf, good, append([]string{"Content-Encoding", "br"}, auth...), 415, "Content-Encoding"},
+		{"text/plain", "/v1/traces", "text/plain", good, auth, 415, "Content-Type"},
+		{"form post", "/v1/traces", "application/x-www-form-urlencoded", []byte("a=b"), auth, 415, "Content-Type"},
+		{"from a web page", "/v1/traces", protobuf, good, append([]string{"Origin", "http://attacker.example"}, auth...), 403, "web page"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, h, body := post(t, srv.URL+tt.path, tt.ct, tt.body, tt.header...)
+			if code != tt.status {
+				t.Fatalf("status %d, want %d: %s", code, tt.status, body)
+			}
+			if h.Get("Access-Control-Allow-Origin") != "" {
+				t.Error("CORS header sent")
+			}
+			if tt.ct == protobuf {
+				if msg := status(t, body); !strings.Contains(msg, tt.reason) {
+					t.Errorf("reason %q, want %q", msg, tt.reason)
+				}
+			}
+		})
+	}
+	if s := r.Stats(); s.Spans != 0 || s.PendingSpans != 0 {
+		t.Errorf("bad requests left spans: %+v", s)
+	}
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobuf, good, auth...); code != 200 {
+		t.Fatalf("good request: %d %s", code, body)
+	}
+}
+
+// TestFloodAndLateSpans: past the pending bound a request gets 429 with
+// Retry-After and nothing of it is taken; retried once runs are stored,
+// it is. Spans of a stored run are answered with a partial success.
+func TestFloodAndLateSpans(t *testing.T) {
+	store := newStore(t)
+	per := len(otlptest.Scenario)
+	r, srv := start(t, store, Options{Wait: 200 * time.Millisecond, MaxPendingSpans: 3 * per})
+	rng := rand.New(rand.NewPCG(5, 6))
+	request := func(trace uint64) []byte {
+		b, err := ptraceotlp.NewExportRequestFromTraces(otlptest.Traces(otlptest.ScenarioTrace(rng, trace, "v1", 0.1, nil)...)).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	accepted, refused := 0, 0
+	for i := range 10 {
+		body := request(uint64(i + 1))
+		for {
+			code, h, answer := post(t, srv.URL+"/v1/traces", protobuf, body)
+			if code == 200 {
+				accepted++
+				break
+			}
+			if code != 429 || h.Get("Retry-After") == "" || !strings.Contains(status(t, answer), "bound") {
+				t.Fatalf("status %d, Retry-After %q: %s", code, h.Get("Retry-After"), answer)
+			}
+			if s := r.Stats(); s.PendingSpans > 3*per {
+				t.Fatalf("%d spans pending over the bound", s.PendingSpans)
+			}
+			refused++
+			time.Sleep(50 * time.Millisecond) // a client waits Retry-After; the test need not
+		}
+	}
+	if refused == 0 {
+		t.Fatal("the flood was never refused: the test proves nothing")
+	}
+	waitFor(t, "10 runs", func() bool { return r.Stats().TraceRuns == 10 })
+	runs, err := store.Runs(context.Background(), "test", nil, nil)
+	if err != nil || len(runs) != 10 {
+		t.Fatalf("%d runs stored (%v), want all 10 accepted", len(runs), err)
+	}
+	// A span of trace 1, stored already.
+	late := otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("api", "v1"),
+		Spans: []otlptest.Span{{Trace: 1, ID: 99, Parent: 1<<8 | 1, Name: "late", Start: 1, End: 2}}})
+	js, err := ptraceotlp.NewExportRequestFromTraces(late).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := post(t, srv.URL+"/v1/traces", jsonType, js)
+	resp := ptraceotlp.NewExportResponse()
+	if err := resp.UnmarshalJSON(body); err != nil || code != 200 {
+		t.Fatalf("late span: %d %s %v", code, body, err)
+	}
+	if ps := resp.PartialSuccess(); ps.RejectedSpans() != 1 || !strings.Contains(ps.ErrorMessage(), "after their run was stored") {
+		t.Errorf("partial success %d %q", ps.RejectedSpans(), ps.ErrorMessage())
+	}
+	if s := r.Stats(); s.LateSpans != 1 || s.Spans != 10*per {
+		t.Errorf("stats %+v", s)
+	}
+
+}
+
+// FuzzTracesRequest posts mutated trace requests (protobuf and JSON) to
+// the handler: every answer is 200 or 400, never a panic.
+func FuzzTracesRequest(f *testing.F) {
+	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 2)), 1, "v1", 0.1, nil)...)
+	req := ptraceotlp.NewExportRequestFromTraces(td)
+	pb, err := req.MarshalProto()
+	if err != nil {
+		f.Fatal(err)
+	}
+	js, err := req.MarshalJSON()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(pb, false)
+	f.Add(js, true)
+	r := New(nil, Options{}) // traces are only held: no store is reached
+	h := r.Handler()
+	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
+		ct := protobuf
+		if isJSON {
+			ct = jsonType
+		}
+		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 && w.Code != 400 {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	})
+}
+
+// TestRootlessRunAndStoreFailure: a run whose root span never comes is
+// stored after RootWait under [missing parent]; when the store fails,
+// profiles get 503 with Retry-After, spans stay pending and new spans
+// get 503 too.
+func TestRootlessRunAndStoreFailure(t *testing.T) {
+	store := newStore(t)
+	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond})
+	orphans := otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("svc", "v1"), Spans: []otlptest.Span{
+		{Trace: 5, ID: 2, Parent: 1, Name: "child", Start: 0, End: 10}}})
+	pb, err := ptraceotlp.NewExportRequestFromTraces(orphans).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	waitFor(t, "the rootless run", func() bool { return r.Stats().TraceRuns == 1 })
+	runs, err := store.Runs(context.Background(), "svc", nil, nil)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	if got := folded(t, store, "svc", "v1", runs[0].Run); !maps.Equal(got, map[string]int64{"[missing parent];svc: child": 10}) {
+		t.Errorf("stored %v", got)
+	}
+	if s := r.Stats(); s.Summary.Orphans != 1 {
+		t.Errorf("stats %+v", s)
+	}
+
+	store.Close() // the store fails from now on
+	pd, _ := pprofRequest(t, "../../testdata/pprof/base-run1.pb.gz", "down", "r")
+	body, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, h, answer := post(t, srv.URL+"/v1/profiles", protobuf, body); code != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("profiles with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
+	}
+	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(2, 2)), 6, "v1", 0, nil)...)
+	if pb, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalProto(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+		t.Fatalf("spans: %d %s", code, answer)
+	}
+	waitFor(t, "a failed commit", func() bool { return r.Stats().Failing })
+	if code, h, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("spans with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
+	}
+	if s := r.Stats(); s.PendingSpans != len(otlptest.Scenario) || s.TraceRuns != 1 {
+		t.Errorf("spans of the failed commit not kept: %+v", s)
+	}
+}
