@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"slices"
 	"sort"
 	"time"
 
@@ -17,14 +16,14 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stacks"
-	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
 )
 
 // The MCP server lives beside the CLI's gate: compare_builds answers the
-// gate's verdict (judge), so an assistant and CI say the same thing.
+// gate's verdict (pkg/verdict), so an assistant and CI say the same thing.
 
 // mcpCmd serves the MCP tools over stdin and stdout until the client
 // closes them.
@@ -84,9 +83,10 @@ func newMCPServer(store *storage.Store, rules *sysframes.Rules) *mcp.Server {
 	mcp.AddTool(s, add("list_runs", "Lists an app's runs (optionally of some builds), oldest first: build, run, start, "+
 		"duration, total value, unit (at most the 100 newest)."), t.listRuns)
 	mcp.AddTool(s, add("compare_builds", "Compares head build(s) against base build(s) of an app: the verdict (PASS, FAIL or "+
-		"INCONCLUSIVE) and why, the run-level result (runs, mean totals, change of the run totals with its 95% interval and "+
-		"Mann-Whitney p), and the significant regressions and improvements per function (Welch's t, Benjamini-Hochberg q), "+
-		"each with its hottest call path. At most top (default 10, max 50) functions a list."), t.compareBuilds)
+		"INCONCLUSIVE), its headline and why, the run-level result (runs, change of the run totals with its 95% interval "+
+		"and Mann-Whitney p), and the culprits — where each regression or improvement enters the call tree: function, "+
+		"kind (new, removed, self, spread), call path, source file:line, change with interval and q. At most top "+
+		"(default 10, max 50) culprits a list."), t.compareBuilds)
 	mcp.AddTool(s, add("callers_callees", "For one function on a diff of head against base builds: its callers and callees "+
 		"with their head and base values through it and the change, largest first (at most top, default 10, max 50 each)."),
 		t.callersCallees)
@@ -216,34 +216,13 @@ func top(n int) int {
 	return min(n, mcpMaxTop)
 }
 
-type mcpChange struct {
-	Function string   `json:"function"`
-	Base     float64  `json:"base"`
-	Head     float64  `json:"head"`
-	Change   float64  `json:"change" jsonschema:"delta as a share of the base total (relative: of the share)"`
-	Interval string   `json:"interval" jsonschema:"95% confidence interval of the change"`
-	Q        float64  `json:"q"`
-	Path     []string `json:"path,omitempty" jsonschema:"the call path, root first, through which the function gained (or lost) most"`
-}
-
 type compareOutput struct {
-	Verdict string `json:"verdict"`
-	Why     string `json:"why"`
-	Unit    string `json:"unit"`
-	Runs    struct {
-		Base       int     `json:"base"`
-		Head       int     `json:"head"`
-		BaseMean   float64 `json:"baseMean"`
-		HeadMean   float64 `json:"headMean"`
-		Change     float64 `json:"change"`
-		ChangeLow  float64 `json:"changeLow"`
-		ChangeHigh float64 `json:"changeHigh"`
-		PValue     float64 `json:"pValue"`
-	} `json:"runs"`
-	Regressions      []mcpChange `json:"regressions"`
-	MoreRegressions  int         `json:"moreRegressions,omitempty"`
-	Improvements     []mcpChange `json:"improvements"`
-	MoreImprovements int         `json:"moreImprovements,omitempty"`
+	// Verdict is the gate's: result, headline (the top culprit), why,
+	// the run totals' change, and the culprits.
+	*verdict.Verdict
+	Unit             string `json:"unit"`
+	MoreRegressions  int    `json:"moreRegressions,omitempty"`
+	MoreImprovements int    `json:"moreImprovements,omitempty"`
 }
 
 func (t *mcpTools) compareBuilds(ctx context.Context, _ *mcp.CallToolRequest, in diffInput) (*mcp.CallToolResult, compareOutput, error) {
@@ -253,65 +232,22 @@ func (t *mcpTools) compareBuilds(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, out, err
 	}
-	v, err := judge(b, m, t.rules, unit, *m.MinChange)
+	v, err := verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, m, t.rules), MinChange: *m.MinChange})
 	if err != nil {
 		return nil, out, err
 	}
-	out.Verdict, out.Why, out.Unit = v.result, v.why, unit
-	out.Runs.Base, out.Runs.Head = v.runs[tree.Base], v.runs[tree.Head]
-	if v.totals[tree.Base] != nil {
-		out.Runs.BaseMean, out.Runs.HeadMean = stats.Describe(v.totals[tree.Base]).Mean, stats.Describe(v.totals[tree.Head]).Mean
-		out.Runs.Change, out.Runs.ChangeLow, out.Runs.ChangeHigh = finite(v.summary.Change), finite(v.summary.ChangeLow), finite(v.summary.ChangeHigh)
-		out.Runs.PValue = finite(v.summary.PValue)
-	}
 	n := top(in.Top)
-	var tr *tree.Tree
-	if len(v.regressions)+len(v.improvements) > 0 {
-		o := query.TreeOptions(b, m, t.rules)
-		if tr, err = b.Build(o); err != nil {
-			return nil, out, err
+	bound := func(cs []verdict.Culprit) ([]verdict.Culprit, int) {
+		if len(cs) <= n {
+			return cs, 0
 		}
+		return cs[:n], len(cs) - n
 	}
-	list := func(rows []tree.Function) ([]mcpChange, int) {
-		changes := []mcpChange{}
-		for _, r := range rows[:min(n, len(rows))] {
-			changes = append(changes, mcpChange{Function: r.Name, Base: r.BaseTotal, Head: r.HeadTotal, Change: r.Delta,
-				Interval: interval(r.DeltaLow, r.DeltaHigh), Q: finite(r.QValue), Path: hottestPath(tr, r.Name)})
-		}
-		return changes, len(rows) - len(changes)
-	}
-	out.Regressions, out.MoreRegressions = list(v.regressions)
-	out.Improvements, out.MoreImprovements = list(v.improvements)
+	v.Regressions, out.MoreRegressions = bound(v.Regressions)
+	v.Improvements, out.MoreImprovements = bound(v.Improvements)
+	v.Totals = verdict.Sides[[]float64]{} // per-run totals: the change says it in less
+	out.Verdict, out.Unit = v, unit
 	return nil, out, nil
-}
-
-// hottestPath is the path, root first, to the node of function name
-// whose change (head - base) is largest in magnitude.
-func hottestPath(t *tree.Tree, name string) []string {
-	if t == nil {
-		return nil
-	}
-	best, bestDelta := -1, 0.0
-	for i, n := range t.Nodes {
-		if t.Label(i) != name {
-			continue
-		}
-		if d := math.Abs(n.HeadTotal - n.BaseTotal); best < 0 || d > bestDelta {
-			best, bestDelta = i, d
-		}
-	}
-	if best < 0 {
-		return nil
-	}
-	path := []string{t.Label(best)}
-	for depth, i := t.Nodes[best].Depth, best; depth > 1; {
-		for i--; t.Nodes[i].Depth >= depth; i-- {
-		}
-		depth = t.Nodes[i].Depth
-		path = append(path, t.Label(i))
-	}
-	slices.Reverse(path)
-	return path
 }
 
 type callInput struct {

@@ -80,22 +80,24 @@ func exerciseTools(t *testing.T, s *mcp.ClientSession) {
 	}
 
 	var cmp struct {
-		Verdict, Why string
-		Runs         struct{ Base, Head int }
-		Regressions  []struct {
-			Function string
-			Change   float64
-			Path     []string
+		Result, Headline string
+		Runs             struct{ Base, Head int }
+		Regressions      []struct {
+			Function, Kind, File string
+			Line                 int64
+			Delta                float64
+			Path                 []string
 		}
 	}
 	diff := map[string]any{"app": "app", "head": []string{"head"}, "base": []string{"base"}, "normalize": "relative", "top": 3}
 	callTool(t, s, "compare_builds", diff, &cmp)
-	if cmp.Verdict != "FAIL" || cmp.Runs.Base != nBase || cmp.Runs.Head != nHead || len(cmp.Regressions) == 0 || len(cmp.Regressions) > 3 {
+	if cmp.Result != "FAIL" || cmp.Runs.Base != nBase || cmp.Runs.Head != nHead || len(cmp.Regressions) == 0 || len(cmp.Regressions) > 3 {
 		t.Fatalf("compare_builds: %+v", cmp)
 	}
 	r := cmp.Regressions[0]
-	if r.Change <= 0 || len(r.Path) < 2 || r.Path[len(r.Path)-1] != r.Function {
-		t.Errorf("regression %+v: no path ending at it", r)
+	if r.Delta <= 0 || len(r.Path) < 2 || r.Path[len(r.Path)-1] != r.Function || r.File == "" || r.Line == 0 ||
+		!strings.Contains(cmp.Headline, r.Function) {
+		t.Errorf("culprit %+v (headline %q): no path ending at it, or no source", r, cmp.Headline)
 	}
 	var calls struct {
 		Head, Base       float64
