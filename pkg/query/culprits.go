@@ -74,7 +74,8 @@ func (d *diffNotes) functions(f *data.Frame) (data.Frames, error) {
 	}
 	fr := d.b.Frames()
 	byName := make(map[string]tree.Source, fr.Len())
-	for id := range uint32(fr.Len()) { // #nosec G115 -- frame ids are uint32
+	n := uint32(fr.Len()) // #nosec G115 -- frame ids are uint32
+	for id := range n {
 		if src := fr.Source(id); src.File != "" {
 			if _, ok := byName[fr.Name(id)]; !ok {
 				byName[fr.Name(id)] = src
