@@ -60,9 +60,13 @@ func TestNoSwitchOnQueryType(t *testing.T) {
 				return true
 			}
 			return x.Sel.Name == "QueryType"
-		case *ast.CallExpr: // query.Type(s)
-			if s, ok := x.Fun.(*ast.SelectorExpr); ok && s.Sel.Name == "Type" {
-				return true
+		case *ast.CallExpr: // query.Type(s), or Type(s) inside the package
+			switch f := x.Fun.(type) {
+			case *ast.SelectorExpr:
+				p, ok := f.X.(*ast.Ident)
+				return ok && p.Name == "query" && f.Sel.Name == "Type"
+			case *ast.Ident:
+				return inQuery && f.Name == "Type"
 			}
 		}
 		return false
