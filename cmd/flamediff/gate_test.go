@@ -54,6 +54,8 @@ func TestQueryGate(t *testing.T) {
 		return 1000 + jitter((run+5)%8)
 	})
 	doubled := foldedRuns(t, "doubled", 8, stacks, func(s string, run int) int { return 2000 + 2*jitter((run+1)%8) })
+	// A slower machine: every function 4% slower, each with its own noise.
+	slowerMachine := foldedRuns(t, "slower-machine", 8, stacks, func(s string, run int) int { return 1040 + jitter((run+len(s))%8) })
 	noisy := foldedRuns(t, "noisy", 8, stacks, func(s string, run int) int { return 1000 + 60*jitter(run) }) // ±12%
 	diff := func(head, base []string, extra ...string) []string {
 		args := append([]string{"query", "--type", "diff", "--head"}, head...)
@@ -74,6 +76,8 @@ func TestQueryGate(t *testing.T) {
 		// failure a slower machine could cause.
 		{"everything doubled, absolute", diff(doubled, base, gate...), 0, "INCONCLUSIVE"},
 		{"everything doubled, relative", diff(doubled, base, append(gate, "--normalize", "relative")...), 0, "PASS"},
+		{"everything 4% slower, absolute", diff(slowerMachine, base, gate...), 0, "INCONCLUSIVE"},
+		{"everything 4% slower, relative", diff(slowerMachine, base, append(gate, "--normalize", "relative")...), 0, "PASS"},
 		{"too noisy to rule out a regression", diff(noisy, base, gate...), 0, "INCONCLUSIVE"},
 		{"one run a side", diff(slower[:1], base[:1], gate...), 0, "INCONCLUSIVE"},
 		{"gate without a base", []string{"query", "--type", "functions", "--fail-on-regression", "--head", base[0]}, 2, ""},
@@ -109,6 +113,14 @@ func TestQueryGate(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	// The slower machine is one culprit, spread at the root, and the
+	// verdict says what to compare instead.
+	out, _ = flamediff(t, diff(slowerMachine, base, "--output", "markdown")...)
+	for _, want := range []string{"**INCONCLUSIVE**: Everything grew in proportion, +4.0", "compare with normalize=relative", "#### Regressions (1)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("every function 4%% slower: markdown lacks %q:\n%s", want, out)
 		}
 	}
 	out, err = flamediff(t, diff(twoSlower, base, "--output", "markdown", "--fail-on-regression", "--top", "1")...)

@@ -45,7 +45,10 @@ func writeGitHub(out io.Writer, v *verdict.Verdict, root string) error {
 			fmt.Fprintf(&sb, "::%s %s::%s\n", list.command, strings.Join(props, ","), escapeData(msg))
 		}
 	}
-	fmt.Fprintf(&sb, "Flamediff: %s: %s %s\n", v.Result, v.Headline, v.Why)
+	// The verdict is a plain log line: a line break in a function's name
+	// must not start a line the runner would read as a command.
+	oneLine := strings.NewReplacer("\r", " ", "\n", " ")
+	fmt.Fprintf(&sb, "Flamediff: %s: %s\n", v.Result, oneLine.Replace(v.Headline+" "+v.Why))
 	_, err = io.WriteString(out, sb.String())
 	return err
 }

@@ -75,6 +75,24 @@ func TestGitHubOutput(t *testing.T) {
 	}
 }
 
+// A function's name is the profile's to choose: one with line breaks and
+// colons stays inside its command's message and the verdict's line, and
+// starts no command of its own.
+func TestGitHubOutputHostileName(t *testing.T) {
+	name := "evil\n::warning file=x.go::injected\r\n::stop-commands::tok"
+	c := verdict.Culprit{Function: name, Kind: "new", Path: []string{"main", name}, Delta: 0.1, Regression: true, File: "a.go", Line: 1}
+	v := &verdict.Verdict{Result: verdict.Fail, Headline: c.Sentence(), Why: "w", Regressions: []verdict.Culprit{c}}
+	var out bytes.Buffer
+	if err := writeGitHub(&out, v, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 || !workflowCommand.MatchString(lines[0]) || !strings.HasPrefix(lines[0], "::error file=a.go,line=1,title=") ||
+		!strings.HasPrefix(lines[1], "Flamediff: FAIL: ") || strings.ContainsRune(out.String(), '\r') {
+		t.Errorf("github output:\n%q", out.String())
+	}
+}
+
 // On real Go profiles the new function's annotation names its file
 // relative to the source root (the profiled program was built in
 // /work/steering/tools/genprof) and its first line; the runtime's

@@ -28,12 +28,22 @@ func storedEqualsLocal(t *testing.T, dsn string) {
 			mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", side, "--run", string(rune('a'+i)), f)
 		}
 	}
-	local := mustRun(t, append(append(append([]string{"query", "--type", "diff", "--output", "json", "--variants", "--head"},
-		sides["head"]...), "--base"), sides["base"]...)...)
-	stored := mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model",
-		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true}`)
-	if local != stored {
-		t.Errorf("stored and local diffs differ:\n stored %.300s\n local  %.300s", stored, local)
+	// Every variant's tree and culprits frame (its verdict in the meta),
+	// in both normalisations, and the GitHub annotations, whose file is
+	// relative to the source root.
+	for _, norm := range []string{"absolute", "relative"} {
+		for _, output := range []string{"json", "github"} {
+			local, lerr := flamediff(t, append(append(append([]string{"query", "--type", "diff", "--output", output, "--variants",
+				"--normalize", norm, "--source-root", "/work/steering/tools", "--head"}, sides["head"]...), "--base"), sides["base"]...)...)
+			stored, serr := flamediff(t, "query", "--dsn", dsn, "--output", output, "--source-root", "/work/steering/tools", "--model",
+				`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true,"normalize":"`+norm+`"}`)
+			if lerr != nil || serr != nil || local != stored || !strings.Contains(stored, "validateHead") {
+				t.Errorf("%s %s: stored (%v) and local (%v) diffs differ:\n stored %.300s\n local  %.300s", norm, output, serr, lerr, stored, local)
+			}
+			if output == "github" && !strings.HasPrefix(stored, "::error file=genprof/main.go,line=64,title=Flamediff%3A new main.validateHead::") {
+				t.Errorf("%s: stored github output:\n%s", norm, stored)
+			}
+		}
 	}
 	// The gate and its report read the same engine either way.
 	diffModel := `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"normalize":"relative"}`
@@ -42,7 +52,7 @@ func storedEqualsLocal(t *testing.T, dsn string) {
 	if !isRegression(err) {
 		t.Errorf("local gate: %v, want a regression", err)
 	}
-	stored, err = flamediff(t, "query", "--dsn", dsn, "--output", "markdown", "--fail-on-regression", "--model", diffModel)
+	stored, err := flamediff(t, "query", "--dsn", dsn, "--output", "markdown", "--fail-on-regression", "--model", diffModel)
 	if !isRegression(err) || stored != local || !strings.Contains(stored, "relative normalisation") ||
 		!strings.Contains(stored, "**FAIL**: `main.validateHead` is new in head, called from `main.iteration`") ||
 		!strings.Contains(stored, "`main.go:64`") {

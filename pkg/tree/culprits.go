@@ -46,7 +46,7 @@ type Culprit struct {
 	// Welch's p-value over the sites' summed per-run values.
 	Delta, DeltaLow, DeltaHigh, PValue float64
 	// QValue is the smallest adjusted p-value of its sites: a site's
-	// p-value over its weight, its share of the root totals
+	// p-value over half its weight, its share of the root totals
 	// (docs/CULPRITS.md).
 	QValue float64
 	// Share is Delta over the change of the root total (Absolute), or
@@ -104,7 +104,7 @@ type culpritFinder struct {
 	// its self, once find has tested them (NaN before).
 	q, selfQ []float64
 	// holds[i] says whether node i's subtree holds a node significant in
-	// the tree's family (Stats).
+	// the tree's family (Stats) at the family's half of alpha.
 	holds []bool
 	// runs[k] is culprit k's summed per-run values (while grouping).
 	runs [][]float64
@@ -127,15 +127,21 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 	for i := range c.q {
 		c.q[i], c.selfQ[i] = math.NaN(), math.NaN()
 	}
+	// One error budget: the descent's tests spend half of alpha
+	// (weighted), the tree's family the other half (Benjamini-Hochberg at
+	// alpha/2): with nothing changed, a culprit needs a false rejection in
+	// one or the other (docs/CULPRITS.md). q-values are scaled to be read
+	// against alpha.
 	c.holds = make([]bool, len(t.Nodes))
 	parent := parents(t.Nodes)
 	for i := len(t.Nodes) - 1; i > 0; i-- {
-		if c.holds[i] = c.holds[i] || t.Stats[i].Significant; c.holds[i] {
+		if c.holds[i] = c.holds[i] || 2*t.Stats[i].QValue < test.alpha; c.holds[i] {
 			c.holds[parent[i]] = true
 		}
 	}
-	// The root is a family of its own.
-	c.q[0] = t.Stats[0].PValue
+	// The root, which no family of parts holds, changed when the tree's
+	// family says so.
+	c.q[0] = 2 * t.Stats[0].QValue
 	// Every node is a part of its parent once, and every self once.
 	c.partAlpha = test.alpha / float64(2*len(t.Nodes))
 	return c
@@ -170,10 +176,10 @@ func (c *culpritFinder) significant(i int) bool { return c.q[i] < c.test.alpha }
 
 // testParts tests node i's parts: its children (their totals' tests) and
 // its self (but the root's, which is no function's: under Focus it is
-// what lies outside the path). Each part is tested at alpha times its
-// weight, its mean share of the two sides' root totals (q is p over the
-// weight): the weights of disjoint parts add up to at most 1, so the
-// descent rejects a true null anywhere with probability at most alpha
+// what lies outside the path). Each part is tested at alpha/2 times its
+// weight, its mean share of the two sides' root totals (q is p over half
+// the weight): the weights of disjoint parts add up to at most 1, so the
+// descent rejects a true null anywhere with probability at most alpha/2
 // (weighted Bonferroni, applied top down; docs/CULPRITS.md).
 func (c *culpritFinder) testParts(i int) {
 	t, w := c.t, c.w
@@ -191,16 +197,17 @@ func (c *culpritFinder) testParts(i int) {
 	}
 }
 
-// weighted is p over the weight of a part of these values.
+// weighted is p over half the weight of a part of these values: the
+// descent's share of alpha.
 func (c *culpritFinder) weighted(p, head, base float64) float64 {
 	root := c.test.root
 	weight := (head/root.HeadTotal + base/root.BaseTotal) / 2
-	return min(1, p/weight)
+	return min(1, p/(weight/2))
 }
 
 // find appends the culprits of node i's subtree to out, i being entered:
 // the root, a node found changed in the family of its parent's parts, or
-// one on the path to a node significant in the tree's family.
+// one on the path to a node significant in the tree's family (at alpha/2).
 // The parts of i are tested as a family; its changed children are
 // entered in turn, and a change of its self is a culprit. Bottom up, the
 // culprits found under i are replaced by one spread culprit at i when

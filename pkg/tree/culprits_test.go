@@ -127,9 +127,9 @@ func matches(t *Tree, c Culprit) int {
 // every other function: those are not culprits (Culprits drops what only
 // makes room), and count as false ones if reported.
 func TestCulpritsPlanted(t *testing.T) {
-	seeds := 100
+	seeds := 500
 	if testing.Short() {
-		seeds = 20
+		seeds = 100
 	}
 	for _, norm := range []Normalization{Absolute, Relative} {
 		t.Run(norm.String(), func(t *testing.T) {
@@ -161,25 +161,26 @@ func TestCulpritsPlanted(t *testing.T) {
 			for k, n := range found {
 				t.Logf("%s %s: found in %d of %d", plantedChanges[k].kind, plantedChanges[k].path, n, seeds)
 				recall += float64(n) / float64(seeds*len(found))
-				if n < seeds*9/10 {
-					t.Errorf("%s %s found in %d of %d comparisons, want 90%%+", plantedChanges[k].kind, plantedChanges[k].path, n, seeds)
+				if n < seeds*95/100 {
+					t.Errorf("%s %s found in %d of %d comparisons, want 95%%+", plantedChanges[k].kind, plantedChanges[k].path, n, seeds)
 				}
 			}
 			share := float64(false_) / float64(reported)
 			t.Logf("recall %.1f%%, false culprits %d of %d (%.1f%%)", 100*recall, false_, reported, 100*share)
-			if share > 0.05 {
-				t.Errorf("%.1f%% of the culprits are false, want at most 5%%", 100*share)
+			if share > 0.02 {
+				t.Errorf("%.1f%% of the culprits are false, want at most 2%%", 100*share)
 			}
 		})
 	}
 }
 
-// A/A: nothing changed, nothing is a culprit (but at the false-discovery
-// rate of the node tests).
+// A/A: nothing changed, nothing is a culprit, but in at most alpha (5%) of
+// the comparisons: the descent and the tree's family spend half of it
+// each (docs/CULPRITS.md).
 func TestCulpritsAA(t *testing.T) {
-	seeds := 200
+	seeds := 1000
 	if testing.Short() {
-		seeds = 40
+		seeds = 200
 	}
 	for _, norm := range []Normalization{Absolute, Relative} {
 		any := 0
@@ -195,18 +196,19 @@ func TestCulpritsAA(t *testing.T) {
 			}
 		}
 		t.Logf("%s: comparisons with a culprit: %d of %d", norm, any, seeds)
-		if float64(any) > 0.1*float64(seeds) {
-			t.Errorf("%s: %d of %d A/A comparisons have culprits, want about 5%%", norm, any, seeds)
+		if any > seeds*5/100 {
+			t.Errorf("%s: %d of %d A/A comparisons have culprits, want at most 5%%", norm, any, seeds)
 		}
 	}
 }
 
 // Every function about 4% slower (a slower machine): one culprit, spread
-// at the root; with relative normalisation, none.
+// at the root; with relative normalisation nothing changed, and culprits
+// come at most at the A/A rate.
 func TestCulpritsUniformChange(t *testing.T) {
-	seeds := 100
+	seeds := 500
 	if testing.Short() {
-		seeds = 20
+		seeds = 100
 	}
 	root, relative := 0, 0
 	for seed := range seeds {
@@ -225,17 +227,18 @@ func TestCulpritsUniformChange(t *testing.T) {
 		} else {
 			t.Logf("seed %d: %d significant nodes, culprits %v", seed, flagged, describe(tr, cs))
 		}
-		if rel := mustBuild(t, b, Options{Normalize: Relative}).Culprits(); len(rel) > 0 {
+		rt := mustBuild(t, b, Options{Normalize: Relative})
+		if rel := rt.Culprits(); len(rel) > 0 {
 			relative++
-			t.Logf("seed %d: relative culprits %v", seed, describe(tr, rel))
+			t.Logf("seed %d: relative culprits %v", seed, describe(rt, rel))
 		}
 	}
 	t.Logf("spread at the root in %d of %d; relative culprits in %d", root, seeds, relative)
-	if relative > seeds*12/100 {
-		t.Errorf("relative culprits in %d of %d comparisons of a uniform change, want about 5%%", relative, seeds)
+	if relative > seeds*5/100 {
+		t.Errorf("relative culprits in %d of %d comparisons of a uniform change, want at most 5%%", relative, seeds)
 	}
-	if root < seeds*9/10 {
-		t.Errorf("one spread culprit at the root in %d of %d comparisons, want 90%%+", root, seeds)
+	if root < seeds*98/100 {
+		t.Errorf("one spread culprit at the root in %d of %d comparisons, want 98%%+", root, seeds)
 	}
 }
 
