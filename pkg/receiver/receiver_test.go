@@ -93,14 +93,14 @@ func stackTotals(p *profile.Profile) map[string]int64 {
 }
 
 // replay sends generated traces through the OpenTelemetry Go SDK and its
-// otlptracehttp exporter (gzip), a tracer provider per service as each
-// service would have; trace i is shifted by i seconds.
+// otlptracehttp exporter (gzip), a tracer provider per service and build
+// as each service would have; trace i is shifted by i seconds.
 func replay(t *testing.T, endpoint string, traces [][]otlptest.Resource) {
 	t.Helper()
 	ctx := context.Background()
 	providers := map[string]*sdktrace.TracerProvider{}
 	provider := func(attrs map[string]string) trace.Tracer {
-		name := attrs["service.name"]
+		name := attrs["service.name"] + "@" + attrs["service.version"]
 		if p := providers[name]; p != nil {
 			return p.Tracer("scenario")
 		}
