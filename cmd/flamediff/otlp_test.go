@@ -154,9 +154,11 @@ func TestSpanDiff(t *testing.T) {
 	}
 }
 
-// TestReceiveCommand runs `flamediff receive`: spans posted to it are
-// stored when it is interrupted, before the wait is over; a non-loopback
-// address without a token is refused.
+// TestReceiveCommand runs `flamediff receive`: with a token in
+// $FLAMEDIFF_RECEIVE_TOKEN a request without it gets 401 and one that
+// names a foreign Host 421; spans posted with it are stored when it is
+// interrupted, before the wait is over; a non-loopback address without a
+// token is refused.
 func TestReceiveCommand(t *testing.T) {
 	dsn := chtest.DSN(t)
 	mustRun(t, "migrate", "--dsn", dsn)
@@ -164,6 +166,7 @@ func TestReceiveCommand(t *testing.T) {
 		t.Fatalf("non-loopback without a token: exit %d, %s", code, stderr)
 	}
 	cmd := exec.Command(flamediffBinary(t), "receive", "--dsn", dsn, "--addr", "127.0.0.1:0", "--wait", "1h")
+	cmd.Env = append(os.Environ(), "FLAMEDIFF_RECEIVE_TOKEN=t0ken")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -184,13 +187,31 @@ func TestReceiveCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	send := func(host, token string) int {
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
+	if code := send("", "wrong"); code != 401 {
+		t.Errorf("a wrong token: status %d, want 401", code)
+	}
+	if code := send("rebound.example", "t0ken"); code != 421 {
+		t.Errorf("a foreign Host: status %d, want 421", code)
+	}
+	if code := send("", "t0ken"); code != 200 {
+		t.Fatalf("status %d", code)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ const (
 // their runs are stored: spans/s end to end.
 func BenchmarkReceiveSpans(b *testing.B) {
 	store := newStore(b)
-	r, srv := start(b, store, Options{Wait: 20 * time.Millisecond})
+	r, srv := start(b, store, Options{Wait: 20 * time.Millisecond}, "")
 	spans := 0
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -59,7 +59,7 @@ func BenchmarkReceiveSpans(b *testing.B) {
 		runs := r.Stats().TraceRuns
 		b.StartTimer()
 		for _, body := range bodies {
-			if code, _, answer := post(b, srv.URL+"/v1/traces", protobuf, body); code != 200 {
+			if code, _, answer := post(b, srv.URL+"/v1/traces", protobufType, body); code != 200 {
 				b.Fatalf("%d %s", code, answer)
 			}
 		}
@@ -118,10 +118,10 @@ func benchProfile(b *testing.B, run string) (pprofile.Profiles, int) {
 	return pd, len(want.Samples)
 }
 
-// BenchmarkReceiveProfiles posts profiles (protobuf): samples/s stored.
+// BenchmarkReceiveProfiles posts profiles (protobufType): samples/s stored.
 func BenchmarkReceiveProfiles(b *testing.B) {
 	store := newStore(b)
-	_, srv := start(b, store, Options{})
+	_, srv := start(b, store, Options{}, "")
 	samples := 0
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -131,7 +131,7 @@ func BenchmarkReceiveProfiles(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if code, _, answer := post(b, srv.URL+"/v1/profiles", protobuf, pb); code != 200 {
+		if code, _, answer := post(b, srv.URL+"/v1/profiles", protobufType, pb); code != 200 {
 			b.Fatalf("%d %s", code, answer)
 		}
 		samples += n
@@ -183,13 +183,13 @@ func BenchmarkPendingSpanMemory(b *testing.B) {
 	var perSpan float64
 	for b.Loop() {
 		r := New(nil, Options{Wait: time.Hour}) // nothing is stored
-		h := r.Handler()
+		h := r.Handler(guardFor(b, loopback, ""))
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for _, body := range bodies {
-			req := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(body))
-			req.Header.Set("Content-Type", protobuf)
+			req := httptest.NewRequest("POST", "http://127.0.0.1:4318/v1/traces", bytes.NewReader(body))
+			req.Header.Set("Content-Type", protobufType)
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, req)
 			if w.Code != 200 {

@@ -23,7 +23,7 @@ import (
 // the diff of a second build with nothing planted (A/A) has no culprit.
 func TestSDKExporterCulprit(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond})
+	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond}, "")
 	rng := rand.New(rand.NewPCG(28, 2))
 	var traces [][]otlptest.Resource
 	for b, build := range []string{"base", "same", "slow"} {

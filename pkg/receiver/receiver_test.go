@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -34,6 +35,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/web/guard"
 )
 
 func TestMain(m *testing.M) { chtest.Main(m) }
@@ -51,12 +53,28 @@ func newStore(t testing.TB) *storage.Store {
 	return s
 }
 
-// start serves a receiver on loopback and runs its commit loop until the
-// test ends.
-func start(t testing.TB, store Store, o Options) (*Receiver, *httptest.Server) {
+// guardFor is the guard `flamediff receive` puts before a receiver that
+// listens on addr and asks for token ("": none).
+func guardFor(t testing.TB, addr net.Addr, token string) *guard.Guard {
+	t.Helper()
+	g, err := guard.New(guard.Options{Addr: addr, Token: token, Refuse: Refuse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// loopback is the address of receivers served without a listener.
+var loopback = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4318}
+
+// start serves a receiver on loopback, behind its guard asking for token
+// ("": none), and runs its commit loop until the test ends.
+func start(t testing.TB, store Store, o Options, token string) (*Receiver, *httptest.Server) {
 	t.Helper()
 	r := New(store, o)
-	srv := httptest.NewServer(r.Handler())
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = r.Handler(guardFor(t, srv.Listener.Addr(), token))
+	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
@@ -171,7 +189,7 @@ func replay(t *testing.T, endpoint string, traces [][]otlptest.Resource) {
 // samples the same spans give from a file.
 func TestSDKExporterSpans(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond})
+	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond}, "")
 	rng := rand.New(rand.NewPCG(3, 4))
 	var traces [][]otlptest.Resource
 	for i := range 5 {
@@ -213,6 +231,9 @@ func post(t testing.TB, url, contentType string, body []byte, header ...string) 
 	}
 	req.Header.Set("Content-Type", contentType)
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -240,11 +261,6 @@ func gzipped(t testing.TB, b []byte) []byte {
 	return buf.Bytes()
 }
 
-const (
-	protobuf = "application/x-protobuf"
-	jsonType = "application/json"
-)
-
 // pprofRequest converts a pprof test file to an OTLP profiles request
 // for run; it returns the request and the profile pkg/ingest reads from
 // the file for the sample type the receiver reads (the last).
@@ -259,11 +275,11 @@ func pprofRequest(t testing.TB, file, build, run string) (pprofile.Profiles, *pr
 }
 
 // TestPostProfiles posts every pprof test file converted with pdata, as
-// protobuf (gzipped) and as JSON, and a request of two runs: the stored
+// protobufType (gzipped) and as JSON, and a request of two runs: the stored
 // runs hold what pprof reads.
 func TestPostProfiles(t *testing.T) {
 	store := newStore(t)
-	_, srv := start(t, store, Options{})
+	_, srv := start(t, store, Options{}, "")
 	files, _ := filepath.Glob("../../testdata/pprof/*.pb.gz")
 	if len(files) == 0 {
 		t.Fatal("no pprof files")
@@ -276,7 +292,7 @@ func TestPostProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, h, body := post(t, srv.URL+"/v1/profiles", protobuf, gzipped(t, pb), "Content-Encoding", "gzip"); code != 200 || h.Get("Content-Type") != protobuf {
+		if code, h, body := post(t, srv.URL+"/v1/profiles", protobufType, gzipped(t, pb), "Content-Encoding", "gzip"); code != 200 || h.Get("Content-Type") != protobufType {
 			t.Fatalf("%s protobuf: %d %s", run, code, body)
 		}
 		pd, _ = pprofRequest(t, file, "json", run)
@@ -303,7 +319,7 @@ func TestPostProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, body := post(t, srv.URL+"/v1/profiles", protobuf, pb); code != 200 {
+	if code, _, body := post(t, srv.URL+"/v1/profiles", protobufType, pb); code != 200 {
 		t.Fatalf("two runs: %d %s", code, body)
 	}
 	runs, err := store.Runs(context.Background(), "prof", []string{"two"}, nil)
@@ -326,7 +342,7 @@ func status(t testing.TB, body []byte) string {
 // and stores nothing.
 func TestBadRequests(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{MaxBodyBytes: 64 << 10, Token: "s3cret"})
+	r, srv := start(t, store, Options{MaxBodyBytes: 64 << 10}, "s3cret")
 	auth := []string{"Authorization", "Bearer s3cret"}
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 1)), 1, "v1", 0, nil)...)
 	good, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
@@ -349,20 +365,22 @@ func TestBadRequests(t *testing.T) {
 		status   int
 		reason   string
 	}{
-		{"no token", "/v1/traces", protobuf, good, nil, 401, "bearer token"},
-		{"wrong token", "/v1/traces", protobuf, good, []string{"Authorization", "Bearer s3cred"}, 401, "bearer token"},
-		{"malformed", "/v1/traces", protobuf, []byte("\x0a\xff\xff\xff\xff\x0f junk"), auth, 400, "not an OTLP traces request"},
-		{"truncated", "/v1/traces", protobuf, good[:len(good)/2], auth, 400, "not an OTLP traces request"},
+		{"no token", "/v1/traces", protobufType, good, nil, 401, "needs its token"},
+		{"wrong token", "/v1/traces", protobufType, good, []string{"Authorization", "Bearer s3cred"}, 401, "needs its token"},
+		{"foreign Host", "/v1/traces", protobufType, good, append([]string{"Host", "rebound.example:4318"}, auth...), 421, "is not a name this server answers to"},
+		{"malformed", "/v1/traces", protobufType, []byte("\x0a\xff\xff\xff\xff\x0f junk"), auth, 400, "not an OTLP traces request"},
+		{"truncated", "/v1/traces", protobufType, good[:len(good)/2], auth, 400, "not an OTLP traces request"},
 		{"malformed JSON", "/v1/traces", jsonType, []byte(`{"resourceSpans":[{`), auth, 400, ""},
-		{"no build", "/v1/traces", protobuf, noVersionPB, auth, 400, "service.version"},
-		{"malformed profiles", "/v1/profiles", protobuf, []byte("\x12\x05ab"), auth, 400, "not an OTLP profiles request"},
-		{"oversized", "/v1/traces", protobuf, make([]byte, 65<<10), auth, 413, "body over"},
-		{"gzip bomb", "/v1/traces", protobuf, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
-		{"corrupt gzip", "/v1/traces", protobuf, []byte("\x1f\x8b\x08\x00junk"), append([]string{"Content-Encoding", "gzip"}, auth...), 400, "gzip"},
-		{"unknown encoding", "/v1/traces", protobuf, good, append([]string{"Content-Encoding", "br"}, auth...), 415, "Content-Encoding"},
+		{"no build", "/v1/traces", protobufType, noVersionPB, auth, 400, "service.version"},
+		{"malformed profiles", "/v1/profiles", protobufType, []byte("\x12\x05ab"), auth, 400, "not an OTLP profiles request"},
+		{"oversized", "/v1/traces", protobufType, make([]byte, 65<<10), auth, 413, "body over"},
+		{"gzip bomb", "/v1/traces", protobufType, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
+		{"corrupt gzip", "/v1/traces", protobufType, []byte("\x1f\x8b\x08\x00junk"), append([]string{"Content-Encoding", "gzip"}, auth...), 400, "gzip"},
+		{"unknown encoding", "/v1/traces", protobufType, good, append([]string{"Content-Encoding", "br"}, auth...), 415, "Content-Encoding"},
 		{"text/plain", "/v1/traces", "text/plain", good, auth, 415, "Content-Type"},
 		{"form post", "/v1/traces", "application/x-www-form-urlencoded", []byte("a=b"), auth, 415, "Content-Type"},
-		{"from a web page", "/v1/traces", protobuf, good, append([]string{"Origin", "http://attacker.example"}, auth...), 403, "web page"},
+		{"from a web page", "/v1/traces", protobufType, good, append([]string{"Origin", "http://attacker.example"}, auth...), 403, "Origin"},
+		{"cross-site fetch", "/v1/profiles", protobufType, good, append([]string{"Sec-Fetch-Site", "cross-site"}, auth...), 403, "Sec-Fetch-Site"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, h, body := post(t, srv.URL+tt.path, tt.ct, tt.body, tt.header...)
@@ -372,17 +390,30 @@ func TestBadRequests(t *testing.T) {
 			if h.Get("Access-Control-Allow-Origin") != "" {
 				t.Error("CORS header sent")
 			}
-			if tt.ct == protobuf {
+			if tt.ct == protobufType {
 				if msg := status(t, body); !strings.Contains(msg, tt.reason) {
 					t.Errorf("reason %q, want %q", msg, tt.reason)
 				}
 			}
 		})
 	}
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/v1/traces", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 405 {
+		t.Errorf("GET: %s, want 405", resp.Status)
+	}
 	if s := r.Stats(); s.Spans != 0 || s.PendingSpans != 0 {
 		t.Errorf("bad requests left spans: %+v", s)
 	}
-	if code, _, body := post(t, srv.URL+"/v1/traces", protobuf, good, auth...); code != 200 {
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, good, auth...); code != 200 {
 		t.Fatalf("good request: %d %s", code, body)
 	}
 }
@@ -393,7 +424,7 @@ func TestBadRequests(t *testing.T) {
 func TestFloodAndLateSpans(t *testing.T) {
 	store := newStore(t)
 	per := len(otlptest.Scenario)
-	r, srv := start(t, store, Options{Wait: 200 * time.Millisecond, MaxPendingSpans: 3 * per})
+	r, srv := start(t, store, Options{Wait: 200 * time.Millisecond, MaxPendingSpans: 3 * per}, "")
 	rng := rand.New(rand.NewPCG(5, 6))
 	request := func(trace uint64) []byte {
 		b, err := ptraceotlp.NewExportRequestFromTraces(otlptest.Traces(otlptest.ScenarioTrace(rng, trace, "v1", 0.1, nil)...)).MarshalProto()
@@ -406,7 +437,7 @@ func TestFloodAndLateSpans(t *testing.T) {
 	for i := range 10 {
 		body := request(uint64(i + 1))
 		for {
-			code, h, answer := post(t, srv.URL+"/v1/traces", protobuf, body)
+			code, h, answer := post(t, srv.URL+"/v1/traces", protobufType, body)
 			if code == 200 {
 				accepted++
 				break
@@ -450,7 +481,7 @@ func TestFloodAndLateSpans(t *testing.T) {
 
 }
 
-// FuzzTracesRequest posts mutated trace requests (protobuf and JSON) to
+// FuzzTracesRequest posts mutated trace requests (protobufType and JSON) to
 // the handler: every answer is 200 or 400, never a panic.
 func FuzzTracesRequest(f *testing.F) {
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 2)), 1, "v1", 0.1, nil)...)
@@ -466,13 +497,13 @@ func FuzzTracesRequest(f *testing.F) {
 	f.Add(pb, false)
 	f.Add(js, true)
 	r := New(nil, Options{}) // traces are only held: no store is reached
-	h := r.Handler()
+	h := r.Handler(guardFor(f, loopback, ""))
 	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
-		ct := protobuf
+		ct := protobufType
 		if isJSON {
 			ct = jsonType
 		}
-		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:4318/v1/traces", bytes.NewReader(body))
 		req.Header.Set("Content-Type", ct)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
@@ -488,14 +519,14 @@ func FuzzTracesRequest(f *testing.F) {
 // get 503 too.
 func TestRootlessRunAndStoreFailure(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond})
+	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond}, "")
 	orphans := otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("svc", "v1"), Spans: []otlptest.Span{
 		{Trace: 5, ID: 2, Parent: 1, Name: "child", Start: 0, End: 10}}})
 	pb, err := ptraceotlp.NewExportRequestFromTraces(orphans).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, body := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 200 {
 		t.Fatalf("%d %s", code, body)
 	}
 	waitFor(t, "the rootless run", func() bool { return r.Stats().TraceRuns == 1 })
@@ -516,18 +547,18 @@ func TestRootlessRunAndStoreFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, h, answer := post(t, srv.URL+"/v1/profiles", protobuf, body); code != 503 || h.Get("Retry-After") == "" {
+	if code, h, answer := post(t, srv.URL+"/v1/profiles", protobufType, body); code != 503 || h.Get("Retry-After") == "" {
 		t.Errorf("profiles with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
 	}
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(2, 2)), 6, "v1", 0, nil)...)
 	if pb, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalProto(); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+	if code, _, answer := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 200 {
 		t.Fatalf("spans: %d %s", code, answer)
 	}
 	waitFor(t, "a failed commit", func() bool { return r.Stats().Failing })
-	if code, h, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 503 || h.Get("Retry-After") == "" {
+	if code, h, answer := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 503 || h.Get("Retry-After") == "" {
 		t.Errorf("spans with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
 	}
 	if s := r.Stats(); s.PendingSpans != len(otlptest.Scenario) || s.TraceRuns != 1 {
