@@ -5,7 +5,6 @@ import (
 	"bytes"
 	be "encoding/binary"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,30 +186,17 @@ func TestReceiveCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := func(host, token string) int {
-		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/x-protobuf")
-		req.Header.Set("Authorization", "Bearer "+token)
-		if host != "" {
-			req.Host = host
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+	status := func(host, token string) int {
+		resp, _ := send(t, url, host, string(body), map[string]string{"Content-Type": "application/x-protobuf", "Authorization": "Bearer " + token})
 		return resp.StatusCode
 	}
-	if code := send("", "wrong"); code != 401 {
+	if code := status("", "wrong"); code != 401 {
 		t.Errorf("a wrong token: status %d, want 401", code)
 	}
-	if code := send("rebound.example", "t0ken"); code != 421 {
+	if code := status("rebound.example", "t0ken"); code != 421 {
 		t.Errorf("a foreign Host: status %d, want 421", code)
 	}
-	if code := send("", "t0ken"); code != 200 {
+	if code := status("", "t0ken"); code != 200 {
 		t.Fatalf("status %d", code)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {

@@ -95,21 +95,13 @@ func BenchmarkIngestSpanFile(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := store.IngestRuns(context.Background(), ingestions(runs), nil); err != nil {
+			if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 		spans += benchRequests * benchPerReq * len(otlptest.Scenario)
 	}
 	b.ReportMetric(float64(spans)/b.Elapsed().Seconds(), "spans/s")
-}
-
-func ingestions(runs []otlp.Run) []storage.Ingestion {
-	out := make([]storage.Ingestion, len(runs))
-	for i, r := range runs {
-		out[i] = storage.Ingestion{Meta: storage.RunMeta{App: r.App, Build: r.Build, Run: r.Run}, Profile: r.Profile}
-	}
-	return out
 }
 
 // benchProfile is testdata's largest pprof profile converted to OTLP.
@@ -160,7 +152,7 @@ func BenchmarkIngestProfileFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.IngestRuns(context.Background(), ingestions(runs), nil); err != nil {
+		if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
 			b.Fatal(err)
 		}
 		samples += n

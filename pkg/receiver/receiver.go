@@ -196,7 +196,7 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 	if len(ready) == 0 {
 		return
 	}
-	var runs []storage.Ingestion
+	var runs []otlp.Run
 	stored := map[string]otlp.TraceSummary{}
 	for id, spans := range ready {
 		run, sum, err := otlp.SpanRun(spans, id, otlp.TraceOptions{RunAttribute: r.o.RunAttribute}, "traces")
@@ -204,13 +204,13 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 		case err != nil: // the spans cannot make a run: keeping them would not help
 			r.o.Logf("run %s of %d spans not stored: %v", id, len(spans), err)
 		case run.Profile != nil:
-			runs = append(runs, storage.Ingestion{Meta: storage.RunMeta{App: run.App, Build: run.Build, Run: run.Run}, Profile: run.Profile})
+			runs = append(runs, run)
 			stored[id] = sum
 		}
 	}
 	var err error
 	if len(runs) > 0 {
-		err = r.store.IngestRuns(ctx, runs, nil)
+		err = r.store.IngestRuns(ctx, otlp.Ingestions(runs, storage.RunMeta{}), nil)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -446,11 +446,7 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
 		return
 	}
-	ingestions := make([]storage.Ingestion, len(runs))
-	for i, run := range runs {
-		ingestions[i] = storage.Ingestion{Meta: storage.RunMeta{App: run.App, Build: run.Build, Run: run.Run}, Profile: run.Profile}
-	}
-	if err := r.store.IngestRuns(req.Context(), ingestions, nil); err != nil {
+	if err := r.store.IngestRuns(req.Context(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
 		r.o.Logf("storing %d profile runs failed: %v", len(runs), err)
 		fail(w, isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "storing the runs failed: " + err.Error(), retry: r.retryAfter()})
 		return

@@ -225,11 +225,17 @@ func TestSDKExporterSpans(t *testing.T) {
 // body of the answer.
 func post(t testing.TB, url, contentType string, body []byte, header ...string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	return send(t, http.MethodPost, url, body, append([]string{"Content-Type", contentType}, header...)...)
+}
+
+// send makes a request with headers (name, value, ...; "Host" sets the
+// request's Host) and returns the status, headers and body of the answer.
+func send(t testing.TB, method, url string, body []byte, header ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", contentType)
 	for i := 0; i+1 < len(header); i += 2 {
 		if header[i] == "Host" {
 			req.Host = header[i+1]
@@ -397,18 +403,8 @@ func TestBadRequests(t *testing.T) {
 			}
 		})
 	}
-	req, err := http.NewRequest(http.MethodGet, srv.URL+"/v1/traces", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer s3cret")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 405 {
-		t.Errorf("GET: %s, want 405", resp.Status)
+	if code, _, body := send(t, http.MethodGet, srv.URL+"/v1/traces", nil, auth...); code != 405 {
+		t.Errorf("GET: %d %s, want 405", code, body)
 	}
 	if s := r.Stats(); s.Spans != 0 || s.PendingSpans != 0 {
 		t.Errorf("bad requests left spans: %+v", s)
