@@ -121,6 +121,27 @@ func (d *dict) str(s string) int32 {
 	return i
 }
 
+// SmallPprof is a profile of two sample types, two functions with file and
+// line and an address without either: the seed of the fuzz targets, whose
+// mutations of a large profile would be slow to run.
+func SmallPprof() *pprof.Profile {
+	src := &pprof.Profile{
+		SampleType: []*pprof.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Mapping:    []*pprof.Mapping{{ID: 1, Start: 0x1000, Limit: 0x9000, File: "/bin/app"}},
+		Function:   []*pprof.Function{{ID: 1, Name: "main", Filename: "main.go"}, {ID: 2, Name: "work", Filename: "work.go"}},
+	}
+	src.Location = []*pprof.Location{
+		{ID: 1, Mapping: src.Mapping[0], Address: 0x1010, Line: []pprof.Line{{Function: src.Function[0], Line: 3}}},
+		{ID: 2, Mapping: src.Mapping[0], Address: 0x2020, Line: []pprof.Line{{Function: src.Function[1], Line: 9}}},
+		{ID: 3, Mapping: src.Mapping[0], Address: 0x3030},
+	}
+	src.Sample = []*pprof.Sample{
+		{Location: []*pprof.Location{src.Location[1], src.Location[0]}, Value: []int64{2, 20}},
+		{Location: []*pprof.Location{src.Location[2], src.Location[0]}, Value: []int64{1, 10}},
+	}
+	return src
+}
+
 // ReadPprof reads a pprof file as pkg/ingest reads it before converting
 // (drop_frames and keep_frames applied), and returns its bytes too.
 func ReadPprof(t testing.TB, path string) (*pprof.Profile, []byte) {

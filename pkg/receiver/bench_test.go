@@ -110,7 +110,7 @@ func benchProfile(b *testing.B, run string) (pprofile.Profiles, int) {
 	return pd, len(want.Samples)
 }
 
-// BenchmarkReceiveProfiles posts profiles (protobufType): samples/s stored.
+// BenchmarkReceiveProfiles posts profiles (protobuf): samples/s stored.
 func BenchmarkReceiveProfiles(b *testing.B) {
 	store := newStore(b)
 	_, srv := start(b, store, Options{}, "")

@@ -436,14 +436,8 @@ func (r *Receiver) accept(spans []otlp.Span) (late int, herr *httpError) {
 }
 
 func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
-	er := pprofileotlp.NewExportRequest()
-	isJSON, ok := r.decode(w, req, er, "profiles")
+	runs, isJSON, ok := r.profileRuns(w, req)
 	if !ok {
-		return
-	}
-	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
-	if err != nil {
-		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
 		return
 	}
 	if err := r.store.IngestRuns(req.Context(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
@@ -455,6 +449,21 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 	r.stats.ProfileRuns += len(runs)
 	r.mu.Unlock()
 	succeed(w, isJSON, pprofileotlp.NewExportResponse())
+}
+
+// profileRuns reads a profiles request into runs, or answers its
+// refusal and reports false.
+func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (runs []otlp.Run, isJSON, ok bool) {
+	er := pprofileotlp.NewExportRequest()
+	if isJSON, ok = r.decode(w, req, er, "profiles"); !ok {
+		return nil, isJSON, false
+	}
+	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
+	if err != nil {
+		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
+		return nil, isJSON, false
+	}
+	return runs, isJSON, true
 }
 
 // fail answers a refusal with a google.rpc.Status body, as OTLP/HTTP

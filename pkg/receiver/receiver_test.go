@@ -281,7 +281,7 @@ func pprofRequest(t testing.TB, file, build, run string) (pprofile.Profiles, *pr
 }
 
 // TestPostProfiles posts every pprof test file converted with pdata, as
-// protobufType (gzipped) and as JSON, and a request of two runs: the stored
+// protobuf (gzipped) and as JSON, and a request of two runs: the stored
 // runs hold what pprof reads.
 func TestPostProfiles(t *testing.T) {
 	store := newStore(t)
@@ -477,35 +477,63 @@ func TestFloodAndLateSpans(t *testing.T) {
 
 }
 
-// FuzzTracesRequest posts mutated trace requests (protobufType and JSON) to
+// FuzzTracesRequest posts mutated trace requests (protobuf and JSON) to
 // the handler: every answer is 200 or 400, never a panic.
 func FuzzTracesRequest(f *testing.F) {
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 2)), 1, "v1", 0.1, nil)...)
-	req := ptraceotlp.NewExportRequestFromTraces(td)
-	pb, err := req.MarshalProto()
-	if err != nil {
-		f.Fatal(err)
-	}
-	js, err := req.MarshalJSON()
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(pb, false)
-	f.Add(js, true)
-	r := New(nil, Options{}) // traces are only held: no store is reached
-	h := r.Handler(guardFor(f, loopback, ""))
-	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
-		ct := protobufType
-		if isJSON {
-			ct = jsonType
-		}
-		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:4318/v1/traces", bytes.NewReader(body))
-		req.Header.Set("Content-Type", ct)
+	h := New(nil, Options{}).Handler(guardFor(f, loopback, "")) // traces are only held: no store is reached
+	fuzzRequests(f, "/v1/traces", ptraceotlp.NewExportRequestFromTraces(td), func(t *testing.T, req *http.Request) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		if w.Code != 200 && w.Code != 400 {
 			t.Fatalf("status %d: %s", w.Code, w.Body)
 		}
+	})
+}
+
+// FuzzProfilesRequest reads mutated profiles requests as the handler
+// does before it stores them: valid runs with samples, or a 400.
+func FuzzProfilesRequest(f *testing.F) {
+	pd := otlptest.FromPprof(otlptest.SmallPprof(), "fuzz", "b", "r")
+	r := New(nil, Options{})
+	fuzzRequests(f, "/v1/profiles", pprofileotlp.NewExportRequestFromProfiles(pd), func(t *testing.T, req *http.Request) {
+		w := httptest.NewRecorder()
+		runs, _, ok := r.profileRuns(w, req)
+		if !ok {
+			if w.Code != 400 {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			return
+		}
+		for _, run := range runs {
+			if err := run.Profile.CheckValid(); err != nil || len(run.Profile.Samples) == 0 || run.App == "" || run.Build == "" {
+				t.Fatalf("run %s/%s/%s: %v", run.App, run.Build, run.Run, err)
+			}
+		}
+	})
+}
+
+// fuzzRequests calls check with POST requests to the receiver's path
+// that carry mutations of seed, as protobuf and as JSON.
+func fuzzRequests(f *testing.F, path string, seed message, check func(t *testing.T, req *http.Request)) {
+	pb, err := seed.MarshalProto()
+	if err != nil {
+		f.Fatal(err)
+	}
+	js, err := seed.MarshalJSON()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(pb, false)
+	f.Add(js, true)
+	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
+		ct := protobufType
+		if isJSON {
+			ct = jsonType
+		}
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:4318"+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		check(t, req)
 	})
 }
 
