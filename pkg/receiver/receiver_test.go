@@ -348,10 +348,19 @@ func status(t testing.TB, body []byte) string {
 // and stores nothing.
 func TestBadRequests(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{MaxBodyBytes: 64 << 10}, "s3cret")
+	r, srv := start(t, store, Options{MaxBodyBytes: 64 << 10, Wait: 200 * time.Millisecond}, "s3cret")
 	auth := []string{"Authorization", "Bearer s3cret"}
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 1)), 1, "v1", 0, nil)...)
 	good, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Accepted before the bad requests come: they must not touch it.
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, good, auth...); code != 200 {
+		t.Fatalf("good request: %d %s", code, body)
+	}
+	pd, _ := pprofRequest(t, "../../testdata/pprof/base-run2.pb.gz", "bad", "r")
+	profilePB, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,6 +388,8 @@ func TestBadRequests(t *testing.T) {
 		{"malformed JSON", "/v1/traces", jsonType, []byte(`{"resourceSpans":[{`), auth, 400, ""},
 		{"no build", "/v1/traces", protobufType, noVersionPB, auth, 400, "service.version"},
 		{"malformed profiles", "/v1/profiles", protobufType, []byte("\x12\x05ab"), auth, 400, "not an OTLP profiles request"},
+		{"truncated profiles", "/v1/profiles", protobufType, profilePB[:len(profilePB)*2/3], auth, 400, "not an OTLP profiles request"},
+		{"profiles gzip bomb", "/v1/profiles", protobufType, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
 		{"oversized", "/v1/traces", protobufType, make([]byte, 65<<10), auth, 413, "body over"},
 		{"gzip bomb", "/v1/traces", protobufType, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
 		{"corrupt gzip", "/v1/traces", protobufType, []byte("\x1f\x8b\x08\x00junk"), append([]string{"Content-Encoding", "gzip"}, auth...), 400, "gzip"},
@@ -406,11 +417,19 @@ func TestBadRequests(t *testing.T) {
 	if code, _, body := send(t, http.MethodGet, srv.URL+"/v1/traces", nil, auth...); code != 405 {
 		t.Errorf("GET: %d %s, want 405", code, body)
 	}
-	if s := r.Stats(); s.Spans != 0 || s.PendingSpans != 0 {
-		t.Errorf("bad requests left spans: %+v", s)
+	if s := r.Stats(); s.Spans != len(otlptest.Scenario) || s.ProfileRuns != 0 {
+		t.Errorf("bad requests changed what was accepted: %+v", s)
 	}
-	if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, good, auth...); code != 200 {
-		t.Fatalf("good request: %d %s", code, body)
+	waitFor(t, "the good run", func() bool { return r.Stats().TraceRuns == 1 })
+	want, _, err := otlp.TraceRuns(otlp.TraceOptions{}, "good", td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := folded(t, store, "test", "v1", want[0].Run); !maps.Equal(got, stackTotals(want[0].Profile)) {
+		t.Errorf("the run accepted before the bad requests: stored %v, want %v", got, stackTotals(want[0].Profile))
+	}
+	if apps, err := store.Apps(context.Background()); err != nil || !slices.Equal(apps, []string{"test"}) {
+		t.Errorf("apps %v (%v): bad profiles requests stored runs", apps, err)
 	}
 }
 
