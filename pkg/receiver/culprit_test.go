@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -21,6 +22,9 @@ import (
 // diff of slow against base, with its statistics, names db: scan as the
 // top culprit, a change of its self time, on its path from the root;
 // the diff of a second build with nothing planted (A/A) has no culprit.
+// The functions table, change points, the time series of db: scan, its
+// sandwich and the evolution of the builds, on the same span runs, say
+// the same.
 func TestSDKExporterCulprit(t *testing.T) {
 	store := newStore(t)
 	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond}, "")
@@ -81,6 +85,68 @@ func TestSDKExporterCulprit(t *testing.T) {
 	}
 	for _, c := range append(v.Regressions[1:], v.Improvements...) {
 		t.Errorf("a span that did not change is a culprit: %s (%s) at %q", c.Function, c.Kind, c.Path)
+	}
+
+	// The other queries work on span runs unchanged.
+	ask := func(q string) map[string][]map[string]any {
+		t.Helper()
+		m, err := query.Parse([]byte(`{"app":"test",` + q + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer, err := exec.Execute(context.Background(), m, query.Range{})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		out := map[string][]map[string]any{}
+		for _, f := range answer {
+			n, _ := f.RowLen()
+			for i := range n {
+				row := map[string]any{}
+				for _, field := range f.Fields {
+					row[field.Name], _ = field.ConcreteAt(i)
+				}
+				out[f.Name] = append(out[f.Name], row)
+			}
+		}
+		return out
+	}
+	builds := `"builds":["base","same","slow"]`
+	fns := ask(`"queryType":"functions","head":{"builds":["slow"]},"base":{"builds":["base"]}`)[frames.FrameFunctions]
+	for _, row := range fns {
+		// api: search and the scenario hold db: scan; the others changed not.
+		changed := row["function"] == "db: scan" || row["function"] == "api: search" || row["function"] == "test: scenario"
+		if row["significant"] == true && !changed || row["function"] == "db: scan" && row["significant"] != true {
+			t.Errorf("functions: %v", row)
+		}
+	}
+	cps := ask(`"queryType":"changepoints",` + builds)[frames.FrameChangePoints]
+	if !slices.ContainsFunc(cps, func(r map[string]any) bool { return r["function"] == "db: scan" && r["build"] == "slow" }) {
+		t.Errorf("change points %v: none of db: scan at build slow", cps)
+	}
+	for _, row := range cps {
+		if row["build"] != "slow" || row["function"] != "db: scan" && row["function"] != "api: search" {
+			t.Errorf("change point %v: only db: scan (and api: search, which holds it) change, at build slow", row)
+		}
+	}
+	series := ask(`"queryType":"timeseries",` + builds + `,"function":"db: scan","baseline":"previous","field":"change"`)[frames.FrameTimeSeries]
+	if len(series) != 3 || math.Abs(series[1]["change"].(float64)) > 0.1 || series[2]["change"].(float64) < 0.2 {
+		t.Errorf("db: scan over the builds: %v, want no change at same and +30%% at slow", series)
+	}
+	sandwich := ask(`"queryType":"diff","head":{"builds":["slow"]},"base":{"builds":["base"]},"sandwich":"db: scan"`)[frames.FrameCulprits]
+	if len(sandwich) != 2 {
+		t.Errorf("sandwich of db: scan: culprits %v, want one of its callers' view and one of its callees'", sandwich)
+	}
+	for _, c := range sandwich {
+		var path []string
+		if err := json.Unmarshal(c["path"].(json.RawMessage), &path); err != nil || !slices.Contains(path, "db: scan") {
+			t.Errorf("sandwich of db: scan: culprit %v at %q", c["culprit"], path)
+		}
+	}
+	evolution := ask(`"queryType":"evolution",` + builds)[frames.FrameEvolution]
+	if i := slices.IndexFunc(evolution, func(r map[string]any) bool { return r["build"] == "slow" && r["component"] == "db: scan" }); i < 0 ||
+		evolution[i]["change"].(float64) < 0.2 {
+		t.Errorf("evolution: db: scan at slow does not grow by 30%%: %v", evolution)
 	}
 
 	if aa := diff("same"); len(aa.Regressions)+len(aa.Improvements) != 0 || aa.Result == verdict.Fail {
