@@ -19,7 +19,7 @@ import (
 
 // receiveTokenEnv is the environment variable that may hold receive's bearer
 // token.
-const receiveTokenEnv = "FLAMEDIFF_RECEIVE_TOKEN"
+const receiveTokenEnv = "FLAMEDIFF_RECEIVE_TOKEN" // #nosec G101 -- the name of the variable, not a token
 
 // receiveCmd runs the OTLP/HTTP receiver until interrupted, then stores
 // every pending run.

@@ -37,7 +37,7 @@ func ScenarioTrace(rng *rand.Rand, trace uint64, build string, sd float64, slowe
 	for i, st := range Scenario {
 		scale := func(v uint64) uint64 { return uint64(float64(v) * max(0.1, 1+sd*rng.NormFloat64())) }
 		d := scale(st.Duration)
-		s := Span{Trace: trace, ID: trace<<8 | uint64(i+1), Name: st.Name}
+		s := Span{Trace: trace, ID: trace<<8 | uint64(i+1), Name: st.Name} // #nosec G115 -- i indexes Scenario's seven steps
 		if st.Parent >= 0 {
 			p := spans[st.Parent]
 			s.Parent = p.ID
