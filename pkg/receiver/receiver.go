@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -196,21 +197,31 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 	if len(ready) == 0 {
 		return
 	}
-	var runs []otlp.Run
+	var runs []storage.Ingestion
 	stored := map[string]otlp.TraceSummary{}
 	for id, spans := range ready {
 		run, sum, err := otlp.SpanRun(spans, id, otlp.TraceOptions{RunAttribute: r.o.RunAttribute}, "traces")
-		switch {
-		case err != nil: // the spans cannot make a run: keeping them would not help
-			r.o.Logf("run %s of %d spans not stored: %v", id, len(spans), err)
-		case run.Profile != nil:
-			runs = append(runs, run)
-			stored[id] = sum
+		if err == nil && run.Profile == nil {
+			continue
 		}
+		var in storage.Ingestion
+		if err == nil {
+			// A run the store refuses would fail every commit it is in,
+			// for ever: like spans that make no run, keeping it would not
+			// help.
+			in = otlp.Ingestions([]otlp.Run{run}, storage.RunMeta{})[0]
+			err = in.Check()
+		}
+		if err != nil {
+			r.o.Logf("run %s of %d spans not stored: %v", id, len(spans), err)
+			continue
+		}
+		runs = append(runs, in)
+		stored[id] = sum
 	}
 	var err error
 	if len(runs) > 0 {
-		err = r.store.IngestRuns(ctx, otlp.Ingestions(runs, storage.RunMeta{}), nil)
+		err = r.store.IngestRuns(ctx, runs, nil)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -360,7 +371,7 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 	}
 	spans, err := otlp.SpansOf(er.Traces(), r.o.RunAttribute)
 	if err == nil {
-		err = namesBuilds(spans)
+		err = storable(spans)
 	}
 	if err != nil {
 		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
@@ -380,12 +391,22 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 	succeed(w, isJSON, resp)
 }
 
-// namesBuilds checks that every span's resource names its app and build,
-// so that a run never waits to be refused.
-func namesBuilds(spans []otlp.Span) error {
+// storable checks that the store will take the runs of spans: every
+// span's resource names its app and build, its texts are UTF-8 and it
+// starts when a run may. So a run never waits to be refused.
+func storable(spans []otlp.Span) error {
 	for _, s := range spans {
 		if s.Service == "" || s.Version == "" {
 			return fmt.Errorf("span %q: its resource needs service.name (the app) and service.version (the build)", s.Name)
+		}
+		for _, text := range []string{s.Service, s.Version, s.Name, s.Group, s.File} {
+			if !utf8.ValidString(text) {
+				return fmt.Errorf("span %q: %q is not valid UTF-8", s.Name, text)
+			}
+		}
+		start := time.Unix(0, int64(min(s.Start, math.MaxInt64))) // #nosec G115 -- bounded by MaxInt64
+		if err := storage.CheckStart(start); err != nil {
+			return fmt.Errorf("span %q: %w", s.Name, err)
 		}
 	}
 	return nil
@@ -440,7 +461,7 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	if err := r.store.IngestRuns(req.Context(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
+	if err := r.store.IngestRuns(req.Context(), runs, nil); err != nil {
 		r.o.Logf("storing %d profile runs failed: %v", len(runs), err)
 		fail(w, isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "storing the runs failed: " + err.Error(), retry: r.retryAfter()})
 		return
@@ -451,19 +472,28 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 	succeed(w, isJSON, pprofileotlp.NewExportResponse())
 }
 
-// profileRuns reads a profiles request into runs, or answers its
-// refusal and reports false.
-func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (runs []otlp.Run, isJSON, ok bool) {
+// profileRuns reads a profiles request into runs the store takes, or
+// answers its refusal and reports false.
+func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingestions []storage.Ingestion, isJSON, ok bool) {
 	er := pprofileotlp.NewExportRequest()
 	if isJSON, ok = r.decode(w, req, er, "profiles"); !ok {
 		return nil, isJSON, false
 	}
 	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
+	if err == nil {
+		ingestions = otlp.Ingestions(runs, storage.RunMeta{})
+		for _, in := range ingestions {
+			if err = in.Check(); err != nil { // the store would refuse it: bad input, not a failing store
+				err = fmt.Errorf("run %s/%s/%s: %w", in.Meta.App, in.Meta.Build, in.Meta.Run, err)
+				break
+			}
+		}
+	}
 	if err != nil {
 		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
 		return nil, isJSON, false
 	}
-	return runs, isJSON, true
+	return ingestions, isJSON, true
 }
 
 // fail answers a refusal with a google.rpc.Status body, as OTLP/HTTP
