@@ -107,8 +107,8 @@ type appInput struct {
 }
 
 type listAppsOutput struct {
-	Apps      []string `json:"apps"`
-	Truncated bool     `json:"truncated,omitempty"`
+	Apps    []string `json:"apps"`
+	Omitted int      `json:"omitted,omitempty"`
 }
 
 func (t *mcpTools) listApps(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, listAppsOutput, error) {
@@ -116,10 +116,8 @@ func (t *mcpTools) listApps(ctx context.Context, _ *mcp.CallToolRequest, _ struc
 	if err != nil {
 		return nil, listAppsOutput{}, err
 	}
-	out := listAppsOutput{Apps: apps}
-	if len(apps) > mcpMaxRows {
-		out.Apps, out.Truncated = apps[:mcpMaxRows], true
-	}
+	var out listAppsOutput
+	out.Apps, out.Omitted = first(apps, mcpMaxRows)
 	return nil, out, nil
 }
 
@@ -154,6 +152,14 @@ func newest[T any](xs []T) ([]T, int) {
 		return xs, 0
 	}
 	return xs[len(xs)-mcpMaxRows:], len(xs) - mcpMaxRows
+}
+
+// first keeps the first n of xs and counts the others.
+func first[T any](xs []T, n int) ([]T, int) {
+	if len(xs) <= n {
+		return xs, 0
+	}
+	return xs[:n], len(xs) - n
 }
 
 type listRunsInput struct {
@@ -196,13 +202,25 @@ type diffInput struct {
 	Top       int      `json:"top,omitempty" jsonschema:"rows per list (default 10, max 50)"`
 }
 
-// engine loads the diff or profile of m.
-func (t *mcpTools) engine(ctx context.Context, m query.Model) (*tree.Builder, string, query.Model, error) {
+// model is the diff query of in.
+func (in diffInput) model() query.Model {
+	return query.Model{QueryType: query.Diff, App: in.App, Normalize: in.Normalize,
+		Head: query.Selection{Builds: in.Head}, Base: query.Selection{Builds: in.Base}}
+}
+
+// parsed gives m the checks and defaults every query gets.
+func parsed(m query.Model) (query.Model, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return nil, "", m, err
+		return m, err
 	}
-	if m, err = query.Parse(raw); err != nil { // the checks and defaults every query gets
+	return query.Parse(raw)
+}
+
+// engine loads the diff or profile of m.
+func (t *mcpTools) engine(ctx context.Context, m query.Model) (*tree.Builder, string, query.Model, error) {
+	m, err := parsed(m)
+	if err != nil {
 		return nil, "", m, err
 	}
 	b, unit, err := t.exec.Engine(ctx, m)
@@ -227,8 +245,7 @@ type compareOutput struct {
 
 func (t *mcpTools) compareBuilds(ctx context.Context, _ *mcp.CallToolRequest, in diffInput) (*mcp.CallToolResult, compareOutput, error) {
 	var out compareOutput
-	b, unit, m, err := t.engine(ctx, query.Model{QueryType: query.Diff, App: in.App, Normalize: in.Normalize,
-		Head: query.Selection{Builds: in.Head}, Base: query.Selection{Builds: in.Base}})
+	b, unit, m, err := t.engine(ctx, in.model())
 	if err != nil {
 		return nil, out, err
 	}
@@ -236,15 +253,8 @@ func (t *mcpTools) compareBuilds(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, out, err
 	}
-	n := top(in.Top)
-	bound := func(cs []verdict.Culprit) ([]verdict.Culprit, int) {
-		if len(cs) <= n {
-			return cs, 0
-		}
-		return cs[:n], len(cs) - n
-	}
-	v.Regressions, out.MoreRegressions = bound(v.Regressions)
-	v.Improvements, out.MoreImprovements = bound(v.Improvements)
+	v.Regressions, out.MoreRegressions = first(v.Regressions, top(in.Top))
+	v.Improvements, out.MoreImprovements = first(v.Improvements, top(in.Top))
 	v.Totals = verdict.Sides[[]float64]{} // per-run totals: the change says it in less
 	out.Verdict, out.Unit = v, unit
 	return nil, out, nil
@@ -277,8 +287,9 @@ func (t *mcpTools) callersCallees(ctx context.Context, _ *mcp.CallToolRequest, i
 	if in.Function == "" {
 		return nil, out, fmt.Errorf("function is required")
 	}
-	b, unit, m, err := t.engine(ctx, query.Model{QueryType: query.Diff, App: in.App, Normalize: in.Normalize,
-		Head: query.Selection{Builds: in.Head}, Base: query.Selection{Builds: in.Base}, MaxNodes: query.MaxMaxNodes})
+	m := in.model()
+	m.MaxNodes = query.MaxMaxNodes
+	b, unit, m, err := t.engine(ctx, m)
 	if err != nil {
 		return nil, out, err
 	}
@@ -324,7 +335,6 @@ func (t *mcpTools) callersCallees(ctx context.Context, _ *mcp.CallToolRequest, i
 	if !found {
 		return nil, out, fmt.Errorf("no function %q in the diff of %v against %v", in.Function, in.Head, in.Base)
 	}
-	n := top(in.Top)
 	sorted := func(m map[string]*mcpEdge) []mcpEdge {
 		es := []mcpEdge{}
 		for _, e := range m {
@@ -335,10 +345,8 @@ func (t *mcpTools) callersCallees(ctx context.Context, _ *mcp.CallToolRequest, i
 			return math.Abs(es[i].Change) > math.Abs(es[j].Change) ||
 				es[i].Change == es[j].Change && es[i].Function < es[j].Function
 		})
-		if len(es) > n {
-			out.Omitted += len(es) - n
-			es = es[:n]
-		}
+		es, omitted := first(es, top(in.Top))
+		out.Omitted += omitted
 		return es
 	}
 	out.Callers, out.Callees = sorted(callers), sorted(callees)
@@ -387,9 +395,8 @@ func (t *mcpTools) functions(ctx context.Context, _ *mcp.CallToolRequest, in fun
 		}
 		return rows[i].HeadTotal > rows[j].HeadTotal
 	})
-	n := top(in.Top)
-	out.Omitted = max(0, len(rows)-n)
-	for _, r := range rows[:min(n, len(rows))] {
+	rows, out.Omitted = first(rows, top(in.Top))
+	for _, r := range rows {
 		f := mcpFunction{Function: r.Name, Self: r.HeadSelf, Total: r.HeadTotal}
 		if diff {
 			f.BaseSelf, f.BaseTotal, f.Change, f.Significant = &r.BaseSelf, &r.BaseTotal, &r.Delta, &r.Significant
@@ -427,10 +434,7 @@ func (t *mcpTools) functionEvolution(ctx context.Context, _ *mcp.CallToolRequest
 // rows, at most mcpMaxRows (the newest when newest is set).
 func (t *mcpTools) rows(ctx context.Context, m query.Model, newest bool) (*mcp.CallToolResult, rowsOutput, error) {
 	var out rowsOutput
-	raw, err := json.Marshal(m)
-	if err == nil {
-		m, err = query.Parse(raw)
-	}
+	m, err := parsed(m)
 	if err != nil {
 		return nil, out, err
 	}
@@ -472,12 +476,4 @@ func frameRow(f *data.Frame, i int) map[string]any {
 		row[field.Name] = v
 	}
 	return row
-}
-
-// finite maps NaN and infinities, which JSON cannot carry, to 0.
-func finite(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
-	}
-	return x
 }

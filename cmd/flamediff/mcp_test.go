@@ -45,10 +45,16 @@ func toolText(res *mcp.CallToolResult) string {
 	return sb.String()
 }
 
-// exerciseTools lists and calls every tool on ingestPprof's data, as an
-// assistant would, and checks the answers.
-func exerciseTools(t *testing.T, s *mcp.ClientSession) {
+// exerciseTools connects the MCP SDK's client through transport, lists
+// and calls every tool on ingestPprof's data, as an assistant would, and
+// checks the answers.
+func exerciseTools(t *testing.T, transport mcp.Transport) {
 	ctx := context.Background()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	nBase, nHead := len(pprofRuns(t, "base")), len(pprofRuns(t, "head"))
 	tools, err := s.ListTools(ctx, nil)
 	if err != nil {
@@ -137,54 +143,28 @@ func exerciseTools(t *testing.T, s *mcp.ClientSession) {
 // stdio.
 func TestMCPStdio(t *testing.T) {
 	dsn := ingestPprof(t)
-	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
-	s, err := client.Connect(context.Background(), &mcp.CommandTransport{
-		Command: exec.Command(flamediffBinary(t), "mcp", "--dsn", dsn)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	exerciseTools(t, s)
+	exerciseTools(t, &mcp.CommandTransport{Command: exec.Command(flamediffBinary(t), "mcp", "--dsn", dsn)})
 }
 
 // TestMCPHTTP drives serve's /mcp endpoint with the SDK's streamable HTTP
 // client; a request from a foreign page (Origin) or host is refused.
 func TestMCPHTTP(t *testing.T) {
 	url, _ := serveTest(t)
-	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
-	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	exerciseTools(t, s)
+	exerciseTools(t, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"})
 
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	for name, c := range map[string]struct {
-		header [2]string
-		want   int
+		host, origin string
+		want         int
 	}{
-		"foreign origin": {[2]string{"Origin", "http://attacker.example"}, http.StatusForbidden},
-		"foreign host":   {[2]string{"Host", "attacker.example"}, http.StatusMisdirectedRequest}, // serve's guard
+		"foreign origin": {"", "http://attacker.example", http.StatusForbidden},
+		"foreign host":   {"attacker.example", "", http.StatusMisdirectedRequest}, // serve's guard
 	} {
-		header := c.header
-		req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(initialize))
-		if err != nil {
-			t.Fatal(err)
+		header := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+		if c.origin != "" {
+			header["Origin"] = c.origin
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if header[0] == "Host" {
-			req.Host = header[1]
-		} else {
-			req.Header.Set(header[0], header[1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != c.want {
+		if resp, _ := send(t, url+"/mcp", c.host, initialize, header); resp.StatusCode != c.want {
 			t.Errorf("%s: status %d, want %d", name, resp.StatusCode, c.want)
 		}
 	}

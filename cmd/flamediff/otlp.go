@@ -53,14 +53,8 @@ func ingestOTLP(ctx context.Context, dsn *storeFlags, parse *parseOptions, runAt
 		}
 		summary = sum.String()
 	}
-	ingestions := make([]storage.Ingestion, len(runs))
-	for i, r := range runs {
-		m := meta
-		m.App, m.Build, m.Run = r.App, r.Build, r.Run
-		ingestions[i] = storage.Ingestion{Meta: m, Profile: r.Profile}
-	}
 	err = withStore(dsn, func(store *storage.Store) error {
-		return store.IngestRuns(ctx, ingestions, progress(os.Stderr, "storing "+file))
+		return store.IngestRuns(ctx, otlp.Ingestions(runs, meta), progress(os.Stderr, "storing "+file))
 	})
 	if err != nil {
 		return err

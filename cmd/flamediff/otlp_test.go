@@ -5,7 +5,6 @@ import (
 	"bytes"
 	be "encoding/binary"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,9 +153,11 @@ func TestSpanDiff(t *testing.T) {
 	}
 }
 
-// TestReceiveCommand runs `flamediff receive`: spans posted to it are
-// stored when it is interrupted, before the wait is over; a non-loopback
-// address without a token is refused.
+// TestReceiveCommand runs `flamediff receive`: with a token in
+// $FLAMEDIFF_RECEIVE_TOKEN a request without it gets 401 and one that
+// names a foreign Host 421; spans posted with it are stored when it is
+// interrupted, before the wait is over; a non-loopback address without a
+// token is refused.
 func TestReceiveCommand(t *testing.T) {
 	dsn := chtest.DSN(t)
 	mustRun(t, "migrate", "--dsn", dsn)
@@ -164,6 +165,7 @@ func TestReceiveCommand(t *testing.T) {
 		t.Fatalf("non-loopback without a token: exit %d, %s", code, stderr)
 	}
 	cmd := exec.Command(flamediffBinary(t), "receive", "--dsn", dsn, "--addr", "127.0.0.1:0", "--wait", "1h")
+	cmd.Env = append(os.Environ(), "FLAMEDIFF_RECEIVE_TOKEN=t0ken")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -184,13 +186,18 @@ func TestReceiveCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	status := func(host, token string) int {
+		resp, _ := send(t, url, host, string(body), map[string]string{"Content-Type": "application/x-protobuf", "Authorization": "Bearer " + token})
+		return resp.StatusCode
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
+	if code := status("", "wrong"); code != 401 {
+		t.Errorf("a wrong token: status %d, want 401", code)
+	}
+	if code := status("rebound.example", "t0ken"); code != 421 {
+		t.Errorf("a foreign Host: status %d, want 421", code)
+	}
+	if code := status("", "t0ken"); code != 200 {
+		t.Fatalf("status %d", code)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

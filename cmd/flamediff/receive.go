@@ -10,16 +10,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/receiver"
+	"github.com/flamediff/flamediff/pkg/web/guard"
 )
 
 // receiveTokenEnv is the environment variable that may hold receive's bearer
 // token.
-const receiveTokenEnv = "FLAMEDIFF_RECEIVE_TOKEN"
+const receiveTokenEnv = "FLAMEDIFF_RECEIVE_TOKEN" // #nosec G101 -- the name of the variable, not a token
 
 // receiveCmd runs the OTLP/HTTP receiver until interrupted, then stores
 // every pending run.
@@ -31,13 +31,16 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 	fs.IntVar(&o.MaxPendingSpans, "max-pending-spans", 1_000_000, "spans held for runs not yet stored; over it requests get 429")
 	maxBody := fs.Int("max-body-mib", 16, "largest request body, and what it may inflate to, in `MiB`")
 	fs.StringVar(&o.RunAttribute, "run-attribute", "", "group spans into runs by this span or resource `ATTRIBUTE` (default: one trace, one run)")
-	tokenFile := fs.String("token-file", "", "`FILE` holding the bearer token requests must carry (or $"+receiveTokenEnv+")")
+	var hosts listFlag
+	fs.Var(&hosts, "allow-host", "also answer requests that name this `HOST` (repeatable; localhost, 127.0.0.1, [::1] "+
+		"and the listen address always)")
+	tokenFile := fs.String("token-file", "", "require the bearer token in `FILE` (or $"+receiveTokenEnv+"); needed on a non-loopback --addr")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if err := noArgs(args); err != nil {
 			return err
 		}
 		o.MaxBodyBytes = int64(*maxBody) << 20
-		token, err := readReceiveToken(*tokenFile)
+		token, err := readToken(*tokenFile, receiveTokenEnv)
 		if err != nil {
 			return err
 		}
@@ -45,15 +48,20 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		if err != nil {
 			return usageError{fmt.Errorf("--addr: %w", err)}
 		}
-		if !tcp.IP.IsLoopback() && token == "" {
+		// The guard is made before listening, so that an address it
+		// refuses is never bound.
+		g, err := guard.New(guard.Options{Addr: tcp, Hosts: hosts, Token: token, Refuse: receiver.Refuse})
+		if errors.Is(err, guard.ErrNoToken) {
 			return usageError{fmt.Errorf("--addr %s is not loopback: give a bearer token (--token-file or $%s)", *addr, receiveTokenEnv)}
+		}
+		if err != nil {
+			return usageError{err}
 		}
 		ln, err := net.ListenTCP("tcp", tcp)
 		if err != nil {
 			return err
 		}
 		defer ln.Close()
-		o.Token = token
 		logger := log.New(os.Stderr, "flamediff receive: ", log.LstdFlags)
 		o.Logf = logger.Printf
 		store, _, err := dsn.open()
@@ -62,7 +70,7 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		}
 		defer store.Close()
 		recv := receiver.New(store, o)
-		srv := &http.Server{Handler: recv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: recv.Handler(g), ReadHeaderTimeout: 10 * time.Second}
 		runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 		defer stopRun()
 		var wg sync.WaitGroup
@@ -90,20 +98,4 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		}
 		return nil
 	}
-}
-
-// readReceiveToken reads the bearer token from file, else the environment.
-func readReceiveToken(file string) (string, error) {
-	if file == "" {
-		return os.Getenv(receiveTokenEnv), nil
-	}
-	b, err := os.ReadFile(file) // #nosec G304 -- the file the user names
-	if err != nil {
-		return "", err
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("%s: empty token", file)
-	}
-	return t, nil
 }

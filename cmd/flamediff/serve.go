@@ -33,7 +33,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		token, err := readToken(*tokenFile)
+		token, err := readToken(*tokenFile, tokenEnv)
 		if err != nil {
 			return err
 		}
@@ -86,14 +86,15 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 }
 
 // tokenEnv holds serve's bearer token when --token-file is not given.
-const tokenEnv = "FLAMEDIFF_TOKEN"
+const tokenEnv = "FLAMEDIFF_TOKEN" // #nosec G101 -- the name of the variable, not a token
 
-// readToken returns the token of file (its first line), else of $FLAMEDIFF_TOKEN.
-func readToken(file string) (string, error) {
+// readToken returns the token of file (its first line), else of the
+// environment variable env.
+func readToken(file, env string) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(os.Getenv(tokenEnv)), nil
+		return strings.TrimSpace(os.Getenv(env)), nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := os.ReadFile(file) // #nosec G304 -- the file the user names
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}

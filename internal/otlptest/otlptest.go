@@ -29,7 +29,7 @@ func FromPprof(src *pprof.Profile, app, build, run string) pprofile.Profiles {
 
 	mappings := map[*pprof.Mapping]int32{}
 	for _, m := range src.Mapping {
-		mappings[m] = int32(d.MappingTable().Len())
+		mappings[m] = index(d.MappingTable().Len())
 		om := d.MappingTable().AppendEmpty()
 		om.SetMemoryStart(m.Start)
 		om.SetMemoryLimit(m.Limit)
@@ -38,7 +38,7 @@ func FromPprof(src *pprof.Profile, app, build, run string) pprofile.Profiles {
 	}
 	functions := map[*pprof.Function]int32{}
 	for _, f := range src.Function {
-		functions[f] = int32(d.FunctionTable().Len())
+		functions[f] = index(d.FunctionTable().Len())
 		of := d.FunctionTable().AppendEmpty()
 		of.SetNameStrindex(d.str(f.Name))
 		of.SetSystemNameStrindex(d.str(f.SystemName))
@@ -47,7 +47,7 @@ func FromPprof(src *pprof.Profile, app, build, run string) pprofile.Profiles {
 	}
 	locations := map[*pprof.Location]int32{}
 	for _, l := range src.Location {
-		locations[l] = int32(d.LocationTable().Len())
+		locations[l] = index(d.LocationTable().Len())
 		ol := d.LocationTable().AppendEmpty()
 		ol.SetAddress(l.Address)
 		if l.Mapping != nil {
@@ -67,7 +67,7 @@ func FromPprof(src *pprof.Profile, app, build, run string) pprofile.Profiles {
 		if i, ok := stacks[key]; ok {
 			return i
 		}
-		i := int32(d.StackTable().Len())
+		i := index(d.StackTable().Len())
 		st := d.StackTable().AppendEmpty()
 		for _, l := range s.Location {
 			st.LocationIndices().Append(locations[l])
@@ -82,7 +82,7 @@ func FromPprof(src *pprof.Profile, app, build, run string) pprofile.Profiles {
 	sp := rp.ScopeProfiles().AppendEmpty()
 	var runAttr int32
 	if run != "" {
-		runAttr = int32(d.AttributeTable().Len())
+		runAttr = index(d.AttributeTable().Len())
 		kv := d.AttributeTable().AppendEmpty()
 		kv.SetKeyStrindex(d.str("flamediff.run"))
 		kv.Value().SetStr(run)
@@ -91,8 +91,8 @@ func FromPprof(src *pprof.Profile, app, build, run string) pprofile.Profiles {
 		prof := sp.Profiles().AppendEmpty()
 		prof.SampleType().SetTypeStrindex(d.str(st.Type))
 		prof.SampleType().SetUnitStrindex(d.str(st.Unit))
-		prof.SetTime(pcommon.Timestamp(src.TimeNanos))
-		prof.SetDurationNano(uint64(src.DurationNanos))
+		prof.SetTime(pcommon.Timestamp(src.TimeNanos))  // #nosec G115 -- a pprof time, after 1970
+		prof.SetDurationNano(uint64(src.DurationNanos)) // #nosec G115 -- a pprof duration, not negative
 		prof.SetPeriod(src.Period)
 		if run != "" {
 			prof.AttributeIndices().Append(runAttr)
@@ -106,6 +106,11 @@ func FromPprof(src *pprof.Profile, app, build, run string) pprofile.Profiles {
 	return pd
 }
 
+// index is the index of the next row of a dictionary table of n rows.
+func index(n int) int32 {
+	return int32(n) // #nosec G115 -- the tables of the tests' profiles are far below 2^31 rows
+}
+
 type dict struct {
 	pprofile.ProfilesDictionary
 	strs map[string]int32
@@ -115,17 +120,38 @@ func (d *dict) str(s string) int32 {
 	if i, ok := d.strs[s]; ok {
 		return i
 	}
-	i := int32(d.StringTable().Len())
+	i := index(d.StringTable().Len())
 	d.StringTable().Append(s)
 	d.strs[s] = i
 	return i
+}
+
+// SmallPprof is a profile of two sample types, two functions with file and
+// line and an address without either: the seed of the fuzz targets, whose
+// mutations of a large profile would be slow to run.
+func SmallPprof() *pprof.Profile {
+	src := &pprof.Profile{
+		SampleType: []*pprof.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Mapping:    []*pprof.Mapping{{ID: 1, Start: 0x1000, Limit: 0x9000, File: "/bin/app"}},
+		Function:   []*pprof.Function{{ID: 1, Name: "main", Filename: "main.go"}, {ID: 2, Name: "work", Filename: "work.go"}},
+	}
+	src.Location = []*pprof.Location{
+		{ID: 1, Mapping: src.Mapping[0], Address: 0x1010, Line: []pprof.Line{{Function: src.Function[0], Line: 3}}},
+		{ID: 2, Mapping: src.Mapping[0], Address: 0x2020, Line: []pprof.Line{{Function: src.Function[1], Line: 9}}},
+		{ID: 3, Mapping: src.Mapping[0], Address: 0x3030},
+	}
+	src.Sample = []*pprof.Sample{
+		{Location: []*pprof.Location{src.Location[1], src.Location[0]}, Value: []int64{2, 20}},
+		{Location: []*pprof.Location{src.Location[2], src.Location[0]}, Value: []int64{1, 10}},
+	}
+	return src
 }
 
 // ReadPprof reads a pprof file as pkg/ingest reads it before converting
 // (drop_frames and keep_frames applied), and returns its bytes too.
 func ReadPprof(t testing.TB, path string) (*pprof.Profile, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(path) // #nosec G304 -- a test names its testdata file
 	if err != nil {
 		t.Fatal(err)
 	}

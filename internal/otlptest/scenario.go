@@ -27,19 +27,17 @@ var Scenario = []ScenarioStep{
 
 // ScenarioTrace generates one trace of Scenario, every duration and
 // offset scaled by noise (1 + sd·N(0,1)) and the durations of the steps
-// named in slower ("service: name") by their factor. Spans of each
-// service form one resource of version build.
+// named in slower ("service: name") by their factor. A slower step
+// delays what waits for it, as in a program that runs one step after
+// another: its ancestors end later by as much, and the spans that start
+// after it ended start later, so only its own self time changes. Spans of
+// each service form one resource of version build.
 func ScenarioTrace(rng *rand.Rand, trace uint64, build string, sd float64, slower map[string]float64) []Resource {
 	spans := make([]Span, len(Scenario))
-	byService := map[string]int{}
-	var out []Resource
 	for i, st := range Scenario {
 		scale := func(v uint64) uint64 { return uint64(float64(v) * max(0.1, 1+sd*rng.NormFloat64())) }
 		d := scale(st.Duration)
-		if f, ok := slower[st.Service+": "+st.Name]; ok {
-			d = uint64(float64(d) * f)
-		}
-		s := Span{Trace: trace, ID: trace<<8 | uint64(i+1), Name: st.Name}
+		s := Span{Trace: trace, ID: trace<<8 | uint64(i+1), Name: st.Name} // #nosec G115 -- i indexes Scenario's seven steps
 		if st.Parent >= 0 {
 			p := spans[st.Parent]
 			s.Parent = p.ID
@@ -47,13 +45,37 @@ func ScenarioTrace(rng *rand.Rand, trace uint64, build string, sd float64, slowe
 		}
 		s.End = s.Start + d
 		spans[i] = s
+	}
+	for i, st := range Scenario {
+		if f, ok := slower[st.Service+": "+st.Name]; ok {
+			delay(spans, i, uint64(float64(spans[i].End-spans[i].Start)*(f-1)))
+		}
+	}
+	byService := map[string]int{}
+	var out []Resource
+	for i, st := range Scenario {
 		j, ok := byService[st.Service]
 		if !ok {
 			j = len(out)
 			byService[st.Service] = j
 			out = append(out, Resource{Attrs: Service(st.Service, build)})
 		}
-		out[j].Spans = append(out[j].Spans, s)
+		out[j].Spans = append(out[j].Spans, spans[i])
 	}
 	return out
+}
+
+// delay makes step i of a scenario trace last d longer: the spans that
+// start once it has ended move by d, and it and its ancestors end d later.
+func delay(spans []Span, i int, d uint64) {
+	end := spans[i].End
+	for j := range spans {
+		if spans[j].Start >= end {
+			spans[j].Start += d
+			spans[j].End += d
+		}
+	}
+	for a := i; a >= 0; a = Scenario[a].Parent {
+		spans[a].End += d
+	}
 }

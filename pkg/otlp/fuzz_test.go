@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	pprof "github.com/google/pprof/profile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/flamediff/flamediff/internal/otlptest"
@@ -13,22 +12,7 @@ import (
 // FuzzProfiles reads mutated OTLP profiles files (protobuf and JSON):
 // never a panic, and runs only when valid.
 func FuzzProfiles(f *testing.F) {
-	// A small profile: mutations of a large one are slow to run.
-	src := &pprof.Profile{
-		SampleType: []*pprof.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
-		Mapping:    []*pprof.Mapping{{ID: 1, Start: 0x1000, Limit: 0x9000, File: "/bin/app"}},
-		Function:   []*pprof.Function{{ID: 1, Name: "main", Filename: "main.go"}, {ID: 2, Name: "work", Filename: "work.go"}},
-	}
-	src.Location = []*pprof.Location{
-		{ID: 1, Mapping: src.Mapping[0], Address: 0x1010, Line: []pprof.Line{{Function: src.Function[0], Line: 3}}},
-		{ID: 2, Mapping: src.Mapping[0], Address: 0x2020, Line: []pprof.Line{{Function: src.Function[1], Line: 9}}},
-		{ID: 3, Mapping: src.Mapping[0], Address: 0x3030},
-	}
-	src.Sample = []*pprof.Sample{
-		{Location: []*pprof.Location{src.Location[1], src.Location[0]}, Value: []int64{2, 20}},
-		{Location: []*pprof.Location{src.Location[2], src.Location[0]}, Value: []int64{1, 10}},
-	}
-	for _, body := range otlptest.Encodings(f, otlptest.FromPprof(src, "a", "b", "r")) {
+	for _, body := range otlptest.Encodings(f, otlptest.FromPprof(otlptest.SmallPprof(), "a", "b", "r")) {
 		f.Add(body)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
+	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // DefaultRunAttribute is the attribute (of a profile or its resource) that
@@ -27,6 +28,18 @@ const DefaultRunAttribute = "flamediff.run"
 type Run struct {
 	App, Build, Run string
 	Profile         *profile.Profile
+}
+
+// Ingestions makes runs what the store takes, each with meta (commit,
+// branch, labels, time) and its own app, build and run.
+func Ingestions(runs []Run, meta storage.RunMeta) []storage.Ingestion {
+	out := make([]storage.Ingestion, len(runs))
+	for i, r := range runs {
+		m := meta
+		m.App, m.Build, m.Run = r.App, r.Build, r.Run
+		out[i] = storage.Ingestion{Meta: m, Profile: r.Profile}
+	}
+	return out
 }
 
 // ProfileOptions choose how OTLP profiles become runs.

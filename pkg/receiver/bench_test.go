@@ -44,7 +44,7 @@ const (
 // their runs are stored: spans/s end to end.
 func BenchmarkReceiveSpans(b *testing.B) {
 	store := newStore(b)
-	r, srv := start(b, store, Options{Wait: 20 * time.Millisecond})
+	r, srv := start(b, store, Options{Wait: 20 * time.Millisecond}, "")
 	spans := 0
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -59,7 +59,7 @@ func BenchmarkReceiveSpans(b *testing.B) {
 		runs := r.Stats().TraceRuns
 		b.StartTimer()
 		for _, body := range bodies {
-			if code, _, answer := post(b, srv.URL+"/v1/traces", protobuf, body); code != 200 {
+			if code, _, answer := post(b, srv.URL+"/v1/traces", protobufType, body); code != 200 {
 				b.Fatalf("%d %s", code, answer)
 			}
 		}
@@ -95,21 +95,13 @@ func BenchmarkIngestSpanFile(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := store.IngestRuns(context.Background(), ingestions(runs), nil); err != nil {
+			if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 		spans += benchRequests * benchPerReq * len(otlptest.Scenario)
 	}
 	b.ReportMetric(float64(spans)/b.Elapsed().Seconds(), "spans/s")
-}
-
-func ingestions(runs []otlp.Run) []storage.Ingestion {
-	out := make([]storage.Ingestion, len(runs))
-	for i, r := range runs {
-		out[i] = storage.Ingestion{Meta: storage.RunMeta{App: r.App, Build: r.Build, Run: r.Run}, Profile: r.Profile}
-	}
-	return out
 }
 
 // benchProfile is testdata's largest pprof profile converted to OTLP.
@@ -121,7 +113,7 @@ func benchProfile(b *testing.B, run string) (pprofile.Profiles, int) {
 // BenchmarkReceiveProfiles posts profiles (protobuf): samples/s stored.
 func BenchmarkReceiveProfiles(b *testing.B) {
 	store := newStore(b)
-	_, srv := start(b, store, Options{})
+	_, srv := start(b, store, Options{}, "")
 	samples := 0
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -131,7 +123,7 @@ func BenchmarkReceiveProfiles(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if code, _, answer := post(b, srv.URL+"/v1/profiles", protobuf, pb); code != 200 {
+		if code, _, answer := post(b, srv.URL+"/v1/profiles", protobufType, pb); code != 200 {
 			b.Fatalf("%d %s", code, answer)
 		}
 		samples += n
@@ -160,7 +152,7 @@ func BenchmarkIngestProfileFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.IngestRuns(context.Background(), ingestions(runs), nil); err != nil {
+		if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
 			b.Fatal(err)
 		}
 		samples += n
@@ -183,13 +175,13 @@ func BenchmarkPendingSpanMemory(b *testing.B) {
 	var perSpan float64
 	for b.Loop() {
 		r := New(nil, Options{Wait: time.Hour}) // nothing is stored
-		h := r.Handler()
+		h := r.Handler(guardFor(b, loopback, ""))
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for _, body := range bodies {
-			req := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(body))
-			req.Header.Set("Content-Type", protobuf)
+			req := httptest.NewRequest("POST", "http://127.0.0.1:4318/v1/traces", bytes.NewReader(body))
+			req.Header.Set("Content-Type", protobufType)
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, req)
 			if w.Code != 200 {

@@ -3,13 +3,13 @@
 // specification says, so that a Collector's otlphttp exporter or an SDK
 // exporter can send to Flamediff. Profiles are stored as they come, each
 // request's runs in one commit; spans wait until their run is complete
-// (docs/OTLP.md). It reads no file and no environment: the CLI gives it
-// its options and the listener.
+// (docs/OTLP.md). Who may ask is pkg/web/guard's business, as for every
+// listener of ours. It reads no file and no environment: the CLI gives it
+// its options, its guard and the listener.
 package receiver
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/web/guard"
 )
 
 // Store is where runs go: *storage.Store.
@@ -56,8 +58,6 @@ type Options struct {
 	// each trace a run. Profiles name their runs by
 	// otlp.DefaultRunAttribute.
 	RunAttribute string
-	// Token, if not "", is the bearer token every request must carry.
-	Token string
 	// Logf logs what the receiver does in the background (runs stored,
 	// late spans, store failures); nil logs nothing.
 	Logf func(format string, args ...any)
@@ -133,12 +133,33 @@ func (r *Receiver) Stats() Stats {
 	return s
 }
 
-// Handler serves POST /v1/traces and /v1/profiles.
-func (r *Receiver) Handler() http.Handler {
+// The content types of OTLP/HTTP.
+const (
+	protobufType = "application/x-protobuf"
+	jsonType     = "application/json"
+)
+
+// Handler serves POST /v1/traces and /v1/profiles behind g: its Host
+// check (421), token (401) and refusal of other origins (403) and of
+// other content types (415). Make g with Refuse as its refusal, so that
+// these answers are OTLP's too.
+func (r *Receiver) Handler(g *guard.Guard) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/traces", r.traces)
 	mux.HandleFunc("/v1/profiles", r.profiles)
-	return mux
+	return g.Site(g.Data(mux, protobufType, jsonType))
+}
+
+// Refuse answers a refusal as OTLP/HTTP asks: a google.rpc.Status in the
+// request's encoding. It is the receiver's guard.Options.Refuse.
+func Refuse(w http.ResponseWriter, req *http.Request, status int, msg string) {
+	fail(w, wantsJSON(req), refuse(status, "%s", msg))
+}
+
+// wantsJSON says whether a request is OTLP/JSON (else protobuf).
+func wantsJSON(req *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	return mt == jsonType
 }
 
 // Run stores runs whose spans stopped coming, until ctx is done; it then
@@ -180,13 +201,23 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 	stored := map[string]otlp.TraceSummary{}
 	for id, spans := range ready {
 		run, sum, err := otlp.SpanRun(spans, id, otlp.TraceOptions{RunAttribute: r.o.RunAttribute}, "traces")
-		switch {
-		case err != nil: // the spans cannot make a run: keeping them would not help
-			r.o.Logf("run %s of %d spans not stored: %v", id, len(spans), err)
-		case run.Profile != nil:
-			runs = append(runs, storage.Ingestion{Meta: storage.RunMeta{App: run.App, Build: run.Build, Run: run.Run}, Profile: run.Profile})
-			stored[id] = sum
+		if err == nil && run.Profile == nil {
+			continue
 		}
+		var in storage.Ingestion
+		if err == nil {
+			// A run the store refuses would fail every commit it is in,
+			// for ever: like spans that make no run, keeping it would not
+			// help.
+			in = otlp.Ingestions([]otlp.Run{run}, storage.RunMeta{})[0]
+			err = in.Check()
+		}
+		if err != nil {
+			r.o.Logf("run %s of %d spans not stored: %v", id, len(spans), err)
+			continue
+		}
+		runs = append(runs, in)
+		stored[id] = sum
 	}
 	var err error
 	if len(runs) > 0 {
@@ -258,32 +289,12 @@ func refuse(status int, format string, args ...any) *httpError {
 	return &httpError{status: status, reason: fmt.Sprintf(format, args...)}
 }
 
-// read checks a request as OTLP/HTTP asks and returns its body,
-// decompressed.
+// read checks a request as OTLP/HTTP asks (the guard has checked its
+// content type) and returns its body, decompressed.
 func (r *Receiver) read(w http.ResponseWriter, req *http.Request) (request, *httpError) {
-	var out request
-	mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	switch {
-	case err != nil && req.Header.Get("Content-Type") != "":
-		return out, refuse(http.StatusUnsupportedMediaType, "bad Content-Type: %v", err)
-	case mt == "application/json":
-		out.isJSON = true
-	case mt != "application/x-protobuf":
-		return out, refuse(http.StatusUnsupportedMediaType, "Content-Type %q: want application/x-protobuf or application/json", mt)
-	}
+	out := request{isJSON: wantsJSON(req)}
 	if req.Method != http.MethodPost {
 		return out, refuse(http.StatusMethodNotAllowed, "%s: only POST", req.Method)
-	}
-	// A page in a browser sends Origin; exporters do not.
-	if req.Header.Get("Origin") != "" {
-		return out, refuse(http.StatusForbidden, "requests from a web page (Origin %q) are refused", req.Header.Get("Origin"))
-	}
-	if r.o.Token != "" {
-		got, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(r.o.Token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="flamediff"`)
-			return out, refuse(http.StatusUnauthorized, "a valid bearer token is required")
-		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.o.MaxBodyBytes))
 	if err != nil {
@@ -334,14 +345,14 @@ func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message,
 		}
 	}
 	if herr != nil {
-		r.fail(w, in.isJSON, herr)
+		fail(w, in.isJSON, herr)
 		return in.isJSON, false
 	}
 	return in.isJSON, true
 }
 
 // succeed answers 200 with resp in the request's encoding.
-func (r *Receiver) succeed(w http.ResponseWriter, isJSON bool, resp message) {
+func succeed(w http.ResponseWriter, isJSON bool, resp message) {
 	var body []byte
 	var err error
 	if isJSON {
@@ -349,7 +360,7 @@ func (r *Receiver) succeed(w http.ResponseWriter, isJSON bool, resp message) {
 	} else {
 		body, err = resp.MarshalProto()
 	}
-	r.answer(w, isJSON, http.StatusOK, body, err)
+	answer(w, isJSON, http.StatusOK, body, err)
 }
 
 func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
@@ -360,15 +371,15 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 	}
 	spans, err := otlp.SpansOf(er.Traces(), r.o.RunAttribute)
 	if err == nil {
-		err = namesBuilds(spans)
+		err = storable(spans)
 	}
 	if err != nil {
-		r.fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
+		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
 		return
 	}
 	late, herr := r.accept(spans)
 	if herr != nil {
-		r.fail(w, isJSON, herr)
+		fail(w, isJSON, herr)
 		return
 	}
 	resp := ptraceotlp.NewExportResponse()
@@ -377,15 +388,25 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 		ps.SetRejectedSpans(int64(late))
 		ps.SetErrorMessage(fmt.Sprintf("%d spans came after their run was stored (raise the receiver's --wait)", late))
 	}
-	r.succeed(w, isJSON, resp)
+	succeed(w, isJSON, resp)
 }
 
-// namesBuilds checks that every span's resource names its app and build,
-// so that a run never waits to be refused.
-func namesBuilds(spans []otlp.Span) error {
+// storable checks that the store will take the runs of spans: every
+// span's resource names its app and build, its texts are UTF-8 and it
+// starts when a run may. So a run never waits to be refused.
+func storable(spans []otlp.Span) error {
 	for _, s := range spans {
 		if s.Service == "" || s.Version == "" {
 			return fmt.Errorf("span %q: its resource needs service.name (the app) and service.version (the build)", s.Name)
+		}
+		for _, text := range []string{s.Service, s.Version, s.Name, s.Group, s.File} {
+			if !utf8.ValidString(text) {
+				return fmt.Errorf("span %q: %q is not valid UTF-8", s.Name, text)
+			}
+		}
+		start := time.Unix(0, int64(min(s.Start, math.MaxInt64))) // #nosec G115 -- bounded by MaxInt64
+		if err := storage.CheckStart(start); err != nil {
+			return fmt.Errorf("span %q: %w", s.Name, err)
 		}
 	}
 	return nil
@@ -436,34 +457,48 @@ func (r *Receiver) accept(spans []otlp.Span) (late int, herr *httpError) {
 }
 
 func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
-	er := pprofileotlp.NewExportRequest()
-	isJSON, ok := r.decode(w, req, er, "profiles")
+	runs, isJSON, ok := r.profileRuns(w, req)
 	if !ok {
 		return
 	}
-	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
-	if err != nil {
-		r.fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
-		return
-	}
-	ingestions := make([]storage.Ingestion, len(runs))
-	for i, run := range runs {
-		ingestions[i] = storage.Ingestion{Meta: storage.RunMeta{App: run.App, Build: run.Build, Run: run.Run}, Profile: run.Profile}
-	}
-	if err := r.store.IngestRuns(req.Context(), ingestions, nil); err != nil {
+	if err := r.store.IngestRuns(req.Context(), runs, nil); err != nil {
 		r.o.Logf("storing %d profile runs failed: %v", len(runs), err)
-		r.fail(w, isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "storing the runs failed: " + err.Error(), retry: r.retryAfter()})
+		fail(w, isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "storing the runs failed: " + err.Error(), retry: r.retryAfter()})
 		return
 	}
 	r.mu.Lock()
 	r.stats.ProfileRuns += len(runs)
 	r.mu.Unlock()
-	r.succeed(w, isJSON, pprofileotlp.NewExportResponse())
+	succeed(w, isJSON, pprofileotlp.NewExportResponse())
+}
+
+// profileRuns reads a profiles request into runs the store takes, or
+// answers its refusal and reports false.
+func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingestions []storage.Ingestion, isJSON, ok bool) {
+	er := pprofileotlp.NewExportRequest()
+	if isJSON, ok = r.decode(w, req, er, "profiles"); !ok {
+		return nil, isJSON, false
+	}
+	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
+	if err == nil {
+		ingestions = otlp.Ingestions(runs, storage.RunMeta{})
+		for _, in := range ingestions {
+			if err = in.Check(); err != nil { // the store would refuse it: bad input, not a failing store
+				err = fmt.Errorf("run %s/%s/%s: %w", in.Meta.App, in.Meta.Build, in.Meta.Run, err)
+				break
+			}
+		}
+	}
+	if err != nil {
+		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
+		return nil, isJSON, false
+	}
+	return ingestions, isJSON, true
 }
 
 // fail answers a refusal with a google.rpc.Status body, as OTLP/HTTP
 // asks, and Retry-After for the retryable statuses.
-func (r *Receiver) fail(w http.ResponseWriter, isJSON bool, e *httpError) {
+func fail(w http.ResponseWriter, isJSON bool, e *httpError) {
 	if e.retry > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retry.Seconds()))))
 	}
@@ -476,17 +511,17 @@ func (r *Receiver) fail(w http.ResponseWriter, isJSON bool, e *httpError) {
 	} else {
 		body, err = proto.Marshal(st)
 	}
-	r.answer(w, isJSON, e.status, body, err)
+	answer(w, isJSON, e.status, body, err)
 }
 
-func (r *Receiver) answer(w http.ResponseWriter, isJSON bool, status int, body []byte, err error) {
+func answer(w http.ResponseWriter, isJSON bool, status int, body []byte, err error) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	ct := "application/x-protobuf"
+	ct := protobufType
 	if isJSON {
-		ct = "application/json"
+		ct = jsonType
 	}
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
@@ -500,7 +535,7 @@ func grpcCode(status int) int32 {
 		return 3 // INVALID_ARGUMENT
 	case http.StatusUnauthorized:
 		return 16 // UNAUTHENTICATED
-	case http.StatusForbidden:
+	case http.StatusForbidden, http.StatusMisdirectedRequest:
 		return 7 // PERMISSION_DENIED
 	case http.StatusTooManyRequests:
 		return 8 // RESOURCE_EXHAUSTED

@@ -6,7 +6,9 @@ import (
 	"context"
 	"io"
 	"maps"
+	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -34,6 +36,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/web/guard"
 )
 
 func TestMain(m *testing.M) { chtest.Main(m) }
@@ -51,12 +54,28 @@ func newStore(t testing.TB) *storage.Store {
 	return s
 }
 
-// start serves a receiver on loopback and runs its commit loop until the
-// test ends.
-func start(t testing.TB, store Store, o Options) (*Receiver, *httptest.Server) {
+// guardFor is the guard `flamediff receive` puts before a receiver that
+// listens on addr and asks for token ("": none).
+func guardFor(t testing.TB, addr net.Addr, token string) *guard.Guard {
+	t.Helper()
+	g, err := guard.New(guard.Options{Addr: addr, Token: token, Refuse: Refuse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// loopback is the address of receivers served without a listener.
+var loopback = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4318}
+
+// start serves a receiver on loopback, behind its guard asking for token
+// ("": none), and runs its commit loop until the test ends.
+func start(t testing.TB, store Store, o Options, token string) (*Receiver, *httptest.Server) {
 	t.Helper()
 	r := New(store, o)
-	srv := httptest.NewServer(r.Handler())
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = r.Handler(guardFor(t, srv.Listener.Addr(), token))
+	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
@@ -93,14 +112,14 @@ func stackTotals(p *profile.Profile) map[string]int64 {
 }
 
 // replay sends generated traces through the OpenTelemetry Go SDK and its
-// otlptracehttp exporter (gzip), a tracer provider per service as each
-// service would have; trace i is shifted by i seconds.
+// otlptracehttp exporter (gzip), a tracer provider per service and build
+// as each service would have; trace i is shifted by i seconds.
 func replay(t *testing.T, endpoint string, traces [][]otlptest.Resource) {
 	t.Helper()
 	ctx := context.Background()
 	providers := map[string]*sdktrace.TracerProvider{}
 	provider := func(attrs map[string]string) trace.Tracer {
-		name := attrs["service.name"]
+		name := attrs["service.name"] + "@" + attrs["service.version"]
 		if p := providers[name]; p != nil {
 			return p.Tracer("scenario")
 		}
@@ -171,7 +190,7 @@ func replay(t *testing.T, endpoint string, traces [][]otlptest.Resource) {
 // samples the same spans give from a file.
 func TestSDKExporterSpans(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond})
+	r, srv := start(t, store, Options{Wait: 300 * time.Millisecond}, "")
 	rng := rand.New(rand.NewPCG(3, 4))
 	var traces [][]otlptest.Resource
 	for i := range 5 {
@@ -207,12 +226,21 @@ func TestSDKExporterSpans(t *testing.T) {
 // body of the answer.
 func post(t testing.TB, url, contentType string, body []byte, header ...string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	return send(t, http.MethodPost, url, body, append([]string{"Content-Type", contentType}, header...)...)
+}
+
+// send makes a request with headers (name, value, ...; "Host" sets the
+// request's Host) and returns the status, headers and body of the answer.
+func send(t testing.TB, method, url string, body []byte, header ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", contentType)
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -240,11 +268,6 @@ func gzipped(t testing.TB, b []byte) []byte {
 	return buf.Bytes()
 }
 
-const (
-	protobuf = "application/x-protobuf"
-	jsonType = "application/json"
-)
-
 // pprofRequest converts a pprof test file to an OTLP profiles request
 // for run; it returns the request and the profile pkg/ingest reads from
 // the file for the sample type the receiver reads (the last).
@@ -263,7 +286,7 @@ func pprofRequest(t testing.TB, file, build, run string) (pprofile.Profiles, *pr
 // runs hold what pprof reads.
 func TestPostProfiles(t *testing.T) {
 	store := newStore(t)
-	_, srv := start(t, store, Options{})
+	_, srv := start(t, store, Options{}, "")
 	files, _ := filepath.Glob("../../testdata/pprof/*.pb.gz")
 	if len(files) == 0 {
 		t.Fatal("no pprof files")
@@ -276,7 +299,7 @@ func TestPostProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, h, body := post(t, srv.URL+"/v1/profiles", protobuf, gzipped(t, pb), "Content-Encoding", "gzip"); code != 200 || h.Get("Content-Type") != protobuf {
+		if code, h, body := post(t, srv.URL+"/v1/profiles", protobufType, gzipped(t, pb), "Content-Encoding", "gzip"); code != 200 || h.Get("Content-Type") != protobufType {
 			t.Fatalf("%s protobuf: %d %s", run, code, body)
 		}
 		pd, _ = pprofRequest(t, file, "json", run)
@@ -303,7 +326,7 @@ func TestPostProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, body := post(t, srv.URL+"/v1/profiles", protobuf, pb); code != 200 {
+	if code, _, body := post(t, srv.URL+"/v1/profiles", protobufType, pb); code != 200 {
 		t.Fatalf("two runs: %d %s", code, body)
 	}
 	runs, err := store.Runs(context.Background(), "prof", []string{"two"}, nil)
@@ -326,12 +349,37 @@ func status(t testing.TB, body []byte) string {
 // and stores nothing.
 func TestBadRequests(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{MaxBodyBytes: 64 << 10, Token: "s3cret"})
+	r, srv := start(t, store, Options{MaxBodyBytes: 64 << 10, Wait: 200 * time.Millisecond}, "s3cret")
 	auth := []string{"Authorization", "Bearer s3cret"}
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 1)), 1, "v1", 0, nil)...)
 	good, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Accepted before the bad requests come: they must not touch it.
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, good, auth...); code != 200 {
+		t.Fatalf("good request: %d %s", code, body)
+	}
+	pd, _ := pprofRequest(t, "../../testdata/pprof/base-run2.pb.gz", "bad", "r")
+	profilePB, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What protobuf carries but the store refuses: bad input (400), not a
+	// failing store (503, which an exporter retries for ever).
+	badApp, _ := pprofRequest(t, "../../testdata/pprof/base-run2.pb.gz", "bad", "r")
+	badApp.ResourceProfiles().At(0).Resource().Attributes().PutStr("service.name", "pr\xffof")
+	badAppPB, err := pprofileotlp.NewExportRequestFromProfiles(badApp).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unstorable := func(name string, start uint64) []byte {
+		b, err := ptraceotlp.NewExportRequestFromTraces(otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("api", "v1"),
+			Spans: []otlptest.Span{{Trace: 7, ID: 1, Name: name, Start: start, End: start + 5}}})).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
 	noVersion := ptrace.NewTraces()
 	td.CopyTo(noVersion)
@@ -349,20 +397,27 @@ func TestBadRequests(t *testing.T) {
 		status   int
 		reason   string
 	}{
-		{"no token", "/v1/traces", protobuf, good, nil, 401, "bearer token"},
-		{"wrong token", "/v1/traces", protobuf, good, []string{"Authorization", "Bearer s3cred"}, 401, "bearer token"},
-		{"malformed", "/v1/traces", protobuf, []byte("\x0a\xff\xff\xff\xff\x0f junk"), auth, 400, "not an OTLP traces request"},
-		{"truncated", "/v1/traces", protobuf, good[:len(good)/2], auth, 400, "not an OTLP traces request"},
+		{"no token", "/v1/traces", protobufType, good, nil, 401, "needs its token"},
+		{"wrong token", "/v1/traces", protobufType, good, []string{"Authorization", "Bearer s3cred"}, 401, "needs its token"},
+		{"foreign Host", "/v1/traces", protobufType, good, append([]string{"Host", "rebound.example:4318"}, auth...), 421, "is not a name this server answers to"},
+		{"malformed", "/v1/traces", protobufType, []byte("\x0a\xff\xff\xff\xff\x0f junk"), auth, 400, "not an OTLP traces request"},
+		{"truncated", "/v1/traces", protobufType, good[:len(good)/2], auth, 400, "not an OTLP traces request"},
 		{"malformed JSON", "/v1/traces", jsonType, []byte(`{"resourceSpans":[{`), auth, 400, ""},
-		{"no build", "/v1/traces", protobuf, noVersionPB, auth, 400, "service.version"},
-		{"malformed profiles", "/v1/profiles", protobuf, []byte("\x12\x05ab"), auth, 400, "not an OTLP profiles request"},
-		{"oversized", "/v1/traces", protobuf, make([]byte, 65<<10), auth, 413, "body over"},
-		{"gzip bomb", "/v1/traces", protobuf, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
-		{"corrupt gzip", "/v1/traces", protobuf, []byte("\x1f\x8b\x08\x00junk"), append([]string{"Content-Encoding", "gzip"}, auth...), 400, "gzip"},
-		{"unknown encoding", "/v1/traces", protobuf, good, append([]string{"Content-Encoding", "br"}, auth...), 415, "Content-Encoding"},
+		{"no build", "/v1/traces", protobufType, noVersionPB, auth, 400, "service.version"},
+		{"malformed profiles", "/v1/profiles", protobufType, []byte("\x12\x05ab"), auth, 400, "not an OTLP profiles request"},
+		{"profiles of an app not UTF-8", "/v1/profiles", protobufType, badAppPB, auth, 400, "is not valid UTF-8"},
+		{"a span name not UTF-8", "/v1/traces", protobufType, unstorable("q\xff", 0), auth, 400, "is not valid UTF-8"},
+		{"a span in 2262", "/v1/traces", protobufType, unstorable("late", math.MaxInt64-otlptest.Base), auth, 400, "outside 1970-2105"},
+		{"truncated profiles", "/v1/profiles", protobufType, profilePB[:len(profilePB)*2/3], auth, 400, "not an OTLP profiles request"},
+		{"profiles gzip bomb", "/v1/profiles", protobufType, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
+		{"oversized", "/v1/traces", protobufType, make([]byte, 65<<10), auth, 413, "body over"},
+		{"gzip bomb", "/v1/traces", protobufType, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
+		{"corrupt gzip", "/v1/traces", protobufType, []byte("\x1f\x8b\x08\x00junk"), append([]string{"Content-Encoding", "gzip"}, auth...), 400, "gzip"},
+		{"unknown encoding", "/v1/traces", protobufType, good, append([]string{"Content-Encoding", "br"}, auth...), 415, "Content-Encoding"},
 		{"text/plain", "/v1/traces", "text/plain", good, auth, 415, "Content-Type"},
 		{"form post", "/v1/traces", "application/x-www-form-urlencoded", []byte("a=b"), auth, 415, "Content-Type"},
-		{"from a web page", "/v1/traces", protobuf, good, append([]string{"Origin", "http://attacker.example"}, auth...), 403, "web page"},
+		{"from a web page", "/v1/traces", protobufType, good, append([]string{"Origin", "http://attacker.example"}, auth...), 403, "Origin"},
+		{"cross-site fetch", "/v1/profiles", protobufType, good, append([]string{"Sec-Fetch-Site", "cross-site"}, auth...), 403, "Sec-Fetch-Site"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, h, body := post(t, srv.URL+tt.path, tt.ct, tt.body, tt.header...)
@@ -372,18 +427,29 @@ func TestBadRequests(t *testing.T) {
 			if h.Get("Access-Control-Allow-Origin") != "" {
 				t.Error("CORS header sent")
 			}
-			if tt.ct == protobuf {
+			if tt.ct == protobufType {
 				if msg := status(t, body); !strings.Contains(msg, tt.reason) {
 					t.Errorf("reason %q, want %q", msg, tt.reason)
 				}
 			}
 		})
 	}
-	if s := r.Stats(); s.Spans != 0 || s.PendingSpans != 0 {
-		t.Errorf("bad requests left spans: %+v", s)
+	if code, _, body := send(t, http.MethodGet, srv.URL+"/v1/traces", nil, auth...); code != 405 {
+		t.Errorf("GET: %d %s, want 405", code, body)
 	}
-	if code, _, body := post(t, srv.URL+"/v1/traces", protobuf, good, auth...); code != 200 {
-		t.Fatalf("good request: %d %s", code, body)
+	if s := r.Stats(); s.Spans != len(otlptest.Scenario) || s.ProfileRuns != 0 {
+		t.Errorf("bad requests changed what was accepted: %+v", s)
+	}
+	waitFor(t, "the good run", func() bool { return r.Stats().TraceRuns == 1 })
+	want, _, err := otlp.TraceRuns(otlp.TraceOptions{}, "good", td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := folded(t, store, "test", "v1", want[0].Run); !maps.Equal(got, stackTotals(want[0].Profile)) {
+		t.Errorf("the run accepted before the bad requests: stored %v, want %v", got, stackTotals(want[0].Profile))
+	}
+	if apps, err := store.Apps(context.Background()); err != nil || !slices.Equal(apps, []string{"test"}) {
+		t.Errorf("apps %v (%v): bad profiles requests stored runs", apps, err)
 	}
 }
 
@@ -393,7 +459,7 @@ func TestBadRequests(t *testing.T) {
 func TestFloodAndLateSpans(t *testing.T) {
 	store := newStore(t)
 	per := len(otlptest.Scenario)
-	r, srv := start(t, store, Options{Wait: 200 * time.Millisecond, MaxPendingSpans: 3 * per})
+	r, srv := start(t, store, Options{Wait: 200 * time.Millisecond, MaxPendingSpans: 3 * per}, "")
 	rng := rand.New(rand.NewPCG(5, 6))
 	request := func(trace uint64) []byte {
 		b, err := ptraceotlp.NewExportRequestFromTraces(otlptest.Traces(otlptest.ScenarioTrace(rng, trace, "v1", 0.1, nil)...)).MarshalProto()
@@ -406,7 +472,7 @@ func TestFloodAndLateSpans(t *testing.T) {
 	for i := range 10 {
 		body := request(uint64(i + 1))
 		for {
-			code, h, answer := post(t, srv.URL+"/v1/traces", protobuf, body)
+			code, h, answer := post(t, srv.URL+"/v1/traces", protobufType, body)
 			if code == 200 {
 				accepted++
 				break
@@ -454,31 +520,56 @@ func TestFloodAndLateSpans(t *testing.T) {
 // the handler: every answer is 200 or 400, never a panic.
 func FuzzTracesRequest(f *testing.F) {
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 2)), 1, "v1", 0.1, nil)...)
-	req := ptraceotlp.NewExportRequestFromTraces(td)
-	pb, err := req.MarshalProto()
-	if err != nil {
-		f.Fatal(err)
-	}
-	js, err := req.MarshalJSON()
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(pb, false)
-	f.Add(js, true)
-	r := New(nil, Options{}) // traces are only held: no store is reached
-	h := r.Handler()
-	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
-		ct := protobuf
-		if isJSON {
-			ct = jsonType
-		}
-		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(body))
-		req.Header.Set("Content-Type", ct)
+	h := New(nil, Options{}).Handler(guardFor(f, loopback, "")) // traces are only held: no store is reached
+	fuzzRequests(f, "/v1/traces", ptraceotlp.NewExportRequestFromTraces(td), func(t *testing.T, req *http.Request) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		if w.Code != 200 && w.Code != 400 {
 			t.Fatalf("status %d: %s", w.Code, w.Body)
 		}
+	})
+}
+
+// FuzzProfilesRequest reads mutated profiles requests as the handler
+// does before it stores them: runs the store takes, or a 400.
+func FuzzProfilesRequest(f *testing.F) {
+	pd := otlptest.FromPprof(otlptest.SmallPprof(), "fuzz", "b", "r")
+	r := New(nil, Options{})
+	fuzzRequests(f, "/v1/profiles", pprofileotlp.NewExportRequestFromProfiles(pd), func(t *testing.T, req *http.Request) {
+		w := httptest.NewRecorder()
+		runs, _, ok := r.profileRuns(w, req)
+		if !ok && w.Code != 400 {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		for _, run := range runs {
+			if err := run.Profile.CheckValid(); err != nil || len(run.Profile.Samples) == 0 {
+				t.Fatalf("run %+v: %v", run.Meta, err)
+			}
+		}
+	})
+}
+
+// fuzzRequests calls check with POST requests to the receiver's path
+// that carry mutations of seed, as protobuf and as JSON.
+func fuzzRequests(f *testing.F, path string, seed message, check func(t *testing.T, req *http.Request)) {
+	pb, err := seed.MarshalProto()
+	if err != nil {
+		f.Fatal(err)
+	}
+	js, err := seed.MarshalJSON()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(pb, false)
+	f.Add(js, true)
+	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
+		ct := protobufType
+		if isJSON {
+			ct = jsonType
+		}
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:4318"+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		check(t, req)
 	})
 }
 
@@ -488,14 +579,14 @@ func FuzzTracesRequest(f *testing.F) {
 // get 503 too.
 func TestRootlessRunAndStoreFailure(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond})
+	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond}, "")
 	orphans := otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("svc", "v1"), Spans: []otlptest.Span{
 		{Trace: 5, ID: 2, Parent: 1, Name: "child", Start: 0, End: 10}}})
 	pb, err := ptraceotlp.NewExportRequestFromTraces(orphans).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, body := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+	if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 200 {
 		t.Fatalf("%d %s", code, body)
 	}
 	waitFor(t, "the rootless run", func() bool { return r.Stats().TraceRuns == 1 })
@@ -516,18 +607,18 @@ func TestRootlessRunAndStoreFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, h, answer := post(t, srv.URL+"/v1/profiles", protobuf, body); code != 503 || h.Get("Retry-After") == "" {
+	if code, h, answer := post(t, srv.URL+"/v1/profiles", protobufType, body); code != 503 || h.Get("Retry-After") == "" {
 		t.Errorf("profiles with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
 	}
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(2, 2)), 6, "v1", 0, nil)...)
 	if pb, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalProto(); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 200 {
+	if code, _, answer := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 200 {
 		t.Fatalf("spans: %d %s", code, answer)
 	}
 	waitFor(t, "a failed commit", func() bool { return r.Stats().Failing })
-	if code, h, answer := post(t, srv.URL+"/v1/traces", protobuf, pb); code != 503 || h.Get("Retry-After") == "" {
+	if code, h, answer := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 503 || h.Get("Retry-After") == "" {
 		t.Errorf("spans with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
 	}
 	if s := r.Stats(); s.PendingSpans != len(otlptest.Scenario) || s.TraceRuns != 1 {

@@ -72,6 +72,40 @@ func (m RunMeta) validate() error {
 	return nil
 }
 
+// Check says why IngestRuns would refuse in, for a caller that must tell
+// bad input from a failing store (the OTLP receiver: 400, not 503).
+func (in Ingestion) Check() error {
+	if err := in.Meta.validate(); err != nil {
+		return err
+	}
+	if err := validateProfile(in.Profile); err != nil {
+		return err
+	}
+	return CheckStart(in.start())
+}
+
+// start is when the run started: its meta's Start, else its profile's,
+// else now.
+func (in Ingestion) start() time.Time {
+	start := in.Meta.Start
+	if start.IsZero() {
+		start = in.Profile.Start
+	}
+	if start.IsZero() {
+		start = time.Now()
+	}
+	return start
+}
+
+// CheckStart says why a run cannot start at t: a ClickHouse DateTime
+// holds the years 1970-2105.
+func CheckStart(t time.Time) error {
+	if y := t.UTC().Year(); y < 1970 || y > 2105 {
+		return fmt.Errorf("start time %v is outside 1970-2105", t)
+	}
+	return nil
+}
+
 // validateProfile adds to profile.CheckValid what the tables need.
 func validateProfile(p *profile.Profile) error {
 	if p == nil || len(p.Samples) == 0 {
@@ -253,7 +287,7 @@ func (s *Store) IngestRuns(ctx context.Context, runs []Ingestion, progress func(
 	seen := make(map[[3]string]bool, len(runs))
 	for i, in := range runs {
 		meta, p := in.Meta, in.Profile
-		if err := meta.validate(); err != nil {
+		if err := in.Check(); err != nil {
 			return fail(meta, err)
 		}
 		if k := [3]string{meta.App, meta.Build, meta.Run}; seen[k] {
@@ -261,19 +295,7 @@ func (s *Store) IngestRuns(ctx context.Context, runs []Ingestion, progress func(
 		} else {
 			seen[k] = true
 		}
-		if err := validateProfile(p); err != nil {
-			return fail(meta, err)
-		}
-		start := meta.Start
-		if start.IsZero() {
-			start = p.Start
-		}
-		if start.IsZero() {
-			start = time.Now()
-		}
-		if y := start.UTC().Year(); y < 1970 || y > 2105 {
-			return fail(meta, fmt.Errorf("start time %v is outside 1970-2105", start))
-		}
+		start := in.start()
 		duration := meta.Duration
 		if duration == 0 {
 			duration = p.Duration

@@ -39,13 +39,18 @@ type Options struct {
 	// opening any page with ?token=TOKEN once. It is required when Addr
 	// is not a loopback address.
 	Token string
+	// Refuse writes a refusal, for a server whose protocol says how an
+	// error looks (the OTLP receiver's google.rpc.Status); nil writes
+	// {"error": msg} as JSON.
+	Refuse func(w http.ResponseWriter, r *http.Request, status int, msg string)
 }
 
 // Guard checks requests; see New.
 type Guard struct {
-	hosts map[string]bool
-	token [sha256.Size]byte // a digest: compared in constant time whatever the length
-	auth  bool
+	hosts  map[string]bool
+	token  [sha256.Size]byte // a digest: compared in constant time whatever the length
+	auth   bool
+	refuse func(w http.ResponseWriter, r *http.Request, status int, msg string)
 }
 
 // CookieName is the cookie that carries the token for a browser.
@@ -58,7 +63,10 @@ var ErrNoToken = errors.New("a server that listens on a non-loopback address nee
 // non-loopback address without a token (ErrNoToken), and host names that
 // are empty or hold a port.
 func New(o Options) (*Guard, error) {
-	g := &Guard{hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}}
+	g := &Guard{hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}, refuse: o.Refuse}
+	if g.refuse == nil {
+		g.refuse = refuseJSON
+	}
 	tcp, ok := o.Addr.(*net.TCPAddr)
 	if !ok {
 		return nil, fmt.Errorf("guard: listen address %v is not TCP", o.Addr)
@@ -89,13 +97,13 @@ func (g *Guard) Site(h http.Handler) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
 		if !g.hostAllowed(r.Host) {
-			refuse(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not a name this server answers to "+
+			g.refuse(w, r, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not a name this server answers to "+
 				"(localhost, 127.0.0.1, [::1], its listen address, or names given with --allow-host)", r.Host))
 			return
 		}
 		if g.auth && !g.authorized(w, r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="flamediff"`)
-			refuse(w, http.StatusUnauthorized, "this server needs its token: send Authorization: Bearer TOKEN, "+
+			g.refuse(w, r, http.StatusUnauthorized, "this server needs its token: send Authorization: Bearer TOKEN, "+
 				"or open the page once with ?token=TOKEN")
 			return
 		}
@@ -114,13 +122,13 @@ func (g *Guard) Data(h http.Handler, contentTypes ...string) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := foreign(r); msg != "" {
-			refuse(w, http.StatusForbidden, msg)
+			g.refuse(w, r, http.StatusForbidden, msg)
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			t, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || !slices.Contains(contentTypes, t) {
-				refuse(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: this endpoint takes %s",
+				g.refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: this endpoint takes %s",
 					r.Header.Get("Content-Type"), strings.Join(contentTypes, " or ")))
 				return
 			}
@@ -176,8 +184,8 @@ func foreign(r *http.Request) string {
 	return ""
 }
 
-// refuse answers as the servers' own errors do: {"error": msg}.
-func refuse(w http.ResponseWriter, status int, msg string) {
+// refuseJSON answers as the servers' own errors do: {"error": msg}.
+func refuseJSON(w http.ResponseWriter, _ *http.Request, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
