@@ -371,17 +371,13 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	if fn < 0 {
 		return nil, fmt.Errorf("%w %q in the selected builds of %q", ErrUnknownFunction, m.Function, m.App)
 	}
-	groups := make([][]storage.Run, len(runs))
 	sums := make([]float64, len(runs))
-	for i, r := range runs {
-		groups[i] = []storage.Run{r}
-	}
 	at := x.Cursor()
 	function := int32(fn) // #nosec G115 -- a function number: fewer functions than frames
-	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
+	err = e.Store.RunStackValues(ctx, runs, func(r int, hash uint64, value int64) error {
 		k, err := at.Find(hash)
 		if err == nil && x.Has(k, function) {
-			sums[g] += float64(value)
+			sums[r] += float64(value)
 		}
 		return err
 	})

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -183,6 +184,41 @@ func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 			}
 			return nil
 		})
+}
+
+// RunStackValues is StackValues with one group per run, for readers that
+// add the rows up as they stream in (no cap on the whole): visit gets
+// each (run, stack) value, run being the index in runs. Runs are read in
+// ingest id order, in as few reads as Options.MaxRows allows: the run
+// stacks table is ordered by ingest id, so each read spans one key range
+// of it (one read per build would select a few granules all over the
+// table, reading up to 3x the rows it returns).
+func (s *Store) RunStackValues(ctx context.Context, runs []Run, visit func(run int, stackHash uint64, value int64) error) error {
+	order := make([]int, len(runs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(runs[a].IngestID, runs[b].IngestID) })
+	for len(order) > 0 {
+		n, rows := 1, runs[order[0]].Stacks
+		for n < len(order) && rows+runs[order[n]].Stacks <= uint64(s.maxRows) { // #nosec G115 -- a positive cap
+			rows += runs[order[n]].Stacks
+			n++
+		}
+		chunk := order[:n]
+		order = order[n:]
+		groups := make([][]Run, len(chunk))
+		for i, r := range chunk {
+			groups[i] = []Run{runs[r]}
+		}
+		err := s.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
+			return visit(chunk[g], hash, value)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // summedIngests splits the ingests of g into those whose run stacks rows
