@@ -266,9 +266,41 @@ func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []
 
 // Timeline is StackValues per time bucket: visit gets each (group, stack,
 // bucket) sum, buckets numbered 0..TimeBuckets-1 within each run (see
-// Run.BucketNs for what a bucket spans; the column is time_frame). Same
-// cap and errors.
+// Run.BucketNs for what a bucket spans; the column is time_frame). The
+// groups are read in order, as many at a time as their rows surely fit
+// Options.MaxRows (a build a year holds more), so that only a group over
+// the cap on its own fails with ErrTooManyRows.
 func (s *Store) Timeline(ctx context.Context, groups [][]Run,
+	visit func(group int, stackHash uint64, bucket int, value int64) error) error {
+	bound := func(runs []Run) (n uint64) { // the rows of a group at most
+		for _, r := range runs {
+			n += min(r.Samples, r.Stacks*uint64(max(1, r.Buckets))) // #nosec G115 -- a small positive count
+		}
+		return n
+	}
+	if len(groups) == 0 {
+		return s.timeline(ctx, groups, visit) // its error
+	}
+	for lo := 0; lo < len(groups); {
+		hi, rows := lo+1, bound(groups[lo])
+		for hi < len(groups) && rows+bound(groups[hi]) <= uint64(s.maxRows) { // #nosec G115 -- a positive cap
+			rows += bound(groups[hi])
+			hi++
+		}
+		first := lo
+		err := s.timeline(ctx, groups[lo:hi], func(g int, hash uint64, bucket int, value int64) error {
+			return visit(first+g, hash, bucket, value)
+		})
+		if err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
+
+// timeline is one read of Timeline.
+func (s *Store) timeline(ctx context.Context, groups [][]Run,
 	visit func(group int, stackHash uint64, bucket int, value int64) error) error {
 	g, err := newGrouping(groups)
 	if err != nil {

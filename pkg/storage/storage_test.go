@@ -1116,3 +1116,44 @@ func TestRunStackValuesChunks(t *testing.T) {
 		t.Fatalf("a run of 3 stacks under a cap of 2: %v, want ErrTooManyRows", err)
 	}
 }
+
+// TestTimelineChunks reads a timeline of groups whose rows together
+// exceed the row cap: Timeline reads them a few groups at a time and
+// every (group, stack, bucket) sum arrives once, as with a cap they fit.
+func TestTimelineChunks(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	for i := range 4 {
+		ingest(t, s, meta("a", fmt.Sprint("b", i), "r"), build(fmt.Sprintf("main;f%d %d @t0", i, 10+i), "main;g 5 @t0", "main;g 6 @t900"))
+	}
+	runs, err := s.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := [][]Run{runs[:1], runs[1:3], runs[3:]}
+	read := func(maxRows int) (map[string]int64, error) {
+		s.maxRows = maxRows
+		got := map[string]int64{}
+		err := s.Timeline(ctx, groups, func(g int, h uint64, bucket int, v int64) error {
+			k := fmt.Sprint(g, h, bucket)
+			if _, dup := got[k]; dup {
+				t.Errorf("cap %d: %s twice", maxRows, k)
+			}
+			got[k] = v
+			return nil
+		})
+		return got, err
+	}
+	want, err := read(100)
+	if err != nil || len(want) != 10 {
+		t.Fatalf("%d rows, %v", len(want), err)
+	}
+	for _, maxRows := range []int{6, 7} {
+		if got, err := read(maxRows); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("cap %d: %v, %v; want %v", maxRows, got, err, want)
+		}
+	}
+	if _, err := read(3); !errors.Is(err, ErrTooManyRows) {
+		t.Fatalf("a group of 4 rows under a cap of 3: %v, want ErrTooManyRows", err)
+	}
+}
