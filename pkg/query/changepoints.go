@@ -36,7 +36,7 @@ func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (Answer, 
 // changePoints detects the change points of the total and of every
 // function above m.MinShare of the total in some build, over builds.
 func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns) ([]evolution.ChangePoint, error) {
-	names, series, err := e.functionSeries(ctx, builds, *m.MinShare, nil)
+	names, series, err := e.functionSeries(ctx, builds, *m.MinShare)
 	if err != nil {
 		return nil, err
 	}
@@ -74,21 +74,17 @@ func detectChangePoints(m Model, builds []buildRuns, names []string, series [][]
 // reaches minShare of the build's mean total in some build. A function's
 // value in a run counts each stack holding it once, however often it
 // recurs in the stack (stacks.FunctionIndex). It reads one row per (run, stack):
-// the run stacks table's sums (Store.RunStackValues). x, if not nil,
-// indexes the stacks of the builds' runs.
-func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64, x *stacks.FunctionIndex) ([]string, [][][]float64, error) {
+// the run stacks table's sums (Store.RunStackValues).
+func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
 	var runs []storage.Run
 	for _, b := range builds {
 		runs = append(runs, b.runs...)
 	}
-	var err error
-	if x == nil {
-		if x, err = stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs); err != nil {
-			return nil, nil, err
-		}
+	x, err := stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs)
+	if err != nil {
+		return nil, nil, err
 	}
-	names := x.Names()
-	nf := len(names)
+	nf := len(x.Names())
 	// Run-major (values[run*nf+f]): a row adds to its run's block only,
 	// and rows of one run stream in together, in stack order (the
 	// cursors).
@@ -102,18 +98,30 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 		if err != nil {
 			return err
 		}
-		row := values[r*nf : (r+1)*nf]
-		for _, f := range x.Frames(k) {
-			if f >= 0 { // once per stack
-				row[f] += float64(value)
-			}
-		}
+		addFunctions(values[r*nf:(r+1)*nf], x.Frames(k), float64(value))
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	names, series := seriesOf(builds, runs, x.Names(), values, minShare)
+	return names, series, nil
+}
 
+// addFunctions adds a stack's value to the run's sum of each function of
+// the stack, once per stack (frames as FunctionIndex.Frames gives them).
+func addFunctions(run []float64, frames []int32, value float64) {
+	for _, f := range frames {
+		if f >= 0 {
+			run[f] += value
+		}
+	}
+}
+
+// seriesOf is functionSeries' answer from the per-run values of every
+// function (run-major, values[run*len(names)+f], runs in build order).
+func seriesOf(builds []buildRuns, runs []storage.Run, names []string, values []float64, minShare float64) ([]string, [][][]float64) {
+	nf := len(names)
 	// The functions that reach minShare in some build, from their sums
 	// per build.
 	keep := make([]bool, nf)
@@ -164,7 +172,7 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 		}
 		series[s] = out
 	}
-	return outNames, series, nil
+	return outNames, series
 }
 
 // reaches reports whether a function's per-run values (by build) reach
