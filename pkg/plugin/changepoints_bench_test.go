@@ -151,8 +151,9 @@ func BenchmarkOverTimeScale(b *testing.B) {
 	old := os.Getenv("FLAMEDIFF_SCALE_OLD_PLUGIN")
 
 	// cold runs one query on a fresh plugin process: its time, peak
-	// memory, and the rows ClickHouse read and returned for it.
-	cold := func(b *testing.B, binary, q string) (ms, peakMB float64, read, returned uint64) {
+	// memory, and the rows ClickHouse read and returned for it, or the
+	// query's error.
+	cold := func(b *testing.B, binary, q string) (ms, peakMB float64, read, returned uint64, err error) {
 		plugin := plugintest.Start(b, binary)
 		// query_log's times are in whole seconds: start on a new one.
 		since := time.Now().Truncate(time.Second).Add(time.Second)
@@ -160,15 +161,15 @@ func BenchmarkOverTimeScale(b *testing.B) {
 		t0 := time.Now()
 		resp, err := plugin.QueryData(ctx, settings, plugintest.Query{RefID: "A", JSON: q})
 		ms = float64(time.Since(t0).Microseconds()) / 1000
-		if err != nil || resp.Responses["A"].Error != nil {
-			b.Fatal(err, resp.Responses["A"].Error)
+		if err != nil {
+			b.Fatal(err)
 		}
 		n, err := plugin.PeakMemory()
 		if err != nil {
 			b.Fatal(err)
 		}
 		read, returned = queryLogRows(b, conn, since)
-		return ms, float64(n) / (1 << 20), read, returned
+		return ms, float64(n) / (1 << 20), read, returned, resp.Responses["A"].Error
 	}
 	for _, builds := range sizes {
 		for _, kind := range []string{"changepoints", "evolution", "timeseries"} {
@@ -176,11 +177,19 @@ func BenchmarkOverTimeScale(b *testing.B) {
 			b.Run(fmt.Sprintf("builds=%d/%s", builds, kind), func(b *testing.B) {
 				var ms, peak, oldMs, oldPeak float64
 				var read, returned, oldRead uint64
+				oldFailed := false
 				for b.Loop() {
-					m, p, r, n := cold(b, pluginBinary, q)
+					m, p, r, n, err := cold(b, pluginBinary, q)
+					if err != nil {
+						b.Fatal(err)
+					}
 					ms, peak, read, returned = ms+m, max(peak, p), r, n
 					if old != "" {
-						m, p, r, _ := cold(b, old, q)
+						m, p, r, _, err := cold(b, old, q)
+						if err != nil && !oldFailed { // an answer older code may not have had
+							b.Logf("old plugin: %v after %.0f ms", err, m)
+						}
+						oldFailed = oldFailed || err != nil
 						oldMs, oldPeak, oldRead = oldMs+m, max(oldPeak, p), r
 					}
 				}
