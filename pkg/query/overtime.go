@@ -205,10 +205,20 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 	seen = stacks.BuildSet{}
 	for g := range in {
 		in[g].Total, in[g].Functions, in[g].Edges = totals[g].Total, x.ByName(totals[g]), changed[g]
+		totals[g] = nil
+	}
+	// The timeline keeps the functions that can show (a map per bucket of
+	// every function would be most of a year of builds' memory).
+	shown := evolution.Shown(in, *m.Threshold)
+	keep := make([]bool, nf)
+	for f, name := range x.Names() {
+		keep[f] = shown(name)
+	}
+	for g := range in {
 		for _, tf := range timeline[g] {
-			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByName(tf)})
+			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByNameOf(tf, keep)})
 		}
-		totals[g], timeline[g] = nil, nil
+		timeline[g] = nil
 	}
 	changes, err := e.Store.Changes(ctx, m.App, names)
 	if err != nil {
