@@ -238,12 +238,13 @@ var configTemplate = template.Must(template.New("config").Parse(`<?xml version="
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <users_config>users.xml</users_config>
+  <query_log><database>system</database><table>query_log</table><flush_interval_milliseconds>7500</flush_interval_milliseconds></query_log>
 {{.Extra}}</yandex>
 `))
 
 const usersXML = `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>4</max_threads></default></profiles>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage><max_threads>4</max_threads><log_queries>1</log_queries></default></profiles>
   <users>
     <default>
       <password></password>

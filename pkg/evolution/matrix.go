@@ -190,15 +190,8 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 		}
 	}
 
-	h := &hierarchy{parent: map[component]component{}, split: map[string][]component{}}
-	perBuild := make([]map[component]float64, len(builds))
-	peak := map[component]float64{}
-	for i, b := range builds {
-		perBuild[i] = h.times(b.Functions)
-		for c, v := range perBuild[i] {
-			peak[c] = max(peak[c], share(v, b.Total))
-		}
-	}
+	h := newHierarchy()
+	perBuild, peak := h.peaks(builds)
 	visible := func(c component) bool { return peak[c] >= opts.Threshold }
 	order := h.order(peak, visible)
 
@@ -209,6 +202,37 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 		Edges:    edgeRows(builds, func(f string) bool { return visible(component{f, Method}) }),
 		Timeline: timelineRows(builds, h, order),
 	}, nil
+}
+
+func newHierarchy() *hierarchy {
+	return &hierarchy{parent: map[component]component{}, split: map[string][]component{}}
+}
+
+// peaks gives every component's time in each build and its largest share
+// of a build's total.
+func (h *hierarchy) peaks(builds []Build) (perBuild []map[component]float64, peak map[component]float64) {
+	perBuild = make([]map[component]float64, len(builds))
+	peak = map[component]float64{}
+	for i, b := range builds {
+		perBuild[i] = h.times(b.Functions)
+		for c, v := range perBuild[i] {
+			peak[c] = max(peak[c], share(v, b.Total))
+		}
+	}
+	return perBuild, peak
+}
+
+// Shown reports, from the builds' Total and Functions, whether a frame
+// can count in Analyze's result at threshold: whether the method, its
+// class or its package reaches it in some build. The other frames may be
+// left out of the builds' Timeline buckets (not out of Functions) without
+// changing the result: a year of builds' buckets hold mostly them.
+func Shown(builds []Build, threshold float64) func(frame string) bool {
+	h := newHierarchy()
+	_, peak := h.peaks(builds)
+	return func(frame string) bool {
+		return slices.ContainsFunc(h.path(frame), func(c component) bool { return peak[c] >= threshold })
+	}
 }
 
 func share(v, total float64) float64 {

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -97,19 +98,37 @@ func BenchmarkUnderLoad(b *testing.B) {
 		b.ReportMetric(peakMB, "peak-MB")
 	})
 
+	// With FLAMEDIFF_SCALE_OLD_PLUGIN (see BenchmarkOverTimeScale), each
+	// op also runs the evolution on that build of the plugin, right after.
 	b.Run("cold-evolution", func(b *testing.B) {
 		q := plugintest.Query{RefID: "A", JSON: `{"queryType":"evolution","app":"load","threshold":0.01}`}
 		slow := copySettings(settings)
 		slow.JSONData["queryTimeout"] = 900 // report the time however long it is
-		var peakMB float64
-		for b.Loop() {
-			plugin := plugintest.Start(b, pluginBinary)
+		cold := func(binary string) (ms, peakMB float64) {
+			plugin := plugintest.Start(b, binary)
+			t0 := time.Now()
 			resp, err := plugin.QueryData(ctx, slow, q)
+			ms = float64(time.Since(t0).Microseconds()) / 1000
 			if err != nil || resp.Responses["A"].Error != nil {
 				b.Fatal(err, resp.Responses["A"].Error)
 			}
-			peakMB = max(peakMB, peak(plugin))
+			return ms, peak(plugin)
 		}
+		old := os.Getenv("FLAMEDIFF_SCALE_OLD_PLUGIN")
+		var ms, peakMB, oldMs, oldPeakMB float64
+		for b.Loop() {
+			m, p := cold(pluginBinary)
+			ms, peakMB = ms+m, max(peakMB, p)
+			if old != "" {
+				m, p := cold(old)
+				oldMs, oldPeakMB = oldMs+m, max(oldPeakMB, p)
+			}
+		}
+		b.ReportMetric(ms/float64(b.N), "ms")
 		b.ReportMetric(peakMB, "peak-MB")
+		if old != "" {
+			b.ReportMetric(oldMs/float64(b.N), "old-ms")
+			b.ReportMetric(oldPeakMB, "old-peak-MB")
+		}
 	})
 }

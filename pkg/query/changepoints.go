@@ -36,7 +36,7 @@ func (e *Executor) changepoints(ctx context.Context, m Model, r Range) (Answer, 
 // changePoints detects the change points of the total and of every
 // function above m.MinShare of the total in some build, over builds.
 func (e *Executor) changePoints(ctx context.Context, m Model, builds []buildRuns) ([]evolution.ChangePoint, error) {
-	names, series, err := e.functionSeries(ctx, builds, *m.MinShare, nil)
+	names, series, err := e.functionSeries(ctx, builds, *m.MinShare)
 	if err != nil {
 		return nil, err
 	}
@@ -74,73 +74,105 @@ func detectChangePoints(m Model, builds []buildRuns, names []string, series [][]
 // reaches minShare of the build's mean total in some build. A function's
 // value in a run counts each stack holding it once, however often it
 // recurs in the stack (stacks.FunctionIndex). It reads one row per (run, stack):
-// the run stacks table's sums (Store.StackValues). x, if not nil,
-// indexes the stacks of the builds' runs.
-func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64, x *stacks.FunctionIndex) ([]string, [][][]float64, error) {
+// the run stacks table's sums (Store.RunStackValues).
+func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
 	var runs []storage.Run
 	for _, b := range builds {
 		runs = append(runs, b.runs...)
 	}
-	var err error
-	if x == nil {
-		if x, err = stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs); err != nil {
-			return nil, nil, err
+	x, err := stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	nf := len(x.Names())
+	// Run-major (values[run*nf+f]): a row adds to its run's block only,
+	// and rows of one run stream in together, in stack order (the
+	// cursors).
+	values := make([]float64, len(runs)*nf)
+	cursors := make([]*stacks.Cursor, len(runs))
+	for i := range cursors {
+		cursors[i] = x.Cursor()
+	}
+	err = e.Store.RunStackValues(ctx, runs, func(r int, hash uint64, value int64) error {
+		k, err := cursors[r].Find(hash)
+		if err != nil {
+			return err
+		}
+		addFunctions(values[r*nf:(r+1)*nf], x.Frames(k), float64(value))
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	names, series := seriesOf(builds, runs, x.Names(), values, minShare)
+	return names, series, nil
+}
+
+// addFunctions adds a stack's value to the run's sum of each function of
+// the stack, once per stack (frames as FunctionIndex.Frames gives them).
+func addFunctions(run []float64, frames []int32, value float64) {
+	for _, f := range frames {
+		if f >= 0 {
+			run[f] += value
 		}
 	}
-	names := x.Names()
-	n := len(runs)
-	values := make([]float64, len(names)*n) // function-major: values[f*n+run]
-	// One read per build, a group per run: rows are summed as they stream
-	// in, so the store's cap on the rows of one read (sized for readers
-	// that hold them) need only fit a build's runs, not the series'.
+}
+
+// seriesOf is functionSeries' answer from the per-run values of every
+// function (run-major, values[run*len(names)+f], runs in build order).
+func seriesOf(builds []buildRuns, runs []storage.Run, names []string, values []float64, minShare float64) ([]string, [][][]float64) {
+	nf := len(names)
+	// The functions that reach minShare in some build, from their sums
+	// per build.
+	keep := make([]bool, nf)
+	perBuild := make([]float64, nf)
 	first := 0
 	for _, b := range builds {
-		groups := make([][]storage.Run, len(b.runs))
-		for i, r := range b.runs {
-			groups[i] = []storage.Run{r}
+		clear(perBuild)
+		var total float64
+		for r := first; r < first+len(b.runs); r++ {
+			total += float64(runs[r].Total)
+			for f, v := range values[r*nf : (r+1)*nf] {
+				perBuild[f] += v
+			}
 		}
-		at := x.Cursor()
-		err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
-			k, err := at.Find(hash)
-			if err != nil {
-				return err
+		if len(b.runs) > 0 {
+			for f, v := range perBuild {
+				keep[f] = keep[f] || v >= minShare*total
 			}
-			for _, f := range x.Frames(k) {
-				if f >= 0 { // once per stack
-					values[int(f)*n+first+g] += float64(value)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
 		}
 		first += len(b.runs)
 	}
-
-	split := func(perRun []float64) [][]float64 {
+	outNames := []string{evolution.TotalFunction}
+	var kept []int
+	for f, k := range keep {
+		if k {
+			outNames, kept = append(outNames, names[f]), append(kept, f)
+		}
+	}
+	// One copy into series order (function, then run), for the change
+	// points' and the cells' tests.
+	n := len(runs)
+	flat := make([]float64, (len(kept)+1)*n)
+	for r, run := range runs {
+		flat[r] = float64(run.Total)
+		row := values[r*nf : (r+1)*nf]
+		for i, f := range kept {
+			flat[(i+1)*n+r] = row[f]
+		}
+	}
+	series := make([][][]float64, len(kept)+1)
+	for s := range series {
+		perRun := flat[s*n : (s+1)*n]
 		out := make([][]float64, len(builds))
 		at := 0
 		for i, b := range builds {
 			out[i] = perRun[at : at+len(b.runs) : at+len(b.runs)]
 			at += len(b.runs)
 		}
-		return out
+		series[s] = out
 	}
-	totals := make([]float64, n)
-	for i, r := range runs {
-		totals[i] = float64(r.Total)
-	}
-	total := split(totals)
-	outNames := []string{evolution.TotalFunction}
-	series := [][][]float64{total}
-	for f, name := range names {
-		if s := split(values[f*n : (f+1)*n]); reaches(s, total, minShare) {
-			outNames = append(outNames, name)
-			series = append(series, s)
-		}
-	}
-	return outNames, series, nil
+	return outNames, series
 }
 
 // reaches reports whether a function's per-run values (by build) reach

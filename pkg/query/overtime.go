@@ -31,11 +31,11 @@ type buildRuns struct {
 }
 
 // timelineRow is one row of Store.Timeline: a stack's value in a time
-// bucket of a run of a group.
+// bucket of a run.
 type timelineRow struct {
-	hash          uint64
-	value         int64
-	group, bucket int32
+	hash        uint64
+	value       int64
+	run, bucket int32
 }
 
 // timelineBatch is the number of timeline rows summed at a time.
@@ -96,28 +96,31 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 	if err != nil {
 		return Answer{}, err
 	}
+	// The timeline is read run by run: its rows also give each run's
+	// value of every function (for the change points, the matrix's cues,
+	// and the cells' tests), with no second read.
 	var runs []storage.Run
-	groups := make([][]storage.Run, len(builds))
+	var buildOf []int32 // per run
+	groups := make([][]storage.Run, 0, len(builds))
 	names := make([]string, len(builds))
 	in := make([]evolution.Build, len(builds))
 	for i, b := range builds {
-		runs = append(runs, b.runs...)
-		groups[i], names[i] = b.runs, b.Name
+		for _, r := range b.runs {
+			runs, buildOf = append(runs, r), append(buildOf, int32(i)) // #nosec G115 -- a build index
+			groups = append(groups, []storage.Run{r})
+		}
+		names[i] = b.Name
 		in[i] = evolution.Build{Name: b.Name, Time: b.Time}
 	}
-	// The stack texts and the timeline are read at once: ClickHouse
-	// aggregates the samples while the stacks are indexed, and the first
-	// row waits for the index (the server holds the rest meanwhile).
+	// The stack texts are read meanwhile: the first row waits for the
+	// index.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sideline := aside("stack reader", func() (*stacks.FunctionIndex, error) { return stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs) })
-	// The per-run values of the functions (for the change points, the
-	// matrix's cues, and the cells' tests) are read meanwhile too, from the
-	// run stacks table, once the stacks are indexed: every function a cell
-	// may show (Threshold) or a change point follow (MinShare).
-	var perRun <-chan outcome[runSeries]
 	var x *stacks.FunctionIndex
 	var seen stacks.BuildSet
+	var values []float64 // per run, per function (run-major)
+	nf := 0
 	waited, indexErr := false, error(nil)
 	wait := func() error { // the first call takes the index; later ones, its error
 		if waited {
@@ -129,10 +132,8 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 			return r.err
 		}
 		x, seen = r.v, stacks.NewBuildSet(r.v.Stacks(), len(builds))
-		perRun = aside("run values", func() (runSeries, error) {
-			names, series, err := e.functionSeries(ctx, builds, min(*m.MinShare, *m.Threshold), x)
-			return runSeries{names, series}, err
-		})
+		nf = len(x.Names())
+		values = make([]float64, len(runs)*nf)
 		return nil
 	}
 	timeline := make([][]*stacks.Sums, len(builds)) // per build, per time bucket
@@ -149,24 +150,26 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 			ks[i] = k
 		}
 		for i, r := range batch {
-			g, k := int(r.group), ks[i]
+			run, k := int(r.run), ks[i]
+			g := int(buildOf[run])
 			for len(timeline[g]) <= int(r.bucket) {
 				timeline[g] = append(timeline[g], x.NewSums())
 			}
 			x.AddTo(timeline[g][r.bucket], k, float64(r.value))
+			addFunctions(values[run*nf:(run+1)*nf], x.Frames(k), float64(r.value))
 			seen.Add(k, g)
 		}
 		batch = batch[:0]
 		return nil
 	}
-	err = e.Store.Timeline(ctx, groups, func(g int, hash uint64, bucket int, value int64) error {
+	err = e.Store.Timeline(ctx, groups, func(run int, hash uint64, bucket int, value int64) error {
 		if x == nil {
 			if err := wait(); err != nil {
 				return err
 			}
 			batch, ks = make([]timelineRow, 0, timelineBatch), make([]uint32, timelineBatch)
 		}
-		batch = append(batch, timelineRow{hash: hash, value: value, group: int32(g), bucket: int32(bucket)}) // #nosec G115 -- a group index and a time bucket
+		batch = append(batch, timelineRow{hash: hash, value: value, run: int32(run), bucket: int32(bucket)}) // #nosec G115 -- a run index and a time bucket
 		if len(batch) == timelineBatch {
 			return flush()
 		}
@@ -190,22 +193,32 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 	// to the builds' totals: one aggregation in ClickHouse instead of two.
 	// Values are per run.
 	totals := make([]*stacks.Sums, len(builds))
-	for g := range builds {
+	for g, b := range builds {
 		totals[g] = x.NewSums()
 		for _, tf := range timeline[g] {
 			totals[g].AddSums(tf)
-			tf.Finish(len(groups[g]))
+			tf.Finish(len(b.runs))
 		}
-		totals[g].Finish(len(groups[g]))
+		totals[g].Finish(len(b.runs))
 	}
 	changed := x.ChangedEdges(seen, len(builds))
 	seen = stacks.BuildSet{}
 	for g := range in {
 		in[g].Total, in[g].Functions, in[g].Edges = totals[g].Total, x.ByName(totals[g]), changed[g]
+		totals[g] = nil
+	}
+	// The timeline keeps the functions that can show (a map per bucket of
+	// every function would be most of a year of builds' memory).
+	shown := evolution.Shown(in, *m.Threshold)
+	keep := make([]bool, nf)
+	for f, name := range x.Names() {
+		keep[f] = shown(name)
+	}
+	for g := range in {
 		for _, tf := range timeline[g] {
-			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByName(tf)})
+			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByNameOf(tf, keep)})
 		}
-		totals[g], timeline[g] = nil, nil
+		timeline[g] = nil
 	}
 	changes, err := e.Store.Changes(ctx, m.App, names)
 	if err != nil {
@@ -214,17 +227,16 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 	for i := range in {
 		in[i].Changes = changes[in[i].Name]
 	}
-	runValues := <-perRun
-	if runValues.err != nil {
-		return Answer{}, runValues.err
-	}
-	rs := runValues.v
-	for f, name := range rs.names[1:] { // the first is the total
+	// Every function a cell may show (Threshold) or a change point
+	// follow (MinShare).
+	fnames, series := seriesOf(builds, runs, x.Names(), values, min(*m.MinShare, *m.Threshold))
+	values = nil
+	for f, name := range fnames[1:] { // the first is the total
 		for g := range in {
 			if in[g].Runs == nil {
 				in[g].Runs = map[string][]float64{}
 			}
-			in[g].Runs[name] = rs.series[f+1][g]
+			in[g].Runs[name] = series[f+1][g]
 		}
 	}
 	res, err := evolution.Analyze(in, evolution.Options{Threshold: *m.Threshold, Alpha: *m.Alpha})
@@ -232,21 +244,14 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 		return Answer{}, err
 	}
 	// The matrix marks where changes start: its answer carries them.
-	names, series := rs.names[:1:1], rs.series[:1:1]
-	for f := 1; f < len(rs.names); f++ {
-		if reaches(rs.series[f], rs.series[0], *m.MinShare) {
-			names, series = append(names, rs.names[f]), append(series, rs.series[f])
+	cpNames, cpSeries := fnames[:1:1], series[:1:1]
+	for f := 1; f < len(fnames); f++ {
+		if reaches(series[f], series[0], *m.MinShare) {
+			cpNames, cpSeries = append(cpNames, fnames[f]), append(cpSeries, series[f])
 		}
 	}
-	cps := detectChangePoints(m, builds, names, series)
+	cps := detectChangePoints(m, builds, cpNames, cpSeries)
 	return Answer{Frames: append(frames.Evolution(res, frames.GrafanaUnit(unit)), frames.ChangePoints(cps, frames.GrafanaUnit(unit), nil))}, nil
-}
-
-// runSeries is functionSeries' answer: names (the total first) and their
-// per-run values by build.
-type runSeries struct {
-	names  []string
-	series [][][]float64
 }
 
 // timeseries answers a timeseries query: per build, the mean per-run total
@@ -371,17 +376,13 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	if fn < 0 {
 		return nil, fmt.Errorf("%w %q in the selected builds of %q", ErrUnknownFunction, m.Function, m.App)
 	}
-	groups := make([][]storage.Run, len(runs))
 	sums := make([]float64, len(runs))
-	for i, r := range runs {
-		groups[i] = []storage.Run{r}
-	}
 	at := x.Cursor()
 	function := int32(fn) // #nosec G115 -- a function number: fewer functions than frames
-	err = e.Store.StackValues(ctx, groups, func(g int, hash uint64, value int64, _ uint64) error {
+	err = e.Store.RunStackValues(ctx, runs, func(r int, hash uint64, value int64) error {
 		k, err := at.Find(hash)
 		if err == nil && x.Has(k, function) {
-			sums[g] += float64(value)
+			sums[r] += float64(value)
 		}
 		return err
 	})

@@ -354,10 +354,13 @@ func (s *Sums) Finish(runs int) {
 }
 
 // ByName turns sums into the map evolution takes.
-func (x *FunctionIndex) ByName(s *Sums) map[string]float64 {
+func (x *FunctionIndex) ByName(s *Sums) map[string]float64 { return x.ByNameOf(s, nil) }
+
+// ByNameOf is ByName of the functions that keep marks (all when nil).
+func (x *FunctionIndex) ByNameOf(s *Sums, keep []bool) map[string]float64 {
 	m := map[string]float64{}
 	for f, ok := range s.seen {
-		if ok {
+		if ok && (keep == nil || keep[f]) {
 			m[x.names[f]] = s.fn[f]
 		}
 	}

@@ -173,46 +173,79 @@ func (p prefix) mean(lo, hi int) float64 {
 }
 
 // best returns the split of builds [lo, hi) with the smallest t-test
-// p-value, Bonferroni-corrected for the positions tried ({0, 1} when no
-// position has 2 runs on each side).
+// p-value (the first of equal ones), Bonferroni-corrected for the
+// positions tried ({0, 1} when no position has 2 runs on each side).
+// Every position of a segment tests its runs with the same degrees of
+// freedom, so the p-value falls as |t| grows: only the positions whose
+// |t| is the largest up to rounding get one computed (and, when that
+// p-value underflows to 0, those before them; when it is near 1, all).
 func (p prefix) best(lo, hi int) split {
-	out := split{p: 1}
+	ts := make([]float64, hi-lo) // |t| at position lo+i; -1 where not tried
 	tried := 0
+	top, df := -1.0, 0.0
 	for k := lo + 1; k < hi; k++ {
+		ts[k-lo] = -1
 		n1, m1, v1 := p.moments(lo, k)
 		n2, m2, v2 := p.moments(k, hi)
 		if n1 < 2 || n2 < 2 {
 			continue
 		}
 		tried++
-		if pv := studentT(n1, m1, v1, n2, m2, v2); out.at == 0 || pv < out.p {
-			out = split{at: k, p: pv}
-		}
+		t := absT(n1, m1, v1, n2, m2, v2)
+		ts[k-lo], top, df = t, max(top, t), n1+n2-2
 	}
 	if tried == 0 { // no split has 2 runs a side: nothing to test
 		return split{p: 1}
+	}
+	out := split{p: 2} // above any p-value
+	for k := lo + 1; k < hi; k++ {
+		// Below |t| = 1 the p-value's rounding (near 1) outweighs small
+		// differences of |t|: there every position gets one.
+		if t := ts[k-lo]; t >= 0 && (top < 1 || t >= top*(1-1e-9)) {
+			if pv := tPValue(t, df); pv < out.p {
+				out = split{at: k, p: pv}
+			}
+		}
+	}
+	if out.p == 0 { // the first position whose p-value underflows
+		for k := lo + 1; k < hi && k < out.at; k++ {
+			if t := ts[k-lo]; t >= 0 && tPValue(t, df) == 0 {
+				out.at = k
+				break
+			}
+		}
 	}
 	out.p = math.Min(1, out.p*float64(tried))
 	return out
 }
 
-// studentT is the two-sided p-value of Student's two-sample t-test (pooled
-// variance) from the samples' sizes, means and variances. Under the null
-// of a stationary series both sides share one variance, and the pooled
-// test is then exact for normal noise where Welch's approximate degrees of
-// freedom make the far tail, which the corrections look at, too light.
-// Two constant samples differ surely when their means do.
-func studentT(n1, m1, v1, n2, m2, v2 float64) float64 {
+// absT is |t| of Student's two-sample t-test (pooled variance) from the
+// samples' sizes, means and variances. Under the null of a stationary
+// series both sides share one variance, and the pooled test is then exact
+// for normal noise where Welch's approximate degrees of freedom make the
+// far tail, which the corrections look at, too light. Two constant
+// samples differ surely (+Inf) when their means do, else not at all (0).
+func absT(n1, m1, v1, n2, m2, v2 float64) float64 {
 	df := n1 + n2 - 2
 	pooled := ((n1-1)*v1 + (n2-1)*v2) / df
 	se := pooled * (1/n1 + 1/n2)
 	if se == 0 || math.IsNaN(se) {
 		if m1 == m2 {
-			return 1
+			return 0
 		}
+		return math.Inf(1)
+	}
+	return math.Abs(m1-m2) / math.Sqrt(se)
+}
+
+// tPValue is the two-sided p-value of |t| with df degrees of freedom.
+func tPValue(t, df float64) float64 {
+	switch {
+	case t == 0:
+		return 1
+	case math.IsInf(t, 1):
 		return 0
 	}
-	t := math.Abs(m1-m2) / math.Sqrt(se)
 	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(t)
 }
 

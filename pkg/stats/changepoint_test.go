@@ -248,3 +248,64 @@ func TestChangePointsTooFewBuilds(t *testing.T) {
 		}
 	}
 }
+
+// TestBestIsSmallestPValue checks that best, which computes the p-value of
+// the largest |t| only, picks the split and p-value that computing every
+// position's p-value picks (the first of the smallest), on noisy series,
+// series with constant segments, and shifts large enough that p-values
+// underflow to 0.
+func TestBestIsSmallestPValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 3))
+	for i := range 3000 {
+		builds := 2 + rng.IntN(12)
+		series := make([][]float64, builds)
+		shift := []float64{0, 0.1, 1, 1e3, 1e9}[i%5]
+		for b := range series {
+			runs := rng.IntN(4)
+			for range runs {
+				v := 100 + rng.NormFloat64()
+				switch {
+				case i%7 == 0: // constant segments
+					v = 100
+				case i%11 == 0:
+					v = float64(rng.IntN(3))
+				}
+				if b >= builds/2 {
+					v += shift
+				}
+				series[b] = append(series[b], v)
+			}
+		}
+		p := newPrefix(series)
+		for lo := 0; lo < builds; lo++ {
+			for hi := lo + 1; hi <= builds; hi++ {
+				want, got := everyPValue(p, lo, hi), p.best(lo, hi)
+				if got != want {
+					t.Fatalf("series %v [%d, %d): best %+v, smallest p-value %+v", series, lo, hi, got, want)
+				}
+			}
+		}
+	}
+}
+
+// everyPValue is best by the p-value of every position.
+func everyPValue(p prefix, lo, hi int) split {
+	out := split{p: 1}
+	tried := 0
+	for k := lo + 1; k < hi; k++ {
+		n1, m1, v1 := p.moments(lo, k)
+		n2, m2, v2 := p.moments(k, hi)
+		if n1 < 2 || n2 < 2 {
+			continue
+		}
+		tried++
+		if pv := tPValue(absT(n1, m1, v1, n2, m2, v2), n1+n2-2); out.at == 0 || pv < out.p {
+			out = split{at: k, p: pv}
+		}
+	}
+	if tried == 0 {
+		return split{p: 1}
+	}
+	out.p = math.Min(1, out.p*float64(tried))
+	return out
+}

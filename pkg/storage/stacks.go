@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -185,6 +186,73 @@ func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 		})
 }
 
+// RunStackValues is StackValues with one group per run, for readers that
+// add the rows up as they stream in (no cap on the whole): visit gets
+// each (run, stack) value, run being the index in runs, in as few reads
+// as Options.MaxRows allows (see reads).
+func (s *Store) RunStackValues(ctx context.Context, runs []Run, visit func(run int, stackHash uint64, value int64) error) error {
+	groups := make([][]Run, len(runs))
+	for i, r := range runs {
+		groups[i] = []Run{r}
+	}
+	for _, read := range s.reads(groups, func(r Run) uint64 { return r.Stacks }) {
+		err := s.StackValues(ctx, pick(groups, read), func(g int, hash uint64, value int64, _ uint64) error {
+			return visit(read[g], hash, value)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reads splits groups into reads, each a list of places in groups: in the
+// order of their runs' ingest ids, as many at a time as their rows (at
+// most rows(run) for each run) fit Options.MaxRows. The run stacks and
+// samples tables are ordered by ingest id, so that each read spans about
+// one key range of them: one read per build instead selects a few
+// granules all over the table, reading up to 3x the rows it returns. A
+// group over the cap on its own is a read of its own (which fails with
+// ErrTooManyRows).
+func (s *Store) reads(groups [][]Run, rows func(Run) uint64) [][]int {
+	first := func(g []Run) uint64 {
+		if len(g) == 0 {
+			return 0
+		}
+		return slices.MinFunc(g, func(a, b Run) int { return cmp.Compare(a.IngestID, b.IngestID) }).IngestID
+	}
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(first(groups[a]), first(groups[b])) })
+	size := func(g int) (n uint64) {
+		for _, r := range groups[g] {
+			n += rows(r)
+		}
+		return n
+	}
+	var out [][]int
+	for len(order) > 0 {
+		n, total := 1, size(order[0])
+		for n < len(order) && total+size(order[n]) <= uint64(s.maxRows) { // #nosec G115 -- a positive cap
+			total += size(order[n])
+			n++
+		}
+		out, order = append(out, order[:n:n]), order[n:]
+	}
+	return out
+}
+
+// pick lists groups[at[0]], groups[at[1]], ...
+func pick(groups [][]Run, at []int) [][]Run {
+	out := make([][]Run, len(at))
+	for i, g := range at {
+		out[i] = groups[g]
+	}
+	return out
+}
+
 // summedIngests splits the ingests of g into those whose run stacks rows
 // hold the sums of every stack and the rest. An ingest that committed
 // with its sums written (Run.StacksSummed) has them; the others have them
@@ -228,31 +296,48 @@ func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []
 	return summed, rest, nil
 }
 
-// Timeline is StackValues per time bucket: visit gets each (group, stack,
-// bucket) sum, buckets numbered 0..TimeBuckets-1 within each run (see
-// Run.BucketNs for what a bucket spans; the column is time_frame). Same
-// cap and errors.
+// Timeline reads the samples per time bucket: visit gets each (group,
+// stack, bucket) value of each run of the group, buckets numbered
+// 0..TimeBuckets-1 within each run (see Run.BucketNs for what a bucket
+// spans; the column is time_frame); a group's values of one stack and
+// bucket may come in several rows: add them up. Nothing is summed in
+// ClickHouse (the sample rows of a run are its sums per stack and bucket
+// already), and the groups are read as StackValues' runs are (see
+// reads): only a group with more rows than Options.MaxRows on its own
+// fails, with ErrTooManyRows.
 func (s *Store) Timeline(ctx context.Context, groups [][]Run,
 	visit func(group int, stackHash uint64, bucket int, value int64) error) error {
-	g, err := newGrouping(groups)
-	if err != nil {
-		return fmt.Errorf("read timeline: %w", err)
+	rows := func(r Run) uint64 { // a run's sample rows at most
+		return min(r.Samples, r.Stacks*uint64(max(1, r.Buckets))) // #nosec G115 -- a small positive count
 	}
-	key, args := g.keyExpr()
-	q := "SELECT " + key + " AS k, stack_hash, time_frame, sum(value) FROM " + s.q.samples +
-		" WHERE app = ? AND ingest_id IN ? GROUP BY k, stack_hash, time_frame LIMIT ?"
-	var hash uint64
-	var frame uint8
-	var value int64
-	return s.scanRows(ctx, "read timeline", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &frame, &value},
-		func(k uint32) error {
-			for _, gi := range g.keys[k] {
-				if err := visit(gi, hash, int(frame), value); err != nil {
-					return err
+	if len(groups) == 0 {
+		return fmt.Errorf("read timeline: %w", ErrNoRuns)
+	}
+	for _, read := range s.reads(groups, rows) {
+		g, err := newGrouping(pick(groups, read))
+		if err != nil {
+			return fmt.Errorf("read timeline: %w", err)
+		}
+		key, args := g.keyExpr()
+		q := "SELECT " + key + " AS k, stack_hash, time_frame, value FROM " + s.q.samples +
+			" WHERE app = ? AND ingest_id IN ? LIMIT ?"
+		var hash uint64
+		var frame uint8
+		var value int64
+		err = s.scanRows(ctx, "read timeline", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &frame, &value},
+			func(k uint32) error {
+				for _, gi := range g.keys[k] {
+					if err := visit(read[gi], hash, int(frame), value); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
-		})
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ErrMissingFrame means a stack refers to a frame the frames table lacks:

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -1061,5 +1062,94 @@ func TestIngestRunsCommitsTogether(t *testing.T) {
 	equalTotals(t, export(t, s, "a", "b", "r2"), totals(two))
 	if err := s.IngestRuns(ctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r1"), two}}, nil); err == nil {
 		t.Fatal("a run given twice was stored")
+	}
+}
+
+// TestRunStackValuesChunks reads the per-run values of runs whose rows
+// together exceed the row cap: RunStackValues splits them into reads that
+// each fit, and every (run, stack) value arrives once under the run's
+// index; a run alone over the cap still fails.
+func TestRunStackValuesChunks(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	want := map[string]map[uint64]int64{}
+	for i := range 6 {
+		lines := []string{fmt.Sprintf("main;f%d %d", i, 10+i), fmt.Sprintf("main;g %d", 100*i+1)}
+		if i%2 == 0 {
+			lines = append(lines, "main 7")
+		}
+		ingest(t, s, meta("a", "b", fmt.Sprint(i)), build(lines...))
+	}
+	runs, err := s.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		want[r.Run] = map[uint64]int64{}
+		err := s.StackValues(ctx, [][]Run{{r}}, func(_ int, h uint64, v int64, _ uint64) error {
+			want[r.Run][h] = v
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, maxRows := range []int{3, 7, 100} {
+		s.maxRows = maxRows
+		got := map[string]map[uint64]int64{}
+		err := s.RunStackValues(ctx, runs, func(r int, h uint64, v int64) error {
+			if got[runs[r].Run] == nil {
+				got[runs[r].Run] = map[uint64]int64{}
+			}
+			if _, dup := got[runs[r].Run][h]; dup {
+				t.Errorf("cap %d: run %s stack %x twice", maxRows, runs[r].Run, h)
+			}
+			got[runs[r].Run][h] = v
+			return nil
+		})
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("cap %d: %v, %v; want %v", maxRows, got, err, want)
+		}
+	}
+	s.maxRows = 2
+	if err := s.RunStackValues(ctx, runs, func(int, uint64, int64) error { return nil }); !errors.Is(err, ErrTooManyRows) {
+		t.Fatalf("a run of 3 stacks under a cap of 2: %v, want ErrTooManyRows", err)
+	}
+}
+
+// TestTimelineChunks reads a timeline of groups whose rows together
+// exceed the row cap: Timeline reads them a few groups at a time, and the
+// (group, stack, bucket) sums are those read with a cap they fit.
+func TestTimelineChunks(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	for i := range 4 {
+		ingest(t, s, meta("a", fmt.Sprint("b", i), "r"), build(fmt.Sprintf("main;f%d %d @t0", i, 10+i), "main;g 5 @t0", "main;g 6 @t900"))
+	}
+	runs, err := s.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := [][]Run{runs[:1], runs[1:3], runs[3:]}
+	read := func(maxRows int) (map[string]int64, error) {
+		s.maxRows = maxRows
+		got := map[string]int64{}
+		err := s.Timeline(ctx, groups, func(g int, h uint64, bucket int, v int64) error {
+			got[fmt.Sprint(g, h, bucket)] += v
+			return nil
+		})
+		return got, err
+	}
+	want, err := read(100)
+	if err != nil || len(want) != 10 {
+		t.Fatalf("%d sums, %v", len(want), err)
+	}
+	for _, maxRows := range []int{6, 7} {
+		if got, err := read(maxRows); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("cap %d: %v, %v; want %v", maxRows, got, err, want)
+		}
+	}
+	if _, err := read(5); !errors.Is(err, ErrTooManyRows) {
+		t.Fatalf("a group of 6 rows under a cap of 5: %v, want ErrTooManyRows", err)
 	}
 }
