@@ -102,7 +102,7 @@ test('serve opens on a drawn diff of the newest build against the one before, an
   expect(fragment(page).get('app')).toBe('checkout-service');
   await expect(page.getByTestId(p.legend)).toBeVisible();
   await expect(page.getByTestId(selectors.query.headBuilds)).toContainText('1.11.0');
-  await expect(page.getByTestId(r.verdict)).toBeVisible();
+  await expect(page.getByTestId(p.verdict)).toBeVisible();
 
   // The preset menu, by keyboard: head runs only is a flame graph, no legend.
   const menu = page.getByTestId(r.preset).locator('input');

@@ -22,7 +22,7 @@ const t = strings.panel.table;
 
 /**
  * TopTable lists the rows of the `functions` answer, in the engine's order
- * until a header sorts them; a click (or Enter) on a row focuses the function
+ * until a header sorts them (a diff by its total's or its self's change); a click (or Enter) on a row focuses the function
  * in the graph. Rows are reachable by Tab and the arrow keys.
  */
 export function TopTable({ functions, selected, onSelect, height }: Props) {
@@ -68,6 +68,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
             {header('total', diff ? t.headTotal : t.total)}
             {diff && <th className={styles.th}>{t.baseTotal}</th>}
             {diff && header('delta', t.delta)}
+            {diff && header('selfDelta', t.selfDelta)}
             {stats && header('significance', t.q)}
           </tr>
         </thead>
@@ -94,6 +95,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
               <td>{formatValue(r.totalHead, unit)}</td>
               {diff && <td>{formatValue(r.totalBase, unit)}</td>}
               {diff && <td>{formatShare(r.delta, true)}</td>}
+              {diff && <td>{formatShare(r.selfDelta, true)}</td>}
               {stats && <td>{formatP(r.qValue)}</td>}
             </tr>
           ))}
