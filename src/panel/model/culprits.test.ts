@@ -99,7 +99,11 @@ describe('verdict sentences', () => {
       { text: 'main', code: true },
       { text: ': +20.00% of the base total.', code: false },
     ]);
-    expect(segments(verdict.headline).map((s) => s.text).join('')).toBe(plainText(verdict.headline));
+    expect(
+      segments(verdict.headline)
+        .map((s) => s.text)
+        .join('')
+    ).toBe(plainText(verdict.headline));
   });
 
   it('compare call paths by their labels', () => {
@@ -114,7 +118,10 @@ describe('a culprit path in the graph', () => {
   it('marks the ancestors, the node and its subtree, nothing else', () => {
     const main = nodeAtPath(d, ['main']);
     const c = nodeAtPath(d, ['main', 'c']);
-    const marked = (m: Uint8Array) => Array.from(m.keys()).filter((i) => m[i] === 1).map((i) => d.labels[d.labelIdx[i]]);
+    const marked = (m: Uint8Array) =>
+      Array.from(m.keys())
+        .filter((i) => m[i] === 1)
+        .map((i) => d.labels[d.labelIdx[i]]);
     expect(marked(pathMatch(d, c))).toEqual(['total', 'main', 'c']);
     expect(marked(pathMatch(d, main))).toEqual(['total', 'main', 'a', 'b', 'c', 'd']);
   });

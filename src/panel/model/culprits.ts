@@ -58,7 +58,10 @@ export function isCulpritsFrame(frame: DataFrame | undefined): frame is DataFram
  * the frame may come from; undefined when none holds it (a single flame
  * graph, another data source, an older backend).
  */
-export function culpritsFrameOf(frame: DataFrame | undefined, lists: Array<DataFrame[] | undefined>): DataFrame | undefined {
+export function culpritsFrameOf(
+  frame: DataFrame | undefined,
+  lists: Array<DataFrame[] | undefined>
+): DataFrame | undefined {
   for (const list of lists) {
     const i = frame && list ? list.indexOf(frame) : -1;
     if (i >= 0) {
