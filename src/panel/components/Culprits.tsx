@@ -9,6 +9,7 @@ import { strings } from '../../strings';
 import { formatP, formatShare } from '../format';
 import { Culprit, Culprits as CulpritsData, samePath, segments, source } from '../model/culprits';
 import { DIFF_STEPS, Palette, diffPaletteCSS } from '../render/colors';
+import { onRowKey } from './rowKeys';
 
 interface Props {
   culprits: CulpritsData;
@@ -114,20 +115,6 @@ function List({
   if (culprits.length === 0) {
     return null;
   }
-  const onKeyDown = (e: React.KeyboardEvent<HTMLTableRowElement>, c: Culprit) => {
-    const go = (el: Element | null) => {
-      e.preventDefault();
-      (el as HTMLElement | null)?.focus();
-    };
-    if (e.key === 'Enter' || e.key === ' ') {
-      e.preventDefault();
-      onSelect(c);
-    } else if (e.key === 'ArrowDown') {
-      go(e.currentTarget.nextElementSibling);
-    } else if (e.key === 'ArrowUp') {
-      go(e.currentTarget.previousElementSibling);
-    }
-  };
   const caption = `${title} (${culprits.length})`;
   return (
     <table className={styles.table} data-testid={selectors.panel.culprits} aria-label={caption}>
@@ -160,7 +147,7 @@ function List({
               aria-selected={samePath(c.path, selected)}
               title={s.zoomHint}
               onClick={() => onSelect(c)}
-              onKeyDown={(e) => onKeyDown(e, c)}
+              onKeyDown={(e) => onRowKey(e, () => onSelect(c))}
             >
               <td>{s.kinds[c.kind]?.(c.regression) ?? c.kind}</td>
               <td className={styles.ellipsis} title={[c.function, path, ...extras(c)].join('\n')}>

@@ -8,6 +8,7 @@ import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { formatP, formatShare, formatValue } from '../format';
 import { Functions, SortKey, sortRows } from '../model/functions';
+import { onRowKey } from './rowKeys';
 
 interface Props {
   functions: Functions;
@@ -43,21 +44,6 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
       </button>
     </th>
   );
-  const onKeyDown = (e: React.KeyboardEvent<HTMLTableRowElement>, name: string) => {
-    const go = (el: Element | null) => {
-      e.preventDefault();
-      (el as HTMLElement | null)?.focus();
-    };
-    if (e.key === 'Enter' || e.key === ' ') {
-      e.preventDefault();
-      onSelect(name);
-    } else if (e.key === 'ArrowDown') {
-      go(e.currentTarget.nextElementSibling);
-    } else if (e.key === 'ArrowUp') {
-      go(e.currentTarget.previousElementSibling);
-    }
-  };
-
   return (
     <div className={styles.wrap} style={{ maxHeight: height }}>
       <table className={styles.table} data-testid={selectors.panel.table} aria-label={t.caption}>
@@ -86,7 +72,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
               tabIndex={0}
               aria-selected={r.name === selected}
               onClick={() => onSelect(r.name)}
-              onKeyDown={(e) => onKeyDown(e, r.name)}
+              onKeyDown={(e) => onRowKey(e, () => onSelect(r.name))}
             >
               <td className={styles.label} title={r.name}>
                 {r.name}
