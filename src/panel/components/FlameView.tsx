@@ -9,7 +9,7 @@ import { strings } from '../../strings';
 import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
 import { Culprit, culpritsFrameOf, parseCulprits } from '../model/culprits';
 import { focusPath, nodeAtPath, nodePath, pathMatch } from '../model/focus';
-import { Functions, isFunctionsFrame, parseFunctions, totalsOf } from '../model/functions';
+import { Functions, isFunctionsFrame, parseFunctions, totalsOf, withSelfDeltas } from '../model/functions';
 import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
 import { Querier, keepNormalization } from '../query';
@@ -137,7 +137,10 @@ export function FlameView({ series, querier, options, width, height }: Props) {
 
   // The top table: the functions frame among the panel's frames, else a
   // functions query of the panel's own, issued after the graph has painted.
-  const fromSeries = useMemo(() => series.find(isFunctionsFrame), [series]);
+  const fromSeries = useMemo(() => {
+    const f = series.find(isFunctionsFrame);
+    return f && parseFunctions(f);
+  }, [series]);
   // The run totals a self delta is a share of: the root of the query's own tree.
   const totals = useMemo(() => {
     const whole = flamesOf(series, norm)[0] ?? alt?.value?.find(isFlameFrame);
@@ -146,7 +149,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH;
   const functions: Answer<Functions> | undefined =
     fromSeries && norm === own
-      ? { value: parseFunctions(fromSeries, totals) }
+      ? { value: fromSeries }
       : fns?.series === series && fns.norm === norm
         ? fns.answer
         : undefined;
@@ -160,7 +163,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
       querier({ queryType: 'functions', normalize: norm, variants: false, focus: undefined })
         .then((res) => {
           const f = res.find(isFunctionsFrame);
-          return f ? { value: parseFunctions(f, totals) } : { error: strings.panel.noData };
+          return f ? { value: parseFunctions(f) } : { error: strings.panel.noData };
         })
         .catch((e) => ({ error: message(e) }))
         .then((answer) => live && setFns({ series, norm, answer }));
@@ -169,7 +172,9 @@ export function FlameView({ series, querier, options, width, height }: Props) {
       live = false;
       clearTimeout(id);
     };
-  }, [wantFunctions, querier, series, norm, totals]);
+  }, [wantFunctions, querier, series, norm]);
+  const rows = functions?.value;
+  const table = useMemo(() => rows && withSelfDeltas(rows, totals), [rows, totals]);
 
   const colorIndex = useMemo(() => {
     if (!data) {
@@ -433,9 +438,9 @@ export function FlameView({ series, querier, options, width, height }: Props) {
           </div>
           {data.head && <Legend palette={options.palette} scale={scale} info={data.info} greyNoise={greyNoise} />}
         </div>
-        {showTable && functions?.value && (
+        {showTable && table && (
           <TopTable
-            functions={functions.value}
+            functions={table}
             selected={exact ? text : undefined}
             onSelect={focusLabel}
             height={height - above}

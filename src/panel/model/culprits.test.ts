@@ -13,7 +13,7 @@ import {
 } from './culprits';
 import { toFlameData } from './flameData';
 import { nodeAtPath, pathMatch } from './focus';
-import { parseFunctions, selfDelta, sortRows, totalsOf } from './functions';
+import { parseFunctions, selfDelta, sortRows, totalsOf, withSelfDeltas } from './functions';
 
 const verdict = {
   result: 'FAIL',
@@ -148,12 +148,13 @@ describe('self deltas', () => {
   it('come from the flame frame’s root totals and sort by their size', () => {
     const totals = totalsOf(flameFrame(diffRows), 'absolute');
     expect(totals).toEqual({ base: 100, head: 120, normalize: 'absolute' });
-    const rows = parseFunctions(functions, totals).rows;
+    const rows = withSelfDeltas(parseFunctions(functions), totals).rows;
     expect(rows.map((r) => r.selfDelta)).toEqual([0.3, -0.05, 0.05]);
     // By self delta, a changes most; by total delta it does not change at all.
     expect(sortRows(rows, 'selfDelta').map((r) => r.name)).toEqual(['a', 'b', 'c']);
     expect(sortRows(rows, 'delta').map((r) => r.name)).toEqual(['b', 'c', 'a']);
     expect(parseFunctions(functions).rows[0].selfDelta).toBeNaN();
+    expect(withSelfDeltas(parseFunctions(functions), undefined).rows[0].selfDelta).toBeNaN();
     expect(totalsOf(flameFrame([[0, 'total', 10, 10]]), 'absolute')).toBeUndefined();
   });
 });

@@ -14,7 +14,7 @@ export interface FunctionRow {
   selfBase: number;
   totalBase: number;
   delta: number;
-  /** The self value's change, normalised as delta is (NaN when the totals are unknown). */
+  /** The self value's change, normalised as delta is (NaN until withSelfDeltas knows the totals). */
   selfDelta: number;
   /** NaN where undefined. */
   pValue: number;
@@ -66,8 +66,16 @@ export function selfDelta(selfBase: number, selfHead: number, t: Totals): number
   return t.normalize === 'relative' ? selfHead / t.head - selfBase / t.base : (selfHead - selfBase) / t.base;
 }
 
-/** parseFunctions reads a functions frame in its row order; totals give the self deltas of a diff. */
-export function parseFunctions(frame: DataFrame, totals?: Totals): Functions {
+/** withSelfDeltas gives a diff's rows their self deltas, of the run totals (undefined: unknown). */
+export function withSelfDeltas(f: Functions, totals: Totals | undefined): Functions {
+  if (!f.diff || !totals) {
+    return f;
+  }
+  return { ...f, rows: f.rows.map((r) => ({ ...r, selfDelta: selfDelta(r.selfBase, r.selfHead, totals) })) };
+}
+
+/** parseFunctions reads a functions frame in its row order (self deltas: see withSelfDeltas). */
+export function parseFunctions(frame: DataFrame): Functions {
   const get = (name: string): Field | undefined => frame.fields.find((f) => f.name === name);
   const n = frame.length;
   const num = (f: Field | undefined, i: number) => {
@@ -81,15 +89,14 @@ export function parseFunctions(frame: DataFrame, totals?: Totals): Functions {
   const rows: FunctionRow[] = [];
   for (let i = 0; i < n; i++) {
     const s = sig?.values[i];
-    const [selfHead, selfBase] = [num(selfH, i), diff ? num(selfB, i) : 0];
     rows.push({
       name: String(get('function')!.values[i]),
-      selfHead,
+      selfHead: num(selfH, i),
       totalHead: num(totH, i),
-      selfBase,
+      selfBase: diff ? num(selfB, i) : 0,
       totalBase: diff ? num(totB, i) : 0,
       delta: diff ? num(delta, i) : 0,
-      selfDelta: diff && totals ? selfDelta(selfBase, selfHead, totals) : NaN,
+      selfDelta: NaN,
       pValue: num(p, i),
       qValue: num(q, i),
       deltaLow: num(lo, i),
