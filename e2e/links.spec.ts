@@ -102,7 +102,7 @@ test('serve opens on a drawn diff of the newest build against the one before, an
   expect(fragment(page).get('app')).toBe('checkout-service');
   await expect(page.getByTestId(p.legend)).toBeVisible();
   await expect(page.getByTestId(selectors.query.headBuilds)).toContainText('1.11.0');
-  await expect(page.getByTestId(r.verdict)).toBeVisible();
+  await expect(page.getByTestId(p.verdict)).toBeVisible();
 
   // The preset menu, by keyboard: head runs only is a flame graph, no legend.
   const menu = page.getByTestId(r.preset).locator('input');
@@ -186,6 +186,30 @@ test('a drill-down and a zoom reopen from the link', async ({ page, browser }) =
   const copy = await reopen(browser, page.url());
   await expect(copy.getByTestId(p.breadcrumb)).toContainText('checkout/cart.(*Cart).Total');
   await expect.poll(async () => (await viewOf(copy)).pixels).toBe(shown.pixels);
+  await copy.close();
+});
+
+test('a chosen culprit (its zoom and highlighted path) reopens from the link', async ({ page, browser }) => {
+  await page.goto(`${serveUrl}#app=checkout-service&type=diff&head=1.7.0&base=1.6.0`);
+  await settled(page);
+  const row = page.getByTestId(p.culprit).first();
+  const name = await row.getAttribute('data-function');
+  await row.click();
+  await expect(row).toHaveAttribute('aria-selected', 'true');
+  await expect.poll(() => fragment(page).getAll('culprit').pop()).toBe(name);
+  expect(fragment(page).getAll('zoom')).toEqual(fragment(page).getAll('culprit'));
+  const shown = await viewOf(page);
+  const copy = await reopen(browser, page.url());
+  await expect(copy.getByTestId(p.culprit).first()).toHaveAttribute('aria-selected', 'true');
+  await expect.poll(async () => (await viewOf(copy)).pixels).toBe(shown.pixels);
+  // Escape shows the whole graph with the path still highlighted: the same in both pages.
+  for (const pg of [page, copy]) {
+    await canvas(pg).focus();
+    await pg.keyboard.press('Escape');
+    await canvas(pg).blur();
+  }
+  await expect.poll(async () => (await viewOf(copy)).pixels).toBe((await viewOf(page)).pixels);
+  expect((await viewOf(page)).pixels).not.toBe(shown.pixels);
   await copy.close();
 });
 
@@ -289,7 +313,7 @@ test('no column of the top table is clipped at 1280 px and wider; long names ell
     });
     await settled(page);
     const table = page.getByTestId(p.table);
-    await expect(table.locator('th')).toHaveCount(6);
+    await expect(table.locator('th')).toHaveCount(7);
     const fit = await table.evaluate((t) => {
       const wrap = t.parentElement!;
       const box = wrap.getBoundingClientRect();

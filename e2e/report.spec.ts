@@ -8,11 +8,10 @@ import { pathToFileURL } from 'node:url';
 
 import { DataFrameJSON } from '@grafana/data';
 
+import { plainText } from '../src/panel/model/culprits';
 import { selectors } from '../src/selectors';
-import { strings } from '../src/strings';
 import { ClickHouse, buildGo, clickhouse, repo, tempDir } from './backend';
 import { docImage } from './docImage';
-import { col, variant } from './frames';
 import { canvas, chooseRadio, drawnCount, pickOption, toggle } from './harness';
 
 const pprof = (side: string) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
@@ -66,33 +65,39 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
   await expect(canvas(page)).toBeVisible();
   await expect(page.getByTestId(selectors.panel.tableRow).first()).toBeVisible();
 
-  // The verdict says what the backend's frame says: 3 runs a side give statistics.
-  const frames: DataFrameJSON[] = JSON.parse(
-    await run([
-      'query',
-      '--type',
-      'diff',
-      '--variants',
-      '--output',
-      'json',
-      '--base',
-      ...pprof('base'),
-      '--head',
-      ...pprof('head'),
-    ])
-  );
-  const frame = variant(frames, 'normal');
-  const verdict = page.getByTestId(selectors.report.verdict);
-  const significant = col<boolean | null>(frame, 'significant');
-  expect(significant, 'the diff of 3 runs a side has per-node statistics').toBeDefined();
-  await expect(verdict).toHaveAttribute('data-stats', 'true');
-  const s = strings.report;
-  const headline = significant![0] !== true ? s.unchanged : col(frame, 'delta')![0] > 0 ? s.slower : s.faster;
-  await expect(verdict.locator('strong').first()).toHaveText(headline);
-  await expect(page.getByTestId(selectors.report.verdictChange)).toContainText('%');
-
   await chooseRadio(page, selectors.panel.mode, 'Runs');
   await expect(page.getByTestId(selectors.runs.dot)).toHaveCount(6);
+  expect(requests).toEqual([]);
+
+  // From the default view again (no fragment):
+  await page.goto(pathToFileURL(file).href);
+  // The verdict is the CLI's, word for word: its result and first line (the
+  // top culprit with its caller), then why.
+  const [first, why] = (
+    await run(['query', '--type', 'diff', '--output', 'table', '--base', ...pprof('base'), '--head', ...pprof('head')])
+  ).split('\n');
+  const [result, headline] = [first.slice(0, first.indexOf(': ')), first.slice(first.indexOf(': ') + 2)];
+  const verdict = page.getByTestId(selectors.panel.verdict);
+  await expect(verdict).toHaveAttribute('data-result', result);
+  await expect(page.getByTestId(selectors.panel.verdictHeadline)).toHaveText(plainText(headline));
+  await expect(verdict).toContainText(why);
+  // The top culprit of the testdata: the new main.validateHead, where its caller calls it.
+  const top = page.getByTestId(selectors.panel.culprit).first();
+  await expect(top).toHaveAttribute('data-function', 'main.validateHead');
+  await expect(top).toContainText('new');
+  await expect(top).toContainText('main.iteration');
+  await expect(top).toContainText('main.go:');
+  // Chosen, it is in the fragment: a reload reopens it zoomed.
+  const full = await drawnCount(page);
+  await top.click();
+  await expect
+    .poll(() => new URLSearchParams(new URL(page.url()).hash.slice(1)).getAll('culprit').pop())
+    .toBe('main.validateHead');
+  await expect.poll(() => drawnCount(page)).not.toBe(full);
+  const zoomed = await drawnCount(page);
+  await page.reload();
+  await expect(page.getByTestId(selectors.panel.culprit).first()).toHaveAttribute('aria-selected', 'true');
+  await expect.poll(() => drawnCount(page)).toBe(zoomed);
   expect(requests).toEqual([]);
 });
 
@@ -155,7 +160,7 @@ test.describe('stored runs', () => {
     }
     await page.getByTestId(selectors.report.run).click();
     await drawnCount(page);
-    await expect(page.getByTestId(selectors.report.verdict)).toBeVisible();
+    await expect(page.getByTestId(selectors.panel.verdict)).toBeVisible();
     await page.screenshot({ path: docImage('serve.png') });
     const api = new URL(url).origin;
     expect(requests.filter((r) => !r.startsWith(`${api}/api/`) && !r.endsWith('/favicon.ico'))).toEqual([]);

@@ -46,3 +46,21 @@ test('screenshots of the comparison, its tooltip, a drill-down and the run detai
   await expect(page.getByTestId(selectors.runs.summary)).toBeVisible();
   await page.screenshot({ path: shot('run-details.png') });
 });
+
+// The verdict and the culprits above the graph, the top culprit chosen (zoomed, its path highlighted).
+test('screenshot of the verdict and the culprits lists', async ({ page }) => {
+  await openHarness(page);
+  await page.setViewportSize({ width: 1400, height: 640 });
+  await mount(page, 'mountPanel', {
+    frames: frames().checkoutDiff,
+    query: checkoutModel(),
+    width: 1400,
+    height: 640,
+  });
+  await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
+  await expect(page.getByTestId(selectors.panel.tableRow).first()).toBeVisible();
+  await page.getByTestId(selectors.panel.culprit).first().click();
+  await expect(page.getByTestId(selectors.panel.culprit).first()).toHaveAttribute('aria-selected', 'true');
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot('culprits.png') });
+});

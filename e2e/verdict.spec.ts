@@ -168,17 +168,21 @@ test.describe('top functions from the functions answer', () => {
     expect((await queries(page)).map((q) => q.queryType)).toEqual(['functions']);
   });
 
-  test('sorts by self, total, delta and significance', async ({ page }) => {
+  test('sorts by self, total, total and self delta and significance', async ({ page }) => {
     await mountCheckout(page, frames().checkoutDiff);
     const names = col<string>(fns(), 'function')!;
     const first = page.getByTestId(p.tableRow).first().locator('td').first();
     const top = (v: number[]) => names[v.indexOf(Math.max(...v))];
-    await page.getByRole('button', { name: 'Sort by Self' }).click();
+    await page.getByRole('button', { name: 'Sort by Self', exact: true }).click();
     await expect(first).toHaveText(top(col(fns(), 'selfHead')!));
     await page.getByRole('button', { name: 'Sort by Head total' }).click();
     await expect(first).toHaveText(top(col(fns(), 'totalHead')!));
-    await page.getByRole('button', { name: 'Sort by Delta' }).click();
+    await page.getByRole('button', { name: 'Sort by Total Δ' }).click();
     await expect(first).toHaveText(top(col(fns(), 'delta')!.map(Math.abs)));
+    // Self delta: the self value's change (absolute: of the base total, the same order).
+    const selfBase = col(fns(), 'selfBase')!;
+    await page.getByRole('button', { name: 'Sort by Self Δ' }).click();
+    await expect(first).toHaveText(top(col(fns(), 'selfHead')!.map((v, i) => Math.abs(v - selfBase[i]))));
     const q = col<number | null>(fns(), 'qValue')!.map((v) => -(v ?? Infinity));
     await page.getByRole('button', { name: 'Sort by q' }).click();
     await expect(first).toHaveText(top(q));

@@ -23,6 +23,11 @@ export const selectors = {
     runStrip: 'flamediff-run-strip',
     live: 'flamediff-live',
     loading: 'flamediff-loading',
+    verdict: 'flamediff-verdict',
+    verdictHeadline: 'flamediff-verdict-headline',
+    culprits: 'flamediff-culprits',
+    culprit: 'flamediff-culprit',
+    culpritsToggle: 'flamediff-culprits-toggle',
   },
   runs: {
     root: 'flamediff-runs',
@@ -72,8 +77,6 @@ export const selectors = {
   report: {
     root: 'flamediff-report',
     title: 'flamediff-report-title',
-    verdict: 'flamediff-verdict',
-    verdictChange: 'flamediff-verdict-change',
     run: 'flamediff-serve-run',
     palette: 'flamediff-report-palette',
     preset: 'flamediff-serve-preset',

@@ -22,6 +22,8 @@ export interface PanelView {
   zoom?: string[];
   /** The drill-down's `focus` path (Load full detail, an `other` node). */
   drill?: string[];
+  /** The chosen culprit: its call path, highlighted in the graph. */
+  culprit?: string[];
 }
 
 /**

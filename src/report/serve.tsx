@@ -231,6 +231,7 @@ const resetView: PanelView = {
   row: undefined,
   zoom: undefined,
   drill: undefined,
+  culprit: undefined,
 };
 
 /** buildsOf lists an app's builds with their times and run counts, oldest first. */

@@ -28,6 +28,7 @@ describe('the page state in the URL fragment', () => {
         // Labels may hold any character the URL uses itself.
         zoom: ['net/http.(*conn).serve', 'a&b=c#d', 'std::vector<int>::push_back', 'ü ß'],
         drill: ['main'],
+        culprit: ['main', 'checkout/pricing.ApplyDiscounts', 'regexp.MustCompile'],
       },
       palette: 'colorBlind',
     };
@@ -72,6 +73,7 @@ describe('decodeState on arbitrary fragments', () => {
     'diff',
     'head',
     'zoom',
+    'culprit',
     'row',
     'q.maxNodes',
     'q.focus',

@@ -8,7 +8,7 @@
 //                   of the query model (so new fields, e.g. filters, need no
 //                   new key)
 //   panel view:     mode, side, inverted, collapsed, norm, sig, search, row,
-//                   zoom and drill (one label a key, root side first)
+//                   zoom, drill and culprit (one label a key, root side first)
 //   page:           palette
 import { FlamediffQuery, QueryType, defaultQuery } from '../datasource/types';
 import type { Palette } from '../panel/render/colors';
@@ -68,6 +68,7 @@ export function encodeState(s: PageState): string {
   }
   v.drill?.forEach((l) => p.append('drill', l));
   v.zoom?.forEach((l) => p.append('zoom', l));
+  v.culprit?.forEach((l) => p.append('culprit', l));
   if (s.palette && s.palette !== 'default') {
     p.set('palette', s.palette);
   }
@@ -98,6 +99,7 @@ export function decodeState(fragment: string): PageState {
     row: p.get('row') || undefined,
     zoom: list('zoom'),
     drill: list('drill'),
+    culprit: list('culprit'),
   };
   const state: PageState = { view: dropUndefined(view), palette: one('palette', ['default', 'colorBlind'] as const) };
   const app = p.get('app');

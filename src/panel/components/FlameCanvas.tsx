@@ -88,7 +88,8 @@ export function FlameCanvas(props: Props) {
           data: p.data,
           side: p.side,
           view: view.current,
-          geo: geo(),
+          // The latest size, not this closure's: a resize while a frame is pending draws at the new size.
+          geo: { width: p.width, height: p.height, rowHeight: p.rowHeight },
           colorIndex: p.colorIndex,
           match: p.match,
           selected: selected.current,
@@ -98,7 +99,7 @@ export function FlameCanvas(props: Props) {
       );
       canvas.dataset.drawn = String(drawn);
     });
-  }, [geo]);
+  }, []);
 
   useEffect(() => () => cancelAnimationFrame(frameReq.current), []);
 

@@ -7,8 +7,9 @@ import { Alert, useStyles2, useTheme2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
-import { focusPath, nodeAtPath, nodePath } from '../model/focus';
-import { Functions, isFunctionsFrame, parseFunctions } from '../model/functions';
+import { Culprit, culpritsFrameOf, parseCulprits } from '../model/culprits';
+import { focusPath, nodeAtPath, nodePath, pathMatch } from '../model/focus';
+import { Functions, isFunctionsFrame, parseFunctions, totalsOf, withSelfDeltas } from '../model/functions';
 import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
 import { Querier, keepNormalization } from '../query';
@@ -25,6 +26,7 @@ import { DrawStyle } from '../render/draw';
 import { PanelOptions } from '../types';
 import { PanelView, ViewContext } from '../viewState';
 import { Breadcrumb, Drill } from './Breadcrumb';
+import { Culprits } from './Culprits';
 import { Focus, FlameCanvas } from './FlameCanvas';
 import { Legend } from './Legend';
 import { srOnly } from './srOnly';
@@ -88,6 +90,9 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   const [hover, setHover] = useState<{ node: number; x: number; y: number }>({ node: -1, x: 0, y: 0 });
   const [zoomed, setZoomed] = useState(-1);
   const [significantOnly, setSignificantOnly] = useState(start.significantOnly ?? true);
+  // The chosen culprit's path, highlighted; and the height of the verdict above the toolbar.
+  const [picked, setPicked] = useState(start.culprit);
+  const [verdictHeight, setVerdictHeight] = useState(0);
   // What of the start view needs the data: the normalisation, then the
   // drill-down, then the zoom, restored one step a render (each may query).
   const restoring = useRef<(PanelView & { zoomNode?: number }) | undefined>(
@@ -118,6 +123,11 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   const frames = useMemo(() => flameFramesByVariant(source ?? []), [source]);
   const variant = variantOf(inverted, collapsed);
   const { data, error } = useMemo(() => parse(frames.get(variant) ?? frames.get('normal')), [frames, variant]);
+  // The verdict and the culprits of the drawn tree: the frame after it in its answer.
+  const culprits = useMemo(() => {
+    const f = culpritsFrameOf(frames.get(variant) ?? frames.get('normal'), [series, alt?.value, drill?.series]);
+    return f && parseCulprits(f);
+  }, [frames, variant, series, alt, drill]);
   const greyNoise = significantOnly && Boolean(data?.stats);
   const scale = useMemo(
     () => (data ? options.diffScale || autoDiffScale(data, greyNoise) : 1),
@@ -127,11 +137,19 @@ export function FlameView({ series, querier, options, width, height }: Props) {
 
   // The top table: the functions frame among the panel's frames, else a
   // functions query of the panel's own, issued after the graph has painted.
-  const fromSeries = useMemo(() => series.find(isFunctionsFrame), [series]);
+  const fromSeries = useMemo(() => {
+    const f = series.find(isFunctionsFrame);
+    return f && parseFunctions(f);
+  }, [series]);
+  // The run totals a self delta is a share of: the root of the query's own tree.
+  const totals = useMemo(() => {
+    const whole = flamesOf(series, norm)[0] ?? alt?.value?.find(isFlameFrame);
+    return whole && totalsOf(whole, norm);
+  }, [series, norm, alt]);
   const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH;
   const functions: Answer<Functions> | undefined =
     fromSeries && norm === own
-      ? { value: parseFunctions(fromSeries) }
+      ? { value: fromSeries }
       : fns?.series === series && fns.norm === norm
         ? fns.answer
         : undefined;
@@ -155,6 +173,8 @@ export function FlameView({ series, querier, options, width, height }: Props) {
       clearTimeout(id);
     };
   }, [wantFunctions, querier, series, norm]);
+  const rows = functions?.value;
+  const table = useMemo(() => rows && withSelfDeltas(rows, totals), [rows, totals]);
 
   const colorIndex = useMemo(() => {
     if (!data) {
@@ -182,6 +202,10 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   }, [data, options.palette, options.singleColorBy, theme]);
 
   const found = useMemo(() => (data ? search(data, { text, exact }) : undefined), [data, text, exact]);
+  const highlight = useMemo(() => {
+    const node = data && picked ? nodeAtPath(data, picked) : -1;
+    return node > 0 ? pathMatch(data!, node) : undefined;
+  }, [data, picked]);
 
   const haveNorm = (v: Normalization) =>
     flamesOf(series, v).length > 0 || Boolean(queried?.series === series && queried.norms.get(v)?.value);
@@ -211,7 +235,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
     }
     setDrill({ path, loading: true });
     querier({ focus: path, normalize: norm, variants: false, inverted, collapseSystem: collapsed })
-      .then((res): Drill => ({ path, series: res.filter(isFlameFrame) }))
+      .then((res): Drill => ({ path, series: res }))
       .catch((e): Drill => ({ path, error: message(e) }))
       .then((d) => {
         if (seq.current !== id) {
@@ -278,6 +302,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
     row: exact && text ? text : undefined,
     zoom: data && zoomed > 0 && zoomed < data.n ? nodePath(data, zoomed) : undefined,
     drill: drill?.path,
+    culprit: picked,
   };
   useEffect(() => {
     const json = JSON.stringify(view);
@@ -299,12 +324,14 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   }
 
   const graphWidth = Math.max(50, showTable ? Math.floor(width * 0.62) : width);
+  const above = TOOLBAR_HEIGHT + (culprits ? verdictHeight : 0);
   const graphHeight = Math.max(
     ROW_HEIGHT,
-    height - TOOLBAR_HEIGHT - (data.head ? LEGEND_HEIGHT : 0) - (drill ? BREADCRUMB_HEIGHT : 0)
+    height - above - (data.head ? LEGEND_HEIGHT : 0) - (drill ? BREADCRUMB_HEIGHT : 0)
   );
 
   const focusLabel = (label: string) => {
+    setPicked(undefined);
     setText(label);
     setExact(true);
     const idx = data.labels.indexOf(label);
@@ -318,6 +345,21 @@ export function FlameView({ series, querier, options, width, height }: Props) {
       setFocus((f) => ({ node: best, seq: (f?.seq ?? 0) + 1 }));
     }
   };
+  // chooseCulprit zooms onto a culprit and highlights its path; one the
+  // drawn tree pruned away is queried at full detail.
+  const chooseCulprit = (c: Culprit) => {
+    setText('');
+    setExact(false);
+    setPicked(c.path.length > 0 ? c.path : undefined);
+    const node = nodeAtPath(data, c.path);
+    if (node > 0) {
+      setFocus((f) => ({ node, seq: (f?.seq ?? 0) + 1 }));
+    } else if (node === 0) {
+      setResetSeq((n) => n + 1);
+    } else if (querier) {
+      drillTo(c.path);
+    }
+  };
   const hovered = hover.node >= 0 && hover.node < data.n ? hover.node : -1;
 
   return (
@@ -328,6 +370,16 @@ export function FlameView({ series, querier, options, width, height }: Props) {
       data-side={sideName}
       data-normalize={data.info.normalize}
     >
+      {data.head && culprits && (
+        <Culprits
+          culprits={culprits}
+          palette={options.palette}
+          selected={picked}
+          onSelect={chooseCulprit}
+          maxHeight={Math.floor(height * 0.4)}
+          onHeight={setVerdictHeight}
+        />
+      )}
       <Toolbar
         isDiff={Boolean(data.head)}
         side={sideName}
@@ -340,11 +392,13 @@ export function FlameView({ series, querier, options, width, height }: Props) {
         onCollapsed={setCollapsed}
         search={text}
         onSearch={(t) => {
+          setPicked(undefined);
           setText(t);
           setExact(false);
         }}
         matches={found?.count}
         onReset={() => {
+          setPicked(undefined);
           setResetSeq((n) => n + 1);
           setText('');
         }}
@@ -362,7 +416,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
             data={data}
             side={side}
             colorIndex={colorIndex}
-            match={found?.match}
+            match={highlight ?? found?.match}
             style={style}
             width={graphWidth}
             height={graphHeight}
@@ -384,12 +438,12 @@ export function FlameView({ series, querier, options, width, height }: Props) {
           </div>
           {data.head && <Legend palette={options.palette} scale={scale} info={data.info} greyNoise={greyNoise} />}
         </div>
-        {showTable && functions?.value && (
+        {showTable && table && (
           <TopTable
-            functions={functions.value}
+            functions={table}
             selected={exact ? text : undefined}
             onSelect={focusLabel}
-            height={height - TOOLBAR_HEIGHT}
+            height={height - above}
           />
         )}
         {showTable && functions?.error && (

@@ -8,6 +8,7 @@ import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { formatP, formatShare, formatValue } from '../format';
 import { Functions, SortKey, sortRows } from '../model/functions';
+import { onRowKey } from './rowKeys';
 
 interface Props {
   functions: Functions;
@@ -22,7 +23,7 @@ const t = strings.panel.table;
 
 /**
  * TopTable lists the rows of the `functions` answer, in the engine's order
- * until a header sorts them; a click (or Enter) on a row focuses the function
+ * until a header sorts them (a diff by its total's or its self's change); a click (or Enter) on a row focuses the function
  * in the graph. Rows are reachable by Tab and the arrow keys.
  */
 export function TopTable({ functions, selected, onSelect, height }: Props) {
@@ -43,21 +44,6 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
       </button>
     </th>
   );
-  const onKeyDown = (e: React.KeyboardEvent<HTMLTableRowElement>, name: string) => {
-    const go = (el: Element | null) => {
-      e.preventDefault();
-      (el as HTMLElement | null)?.focus();
-    };
-    if (e.key === 'Enter' || e.key === ' ') {
-      e.preventDefault();
-      onSelect(name);
-    } else if (e.key === 'ArrowDown') {
-      go(e.currentTarget.nextElementSibling);
-    } else if (e.key === 'ArrowUp') {
-      go(e.currentTarget.previousElementSibling);
-    }
-  };
-
   return (
     <div className={styles.wrap} style={{ maxHeight: height }}>
       <table className={styles.table} data-testid={selectors.panel.table} aria-label={t.caption}>
@@ -68,6 +54,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
             {header('total', diff ? t.headTotal : t.total)}
             {diff && <th className={styles.th}>{t.baseTotal}</th>}
             {diff && header('delta', t.delta)}
+            {diff && header('selfDelta', t.selfDelta)}
             {stats && header('significance', t.q)}
           </tr>
         </thead>
@@ -85,7 +72,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
               tabIndex={0}
               aria-selected={r.name === selected}
               onClick={() => onSelect(r.name)}
-              onKeyDown={(e) => onKeyDown(e, r.name)}
+              onKeyDown={(e) => onRowKey(e, () => onSelect(r.name))}
             >
               <td className={styles.label} title={r.name}>
                 {r.name}
@@ -94,6 +81,7 @@ export function TopTable({ functions, selected, onSelect, height }: Props) {
               <td>{formatValue(r.totalHead, unit)}</td>
               {diff && <td>{formatValue(r.totalBase, unit)}</td>}
               {diff && <td>{formatShare(r.delta, true)}</td>}
+              {diff && <td>{formatShare(r.selfDelta, true)}</td>}
               {stats && <td>{formatP(r.qValue)}</td>}
             </tr>
           ))}
@@ -111,13 +99,14 @@ const getStyles = (theme: GrafanaTheme2) => ({
     width: '100%',
     fontSize: theme.typography.bodySmall.fontSize,
     borderCollapse: 'collapse',
-    td: { padding: theme.spacing(0.25, 1), whiteSpace: 'nowrap', textAlign: 'right' },
+    // Narrow padding: seven columns fit beside the graph at 1280 px.
+    td: { padding: theme.spacing(0.25, 0.5), whiteSpace: 'nowrap', textAlign: 'right' },
   }),
   th: css({
     position: 'sticky',
     top: 0,
     background: theme.colors.background.primary,
-    padding: theme.spacing(0.5, 1),
+    padding: theme.spacing(0.5, 0.5),
     textAlign: 'right',
   }),
   sort: css({

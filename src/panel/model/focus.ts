@@ -59,6 +59,19 @@ export function nodeAtPath(data: FlameData, path: string[]): number {
   return at;
 }
 
+/**
+ * pathMatch marks node i's path: its ancestors, itself and its subtree (the
+ * rest is drawn dimmed, as outside a search's matches).
+ */
+export function pathMatch(data: FlameData, i: number): Uint8Array {
+  const match = new Uint8Array(data.n);
+  match.fill(1, i, data.end[i]);
+  for (let at = parentOf(data, i); at >= 0; at = parentOf(data, at)) {
+    match[at] = 1;
+  }
+  return match;
+}
+
 /** Keyboard moves through the tree: to the caller, the widest callee, or a sibling. */
 export type Move = 'parent' | 'child' | 'prev' | 'next';
 

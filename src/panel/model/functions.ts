@@ -1,5 +1,7 @@
 import { DataFrame, Field } from '@grafana/data';
 
+import type { Normalization } from './flameData';
+
 /**
  * One row of a `functions` answer (pkg/frames.Functions): the same engine as
  * the CLI and pprof, over the whole profile, not the drawn (pruned) tree.
@@ -12,6 +14,8 @@ export interface FunctionRow {
   selfBase: number;
   totalBase: number;
   delta: number;
+  /** The self value's change, normalised as delta is (NaN until withSelfDeltas knows the totals). */
+  selfDelta: number;
   /** NaN where undefined. */
   pValue: number;
   qValue: number;
@@ -36,7 +40,41 @@ export function isFunctionsFrame(frame: DataFrame): boolean {
   return frame.fields.some((f) => f.name === 'function');
 }
 
-/** parseFunctions reads a functions frame in its row order. */
+/** The run totals (means) of a diff's two sides and its normalisation: what a self delta is a share of. */
+export interface Totals {
+  base: number;
+  head: number;
+  normalize: Normalization;
+}
+
+/** totalsOf reads a diff flame graph frame's root values; undefined for a single graph. */
+export function totalsOf(frame: DataFrame, normalize: Normalization): Totals | undefined {
+  const root = (name: string) => Number(frame.fields.find((f) => f.name === name)?.values[0]);
+  const [base, head] = [root('value'), root('valueRight')];
+  return Number.isFinite(base) && Number.isFinite(head) ? { base, head, normalize } : undefined;
+}
+
+/**
+ * selfDelta is a self value's change as the backend's delta is of a total
+ * (docs/FRAMES.md): of the base total (absolute), or the change of the
+ * share of each side's total (relative). NaN where that total is 0.
+ */
+export function selfDelta(selfBase: number, selfHead: number, t: Totals): number {
+  if (t.base <= 0 || (t.normalize === 'relative' && t.head <= 0)) {
+    return NaN;
+  }
+  return t.normalize === 'relative' ? selfHead / t.head - selfBase / t.base : (selfHead - selfBase) / t.base;
+}
+
+/** withSelfDeltas gives a diff's rows their self deltas, of the run totals (undefined: unknown). */
+export function withSelfDeltas(f: Functions, totals: Totals | undefined): Functions {
+  if (!f.diff || !totals) {
+    return f;
+  }
+  return { ...f, rows: f.rows.map((r) => ({ ...r, selfDelta: selfDelta(r.selfBase, r.selfHead, totals) })) };
+}
+
+/** parseFunctions reads a functions frame in its row order (self deltas: see withSelfDeltas). */
 export function parseFunctions(frame: DataFrame): Functions {
   const get = (name: string): Field | undefined => frame.fields.find((f) => f.name === name);
   const n = frame.length;
@@ -58,6 +96,7 @@ export function parseFunctions(frame: DataFrame): Functions {
       selfBase: diff ? num(selfB, i) : 0,
       totalBase: diff ? num(totB, i) : 0,
       delta: diff ? num(delta, i) : 0,
+      selfDelta: NaN,
       pValue: num(p, i),
       qValue: num(q, i),
       deltaLow: num(lo, i),
@@ -70,12 +109,13 @@ export function parseFunctions(frame: DataFrame): Functions {
 }
 
 /** Sortable columns of the table; rank is the engine's own order. */
-export type SortKey = 'rank' | 'name' | 'self' | 'total' | 'delta' | 'significance';
+export type SortKey = 'rank' | 'name' | 'self' | 'total' | 'delta' | 'selfDelta' | 'significance';
 
 /**
- * sortRows orders rows by a column: numbers descending (delta by |delta|),
- * significance by q-value ascending (most significant first), names and rank
- * ascending; desc=false reverses. Ties keep the engine's order.
+ * sortRows orders rows by a column: numbers descending (deltas by their
+ * size, an undefined self delta last), significance by q-value ascending
+ * (most significant first), names and rank ascending; desc=false reverses.
+ * Ties keep the engine's order.
  */
 export function sortRows(rows: FunctionRow[], key: SortKey, desc = true): FunctionRow[] {
   const get = (r: FunctionRow): number | string => {
@@ -90,6 +130,8 @@ export function sortRows(rows: FunctionRow[], key: SortKey, desc = true): Functi
         return -r.totalHead;
       case 'delta':
         return -Math.abs(r.delta);
+      case 'selfDelta':
+        return Number.isNaN(r.selfDelta) ? Infinity : -Math.abs(r.selfDelta);
       case 'significance':
         return Number.isNaN(r.qValue) ? Infinity : r.qValue;
     }

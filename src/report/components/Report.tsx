@@ -5,16 +5,12 @@ import { DataFrame, GrafanaTheme2 } from '@grafana/data';
 import { InlineSwitch, useStyles2 } from '@grafana/ui';
 
 import { FlamediffPanel } from '../../panel/components/FlamediffPanel';
-import { isFlameFrame } from '../../panel/model/flameData';
-import { frameVariant } from '../../panel/model/variants';
 import { Palette } from '../../panel/render/colors';
 import { defaultPanelOptions } from '../../panel/types';
 import { ViewContext, ViewHost } from '../../panel/viewState';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { panelProps } from '../panelProps';
-import { Verdict } from './Verdict';
-import { verdictOf } from '../verdict';
 
 interface Props {
   series: DataFrame[];
@@ -25,16 +21,12 @@ interface Props {
 }
 
 /**
- * Report shows frames as the Grafana panel does, filling the space it is
- * given, with the verdict of a diff above it and the palette switch.
+ * Report shows frames as the Grafana panel does (a diff with its verdict and
+ * culprits), filling the space it is given, with the palette switch.
  */
 export function Report({ series, host, palette, onPalette }: Props) {
   const options = useMemo(() => ({ ...defaultPanelOptions, palette }), [palette]);
   const styles = useStyles2(getStyles);
-  const verdict = useMemo(() => {
-    const normal = series.find((f) => isFlameFrame(f) && frameVariant(f) === 'normal');
-    return normal ? verdictOf(normal) : undefined;
-  }, [series]);
   const box = useRef<HTMLDivElement>(null);
   const [size, setSize] = useState({ width: 0, height: 0 });
   useEffect(() => {
@@ -45,7 +37,6 @@ export function Report({ series, host, palette, onPalette }: Props) {
   }, []);
   return (
     <div className={styles.column}>
-      {verdict && <Verdict verdict={verdict} />}
       <div className={styles.options} data-testid={selectors.report.palette} title={strings.report.paletteHelp}>
         <InlineSwitch
           label={strings.report.colorBlind}

@@ -1,0 +1,156 @@
+import { DataFrame, Field } from '@grafana/data';
+
+/** How a change enters the tree at a culprit (docs/CULPRITS.md). */
+export type CulpritKind = 'new' | 'removed' | 'self' | 'spread';
+
+/**
+ * One row of a `culprits` frame (pkg/frames.Culprits): where a change of a
+ * diff enters the tree drawn beside it. Numbers are NaN where undefined.
+ */
+export interface Culprit {
+  function: string;
+  module: string;
+  kind: CulpritKind;
+  /** Call path of the first site, root side first, ending with the function; [] for the root. */
+  path: string[];
+  otherSites: string[][];
+  /** The call holding most of a new, removed or spread culprit's change ("" when none does). */
+  callee: string;
+  delta: number;
+  deltaLow: number;
+  deltaHigh: number;
+  qValue: number;
+  /** Share of the total change it explains. */
+  share: number;
+  regression: boolean;
+  /** Source file and line ("" and 0 when unknown). */
+  file: string;
+  line: number;
+  /** Whether the head build's recorded changes name the function. */
+  modified: boolean;
+}
+
+/** The backend's verdict of a diff (pkg/verdict, meta.custom.verdict of a culprits frame): the fields the panel shows. */
+export interface Verdict {
+  /** PASS, FAIL or INCONCLUSIVE. */
+  result: string;
+  /** The first line: the top culprit's sentence (names in backticks), or why there is none. */
+  headline: string;
+  why: string;
+  normalize?: string;
+}
+
+/** A culprits frame read: the verdict and the culprits of its tree, regressions and improvements apart. */
+export interface Culprits {
+  verdict?: Verdict;
+  regressions: Culprit[];
+  improvements: Culprit[];
+}
+
+/** isCulpritsFrame reports whether a frame is a `culprits` answer. */
+export function isCulpritsFrame(frame: DataFrame | undefined): frame is DataFrame {
+  return frame?.name === 'culprits' && frame.fields.some((f) => f.name === 'culprit');
+}
+
+/**
+ * culpritsFrameOf finds the culprits of a flame graph frame: the backend
+ * sends each tree's culprits frame right after it. lists are the answers
+ * the frame may come from; undefined when none holds it (a single flame
+ * graph, another data source, an older backend).
+ */
+export function culpritsFrameOf(
+  frame: DataFrame | undefined,
+  lists: Array<DataFrame[] | undefined>
+): DataFrame | undefined {
+  for (const list of lists) {
+    const i = frame && list ? list.indexOf(frame) : -1;
+    if (i >= 0) {
+      return isCulpritsFrame(list![i + 1]) ? list![i + 1] : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** A JSON field's value: parsed already (a frame from JSON) or a string. */
+function json(v: unknown): unknown {
+  if (typeof v !== 'string') {
+    return v;
+  }
+  try {
+    return JSON.parse(v);
+  } catch {
+    return undefined;
+  }
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
+
+/** verdictOf reads a culprits frame's meta.custom.verdict; undefined when absent or malformed. */
+export function verdictOf(frame: DataFrame): Verdict | undefined {
+  const v = frame.meta?.custom?.verdict;
+  if (!v || typeof v.result !== 'string' || typeof v.headline !== 'string') {
+    return undefined;
+  }
+  return { result: v.result, headline: v.headline, why: String(v.why ?? ''), normalize: v.normalize };
+}
+
+/** parseCulprits reads a culprits frame in its order (largest change first). */
+export function parseCulprits(frame: DataFrame): Culprits {
+  const get = (name: string): Field | undefined => frame.fields.find((f) => f.name === name);
+  const at = (name: string, i: number) => get(name)?.values[i];
+  const num = (name: string, i: number) => {
+    const v = at(name, i);
+    return v === null || v === undefined ? NaN : Number(v);
+  };
+  const out: Culprits = { verdict: verdictOf(frame), regressions: [], improvements: [] };
+  for (let i = 0; i < frame.length; i++) {
+    const c: Culprit = {
+      function: String(at('culprit', i) ?? ''),
+      module: String(at('module', i) ?? ''),
+      kind: at('kind', i) as CulpritKind,
+      path: strings(json(at('path', i))),
+      otherSites: (Array.isArray(json(at('otherSites', i))) ? (json(at('otherSites', i)) as unknown[]) : []).map(
+        strings
+      ),
+      callee: String(at('callee', i) ?? ''),
+      delta: num('delta', i),
+      deltaLow: num('deltaLow', i),
+      deltaHigh: num('deltaHigh', i),
+      qValue: num('qValue', i),
+      share: num('share', i),
+      regression: at('regression', i) === true,
+      file: String(at('file', i) ?? ''),
+      line: num('line', i) || 0,
+      modified: at('modified', i) === true,
+    };
+    (c.regression ? out.regressions : out.improvements).push(c);
+  }
+  return out;
+}
+
+/** A piece of a verdict's sentence: plain text, or a name the backend put in backticks. */
+export interface Segment {
+  text: string;
+  code: boolean;
+}
+
+/** segments splits a verdict sentence at its backticks (Markdown code spans). */
+export function segments(sentence: string): Segment[] {
+  return sentence
+    .split('`')
+    .map((text, i) => ({ text, code: i % 2 === 1 }))
+    .filter((s) => s.text !== '');
+}
+
+/** plainText is a verdict sentence as the panel shows it: without the backticks. */
+export const plainText = (sentence: string) => sentence.replace(/`/g, '');
+
+/** samePath reports whether two call paths are equal. */
+export function samePath(a: string[] | undefined, b: string[] | undefined): boolean {
+  return a !== undefined && b !== undefined && a.length === b.length && a.every((l, i) => l === b[i]);
+}
+
+/** source is a culprit's file:line ("" when the file is unknown). */
+export function source(c: Culprit): string {
+  return c.file ? (c.line > 0 ? `${c.file}:${c.line}` : c.file) : '';
+}
