@@ -1,13 +1,15 @@
 import { createContext } from 'react';
 
+import type { Around } from './model/around';
 import type { Normalization, SideName } from './model/flameData';
 
 /**
  * PanelView is what a link to the report or `flamediff serve` reopens of the
  * panel (docs/REPORT.md): every choice the panel makes without changing its
- * query. A key left out takes the panel's default.
+ * query, and what it asks on top of its query around a culprit (Around: the
+ * sandwich function, the filters, only). A key left out takes the panel's default.
  */
-export interface PanelView {
+export interface PanelView extends Around {
   mode?: 'flame' | 'runs';
   side?: SideName;
   inverted?: boolean;
