@@ -2,7 +2,7 @@ import { css } from '@emotion/css';
 import React, { useContext, useEffect, useMemo, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
-import { Alert, useStyles2, useTheme2 } from '@grafana/ui';
+import { Alert, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
@@ -12,16 +12,6 @@ import { Functions, isFunctionsFrame, parseFunctions } from '../model/functions'
 import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
 import { Querier, keepNormalization } from '../query';
-import {
-  autoDiffScale,
-  diffColorIndex,
-  diffPaletteCSS,
-  packageColorIndex,
-  packagePaletteCSS,
-  selfColorIndex,
-  selfPaletteCSS,
-} from '../render/colors';
-import { DrawStyle } from '../render/draw';
 import { PanelOptions } from '../types';
 import { PanelView, ViewContext } from '../viewState';
 import { Breadcrumb, Drill } from './Breadcrumb';
@@ -31,6 +21,7 @@ import { srOnly } from './srOnly';
 import { Toolbar } from './Toolbar';
 import { Tooltip, relativeChange } from './Tooltip';
 import { TopTable } from './TopTable';
+import { useFlameColors } from './useFlameColors';
 
 interface Props {
   /** The panel's frames: flame graph frames (any variants and normalisations), maybe a functions frame. */
@@ -73,7 +64,6 @@ type Answer<T> = { value?: T; error?: string };
  * itself (a `focus` drill-down, the other normalisation, the functions table).
  */
 export function FlameView({ series, querier, options, width, height }: Props) {
-  const theme = useTheme2();
   const styles = useStyles2(getStyles);
   // A host page (the report, serve) keeps the view in its URL: start from it.
   const host = useContext(ViewContext);
@@ -118,11 +108,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   const frames = useMemo(() => flameFramesByVariant(source ?? []), [source]);
   const variant = variantOf(inverted, collapsed);
   const { data, error } = useMemo(() => parse(frames.get(variant) ?? frames.get('normal')), [frames, variant]);
-  const greyNoise = significantOnly && Boolean(data?.stats);
-  const scale = useMemo(
-    () => (data ? options.diffScale || autoDiffScale(data, greyNoise) : 1),
-    [data, options.diffScale, greyNoise]
-  );
+  const { greyNoise, scale, colorIndex, style } = useFlameColors(data, options, significantOnly);
   const side = data ? sideOf(data, sideName) : undefined;
 
   // The top table: the functions frame among the panel's frames, else a
@@ -155,31 +141,6 @@ export function FlameView({ series, querier, options, width, height }: Props) {
       clearTimeout(id);
     };
   }, [wantFunctions, querier, series, norm]);
-
-  const colorIndex = useMemo(() => {
-    if (!data) {
-      return new Uint8Array(0);
-    }
-    if (data.head) {
-      return diffColorIndex(data, scale, significantOnly);
-    }
-    return options.singleColorBy === 'self' ? selfColorIndex(data.base) : packageColorIndex(data);
-  }, [data, scale, significantOnly, options.singleColorBy]);
-
-  const style = useMemo<DrawStyle>(() => {
-    const colors = data?.head
-      ? diffPaletteCSS(options.palette)
-      : options.singleColorBy === 'self'
-        ? selfPaletteCSS()
-        : packagePaletteCSS(theme.isLight);
-    return {
-      colors,
-      dim: theme.isDark ? 'rgba(80, 80, 80, 0.55)' : 'rgba(210, 210, 210, 0.8)',
-      text: '#222',
-      font: `12px ${theme.typography.fontFamilyMonospace}`,
-      outline: theme.isDark ? '#ffffff' : '#000000',
-    };
-  }, [data, options.palette, options.singleColorBy, theme]);
 
   const found = useMemo(() => (data ? search(data, { text, exact }) : undefined), [data, text, exact]);
 

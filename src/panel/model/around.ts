@@ -84,7 +84,7 @@ export interface Sandwich {
 export function sandwichOf(series: DataFrame[]): Sandwich | undefined {
   const out: Sandwich = { fn: '', callers: [], callees: [] };
   for (const f of series) {
-    const part = f.meta?.custom?.sandwich;
+    const part: unknown = f.meta?.custom?.sandwich;
     if (!isFlameFrame(f) || (part !== 'callers' && part !== 'callees')) {
       continue;
     }
