@@ -39,3 +39,10 @@ export interface ViewHost {
 }
 
 export const ViewContext = createContext<ViewHost | undefined>(undefined);
+
+/**
+ * SandwichContext opens the callers and callees of a function (the panel
+ * re-queries with `sandwich`): the graph's node menu and the toolbar call
+ * it, and so may a culprit list.
+ */
+export const SandwichContext = createContext<((fn: string) => void) | undefined>(undefined);

@@ -44,8 +44,20 @@ const usesOf = (t: QueryType) => {
     alpha: reads('alpha'),
     minShare: reads('minShare'),
     minChange: reads('minChange'),
+    sandwich: reads('sandwich'),
+    filters: reads('keep'),
+    only: reads('only'),
   };
 };
+
+/** The text options around a culprit: sandwich and the filters (regular expressions). */
+type TextField = 'sandwich' | 'keep' | 'drop' | 'hideFrames' | 'showFrom';
+
+const onlyOptions: Array<SelectableValue<string>> = [
+  { value: '', label: s.onlyAll },
+  { value: 'new', label: s.onlyNew },
+  { value: 'removed', label: s.onlyRemoved },
+];
 
 /** The numeric fields of a timeseries answer (docs/QUERIES.md). */
 const seriesFields: Array<SelectableValue<string>> = [
@@ -106,6 +118,23 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       </InlineField>
     );
   };
+  // An optional text of the model, applied on leaving the field; empty clears it.
+  const text = (key: TextField, label: string, tooltip: string, labelWidth?: number) => (
+    <InlineField label={label} labelWidth={labelWidth} tooltip={tooltip}>
+      <Input
+        data-testid={selectors.query[key]}
+        aria-label={label}
+        width={key === 'sandwich' ? 40 : 24}
+        defaultValue={query[key] ?? ''}
+        onBlur={(e) => {
+          const v = e.currentTarget.value || undefined;
+          if (v !== query[key]) {
+            update({ [key]: v });
+          }
+        }}
+      />
+    </InlineField>
+  );
   const selection = (
     side: 'head' | 'base',
     label: { builds: string; runs: string },
@@ -324,6 +353,30 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
                 onChange={(e) => update({ variants: e.currentTarget.checked })}
               />
             </span>
+          )}
+        </InlineFieldRow>
+      )}
+      {use.filters && (
+        <InlineFieldRow>
+          {text('keep', s.keep, s.filterHelp, LABEL_WIDTH)}
+          {text('drop', s.drop, s.filterHelp)}
+          {text('hideFrames', s.hideFrames, s.filterHelp)}
+          {text('showFrom', s.showFrom, s.filterHelp)}
+        </InlineFieldRow>
+      )}
+      {(use.sandwich || use.only) && (
+        <InlineFieldRow>
+          {use.sandwich && text('sandwich', s.sandwich, s.sandwichHelp, LABEL_WIDTH)}
+          {use.only && (
+            <InlineField label={s.only} labelWidth={use.sandwich ? undefined : LABEL_WIDTH} tooltip={s.onlyHelp}>
+              <div data-testid={selectors.query.only}>
+                <RadioButtonGroup
+                  options={onlyOptions}
+                  value={query.only ?? ''}
+                  onChange={(v) => update({ only: v || undefined })}
+                />
+              </div>
+            </InlineField>
           )}
         </InlineFieldRow>
       )}

@@ -41,7 +41,7 @@ interface Props {
   onZoomed: (node: number) => void;
   /** Drills into an `other` node (a query with focus); unset when the panel cannot query. */
   onDrill?: (node: number) => void;
-  /** Opens the node's context menu (right click, the menu key or Shift+F10) at canvas point (x, y). */
+  /** Opens the node's context menu (right click, the menu key or Shift+F10) at page point (x, y). */
   onMenu?: (node: number, x: number, y: number) => void;
   /** Draws the root at the bottom, children above (a sandwich's callers); up and down follow. */
   flipped?: boolean;
@@ -85,10 +85,7 @@ export function FlameCanvas(props: Props) {
   const selected = useRef(-1);
 
   const flipped = Boolean(props.flipped);
-  const geo = useCallback(
-    (): Geometry => ({ width, height, rowHeight, flipped }),
-    [width, height, rowHeight, flipped]
-  );
+  const geo = useCallback((): Geometry => ({ width, height, rowHeight, flipped }), [width, height, rowHeight, flipped]);
 
   const redraw = useCallback(() => {
     if (frameReq.current) {
@@ -231,7 +228,8 @@ export function FlameCanvas(props: Props) {
       const i = selected.current >= 0 ? selected.current : 0;
       const v = view.current;
       const x = Math.max(0, Math.min(width - 40, (side.start[i] - v.x0) * scaleOf(v, geo())));
-      props.onMenu(i, x, rowTop(geo(), data.level[i], v.scrollY) + rowHeight);
+      const r = canvasRef.current!.getBoundingClientRect();
+      props.onMenu(i, r.left + x, r.top + rowTop(geo(), data.level[i], v.scrollY) + rowHeight);
     } else if (e.key === 'Escape') {
       e.preventDefault();
       view.current = fullView(side);
@@ -295,7 +293,7 @@ export function FlameCanvas(props: Props) {
         const node = hitTest(data, side, view.current, geo(), x, y);
         if (node >= 0) {
           e.preventDefault();
-          props.onMenu(node, x, y);
+          props.onMenu(node, e.clientX, e.clientY);
         }
       }}
       tabIndex={0}

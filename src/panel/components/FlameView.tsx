@@ -2,18 +2,18 @@ import { css } from '@emotion/css';
 import React, { useContext, useEffect, useMemo, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
-import { Alert, useStyles2 } from '@grafana/ui';
+import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
-import { focusPath, nodeAtPath, nodePath } from '../model/focus';
+import { focusPath, isOther, nodeAtPath, nodePath } from '../model/focus';
 import { Functions, isFunctionsFrame, parseFunctions } from '../model/functions';
 import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
 import { Querier, keepNormalization } from '../query';
 import { PanelOptions } from '../types';
-import { PanelView, ViewContext } from '../viewState';
+import { PanelView, SandwichContext, ViewContext } from '../viewState';
 import { Breadcrumb, Drill } from './Breadcrumb';
 import { Focus, FlameCanvas } from './FlameCanvas';
 import { Legend } from './Legend';
@@ -78,6 +78,8 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   const [hover, setHover] = useState<{ node: number; x: number; y: number }>({ node: -1, x: 0, y: 0 });
   const [zoomed, setZoomed] = useState(-1);
   const [significantOnly, setSignificantOnly] = useState(start.significantOnly ?? true);
+  const showSandwich = useContext(SandwichContext);
+  const [menu, setMenu] = useState<{ node: number; x: number; y: number }>();
   // What of the start view needs the data: the normalisation, then the
   // drill-down, then the zoom, restored one step a render (each may query).
   const restoring = useRef<(PanelView & { zoomNode?: number }) | undefined>(
@@ -280,6 +282,11 @@ export function FlameView({ series, querier, options, width, height }: Props) {
     }
   };
   const hovered = hover.node >= 0 && hover.node < data.n ? hover.node : -1;
+  // The node menu offers a function's callers and callees (not the root's, not an `other` node's).
+  const onMenu =
+    showSandwich &&
+    ((node: number, x: number, y: number) => node > 0 && !isOther(data, node) && setMenu({ node, x, y }));
+  const menuLabel = menu && menu.node < data.n ? data.labels[data.labelIdx[menu.node]] : undefined;
 
   return (
     <div
@@ -315,6 +322,8 @@ export function FlameView({ series, querier, options, width, height }: Props) {
         normalize={norm}
         onNormalize={canNormalize ? onNormalize : undefined}
         onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
+        sandwichOf={showSandwich && exact && text ? text : undefined}
+        onSandwich={showSandwich}
       />
       {drill && <Breadcrumb drill={drill} onPath={drillTo} />}
       <div className={styles.main}>
@@ -333,7 +342,27 @@ export function FlameView({ series, querier, options, width, height }: Props) {
             onHover={(node, x, y) => setHover((h) => (h.node === node && node < 0 ? h : { node, x, y }))}
             onZoomed={setZoomed}
             onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
+            onMenu={onMenu || undefined}
           />
+          {menu && menuLabel && showSandwich && (
+            <ContextMenu
+              x={menu.x}
+              y={menu.y}
+              focusOnOpen
+              onClose={() => setMenu(undefined)}
+              renderHeader={() => <span data-testid={selectors.panel.nodeMenu}>{menuLabel}</span>}
+              renderMenuItems={() => (
+                <Menu.Item
+                  label={strings.panel.around.sandwich(menuLabel)}
+                  icon="exchange-alt"
+                  onClick={() => {
+                    setMenu(undefined);
+                    showSandwich(menuLabel);
+                  }}
+                />
+              )}
+            />
+          )}
           {hovered >= 0 && (
             <Tooltip data={data} node={hovered} side={sideName} x={hover.x} y={hover.y} palette={options.palette} />
           )}

@@ -6,6 +6,7 @@ import { Button, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } fro
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
+import { Around, FilterKey, Only, filterKeys } from '../model/around';
 import { Normalization, SideName } from '../model/flameData';
 
 interface Props {
@@ -31,6 +32,9 @@ interface Props {
   onNormalize?: (v: Normalization) => void;
   /** Loads the zoomed node in full detail; undefined when nothing is zoomed or the panel cannot query. */
   onFullDetail?: () => void;
+  /** The chosen function (a top-table row), whose callers and callees onSandwich opens. */
+  sandwichOf?: string;
+  onSandwich?: (fn: string) => void;
 }
 
 const s = strings.panel;
@@ -115,10 +119,113 @@ export function Toolbar(p: Props) {
           {s.fullDetail}
         </Button>
       )}
+      {p.sandwichOf && p.onSandwich && (
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="exchange-alt"
+          title={s.around.sandwich(p.sandwichOf)}
+          aria-label={s.around.sandwich(p.sandwichOf)}
+          onClick={() => p.onSandwich!(p.sandwichOf!)}
+          data-testid={selectors.panel.sandwichButton}
+        >
+          {s.around.sandwichShort}
+        </Button>
+      )}
       <Button size="sm" variant="secondary" icon="history" onClick={p.onReset} data-testid={selectors.panel.reset}>
         {s.reset}
       </Button>
     </div>
+  );
+}
+
+interface AroundProps {
+  /** The ask shown in the inputs. */
+  ask: Around;
+  onAsk: (a: Around) => void;
+  /** only needs a comparison. */
+  isDiff: boolean;
+  /** Undefined when the panel cannot query (the offline report): the inputs are disabled. */
+  canQuery: boolean;
+  loading: boolean;
+  /** The backend's message for the ask it refused; the graph drawn is the last good one. */
+  error?: string;
+}
+
+/**
+ * AroundBar holds the four filters (applied with Enter or on leaving the
+ * field) and the "only new" / "only removed" toggles, with the backend's
+ * message when it refused them.
+ */
+export function AroundBar(p: AroundProps) {
+  const styles = useStyles2(getStyles);
+  const a = s.around;
+  const setOnly = (only: Only, on: boolean) => p.onAsk({ ...p.ask, only: on ? only : undefined });
+  return (
+    <div className={styles.bar} role="group" aria-label={a.label} data-testid={selectors.panel.around}>
+      {filterKeys.map((k) => (
+        <FilterInput
+          key={`${k}=${p.ask[k] ?? ''}`}
+          field={k}
+          value={p.ask[k] ?? ''}
+          disabled={!p.canQuery}
+          onChange={(v) => p.onAsk({ ...p.ask, [k]: v })}
+        />
+      ))}
+      {p.isDiff && (
+        <>
+          <Switch
+            testId={selectors.panel.onlyNew}
+            label={a.onlyNew}
+            title={a.onlyNewHelp}
+            value={p.ask.only === 'new'}
+            disabled={!p.canQuery}
+            onChange={(v) => setOnly('new', v)}
+          />
+          <Switch
+            testId={selectors.panel.onlyRemoved}
+            label={a.onlyRemoved}
+            title={a.onlyRemovedHelp}
+            value={p.ask.only === 'removed'}
+            disabled={!p.canQuery}
+            onChange={(v) => setOnly('removed', v)}
+          />
+        </>
+      )}
+      {p.loading && <span className={styles.matches}>{s.loading}</span>}
+      {p.error && (
+        <span className={styles.error} role="alert" data-testid={selectors.panel.aroundError}>
+          {a.rejected} {p.error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+const filterLabels: Record<FilterKey, { label: string; help: string }> = {
+  keep: { label: s.around.keep, help: s.around.keepHelp },
+  drop: { label: s.around.drop, help: s.around.dropHelp },
+  hideFrames: { label: s.around.hideFrames, help: s.around.hideFramesHelp },
+  showFrom: { label: s.around.showFrom, help: s.around.showFromHelp },
+};
+
+/** FilterInput is one filter's text field; Enter or leaving it applies a changed value. */
+function FilterInput(p: { field: FilterKey; value: string; disabled: boolean; onChange: (v: string) => void }) {
+  const { label, help } = filterLabels[p.field];
+  const apply = (v: string) => v !== p.value && p.onChange(v);
+  return (
+    <Input
+      data-testid={selectors.panel[p.field]}
+      aria-label={`${label}: ${help}`}
+      title={`${help}. ${s.around.filterHint}`}
+      prefix={label}
+      placeholder="regexp"
+      defaultValue={p.value}
+      disabled={p.disabled}
+      width={22}
+      onBlur={(e) => apply(e.currentTarget.value)}
+      onKeyDown={(e) => e.key === 'Enter' && apply(e.currentTarget.value)}
+    />
   );
 }
 
@@ -157,6 +264,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   side: css({ display: 'inline-block' }),
   search: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1), flexShrink: 0 }),
+  error: css({ color: theme.colors.error.text, fontSize: theme.typography.bodySmall.fontSize }),
   matches: css({
     color: theme.colors.text.secondary,
     fontSize: theme.typography.bodySmall.fontSize,

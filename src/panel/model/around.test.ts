@@ -3,7 +3,10 @@ import { aroundOf, aroundPatch, cleanAround, sameAround, sandwichOf } from './ar
 
 describe('around', () => {
   it('drops empty keys and an unknown only', () => {
-    expect(cleanAround({ keep: '', drop: 'x', only: 'old' as never, sandwich: 'F' })).toEqual({ drop: 'x', sandwich: 'F' });
+    expect(cleanAround({ keep: '', drop: 'x', only: 'old' as never, sandwich: 'F' })).toEqual({
+      drop: 'x',
+      sandwich: 'F',
+    });
   });
 
   it('compares asks by their non-empty keys', () => {

@@ -8,14 +8,14 @@ import { isFlameFrame } from './flameData';
  * (docs/QUERIES.md): the sandwich function, the four filters and only.
  * An empty or absent key asks for nothing.
  */
-export interface Around {
+export type Around = {
   sandwich?: string;
   keep?: string;
   drop?: string;
   hideFrames?: string;
   showFrom?: string;
   only?: Only;
-}
+};
 
 export type Only = 'new' | 'removed';
 
@@ -65,7 +65,7 @@ export function aroundOf(q: Partial<FlamediffQuery> | undefined): Around {
  * aroundPatch is the query patch of an ask: every key set, to undefined when
  * absent, so that it also clears what the panel's own query asked.
  */
-export function aroundPatch(a: Around): Partial<FlamediffQuery> {
+export function aroundPatch(a: Around): Around {
   const c = cleanAround(a);
   return Object.fromEntries(aroundKeys.map((k) => [k, c[k]]));
 }
