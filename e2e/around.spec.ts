@@ -65,20 +65,20 @@ test("callers and callees of a table row: the function's node holds its totals o
   await expect(page.getByTestId(p.callees)).toHaveAttribute('data-drawn', /[1-9]/);
 
   const tip = page.getByTestId(p.tooltip);
-  // Zoomed onto the function: its row spans the width, next to the root's row
-  // (the callers drawn flipped: the root at the bottom, the function above it).
+  // Zoomed onto the function, the root's row scrolled away: the function spans
+  // the callers' bottom row (drawn flipped) and the callees' top row.
   const callers = page.getByTestId(p.callers);
   const h = await callers.evaluate((c) => c.clientHeight);
-  await callers.hover({ position: { x: 300, y: h - 30 } });
+  await callers.hover({ position: { x: 300, y: h - 10 } });
   await expect(tip.locator('div').first()).toHaveText(FN);
   await expect(tip).toContainText(want.head!);
   await expect(tip).toContainText(want.base!);
-  await page.getByTestId(p.callees).hover({ position: { x: 300, y: 30 } });
+  await page.getByTestId(p.callees).hover({ position: { x: 300, y: 10 } });
   await expect(tip.locator('div').first()).toHaveText(FN);
   await expect(tip).toContainText(want.head!);
   await expect(tip).toContainText(want.base!);
   // Above the function in the callers: a caller.
-  await callers.hover({ position: { x: 300, y: h - 50 } });
+  await callers.hover({ position: { x: 300, y: h - 30 } });
   await expect(tip.locator('div').first()).not.toHaveText(FN);
   await page.mouse.move(0, 0);
 

@@ -22,6 +22,8 @@ import {
 export interface Focus {
   node: number;
   seq: number;
+  /** Pixels scrolled away from the root (default 0). */
+  scrollY?: number;
 }
 
 interface Props {
@@ -136,7 +138,7 @@ export function FlameCanvas(props: Props) {
 
   useLayoutEffect(() => {
     if (props.focus) {
-      view.current = zoomTo(side, props.focus.node);
+      view.current = zoomTo(side, props.focus.node, props.focus.scrollY);
       selected.current = props.focus.node;
       latest.current.onZoomed(props.focus.node);
       redraw();

@@ -127,10 +127,11 @@ function SandwichPart(p: {
   const side = sideOf(data, p.side);
   const { colorIndex, style } = useFlameColors(data, p.options, p.significantOnly);
   const [hover, setHover] = useState({ node: -1, x: 0, y: 0 });
-  // Start on the function: the tree's root holds every stack's totals.
+  // Start on the function, the root's row scrolled away (it holds every
+  // stack's totals): the two trees meet at the function.
   const focus = useMemo<Focus | undefined>(() => {
     const node = nodeAtPath(data, [p.fn]);
-    return node > 0 ? { node, seq: 1 } : undefined;
+    return node > 0 ? { node, seq: 1, scrollY: ROW_HEIGHT } : undefined;
   }, [data, p.fn]);
   const hovered = hover.node >= 0 && hover.node < data.n ? hover.node : -1;
   return (

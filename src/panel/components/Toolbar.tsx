@@ -1,8 +1,8 @@
 import { css } from '@emotion/css';
-import React from 'react';
+import React, { useId } from 'react';
 
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { Button, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
+import { Button, InlineField, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
@@ -212,20 +212,21 @@ const filterLabels: Record<FilterKey, { label: string; help: string }> = {
 /** FilterInput is one filter's text field; Enter or leaving it applies a changed value. */
 function FilterInput(p: { field: FilterKey; value: string; disabled: boolean; onChange: (v: string) => void }) {
   const { label, help } = filterLabels[p.field];
+  const id = useId();
   const apply = (v: string) => v !== p.value && p.onChange(v);
   return (
-    <Input
-      data-testid={selectors.panel[p.field]}
-      aria-label={`${label}: ${help}`}
-      title={`${help}. ${s.around.filterHint}`}
-      prefix={label}
-      placeholder="regexp"
-      defaultValue={p.value}
-      disabled={p.disabled}
-      width={22}
-      onBlur={(e) => apply(e.currentTarget.value)}
-      onKeyDown={(e) => e.key === 'Enter' && apply(e.currentTarget.value)}
-    />
+    <InlineField label={label} htmlFor={id} tooltip={`${help}. ${s.around.filterHint}`} disabled={p.disabled}>
+      <Input
+        id={id}
+        data-testid={selectors.panel[p.field]}
+        aria-description={help}
+        placeholder="regexp"
+        width={16}
+        defaultValue={p.value}
+        onBlur={(e) => apply(e.currentTarget.value)}
+        onKeyDown={(e) => e.key === 'Enter' && apply(e.currentTarget.value)}
+      />
+    </InlineField>
   );
 }
 
