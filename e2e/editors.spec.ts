@@ -208,7 +208,7 @@ test('QueryEditor: the sandwich function, the filters and only, variables kept a
   await page.getByTestId(q.keep).fill('');
   await page.getByTestId(q.keep).blur();
   await chooseRadio(page, q.only, 'all stacks');
-  const last = await lastEmitted(page);
+  const last = (await lastEmitted(page)) as Record<string, unknown>;
   expect(last.keep).toBeUndefined();
   expect(last.only).toBeUndefined();
   expect(last.hideFrames).toBe('$hide');
