@@ -8,18 +8,12 @@ import { strings } from '../../strings';
 import { Around, aroundPatch, cleanAround, sameAround, sandwichOf } from '../model/around';
 import { isFlameFrame } from '../model/flameData';
 import { Querier } from '../query';
-import { PanelOptions } from '../types';
 import { SandwichContext, ViewContext } from '../viewState';
-import { FlameView } from './FlameView';
+import { FlameView, FlameViewProps } from './FlameView';
 import { SandwichView } from './Sandwich';
 import { AroundBar } from './Toolbar';
 
-interface Props {
-  series: DataFrame[];
-  querier?: Querier;
-  options: PanelOptions;
-  width: number;
-  height: number;
+interface Props extends FlameViewProps {
   /** What the panel's own query asked (its frames answer that). */
   asked: Around;
   /** Keeps an ask outside the panel (in Grafana, the dashboard variables). */

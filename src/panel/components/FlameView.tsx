@@ -23,7 +23,7 @@ import { Tooltip, relativeChange } from './Tooltip';
 import { TopTable } from './TopTable';
 import { useFlameColors } from './useFlameColors';
 
-interface Props {
+export interface FlameViewProps {
   /** The panel's frames: flame graph frames (any variants and normalisations), maybe a functions frame. */
   series: DataFrame[];
   /** Runs the panel's query with changes; undefined when the data did not come from a Flamediff query. */
@@ -63,7 +63,7 @@ type Answer<T> = { value?: T; error?: string };
  * What it draws comes from the panel's frames or from queries it issues
  * itself (a `focus` drill-down, the other normalisation, the functions table).
  */
-export function FlameView({ series, querier, options, width, height }: Props) {
+export function FlameView({ series, querier, options, width, height }: FlameViewProps) {
   const styles = useStyles2(getStyles);
   // A host page (the report, serve) keeps the view in its URL: start from it.
   const host = useContext(ViewContext);

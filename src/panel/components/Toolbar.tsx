@@ -145,7 +145,7 @@ interface AroundProps {
   onAsk: (a: Around) => void;
   /** only needs a comparison. */
   isDiff: boolean;
-  /** Undefined when the panel cannot query (the offline report): the inputs are disabled. */
+  /** False when the panel cannot query (the offline report): the inputs are disabled. */
   canQuery: boolean;
   loading: boolean;
   /** The backend's message for the ask it refused; the graph drawn is the last good one. */
@@ -172,26 +172,18 @@ export function AroundBar(p: AroundProps) {
           onChange={(v) => p.onAsk({ ...p.ask, [k]: v })}
         />
       ))}
-      {p.isDiff && (
-        <>
+      {p.isDiff &&
+        onlyToggles.map((o) => (
           <Switch
-            testId={selectors.panel.onlyNew}
-            label={a.onlyNew}
-            title={a.onlyNewHelp}
-            value={p.ask.only === 'new'}
+            key={o.only}
+            testId={o.testId}
+            label={o.label}
+            title={o.help}
+            value={p.ask.only === o.only}
             disabled={!p.canQuery}
-            onChange={(v) => setOnly('new', v)}
+            onChange={(v) => setOnly(o.only, v)}
           />
-          <Switch
-            testId={selectors.panel.onlyRemoved}
-            label={a.onlyRemoved}
-            title={a.onlyRemovedHelp}
-            value={p.ask.only === 'removed'}
-            disabled={!p.canQuery}
-            onChange={(v) => setOnly('removed', v)}
-          />
-        </>
-      )}
+        ))}
       {p.loading && <span className={styles.matches}>{s.loading}</span>}
       {p.error && (
         <span className={styles.error} role="alert" data-testid={selectors.panel.aroundError}>
@@ -201,6 +193,11 @@ export function AroundBar(p: AroundProps) {
     </div>
   );
 }
+
+const onlyToggles: Array<{ only: Only; testId: string; label: string; help: string }> = [
+  { only: 'new', testId: selectors.panel.onlyNew, label: s.around.onlyNew, help: s.around.onlyNewHelp },
+  { only: 'removed', testId: selectors.panel.onlyRemoved, label: s.around.onlyRemoved, help: s.around.onlyRemovedHelp },
+];
 
 const filterLabels: Record<FilterKey, { label: string; help: string }> = {
   keep: { label: s.around.keep, help: s.around.keepHelp },
