@@ -125,6 +125,14 @@ test('filters change the graph, a bad expression shows its error and keeps the g
   await page.goto(`${serve.url}${DIFF}`);
   const whole = await graph(page);
   await expect(page.getByTestId(p.tableRow).filter({ hasText: 'checkout/tax.Compute' }).first()).toBeVisible();
+  // The filter row opens from the toolbar, by keyboard; closed, it takes no room.
+  await expect(page.getByTestId(p.around)).toHaveCount(0);
+  const toggle = page.getByTestId(p.filters);
+  await expect(toggle).toHaveAttribute('aria-expanded', 'false');
+  await toggle.focus();
+  await page.keyboard.press('Enter');
+  await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+  await expect(page.getByTestId(p.around)).toBeVisible();
 
   await setFilter(page, p.keep, 'checkout/pricing');
   await expect.poll(() => fragment(page).get('keep')).toBe('checkout/pricing');
@@ -174,6 +182,7 @@ test('the report says that the view needs serve, and keeps the ask in its URL', 
   await expect(page.getByTestId(p.aroundNeedsServe)).toContainText('flamediff serve');
   // The whole graph stays drawn; the inputs are disabled.
   await graph(page);
+  await page.getByTestId(p.filters).click();
   await expect(page.getByTestId(p.keep)).toBeDisabled();
   expect(fragment(page).get('sandwich')).toBe(FN);
 });

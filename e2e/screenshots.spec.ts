@@ -53,6 +53,7 @@ test('screenshots of the filters and of the callers and callees of the regressio
   await page.setViewportSize({ width: 1400, height: 640 });
   await mount(page, 'mountPanel', { frames: frames().checkoutDiff, query: checkoutModel(), width: 1400, height: 640 });
   await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
+  await page.getByTestId(selectors.panel.filters).click();
   const keep = page.getByTestId(selectors.panel.keep);
   await keep.fill('checkout/');
   await keep.press('Enter');

@@ -24,6 +24,7 @@ export const selectors = {
     live: 'flamediff-live',
     loading: 'flamediff-loading',
     around: 'flamediff-around',
+    filters: 'flamediff-filters',
     keep: 'flamediff-filter-keep',
     drop: 'flamediff-filter-drop',
     hideFrames: 'flamediff-filter-hide-frames',

@@ -36,6 +36,7 @@ export const strings = {
     canvasRole: 'flame graph',
     around: {
       label: 'Filters',
+      filtersHelp: 'Show the filters (keep, drop, hide, show from) and the only new / only removed toggles',
       keep: 'Keep',
       keepHelp: 'Only the stacks through a frame matching this regular expression (pprof -focus)',
       drop: 'Drop',

@@ -46,3 +46,9 @@ export const ViewContext = createContext<ViewHost | undefined>(undefined);
  * it, and so may a culprit list.
  */
 export const SandwichContext = createContext<((fn: string) => void) | undefined>(undefined);
+
+/**
+ * FiltersContext lets the graph's toolbar show or hide the filter row; the
+ * row stays shown while a filter or only is set, or a message is due.
+ */
+export const FiltersContext = createContext<{ open: boolean; toggle: () => void } | undefined>(undefined);

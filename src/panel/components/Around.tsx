@@ -5,10 +5,10 @@ import { Alert } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { Around, aroundPatch, cleanAround, sameAround, sandwichOf } from '../model/around';
+import { Around, aroundPatch, cleanAround, filterKeys, sameAround, sandwichOf } from '../model/around';
 import { isFlameFrame } from '../model/flameData';
 import { Querier } from '../query';
-import { SandwichContext, ViewContext } from '../viewState';
+import { FiltersContext, SandwichContext, ViewContext } from '../viewState';
 import { FlameView, FlameViewProps } from './FlameView';
 import { SandwichView } from './Sandwich';
 import { AroundBar } from './Toolbar';
@@ -50,6 +50,7 @@ export function AroundView({ series, querier, options, width, height, asked, onA
   const own = sameAround(ask, asked);
   const key = JSON.stringify(cleanAround(ask));
   const [answer, setAnswer] = useState<Answer>();
+  const [open, setOpen] = useState(false);
   const [good, setGood] = useState<{ series: DataFrame[]; answer: Answer }>();
 
   useEffect(() => {
@@ -107,35 +108,41 @@ export function AroundView({ series, querier, options, width, height, asked, onA
   };
   const showSandwich = (fn: string) => setAsk({ ...ask, sandwich: fn });
   const needsServe = !own && !querier;
+  const barShown = open || Boolean(ask.only) || filterKeys.some((k) => ask[k]) || Boolean(current?.error);
+  const filters = useMemo(() => ({ open: barShown, toggle: () => setOpen(!barShown) }), [barShown]);
   const isDiff = series.some((f) => f.fields.some((x) => x.name === 'valueRight'));
-  const inside = height - AROUND_HEIGHT - (needsServe ? NOTE_HEIGHT : 0);
+  const inside = height - (barShown ? AROUND_HEIGHT : 0) - (needsServe ? NOTE_HEIGHT : 0);
 
   return (
     <div style={{ width, height }}>
-      <AroundBar
-        ask={ask}
-        onAsk={setAsk}
-        isDiff={isDiff}
-        canQuery={Boolean(querier)}
-        loading={!own && Boolean(querier) && !current}
-        error={current?.error}
-      />
+      {barShown && (
+        <AroundBar
+          ask={ask}
+          onAsk={setAsk}
+          isDiff={isDiff}
+          canQuery={Boolean(querier)}
+          loading={!own && Boolean(querier) && !current}
+          error={current?.error}
+        />
+      )}
       {needsServe && (
         <Alert title={strings.panel.around.needsServe} severity="info" data-testid={selectors.panel.aroundNeedsServe} />
       )}
-      <SandwichContext.Provider value={showSandwich}>
-        {sandwich ? (
-          <SandwichView
-            sandwich={sandwich}
-            options={options}
-            width={width}
-            height={inside}
-            onBack={() => setAsk({ ...ask, sandwich: undefined })}
-          />
-        ) : (
-          <FlameView series={frames} querier={inner} options={options} width={width} height={inside} />
-        )}
-      </SandwichContext.Provider>
+      <FiltersContext.Provider value={filters}>
+        <SandwichContext.Provider value={showSandwich}>
+          {sandwich ? (
+            <SandwichView
+              sandwich={sandwich}
+              options={options}
+              width={width}
+              height={inside}
+              onBack={() => setAsk({ ...ask, sandwich: undefined })}
+            />
+          ) : (
+            <FlameView series={frames} querier={inner} options={options} width={width} height={inside} />
+          )}
+        </SandwichContext.Provider>
+      </FiltersContext.Provider>
     </div>
   );
 }

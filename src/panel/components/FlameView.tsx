@@ -13,7 +13,7 @@ import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
 import { Querier, keepNormalization } from '../query';
 import { PanelOptions } from '../types';
-import { PanelView, SandwichContext, ViewContext } from '../viewState';
+import { FiltersContext, PanelView, SandwichContext, ViewContext } from '../viewState';
 import { Breadcrumb, Drill } from './Breadcrumb';
 import { Focus, FlameCanvas } from './FlameCanvas';
 import { Legend } from './Legend';
@@ -79,6 +79,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   const [zoomed, setZoomed] = useState(-1);
   const [significantOnly, setSignificantOnly] = useState(start.significantOnly ?? true);
   const showSandwich = useContext(SandwichContext);
+  const filters = useContext(FiltersContext);
   const [menu, setMenu] = useState<{ node: number; x: number; y: number }>();
   // What of the start view needs the data: the normalisation, then the
   // drill-down, then the zoom, restored one step a render (each may query).
@@ -324,6 +325,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
         onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
         sandwichOf={showSandwich && exact && text ? text : undefined}
         onSandwich={showSandwich}
+        filtersOpen={filters?.open}
+        onFilters={filters?.toggle}
       />
       {drill && <Breadcrumb drill={drill} onPath={drillTo} />}
       <div className={styles.main}>

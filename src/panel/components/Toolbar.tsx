@@ -35,6 +35,9 @@ interface Props {
   /** The chosen function (a top-table row), whose callers and callees onSandwich opens. */
   sandwichOf?: string;
   onSandwich?: (fn: string) => void;
+  /** Shows or hides the filter row (undefined: the panel has none). */
+  onFilters?: () => void;
+  filtersOpen?: boolean;
 }
 
 const s = strings.panel;
@@ -117,6 +120,20 @@ export function Toolbar(p: Props) {
           data-testid={selectors.panel.fullDetail}
         >
           {s.fullDetail}
+        </Button>
+      )}
+      {p.onFilters && (
+        <Button
+          size="sm"
+          variant={p.filtersOpen ? 'primary' : 'secondary'}
+          fill="outline"
+          icon="filter"
+          title={s.around.filtersHelp}
+          aria-expanded={Boolean(p.filtersOpen)}
+          onClick={p.onFilters}
+          data-testid={selectors.panel.filters}
+        >
+          {s.around.label}
         </Button>
       )}
       {p.sandwichOf && p.onSandwich && (
