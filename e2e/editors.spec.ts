@@ -189,7 +189,10 @@ test('ConfigEditor: connection, TLS, secret password, table names and system-fra
 test('QueryEditor: the sandwich function, the filters and only, variables kept as typed', async ({ page }) => {
   await openHarness(page);
   await mount(page, 'mountQueryEditor', { query: { app: 'checkout-service', queryType: 'diff' }, resources });
-  // By keyboard: each field applies when left (Tab).
+  // The options open with a switch (by keyboard); each field applies when left (Tab).
+  await expect(page.getByTestId(q.keep)).toHaveCount(0);
+  await page.getByTestId(q.around).getByRole('switch').focus();
+  await page.keyboard.press('Space');
   await page.getByTestId(q.keep).focus();
   await page.keyboard.type('^checkout/');
   await page.keyboard.press('Tab');

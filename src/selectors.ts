@@ -67,6 +67,7 @@ export const selectors = {
     field: 'flamediff-query-field',
     minShare: 'flamediff-query-min-share',
     minChange: 'flamediff-query-min-change',
+    around: 'flamediff-query-around',
     sandwich: 'flamediff-query-sandwich',
     keep: 'flamediff-query-keep',
     drop: 'flamediff-query-drop',

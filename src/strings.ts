@@ -130,6 +130,8 @@ export const strings = {
     defaultSide: 'Default view of a diff',
   },
   query: {
+    around: 'Filters, sandwich',
+    aroundHelp: 'Show the filters, only new/removed and the sandwich function (always shown while one is set)',
     sandwich: 'Sandwich',
     sandwichHelp: 'A function: the answer is its callers and callees (dashboard variables work, e.g. $sandwich)',
     keep: 'Keep',

@@ -1,4 +1,4 @@
-import React from 'react';
+import React, { useState } from 'react';
 
 import { QueryEditorProps, SelectableValue } from '@grafana/data';
 import {
@@ -96,6 +96,10 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
   const use = usesOf(query.queryType);
   const apps = useNames('apps', () => datasource.apps());
   const builds = useNames(use.builds ? query.app : '', () => datasource.builds(query.app));
+  // The options around a culprit take two rows: shown on demand, or when one is set.
+  const [aroundOpen, setAroundOpen] = useState(false);
+  const aroundSet = (['sandwich', 'keep', 'drop', 'hideFrames', 'showFrom', 'only'] as const).some((k) => query[k]);
+  const showAround = (use.filters || use.sandwich) && (aroundOpen || aroundSet);
 
   const update = (patch: Partial<FlamediffQuery>) => {
     onChange({ ...query, ...patch });
@@ -199,6 +203,17 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
             }}
           />
         </InlineField>
+        {(use.filters || use.sandwich) && (
+          <span data-testid={selectors.query.around} title={s.aroundHelp}>
+            <InlineSwitch
+              label={s.around}
+              showLabel
+              value={showAround}
+              disabled={aroundSet}
+              onChange={(e) => setAroundOpen(e.currentTarget.checked)}
+            />
+          </span>
+        )}
       </InlineFieldRow>
       {use.head &&
         selection(
@@ -356,7 +371,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
           )}
         </InlineFieldRow>
       )}
-      {use.filters && (
+      {showAround && use.filters && (
         <InlineFieldRow>
           {text('keep', s.keep, s.filterHelp, LABEL_WIDTH)}
           {text('drop', s.drop, s.filterHelp)}
@@ -364,7 +379,7 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
           {text('showFrom', s.showFrom, s.filterHelp)}
         </InlineFieldRow>
       )}
-      {(use.sandwich || use.only) && (
+      {showAround && (use.sandwich || use.only) && (
         <InlineFieldRow>
           {use.sandwich && text('sandwich', s.sandwich, s.sandwichHelp, LABEL_WIDTH)}
           {use.only && (
