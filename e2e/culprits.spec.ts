@@ -81,7 +81,8 @@ test('the two lists hold the backend’s culprits, regressions first', async ({ 
   ).toEqual(regressions);
   // The row carries its kind, change, interval, q and share.
   const row = lists.first().getByTestId(p.culprit).first();
-  await expect(row.locator('td')).toHaveCount(7);
+  await expect(row.locator('td')).toHaveCount(8);
+  await expect(row.getByTestId(p.culpritSandwich)).toBeVisible();
   await expect(row.locator('td').nth(2)).toContainText('%');
   // The list can be folded away and back, by keyboard.
   await page.getByTestId(p.culpritsToggle).focus();

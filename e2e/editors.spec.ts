@@ -185,3 +185,42 @@ test('ConfigEditor: connection, TLS, secret password, table names and system-fra
   // TLS settings appear once the connection is secure.
   await expect(page.getByText('TLS CA certificate')).toBeVisible();
 });
+
+test('QueryEditor: the sandwich function, the filters and only, variables kept as typed', async ({ page }) => {
+  await openHarness(page);
+  await mount(page, 'mountQueryEditor', { query: { app: 'checkout-service', queryType: 'diff' }, resources });
+  // The options open with a switch (by keyboard); each field applies when left (Tab).
+  await expect(page.getByTestId(q.keep)).toHaveCount(0);
+  await page.getByTestId(q.around).getByRole('switch').focus();
+  await page.keyboard.press('Space');
+  await page.getByTestId(q.keep).focus();
+  await page.keyboard.type('^checkout/');
+  await page.keyboard.press('Tab');
+  await page.getByTestId(q.hideFrames).fill('$hide');
+  await page.getByTestId(q.sandwich).focus();
+  await page.keyboard.type('checkout/pricing.ApplyDiscounts');
+  await page.keyboard.press('Tab');
+  await chooseRadio(page, q.only, 'removed');
+  expect(await lastEmitted(page)).toMatchObject({
+    keep: '^checkout/',
+    hideFrames: '$hide',
+    sandwich: 'checkout/pricing.ApplyDiscounts',
+    only: 'removed',
+  });
+  // Emptied, a field leaves the model; "all stacks" clears only.
+  await page.getByTestId(q.keep).fill('');
+  await page.getByTestId(q.keep).blur();
+  await chooseRadio(page, q.only, 'all stacks');
+  const last = (await lastEmitted(page)) as Record<string, unknown>;
+  expect(last.keep).toBeUndefined();
+  expect(last.only).toBeUndefined();
+  expect(last.hideFrames).toBe('$hide');
+
+  // functions reads the filters and only, not sandwich; runs none of them.
+  await chooseRadio(page, q.queryType, 'functions');
+  await expect(page.getByTestId(q.keep)).toBeVisible();
+  await expect(page.getByTestId(q.sandwich)).toHaveCount(0);
+  await chooseRadio(page, q.queryType, 'runs');
+  await expect(page.getByTestId(q.keep)).toHaveCount(0);
+  await expect(page.getByTestId(q.only)).toHaveCount(0);
+});

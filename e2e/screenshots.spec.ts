@@ -64,3 +64,34 @@ test('screenshot of the verdict and the culprits lists', async ({ page }) => {
   await page.mouse.move(0, 0);
   await page.screenshot({ path: shot('culprits.png') });
 });
+
+// The views around a culprit, queried from the real backend: the filters and callers and callees.
+test('screenshots of the filters and of the callers and callees of the regression', async ({ page }) => {
+  await openHarness(page);
+  await page.setViewportSize({ width: 1400, height: 640 });
+  await mount(page, 'mountPanel', { frames: frames().checkoutDiff, query: checkoutModel(), width: 1400, height: 640 });
+  await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
+  await page.getByTestId(selectors.panel.filters).click();
+  const keep = page.getByTestId(selectors.panel.keep);
+  await keep.fill('checkout/');
+  await keep.press('Enter');
+  await page.getByTestId(selectors.panel.onlyNew).locator('label[for]').click();
+  // Only new: the base totals are gone.
+  await expect(page.getByTestId(selectors.panel.tableRow).first().locator('td').nth(3)).toHaveText(/^0(\.00)? /);
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot('filters.png') });
+
+  await page.getByTestId(selectors.panel.onlyNew).locator('label[for]').click();
+  await keep.fill('');
+  await keep.press('Enter');
+  await page
+    .getByTestId(selectors.panel.tableRow)
+    .filter({ hasText: 'checkout/pricing.ApplyDiscounts' })
+    .first()
+    .click();
+  await page.getByTestId(selectors.panel.sandwichButton).click();
+  await expect(page.getByTestId(selectors.panel.callees)).toHaveAttribute('data-drawn', /[1-9]/);
+  await page.getByTestId(selectors.panel.callees).hover({ position: { x: 400, y: 10 } });
+  await expect(page.getByTestId(selectors.panel.tooltip)).toBeVisible();
+  await page.screenshot({ path: shot('callers-and-callees.png') });
+});

@@ -27,10 +27,11 @@ export class FlamediffDataSource extends DataSourceWithBackend<FlamediffQuery, F
     return Boolean(query.app) && !query.hide;
   }
 
-  /** applyTemplateVariables interpolates the app, builds, runs, function and normalisation. */
+  /** applyTemplateVariables interpolates the app, builds, runs, function, normalisation, sandwich, filters and only. */
   applyTemplateVariables(query: FlamediffQuery, scopedVars: ScopedVars): FlamediffQuery {
     const srv = getTemplateSrv();
     const one = (v?: string) => (v ? srv.replace(v, scopedVars) : v);
+    const raw = (v?: string) => (v ? srv.replace(v, scopedVars, 'raw') || undefined : v);
     const many = (list?: string[]) =>
       (list ?? []).flatMap((v) => srv.replace(v, scopedVars, joinValues).split(SEP)).filter((v) => v !== '');
     const sel = (s?: Selection): Selection => ({ builds: many(s?.builds), runs: many(s?.runs) });
@@ -40,6 +41,13 @@ export class FlamediffDataSource extends DataSourceWithBackend<FlamediffQuery, F
       profileType: one(query.profileType),
       function: one(query.function),
       normalize: one(query.normalize),
+      // Regular expressions: a variable's value goes in as typed, unescaped.
+      sandwich: raw(query.sandwich),
+      keep: raw(query.keep),
+      drop: raw(query.drop),
+      hideFrames: raw(query.hideFrames),
+      showFrom: raw(query.showFrom),
+      only: raw(query.only),
       head: sel(query.head),
       base: sel(query.base),
       builds: many(query.builds),

@@ -6,6 +6,7 @@ import { getDataSourceSrv, getTemplateSrv, locationService } from '@grafana/runt
 
 import { isFlame } from '../datasource/queryTypes';
 import type { FlamediffQuery } from '../datasource/types';
+import { Around, aroundKeys, aroundOf, aroundPatch } from './model/around';
 
 /**
  * Querier runs the panel's own flame graph query again with some fields of
@@ -21,6 +22,26 @@ export type Querier = (patch: Partial<FlamediffQuery>) => Promise<DataFrame[]>;
  */
 export const QuerierContext = createContext<Querier | undefined>(undefined);
 
+/** flameTarget is the panel's first flamegraph or diff query. */
+function flameTarget(data: PanelData): FlamediffQuery | undefined {
+  return data.request?.targets.find((t) => isFlame((t as FlamediffQuery).queryType)) as FlamediffQuery | undefined;
+}
+
+/**
+ * askedByQuery is what the panel's flame graph query asked around a culprit
+ * (sandwich, filters, only), its dashboard variables replaced: its frames
+ * answer that ask. Outside Grafana (no template service) nothing.
+ */
+export function askedByQuery(data: PanelData): Around {
+  const target = flameTarget(data);
+  // Outside Grafana (the report, serve, the harness) there is no template service.
+  const srv = getTemplateSrv();
+  if (!target || !srv) {
+    return {};
+  }
+  const raw = (v?: string) => (v ? srv.replace(v, data.request?.scopedVars, 'raw') : v);
+  return aroundOf(Object.fromEntries(aroundKeys.map((k) => [k, raw(target[k])])));
+}
 
 /**
  * grafanaQuerier re-issues the panel's first flamegraph or diff query through
@@ -29,7 +50,7 @@ export const QuerierContext = createContext<Querier | undefined>(undefined);
  */
 export function grafanaQuerier(data: PanelData): Querier | undefined {
   const request = data.request;
-  const target = request?.targets.find((t) => isFlame((t as FlamediffQuery).queryType)) as FlamediffQuery | undefined;
+  const target = flameTarget(data);
   if (!request || !target) {
     return undefined;
   }
@@ -53,18 +74,39 @@ export function grafanaQuerier(data: PanelData): Querier | undefined {
 export const NORMALIZE_VAR = 'normalize';
 
 /**
- * keepNormalization writes the choice into the dashboard variable (and so the
- * URL, var-normalize) when the dashboard has one, so that a reload or a shared
- * link shows the same normalisation; a query whose model says
- * "normalize": "$normalize" follows it.
+ * keepVariables writes values into the dashboard variables of those names
+ * the dashboard has (and so into its URL, var-NAME), so that a reload or a
+ * shared link shows the same view; a query whose model says "$NAME" follows
+ * them. An undefined value empties the variable. replace keeps the history
+ * entry.
  */
-export function keepNormalization(value: string): void {
+export function keepVariables(values: Record<string, string | undefined>, replace: boolean): void {
   // Outside Grafana (the test harness) there is no template service.
-  if (
+  const names = new Set(
     getTemplateSrv()
       ?.getVariables()
-      .some((v) => v.name === NORMALIZE_VAR)
-  ) {
-    locationService.partial({ [`var-${NORMALIZE_VAR}`]: value }, true);
+      .map((v) => v.name) ?? []
+  );
+  const patch = Object.fromEntries(
+    Object.entries(values)
+      .filter(([name]) => names.has(name))
+      .map(([name, v]) => [`var-${name}`, v ?? ''])
+  );
+  if (Object.keys(patch).length > 0) {
+    locationService.partial(patch, replace);
   }
+}
+
+/** keepNormalization keeps the normalisation choice in var-normalize (see keepVariables). */
+export function keepNormalization(value: string): void {
+  keepVariables({ [NORMALIZE_VAR]: value }, true);
+}
+
+/**
+ * keepAround keeps an ask around a culprit in the dashboard variables named
+ * as the query fields (var-sandwich, var-keep, var-drop, var-hideFrames,
+ * var-showFrom, var-only), adding a history entry.
+ */
+export function keepAround(a: Around): void {
+  keepVariables(aroundPatch(a), false);
 }

@@ -1,13 +1,15 @@
 import { createContext } from 'react';
 
+import type { Around } from './model/around';
 import type { Normalization, SideName } from './model/flameData';
 
 /**
  * PanelView is what a link to the report or `flamediff serve` reopens of the
  * panel (docs/REPORT.md): every choice the panel makes without changing its
- * query. A key left out takes the panel's default.
+ * query, and what it asks on top of its query around a culprit (Around: the
+ * sandwich function, the filters, only). A key left out takes the panel's default.
  */
-export interface PanelView {
+export interface PanelView extends Around {
   mode?: 'flame' | 'runs';
   side?: SideName;
   inverted?: boolean;
@@ -39,3 +41,16 @@ export interface ViewHost {
 }
 
 export const ViewContext = createContext<ViewHost | undefined>(undefined);
+
+/**
+ * SandwichContext opens the callers and callees of a function (the panel
+ * re-queries with `sandwich`): the graph's node menu and the toolbar call
+ * it, and so may a culprit list.
+ */
+export const SandwichContext = createContext<((fn: string) => void) | undefined>(undefined);
+
+/**
+ * FiltersContext lets the graph's toolbar show or hide the filter row; the
+ * row stays shown while a filter or only is set, or a message is due.
+ */
+export const FiltersContext = createContext<{ open: boolean; toggle: () => void } | undefined>(undefined);

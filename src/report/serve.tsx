@@ -19,6 +19,7 @@ import { FlamediffOptions, FlamediffQuery, defaultQuery } from '../datasource/ty
 import { selectors } from '../selectors';
 import { strings } from '../strings';
 import { Querier, QuerierContext } from '../panel/query';
+import { aroundPatch } from '../panel/model/around';
 import { PanelView } from '../panel/viewState';
 import { mount } from './mount';
 import { Page, Report } from './components/Report';
@@ -232,6 +233,7 @@ const resetView: PanelView = {
   zoom: undefined,
   drill: undefined,
   culprit: undefined,
+  ...aroundPatch({}),
 };
 
 /** buildsOf lists an app's builds with their times and run counts, oldest first. */

@@ -48,6 +48,22 @@ describe('the page state in the URL fragment', () => {
     expect(s.view).toEqual({ search: 'pricing' });
   });
 
+  it('reopens the sandwich function, the filters and only', () => {
+    const view = {
+      sandwich: 'checkout/pricing.ApplyDiscounts',
+      keep: '^checkout/(cart|pricing)\\.',
+      drop: 'runtime\\.gc',
+      hideFrames: 'a&b=c#d',
+      showFrom: 'main\\.main',
+      only: 'new' as const,
+    };
+    const h = encodeState({ view });
+    expect(new URLSearchParams(h).get('keep')).toBe(view.keep);
+    expect(decodeState(`#${h}`).view).toEqual(view);
+    // Empty filters and an unknown only are left out.
+    expect(decodeState('#keep=&only=old&sandwich=F').view).toEqual({ sandwich: 'F' });
+  });
+
   it('ignores what it does not know instead of failing', () => {
     const s = decodeState('#side=left&inverted=yes&norm=x&palette=pink&mode=3d&app=a&type=nope&q.maxNodes={bad');
     expect(s).toEqual({ view: {} });
@@ -96,6 +112,10 @@ describe('decodeState on arbitrary fragments', () => {
     'relative',
     'palette',
     'colorBlind',
+    'sandwich',
+    'keep',
+    'only',
+    'new',
     ' ',
     '+',
   ];

@@ -8,9 +8,12 @@
 //                   of the query model (so new fields, e.g. filters, need no
 //                   new key)
 //   panel view:     mode, side, inverted, collapsed, norm, sig, search, row,
-//                   zoom, drill and culprit (one label a key, root side first)
+//                   zoom, drill and culprit (one label a key, root side first);
+//                   around a culprit: sandwich, keep, drop, hideFrames,
+//                   showFrom, only (the panel's ask on top of the query)
 //   page:           palette
 import { FlamediffQuery, QueryType, defaultQuery } from '../datasource/types';
+import { aroundKeys, cleanAround } from '../panel/model/around';
 import type { Palette } from '../panel/render/colors';
 import type { PanelView } from '../panel/viewState';
 
@@ -66,6 +69,8 @@ export function encodeState(s: PageState): string {
   if (v.row) {
     p.set('row', v.row);
   }
+  const around = cleanAround(v);
+  aroundKeys.forEach((k) => around[k] && p.set(k, around[k]!));
   v.drill?.forEach((l) => p.append('drill', l));
   v.zoom?.forEach((l) => p.append('zoom', l));
   v.culprit?.forEach((l) => p.append('culprit', l));
@@ -100,6 +105,7 @@ export function decodeState(fragment: string): PageState {
     zoom: list('zoom'),
     drill: list('drill'),
     culprit: list('culprit'),
+    ...cleanAround(Object.fromEntries(aroundKeys.map((k) => [k, p.get(k) ?? undefined]))),
   };
   const state: PageState = { view: dropUndefined(view), palette: one('palette', ['default', 'colorBlind'] as const) };
   const app = p.get('app');

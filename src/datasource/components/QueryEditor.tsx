@@ -1,4 +1,4 @@
-import React from 'react';
+import React, { useState } from 'react';
 
 import { QueryEditorProps, SelectableValue } from '@grafana/data';
 import {
@@ -44,8 +44,20 @@ const usesOf = (t: QueryType) => {
     alpha: reads('alpha'),
     minShare: reads('minShare'),
     minChange: reads('minChange'),
+    sandwich: reads('sandwich'),
+    filters: reads('keep'),
+    only: reads('only'),
   };
 };
+
+/** The text options around a culprit: sandwich and the filters (regular expressions). */
+type TextField = 'sandwich' | 'keep' | 'drop' | 'hideFrames' | 'showFrom';
+
+const onlyOptions: Array<SelectableValue<string>> = [
+  { value: '', label: s.onlyAll },
+  { value: 'new', label: s.onlyNew },
+  { value: 'removed', label: s.onlyRemoved },
+];
 
 /** The numeric fields of a timeseries answer (docs/QUERIES.md). */
 const seriesFields: Array<SelectableValue<string>> = [
@@ -84,6 +96,10 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
   const use = usesOf(query.queryType);
   const apps = useNames('apps', () => datasource.apps());
   const builds = useNames(use.builds ? query.app : '', () => datasource.builds(query.app));
+  // The options around a culprit take two rows: shown on demand, or when one is set.
+  const [aroundOpen, setAroundOpen] = useState(false);
+  const aroundSet = (['sandwich', 'keep', 'drop', 'hideFrames', 'showFrom', 'only'] as const).some((k) => query[k]);
+  const showAround = (use.filters || use.sandwich) && (aroundOpen || aroundSet);
 
   const update = (patch: Partial<FlamediffQuery>) => {
     onChange({ ...query, ...patch });
@@ -106,6 +122,23 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
       </InlineField>
     );
   };
+  // An optional text of the model, applied on leaving the field; empty clears it.
+  const text = (key: TextField, label: string, tooltip: string, labelWidth?: number) => (
+    <InlineField label={label} labelWidth={labelWidth} tooltip={tooltip}>
+      <Input
+        data-testid={selectors.query[key]}
+        aria-label={label}
+        width={key === 'sandwich' ? 40 : 24}
+        defaultValue={query[key] ?? ''}
+        onBlur={(e) => {
+          const v = e.currentTarget.value || undefined;
+          if (v !== query[key]) {
+            update({ [key]: v });
+          }
+        }}
+      />
+    </InlineField>
+  );
   const selection = (
     side: 'head' | 'base',
     label: { builds: string; runs: string },
@@ -170,6 +203,17 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
             }}
           />
         </InlineField>
+        {(use.filters || use.sandwich) && (
+          <span data-testid={selectors.query.around} title={s.aroundHelp}>
+            <InlineSwitch
+              label={s.around}
+              showLabel
+              value={showAround}
+              disabled={aroundSet}
+              onChange={(e) => setAroundOpen(e.currentTarget.checked)}
+            />
+          </span>
+        )}
       </InlineFieldRow>
       {use.head &&
         selection(
@@ -324,6 +368,30 @@ export function QueryEditor({ query: raw, datasource, onChange, onRunQuery }: Pr
                 onChange={(e) => update({ variants: e.currentTarget.checked })}
               />
             </span>
+          )}
+        </InlineFieldRow>
+      )}
+      {showAround && use.filters && (
+        <InlineFieldRow>
+          {text('keep', s.keep, s.filterHelp, LABEL_WIDTH)}
+          {text('drop', s.drop, s.filterHelp)}
+          {text('hideFrames', s.hideFrames, s.filterHelp)}
+          {text('showFrom', s.showFrom, s.filterHelp)}
+        </InlineFieldRow>
+      )}
+      {showAround && (use.sandwich || use.only) && (
+        <InlineFieldRow>
+          {use.sandwich && text('sandwich', s.sandwich, s.sandwichHelp, LABEL_WIDTH)}
+          {use.only && (
+            <InlineField label={s.only} labelWidth={use.sandwich ? undefined : LABEL_WIDTH} tooltip={s.onlyHelp}>
+              <div data-testid={selectors.query.only}>
+                <RadioButtonGroup
+                  options={onlyOptions}
+                  value={query.only ?? ''}
+                  onChange={(v) => update({ only: v || undefined })}
+                />
+              </div>
+            </InlineField>
           )}
         </InlineFieldRow>
       )}

@@ -19,16 +19,18 @@ interface Props {
   drill: Drill;
   /** Goes to a prefix of the path; [] returns to the panel's own frames. */
   onPath: (path: string[]) => void;
+  /** The navigation's name for screen readers (default: the drill-down's). */
+  label?: string;
 }
 
 const s = strings.panel;
 
 /** Breadcrumb shows the focused path; each step is a button back to that level. */
-export function Breadcrumb({ drill, onPath }: Props) {
+export function Breadcrumb({ drill, onPath, label = s.fullDetail }: Props) {
   const styles = useStyles2(getStyles);
   const { path } = drill;
   return (
-    <nav className={styles.bar} aria-label={s.fullDetail} data-testid={selectors.panel.breadcrumb}>
+    <nav className={styles.bar} aria-label={label} data-testid={selectors.panel.breadcrumb}>
       <button className={styles.step} onClick={() => onPath([])}>
         {s.allNodes}
       </button>

@@ -10,6 +10,7 @@ import { formatP, formatShare } from '../format';
 import { Culprit, Culprits as CulpritsData, samePath, segments, source } from '../model/culprits';
 import { DIFF_STEPS, Palette, diffPaletteCSS } from '../render/colors';
 import { onRowKey } from './rowKeys';
+import { srOnly } from './srOnly';
 
 interface Props {
   culprits: CulpritsData;
@@ -18,6 +19,8 @@ interface Props {
   selected?: string[];
   /** A click or Enter on a culprit. */
   onSelect: (c: Culprit) => void;
+  /** Opens a function's callers and callees, where the panel can (not in a report). */
+  onSandwich?: (fn: string) => void;
   /** Room it may take; it scrolls beyond. */
   maxHeight: number;
   /** Its height as drawn, for the graph below it. */
@@ -32,7 +35,7 @@ const s = strings.panel.culprits;
  * of the drawn tree, regressions and improvements in two lists. A click or
  * Enter on a culprit calls onSelect; rows are reached by Tab and the arrows.
  */
-export function Culprits({ culprits, palette, selected, onSelect, maxHeight, onHeight }: Props) {
+export function Culprits({ culprits, palette, selected, onSelect, onSandwich, maxHeight, onHeight }: Props) {
   const styles = useStyles2(getStyles);
   const [open, setOpen] = useState(true);
   const box = useRef<HTMLDivElement>(null);
@@ -84,6 +87,7 @@ export function Culprits({ culprits, palette, selected, onSelect, maxHeight, onH
             color={colors[2 * DIFF_STEPS]}
             selected={selected}
             onSelect={onSelect}
+            onSandwich={onSandwich}
           />
           <List
             title={s.improvements}
@@ -91,6 +95,7 @@ export function Culprits({ culprits, palette, selected, onSelect, maxHeight, onH
             color={colors[0]}
             selected={selected}
             onSelect={onSelect}
+            onSandwich={onSandwich}
           />
         </>
       )}
@@ -104,12 +109,14 @@ function List({
   color,
   selected,
   onSelect,
+  onSandwich,
 }: {
   title: string;
   culprits: Culprit[];
   color: string;
   selected?: string[];
   onSelect: (c: Culprit) => void;
+  onSandwich?: (fn: string) => void;
 }) {
   const styles = useStyles2(getStyles);
   if (culprits.length === 0) {
@@ -131,6 +138,11 @@ function List({
           <th style={{ width: '5.5em' }}>{s.q}</th>
           <th style={{ width: '4.5em' }}>{s.share}</th>
           <th className={styles.left}>{s.source}</th>
+          {onSandwich && (
+            <th style={{ width: '2.5em' }}>
+              <span style={srOnly}>{strings.panel.around.sandwichShort}</span>
+            </th>
+          )}
         </tr>
       </thead>
       <tbody>
@@ -169,6 +181,25 @@ function List({
                 {c.modified && where && ' '}
                 {where}
               </td>
+              {onSandwich && (
+                <td>
+                  {c.path.length > 0 && (
+                    <button
+                      className={styles.action}
+                      data-testid={selectors.panel.culpritSandwich}
+                      aria-label={strings.panel.around.sandwich(c.function)}
+                      title={strings.panel.around.sandwich(c.function)}
+                      onClick={(e) => {
+                        e.stopPropagation();
+                        onSandwich(c.function);
+                      }}
+                      onKeyDown={(e) => e.stopPropagation()}
+                    >
+                      ⇅
+                    </button>
+                  )}
+                </td>
+              )}
             </tr>
           );
         })}
@@ -232,6 +263,14 @@ const getStyles = (theme: GrafanaTheme2) => ({
     '&:focus': { outline: `2px solid ${theme.colors.primary.main}`, outlineOffset: -2 },
   }),
   selected: css({ background: theme.colors.action.selected }),
+  action: css({
+    background: 'none',
+    border: 'none',
+    padding: 0,
+    color: theme.colors.text.link,
+    font: 'inherit',
+    cursor: 'pointer',
+  }),
   modified: css({
     padding: theme.spacing(0, 0.5),
     borderRadius: theme.shape.radius.default,

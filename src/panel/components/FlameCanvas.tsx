@@ -5,12 +5,25 @@ import { strings } from '../../strings';
 import { FlameData, Side } from '../model/flameData';
 import { Move, isOther, move } from '../model/focus';
 import { DrawStyle, Scratch, draw, newScratch } from '../render/draw';
-import { Geometry, Viewport, contentHeight, fullView, hitTest, pan, zoomAt, zoomTo } from '../render/layout';
+import {
+  Geometry,
+  Viewport,
+  contentHeight,
+  fullView,
+  hitTest,
+  pan,
+  rowTop,
+  scaleOf,
+  zoomAt,
+  zoomTo,
+} from '../render/layout';
 
 /** A request to zoom onto a node; seq makes repeated requests distinct. */
 export interface Focus {
   node: number;
   seq: number;
+  /** Pixels scrolled away from the root (default 0). */
+  scrollY?: number;
 }
 
 interface Props {
@@ -30,6 +43,12 @@ interface Props {
   onZoomed: (node: number) => void;
   /** Drills into an `other` node (a query with focus); unset when the panel cannot query. */
   onDrill?: (node: number) => void;
+  /** Opens the node's context menu (right click, the menu key or Shift+F10) at page point (x, y). */
+  onMenu?: (node: number, x: number, y: number) => void;
+  /** Draws the root at the bottom, children above (a sandwich's callers); up and down follow. */
+  flipped?: boolean;
+  testId?: string;
+  label?: string;
 }
 
 const keyMoves: Record<string, Move> = {
@@ -38,6 +57,7 @@ const keyMoves: Record<string, Move> = {
   ArrowLeft: 'prev',
   ArrowRight: 'next',
 };
+const flippedMoves: Record<string, Move> = { ...keyMoves, ArrowUp: 'child', ArrowDown: 'parent' };
 
 /** Drags shorter than this many pixels are clicks (zoom), longer ones pan. */
 const CLICK_SLOP = 4;
@@ -66,7 +86,8 @@ export function FlameCanvas(props: Props) {
   // The keyboard's node; -1 until the canvas gets the focus.
   const selected = useRef(-1);
 
-  const geo = useCallback((): Geometry => ({ width, height, rowHeight }), [width, height, rowHeight]);
+  const flipped = Boolean(props.flipped);
+  const geo = useCallback((): Geometry => ({ width, height, rowHeight, flipped }), [width, height, rowHeight, flipped]);
 
   const redraw = useCallback(() => {
     if (frameReq.current) {
@@ -118,7 +139,7 @@ export function FlameCanvas(props: Props) {
 
   useLayoutEffect(() => {
     if (props.focus) {
-      view.current = zoomTo(side, props.focus.node);
+      view.current = zoomTo(side, props.focus.node, props.focus.scrollY);
       selected.current = props.focus.node;
       latest.current.onZoomed(props.focus.node);
       redraw();
@@ -134,6 +155,9 @@ export function FlameCanvas(props: Props) {
   };
 
   const onMouseDown = (e: React.MouseEvent) => {
+    if (e.button !== 0) {
+      return; // the context menu's button neither zooms nor pans
+    }
     const [x, y] = local(e);
     drag.current = { x, y, moved: false };
   };
@@ -179,10 +203,10 @@ export function FlameCanvas(props: Props) {
     const v = view.current;
     const scale = geo().width / (v.x1 - v.x0);
     const x = Math.max(0, Math.min(width - 40, (side.start[node] - v.x0) * scale));
-    onHover(node, x, data.level[node] * rowHeight - v.scrollY);
+    onHover(node, x, rowTop(geo(), data.level[node], v.scrollY));
   };
   const onKeyDown = (e: React.KeyboardEvent) => {
-    const m = keyMoves[e.key];
+    const m = (flipped ? flippedMoves : keyMoves)[e.key];
     if (m) {
       e.preventDefault();
       const from = selected.current >= 0 ? selected.current : 0;
@@ -202,6 +226,13 @@ export function FlameCanvas(props: Props) {
     } else if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();
       activate(selected.current >= 0 ? selected.current : 0);
+    } else if (props.onMenu && (e.key === 'ContextMenu' || (e.key === 'F10' && e.shiftKey))) {
+      e.preventDefault();
+      const i = selected.current >= 0 ? selected.current : 0;
+      const v = view.current;
+      const x = Math.max(0, Math.min(width - 40, (side.start[i] - v.x0) * scaleOf(v, geo())));
+      const r = canvasRef.current!.getBoundingClientRect();
+      props.onMenu(i, r.left + x, r.top + rowTop(geo(), data.level[i], v.scrollY) + rowHeight);
     } else if (e.key === 'Escape') {
       e.preventDefault();
       view.current = fullView(side);
@@ -249,7 +280,7 @@ export function FlameCanvas(props: Props) {
   return (
     <canvas
       ref={canvasRef}
-      data-testid={selectors.panel.canvas}
+      data-testid={props.testId ?? selectors.panel.canvas}
       width={Math.round(width * dpr)}
       height={Math.round(height * dpr)}
       style={{ width, height, cursor, display: 'block' }}
@@ -257,10 +288,21 @@ export function FlameCanvas(props: Props) {
       onMouseMove={onMouseMove}
       onMouseUp={onMouseUp}
       onMouseLeave={onLeave}
+      onContextMenu={(e) => {
+        if (!props.onMenu) {
+          return;
+        }
+        const [x, y] = local(e);
+        const node = hitTest(data, side, view.current, geo(), x, y);
+        if (node >= 0) {
+          e.preventDefault();
+          props.onMenu(node, e.clientX, e.clientY);
+        }
+      }}
       tabIndex={0}
       role="application"
       aria-roledescription={strings.panel.canvasRole}
-      aria-label={strings.panel.canvasLabel}
+      aria-label={props.label ?? strings.panel.canvasLabel}
       onKeyDown={onKeyDown}
       onFocus={onFocus}
       onBlur={() => onHover(-1, 0, 0)}

@@ -2,29 +2,19 @@ import { css } from '@emotion/css';
 import React, { useContext, useEffect, useMemo, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
-import { Alert, useStyles2, useTheme2 } from '@grafana/ui';
+import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
 import { Culprit, culpritsFrameOf, parseCulprits } from '../model/culprits';
-import { focusPath, nodeAtPath, nodePath, pathMatch } from '../model/focus';
+import { focusPath, isOther, nodeAtPath, nodePath, pathMatch } from '../model/focus';
 import { Functions, isFunctionsFrame, parseFunctions, totalsOf, withSelfDeltas } from '../model/functions';
 import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
 import { Querier, keepNormalization } from '../query';
-import {
-  autoDiffScale,
-  diffColorIndex,
-  diffPaletteCSS,
-  packageColorIndex,
-  packagePaletteCSS,
-  selfColorIndex,
-  selfPaletteCSS,
-} from '../render/colors';
-import { DrawStyle } from '../render/draw';
 import { PanelOptions } from '../types';
-import { PanelView, ViewContext } from '../viewState';
+import { FiltersContext, PanelView, SandwichContext, ViewContext } from '../viewState';
 import { Breadcrumb, Drill } from './Breadcrumb';
 import { Culprits } from './Culprits';
 import { Focus, FlameCanvas } from './FlameCanvas';
@@ -33,8 +23,9 @@ import { srOnly } from './srOnly';
 import { Toolbar } from './Toolbar';
 import { Tooltip, relativeChange } from './Tooltip';
 import { TopTable } from './TopTable';
+import { useFlameColors } from './useFlameColors';
 
-interface Props {
+export interface FlameViewProps {
   /** The panel's frames: flame graph frames (any variants and normalisations), maybe a functions frame. */
   series: DataFrame[];
   /** Runs the panel's query with changes; undefined when the data did not come from a Flamediff query. */
@@ -74,8 +65,7 @@ type Answer<T> = { value?: T; error?: string };
  * What it draws comes from the panel's frames or from queries it issues
  * itself (a `focus` drill-down, the other normalisation, the functions table).
  */
-export function FlameView({ series, querier, options, width, height }: Props) {
-  const theme = useTheme2();
+export function FlameView({ series, querier, options, width, height }: FlameViewProps) {
   const styles = useStyles2(getStyles);
   // A host page (the report, serve) keeps the view in its URL: start from it.
   const host = useContext(ViewContext);
@@ -93,6 +83,9 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   // The chosen culprit's path, highlighted; and the height of the verdict above the toolbar.
   const [picked, setPicked] = useState(start.culprit);
   const [verdictHeight, setVerdictHeight] = useState(0);
+  const showSandwich = useContext(SandwichContext);
+  const filters = useContext(FiltersContext);
+  const [menu, setMenu] = useState<{ node: number; x: number; y: number }>();
   // What of the start view needs the data: the normalisation, then the
   // drill-down, then the zoom, restored one step a render (each may query).
   const restoring = useRef<(PanelView & { zoomNode?: number }) | undefined>(
@@ -128,11 +121,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
     const f = culpritsFrameOf(frames.get(variant) ?? frames.get('normal'), [series, alt?.value, drill?.series]);
     return f && parseCulprits(f);
   }, [frames, variant, series, alt, drill]);
-  const greyNoise = significantOnly && Boolean(data?.stats);
-  const scale = useMemo(
-    () => (data ? options.diffScale || autoDiffScale(data, greyNoise) : 1),
-    [data, options.diffScale, greyNoise]
-  );
+  const { greyNoise, scale, colorIndex, style } = useFlameColors(data, options, significantOnly);
   const side = data ? sideOf(data, sideName) : undefined;
 
   // The top table: the functions frame among the panel's frames, else a
@@ -175,31 +164,6 @@ export function FlameView({ series, querier, options, width, height }: Props) {
   }, [wantFunctions, querier, series, norm]);
   const rows = functions?.value;
   const table = useMemo(() => rows && withSelfDeltas(rows, totals), [rows, totals]);
-
-  const colorIndex = useMemo(() => {
-    if (!data) {
-      return new Uint8Array(0);
-    }
-    if (data.head) {
-      return diffColorIndex(data, scale, significantOnly);
-    }
-    return options.singleColorBy === 'self' ? selfColorIndex(data.base) : packageColorIndex(data);
-  }, [data, scale, significantOnly, options.singleColorBy]);
-
-  const style = useMemo<DrawStyle>(() => {
-    const colors = data?.head
-      ? diffPaletteCSS(options.palette)
-      : options.singleColorBy === 'self'
-        ? selfPaletteCSS()
-        : packagePaletteCSS(theme.isLight);
-    return {
-      colors,
-      dim: theme.isDark ? 'rgba(80, 80, 80, 0.55)' : 'rgba(210, 210, 210, 0.8)',
-      text: '#222',
-      font: `12px ${theme.typography.fontFamilyMonospace}`,
-      outline: theme.isDark ? '#ffffff' : '#000000',
-    };
-  }, [data, options.palette, options.singleColorBy, theme]);
 
   const found = useMemo(() => (data ? search(data, { text, exact }) : undefined), [data, text, exact]);
   const highlight = useMemo(() => {
@@ -361,6 +325,11 @@ export function FlameView({ series, querier, options, width, height }: Props) {
     }
   };
   const hovered = hover.node >= 0 && hover.node < data.n ? hover.node : -1;
+  // The node menu offers a function's callers and callees (not the root's, not an `other` node's).
+  const onMenu =
+    showSandwich &&
+    ((node: number, x: number, y: number) => node > 0 && !isOther(data, node) && setMenu({ node, x, y }));
+  const menuLabel = menu && menu.node < data.n ? data.labels[data.labelIdx[menu.node]] : undefined;
 
   return (
     <div
@@ -376,6 +345,7 @@ export function FlameView({ series, querier, options, width, height }: Props) {
           palette={options.palette}
           selected={picked}
           onSelect={chooseCulprit}
+          onSandwich={showSandwich}
           maxHeight={Math.floor(height * 0.4)}
           onHeight={setVerdictHeight}
         />
@@ -408,6 +378,10 @@ export function FlameView({ series, querier, options, width, height }: Props) {
         normalize={norm}
         onNormalize={canNormalize ? onNormalize : undefined}
         onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
+        sandwichOf={showSandwich && exact && text ? text : undefined}
+        onSandwich={showSandwich}
+        filtersOpen={filters?.open}
+        onFilters={filters?.toggle}
       />
       {drill && <Breadcrumb drill={drill} onPath={drillTo} />}
       <div className={styles.main}>
@@ -426,7 +400,27 @@ export function FlameView({ series, querier, options, width, height }: Props) {
             onHover={(node, x, y) => setHover((h) => (h.node === node && node < 0 ? h : { node, x, y }))}
             onZoomed={setZoomed}
             onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
+            onMenu={onMenu || undefined}
           />
+          {menu && menuLabel && showSandwich && (
+            <ContextMenu
+              x={menu.x}
+              y={menu.y}
+              focusOnOpen
+              onClose={() => setMenu(undefined)}
+              renderHeader={() => <span data-testid={selectors.panel.nodeMenu}>{menuLabel}</span>}
+              renderMenuItems={() => (
+                <Menu.Item
+                  label={strings.panel.around.sandwich(menuLabel)}
+                  icon="exchange-alt"
+                  onClick={() => {
+                    setMenu(undefined);
+                    showSandwich(menuLabel);
+                  }}
+                />
+              )}
+            />
+          )}
           {hovered >= 0 && (
             <Tooltip data={data} node={hovered} side={sideName} x={hover.x} y={hover.y} palette={options.palette} />
           )}

@@ -8,10 +8,10 @@ import { strings } from '../../strings';
 import { EvolutionView, isEvolutionData } from '../evolution';
 import { isRunsFrame, isSummaryFrame, parseRuns, parseSummary } from '../model/runs';
 import { isFlameFrame } from '../model/flameData';
-import { QuerierContext, grafanaQuerier } from '../query';
+import { QuerierContext, askedByQuery, grafanaQuerier, keepAround } from '../query';
 import { PanelOptions } from '../types';
 import { ViewContext } from '../viewState';
-import { FlameView } from './FlameView';
+import { AroundView } from './Around';
 import { RunDetails } from './RunDetails';
 
 type Mode = 'flame' | 'runs';
@@ -35,6 +35,7 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
   const hasFlame = useMemo(() => data.series.some(isFlameFrame), [data.series]);
   const fromHost = useContext(QuerierContext);
   const querier = useMemo(() => fromHost ?? grafanaQuerier(data), [fromHost, data]);
+  const asked = useMemo(() => askedByQuery(data), [data]);
   const runs = useMemo(() => {
     const runsFrame = data.series.find(isRunsFrame);
     const summaryFrame = data.series.find(isSummaryFrame);
@@ -78,7 +79,15 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
         </div>
       )}
       {shown === 'flame' && (
-        <FlameView series={data.series} querier={querier} options={options} width={width} height={innerHeight} />
+        <AroundView
+          series={data.series}
+          querier={querier}
+          options={options}
+          width={width}
+          height={innerHeight}
+          asked={asked}
+          onAsk={keepAround}
+        />
       )}
       {shown === 'runs' && runs && 'error' in runs && (
         <Alert title={strings.panel.badFrame} severity="error" data-testid={selectors.panel.error}>

@@ -1,11 +1,12 @@
 import { css } from '@emotion/css';
-import React from 'react';
+import React, { useId } from 'react';
 
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { Button, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
+import { Button, InlineField, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
+import { Around, FilterKey, Only, filterKeys } from '../model/around';
 import { Normalization, SideName } from '../model/flameData';
 
 interface Props {
@@ -31,6 +32,12 @@ interface Props {
   onNormalize?: (v: Normalization) => void;
   /** Loads the zoomed node in full detail; undefined when nothing is zoomed or the panel cannot query. */
   onFullDetail?: () => void;
+  /** The chosen function (a top-table row), whose callers and callees onSandwich opens. */
+  sandwichOf?: string;
+  onSandwich?: (fn: string) => void;
+  /** Shows or hides the filter row (undefined: the panel has none). */
+  onFilters?: () => void;
+  filtersOpen?: boolean;
 }
 
 const s = strings.panel;
@@ -115,10 +122,125 @@ export function Toolbar(p: Props) {
           {s.fullDetail}
         </Button>
       )}
+      {p.onFilters && (
+        <Button
+          size="sm"
+          variant={p.filtersOpen ? 'primary' : 'secondary'}
+          fill="outline"
+          icon="filter"
+          title={s.around.filtersHelp}
+          aria-expanded={Boolean(p.filtersOpen)}
+          onClick={p.onFilters}
+          data-testid={selectors.panel.filters}
+        >
+          {s.around.label}
+        </Button>
+      )}
+      {p.sandwichOf && p.onSandwich && (
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="exchange-alt"
+          title={s.around.sandwich(p.sandwichOf)}
+          aria-label={s.around.sandwich(p.sandwichOf)}
+          onClick={() => p.onSandwich!(p.sandwichOf!)}
+          data-testid={selectors.panel.sandwichButton}
+        >
+          {s.around.sandwichShort}
+        </Button>
+      )}
       <Button size="sm" variant="secondary" icon="history" onClick={p.onReset} data-testid={selectors.panel.reset}>
         {s.reset}
       </Button>
     </div>
+  );
+}
+
+interface AroundProps {
+  /** The ask shown in the inputs. */
+  ask: Around;
+  onAsk: (a: Around) => void;
+  /** only needs a comparison. */
+  isDiff: boolean;
+  /** False when the panel cannot query (the offline report): the inputs are disabled. */
+  canQuery: boolean;
+  loading: boolean;
+  /** The backend's message for the ask it refused; the graph drawn is the last good one. */
+  error?: string;
+}
+
+/**
+ * AroundBar holds the four filters (applied with Enter or on leaving the
+ * field) and the "only new" / "only removed" toggles, with the backend's
+ * message when it refused them.
+ */
+export function AroundBar(p: AroundProps) {
+  const styles = useStyles2(getStyles);
+  const a = s.around;
+  const setOnly = (only: Only, on: boolean) => p.onAsk({ ...p.ask, only: on ? only : undefined });
+  return (
+    <div className={styles.bar} role="group" aria-label={a.label} data-testid={selectors.panel.around}>
+      {filterKeys.map((k) => (
+        <FilterInput
+          key={`${k}=${p.ask[k] ?? ''}`}
+          field={k}
+          value={p.ask[k] ?? ''}
+          disabled={!p.canQuery}
+          onChange={(v) => p.onAsk({ ...p.ask, [k]: v })}
+        />
+      ))}
+      {p.isDiff &&
+        onlyToggles.map((o) => (
+          <Switch
+            key={o.only}
+            testId={o.testId}
+            label={o.label}
+            title={o.help}
+            value={p.ask.only === o.only}
+            disabled={!p.canQuery}
+            onChange={(v) => setOnly(o.only, v)}
+          />
+        ))}
+      {p.loading && <span className={styles.matches}>{s.loading}</span>}
+      {p.error && (
+        <span className={styles.error} role="alert" data-testid={selectors.panel.aroundError}>
+          {a.rejected} {p.error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+const onlyToggles: Array<{ only: Only; testId: string; label: string; help: string }> = [
+  { only: 'new', testId: selectors.panel.onlyNew, label: s.around.onlyNew, help: s.around.onlyNewHelp },
+  { only: 'removed', testId: selectors.panel.onlyRemoved, label: s.around.onlyRemoved, help: s.around.onlyRemovedHelp },
+];
+
+const filterLabels: Record<FilterKey, { label: string; help: string }> = {
+  keep: { label: s.around.keep, help: s.around.keepHelp },
+  drop: { label: s.around.drop, help: s.around.dropHelp },
+  hideFrames: { label: s.around.hideFrames, help: s.around.hideFramesHelp },
+  showFrom: { label: s.around.showFrom, help: s.around.showFromHelp },
+};
+
+/** FilterInput is one filter's text field; Enter or leaving it applies a changed value. */
+function FilterInput(p: { field: FilterKey; value: string; disabled: boolean; onChange: (v: string) => void }) {
+  const { label, help } = filterLabels[p.field];
+  const id = useId();
+  const apply = (v: string) => v !== p.value && p.onChange(v);
+  return (
+    <InlineField label={label} htmlFor={id} tooltip={`${help}. ${s.around.filterHint}`} disabled={p.disabled}>
+      <Input
+        id={id}
+        data-testid={selectors.panel[p.field]}
+        aria-description={help}
+        placeholder="regexp"
+        width={16}
+        defaultValue={p.value}
+        onBlur={(e) => apply(e.currentTarget.value)}
+        onKeyDown={(e) => e.key === 'Enter' && apply(e.currentTarget.value)}
+      />
+    </InlineField>
   );
 }
 
@@ -157,6 +279,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   side: css({ display: 'inline-block' }),
   search: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1), flexShrink: 0 }),
+  error: css({ color: theme.colors.error.text, fontSize: theme.typography.bodySmall.fontSize }),
   matches: css({
     color: theme.colors.text.secondary,
     fontSize: theme.typography.bodySmall.fontSize,

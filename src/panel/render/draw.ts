@@ -1,5 +1,5 @@
 import { FlameData, Side } from '../model/flameData';
-import { Geometry, Viewport, scaleOf, visibleNodes } from './layout';
+import { Geometry, Viewport, rowTop, scaleOf, visibleNodes } from './layout';
 
 /** What to draw: one side of the data through a viewport. */
 export interface Scene {
@@ -84,7 +84,7 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
       const i = order[k];
       const w = side.total[i] * scale;
       const [x, cw] = clip((side.start[i] - view.x0) * scale, w, geo.width);
-      ctx.rect(x, data.level[i] * geo.rowHeight - view.scrollY, w > 3 ? cw - 1 : cw, h);
+      ctx.rect(x, rowTop(geo, data.level[i], view.scrollY), w > 3 ? cw - 1 : cw, h);
     }
     ctx.fill();
   }
@@ -101,14 +101,14 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
     }
     const label = fitLabel(data.labels[data.labelIdx[i]], Math.floor((w - 2 * PAD) / charW));
     if (label) {
-      ctx.fillText(label, x + PAD, data.level[i] * geo.rowHeight - view.scrollY + geo.rowHeight / 2);
+      ctx.fillText(label, x + PAD, rowTop(geo, data.level[i], view.scrollY) + geo.rowHeight / 2);
     }
   }
   if (selected !== undefined && selected >= 0 && selected < data.n) {
     const [x, w] = clip((side.start[selected] - view.x0) * scale, side.total[selected] * scale, geo.width);
     ctx.strokeStyle = style.outline;
     ctx.lineWidth = 2;
-    ctx.strokeRect(x + 1, data.level[selected] * geo.rowHeight - view.scrollY + 1, Math.max(w - 2, 2), h - 2);
+    ctx.strokeRect(x + 1, rowTop(geo, data.level[selected], view.scrollY) + 1, Math.max(w - 2, 2), h - 2);
   }
   return nodes.length;
 }

@@ -1,6 +1,6 @@
 import { diffRows, flameFrame } from '../../testing/frames';
 import { toFlameData } from '../model/flameData';
-import { fullView, hitTest, pan, visibleNodes, zoomAt, zoomTo } from './layout';
+import { fullView, hitTest, pan, rowTop, visibleNodes, zoomAt, zoomTo } from './layout';
 
 const data = toFlameData(flameFrame(diffRows));
 const head = data.head!;
@@ -60,6 +60,21 @@ describe('hitTest', () => {
     [5, 500],
   ])('returns -1 where no node is, (%d, %d)', (x, y) => {
     expect(hitTest(data, head, fullView(head), geo, x, y)).toBe(-1);
+  });
+
+  it.each([
+    [5, 99, 'total'],
+    [5, 80, 'total'],
+    [5, 79, 'main'],
+    [65, 55, 'b'],
+    [115, 75, 'gc'],
+  ])('flipped, finds the node under (%d, %d): the root is the bottom row', (x, y, want) => {
+    const flipped = { ...geo, flipped: true };
+    const i = hitTest(data, head, fullView(head), flipped, x, y);
+    expect(data.labels[data.labelIdx[i]]).toBe(want);
+    // And the node's row is where it is drawn.
+    const top = rowTop(flipped, data.level[i], 0);
+    expect(y >= top && y < top + geo.rowHeight).toBe(true);
   });
 
   it('inverts the zoomed transform', () => {

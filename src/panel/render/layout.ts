@@ -11,11 +11,21 @@ export interface Viewport {
   scrollY: number;
 }
 
-/** The canvas size in CSS pixels and the height of one level. */
+/**
+ * The canvas size in CSS pixels and the height of one level; flipped draws
+ * the root at the bottom and its children above it (a sandwich's callers).
+ */
 export interface Geometry {
   width: number;
   height: number;
   rowHeight: number;
+  flipped?: boolean;
+}
+
+/** rowTop is the pixel top of a level's row; scrolling moves away from the root either way. */
+export function rowTop(geo: Geometry, level: number, scrollY: number): number {
+  const y = level * geo.rowHeight - scrollY;
+  return geo.flipped ? geo.height - geo.rowHeight - y : y;
 }
 
 /** Nodes narrower than this many pixels are not drawn, nor are their subtrees. */
@@ -81,7 +91,9 @@ export function hitTest(data: FlameData, side: Side, view: Viewport, geo: Geomet
   if (px < 0 || px >= geo.width || py < 0) {
     return -1;
   }
-  const row = Math.floor((py + view.scrollY) / geo.rowHeight);
+  const row = geo.flipped
+    ? Math.ceil((geo.height - py + view.scrollY) / geo.rowHeight) - 1
+    : Math.floor((py + view.scrollY) / geo.rowHeight);
   const x = view.x0 + px / scaleOf(view, geo);
   let i = 0;
   while (i < data.n) {

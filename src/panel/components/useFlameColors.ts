@@ -1,0 +1,56 @@
+import { useMemo } from 'react';
+
+import { useTheme2 } from '@grafana/ui';
+
+import { FlameData } from '../model/flameData';
+import {
+  autoDiffScale,
+  diffColorIndex,
+  diffPaletteCSS,
+  packageColorIndex,
+  packagePaletteCSS,
+  selfColorIndex,
+  selfPaletteCSS,
+} from '../render/colors';
+import { DrawStyle } from '../render/draw';
+import { PanelOptions } from '../types';
+
+/**
+ * useFlameColors colours a tree as the panel options say: the diff scale
+ * (noise grey when significantOnly and the frame has statistics), or the
+ * package or self colours of a single flame graph. The graph and the
+ * sandwich's two trees share it, so that both read the same.
+ */
+export function useFlameColors(data: FlameData | undefined, options: PanelOptions, significantOnly: boolean) {
+  const theme = useTheme2();
+  const greyNoise = significantOnly && Boolean(data?.stats);
+  const scale = useMemo(
+    () => (data ? options.diffScale || autoDiffScale(data, greyNoise) : 1),
+    [data, options.diffScale, greyNoise]
+  );
+  const colorIndex = useMemo(() => {
+    if (!data) {
+      return new Uint8Array(0);
+    }
+    if (data.head) {
+      return diffColorIndex(data, scale, significantOnly);
+    }
+    return options.singleColorBy === 'self' ? selfColorIndex(data.base) : packageColorIndex(data);
+  }, [data, scale, significantOnly, options.singleColorBy]);
+
+  const style = useMemo<DrawStyle>(() => {
+    const colors = data?.head
+      ? diffPaletteCSS(options.palette)
+      : options.singleColorBy === 'self'
+        ? selfPaletteCSS()
+        : packagePaletteCSS(theme.isLight);
+    return {
+      colors,
+      dim: theme.isDark ? 'rgba(80, 80, 80, 0.55)' : 'rgba(210, 210, 210, 0.8)',
+      text: '#222',
+      font: `12px ${theme.typography.fontFamilyMonospace}`,
+      outline: theme.isDark ? '#ffffff' : '#000000',
+    };
+  }, [data, options.palette, options.singleColorBy, theme]);
+  return { greyNoise, scale, colorIndex, style };
+}
