@@ -84,6 +84,18 @@ test("callers and callees of a table row: the function's node holds its totals o
   await callers.hover({ position: { x: 300, y: h - 30 } });
   await expect(tip.locator('div').first()).not.toHaveText(FN);
   await page.mouse.move(0, 0);
+  // Drawn as hit: the callers' canvas is painted from its bottom row up, and the
+  // few callers leave its top row empty (the callees' the other way round).
+  const painted = (testId: string, y: 'top' | 'bottom') =>
+    page.getByTestId(testId).evaluate((c: HTMLCanvasElement, at) => {
+      const row = at === 'top' ? 2 : c.height - 2 * (window.devicePixelRatio || 1) - 2;
+      const px = c.getContext('2d')!.getImageData(Math.floor(c.width / 4), row, 1, 1).data;
+      return px[3] > 0;
+    }, y);
+  expect(await painted(p.callers, 'bottom')).toBe(true);
+  expect(await painted(p.callers, 'top')).toBe(false);
+  expect(await painted(p.callees, 'top')).toBe(true);
+  expect(await painted(p.callees, 'bottom')).toBe(false);
 
   // The link reopens the sandwich.
   const pixels = await sha(page, p.callees);

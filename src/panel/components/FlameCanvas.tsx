@@ -110,7 +110,7 @@ export function FlameCanvas(props: Props) {
           side: p.side,
           view: view.current,
           // The latest size, not this closure's: a resize while a frame is pending draws at the new size.
-          geo: { width: p.width, height: p.height, rowHeight: p.rowHeight },
+          geo: { width: p.width, height: p.height, rowHeight: p.rowHeight, flipped: Boolean(p.flipped) },
           colorIndex: p.colorIndex,
           match: p.match,
           selected: selected.current,
