@@ -28,8 +28,8 @@ var runsCounts = []int{5, 20, 50, 100}
 // fresh plugin process with default settings answers it cold, then warm
 // (ms/op each), and its peak resident memory is read after both (peak-MB,
 // and B/row: the peak's growth over the idle process per (run, stack)
-// row). A diff the default maxQueryMemory refuses counts in refused/op and
-// is measured with a budget of 4 GB instead. The exponents of cold and warm
+// row). A diff the default maxQueryMemory or maxStacks refuses counts in
+// refused/op and is measured with a budget of 4 GB and no row cap instead. The exponents of cold and warm
 // time between the fewest and most runs are logged (1: linear). The full
 // data set (10M sample rows) is loaded only when FLAMEDIFF_SCALE_BENCH is
 // set; the test command's -short run uses 500 stacks and 2 and 4 runs.
@@ -63,7 +63,7 @@ func BenchmarkDiffRuns(b *testing.B) {
 		b.Fatal(err)
 	}
 	roomy := copySettings(settings)
-	roomy.JSONData["maxQueryMemory"] = 4096
+	roomy.JSONData["maxQueryMemory"], roomy.JSONData["maxStacks"] = 4096, 100_000_000
 
 	type figures struct{ cold, warm time.Duration }
 	measured := map[string]figures{}
@@ -94,6 +94,7 @@ func BenchmarkDiffRuns(b *testing.B) {
 					if errors.Is(err, errRefused) {
 						refused++
 						s = roomy
+					s.Updated = time.Now() // a new instance, cold again
 						t0 = time.Now()
 						frs, err = diffFrames(ctx, plugin, s, q)
 					}
@@ -145,7 +146,7 @@ func diffFrames(ctx context.Context, p *plugintest.Client, s plugintest.Settings
 	}
 	r := resp.Responses["A"]
 	if r.Error != nil {
-		if strings.Contains(r.Error.Error(), "maxQueryMemory") {
+		if msg := r.Error.Error(); strings.Contains(msg, "maxQueryMemory") || strings.Contains(msg, "too many rows") {
 			return nil, fmt.Errorf("%w: %v", errRefused, r.Error)
 		}
 		return nil, r.Error
