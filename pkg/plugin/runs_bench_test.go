@@ -94,7 +94,7 @@ func BenchmarkDiffRuns(b *testing.B) {
 					if errors.Is(err, errRefused) {
 						refused++
 						s = roomy
-					s.Updated = time.Now() // a new instance, cold again
+						s.Updated = time.Now() // a new instance, cold again
 						t0 = time.Now()
 						frs, err = diffFrames(ctx, plugin, s, q)
 					}
