@@ -29,12 +29,15 @@ var runsCounts = []int{5, 20, 50, 100}
 // (ms/op each), and its peak resident memory is read after both (peak-MB,
 // and B/row: the peak's growth over the idle process per (run, stack)
 // row). A diff the default maxQueryMemory or maxStacks refuses counts in
-// refused/op and is measured with a budget of 4 GB and no row cap instead. The exponents of cold and warm
-// time between the fewest and most runs are logged (1: linear). The full
-// data set (10M sample rows) is loaded only when FLAMEDIFF_SCALE_BENCH is
-// set; the test command's -short run uses 500 stacks and 2 and 4 runs.
+// refused/op and is measured with a budget of 4 GB and no row cap
+// instead. The exponents of cold and warm time between the fewest and
+// most runs are logged (-v; 1 is linear). The full data set (10M sample
+// rows) is loaded only when FLAMEDIFF_SCALE_BENCH is set; the test
+// command's -short run uses 500 stacks and 2 and 4 runs. With
+// FLAMEDIFF_BENCH_BEFORE (see benchPlugins) each count also runs on that
+// plugin, as runs-N-before.
 //
-//	FLAMEDIFF_SCALE_BENCH=1 go test -run '^$' -bench DiffRuns -benchtime 1x -timeout 60m ./pkg/plugin/
+//	FLAMEDIFF_SCALE_BENCH=1 go test -v -run '^$' -bench DiffRuns -benchtime 1x -timeout 60m ./pkg/plugin/
 func BenchmarkDiffRuns(b *testing.B) {
 	nStacks, counts := runsStacks, runsCounts
 	if testing.Short() {
