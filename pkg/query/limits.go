@@ -19,11 +19,11 @@ var ErrTooBig = errors.New("query too big")
 // text, interned, and its share of the tree; counted as the widest run's),
 // and a tree node with its data frame row and the row's encodings for
 // gRPC (from the sizes of their fields). BenchmarkDiffRuns's diffs of 50
-// and 100 runs a side over 50,000 stacks grew the process by 54-62 bytes
+// and 100 runs a side over 50,000 stacks grew the process by 43-52 bytes
 // a row, all costs in; see docs/PERFORMANCE.md.
 const (
 	bytesPerNode   = 400
-	bytesPerRunRow = 58
+	bytesPerRunRow = 48
 	bytesPerStack  = 600
 )
 
