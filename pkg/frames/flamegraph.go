@@ -122,12 +122,14 @@ func nodeStatFields(st []tree.NodeStats) data.Fields {
 	// Writing the per-run numbers is most of a big frame's cost: one
 	// side on each core.
 	tree.OnTwoCores(len(st) >= 1<<12, "frames.runs", func() {
+		var scratch []byte
 		for i, s := range st {
-			headRuns[i] = jsonArray(s.HeadRuns)
+			headRuns[i] = jsonArray(&scratch, s.HeadRuns)
 		}
 	}, func() {
+		var scratch []byte
 		for i, s := range st {
-			baseRuns[i] = jsonArray(s.BaseRuns)
+			baseRuns[i] = jsonArray(&scratch, s.BaseRuns)
 			otherCount[i], otherMaxDelta[i] = int64(s.OtherCount), s.OtherMaxDelta
 		}
 	})
@@ -170,10 +172,11 @@ func orNull(v float64) *float64 {
 	return &v
 }
 
-// jsonArray writes numbers as a JSON array ("[]" for none).
-func jsonArray(xs []float64) string {
-	buf := make([]byte, 0, 2+8*len(xs))
-	buf = append(buf, '[')
+// jsonArray writes numbers as a JSON array ("[]" for none), in scratch
+// (kept for the next call): the string is the one allocation, at its
+// size.
+func jsonArray(scratch *[]byte, xs []float64) string {
+	buf := append((*scratch)[:0], '[')
 	for i, x := range xs {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -186,7 +189,8 @@ func jsonArray(xs []float64) string {
 			buf = strconv.AppendFloat(buf, x, 'g', -1, 64)
 		}
 	}
-	return string(append(buf, ']'))
+	*scratch = append(buf, ']')
+	return string(*scratch)
 }
 
 // labelField interns the node labels into an enum field, in order of first

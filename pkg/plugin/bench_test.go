@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/plugintest"
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -103,9 +105,12 @@ func benchPool(n, nFuncs int) [][]profile.Frame {
 // QueryData of a diff over go-plugin (per-run stack sums, stack texts,
 // tree with per-node statistics, culprits and verdict, frames, gRPC) against the bare ClickHouse
 // aggregation a diff without statistics would need at least (the per-side
-// GROUP BY stack over the sample rows, rows read to the client), and on a
-// warm instance the same diff as a sandwich and filtered (issue 26). The
-// target is a ratio of at most 1.0: more for less. The server's
+// GROUP BY stack over the sample rows, rows read to the client) and the
+// floor (issue 30: the same GROUP BY over the run stacks' per-run sums,
+// the least a per-run diff asks of ClickHouse), and on a warm instance the
+// same diff as a sandwich and filtered (issue 26). The targets: a ratio
+// (QueryData / bare) of at most 1.0, and a floor-ratio of at most 1.5 warm
+// and 2.0 cold. The server's
 // max_threads is logged (both must run on the same parallel plans). Run
 // with:
 //
@@ -149,7 +154,9 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 		time.Since(loadStart).Round(time.Second), threads)
 
 	// The bare aggregation: what StackValues ran before the run stacks
-	// held sums, one key per side.
+	// held sums, one key per side; over run_stacks, the floor (issue 30):
+	// the least ClickHouse work for a per-run diff, the same per-side
+	// GROUP BY over the (run, stack) sums written at ingest.
 	var ids []uint64
 	var sides []uint32
 	for side, runs := range [][]storage.Run{head, base} {
@@ -158,29 +165,40 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 		}
 	}
 	var rows uint64
-	bare := func() {
-		rows = 0
-		rs, err := conn.Query(ctx, "SELECT toUInt32(transform(ingest_id, ?, ?, 0)) AS k, stack_hash, sum(value), min(first_seen) "+
-			"FROM samples WHERE app = ? AND ingest_id IN ? GROUP BY k, stack_hash", ids, sides, "bench", clickhouse.GroupSet{Value: anys(ids)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer rs.Close()
-		var k uint32
-		var hash, seen uint64
-		var value int64
-		for rs.Next() {
-			if err := rs.Scan(&k, &hash, &value, &seen); err != nil {
+	aggregate := func(table string) func() {
+		return func() {
+			rows = 0
+			rs, err := conn.Query(ctx, "SELECT toUInt32(transform(ingest_id, ?, ?, 0)) AS k, stack_hash, sum(value), min(first_seen) "+
+				"FROM "+table+" WHERE app = ? AND ingest_id IN ? GROUP BY k, stack_hash", ids, sides, "bench", clickhouse.GroupSet{Value: anys(ids)})
+			if err != nil {
 				b.Fatal(err)
 			}
-			rows++
-		}
-		if err := rs.Err(); err != nil {
-			b.Fatal(err)
+			defer rs.Close()
+			var k uint32
+			var hash, seen uint64
+			var value int64
+			for rs.Next() {
+				if err := rs.Scan(&k, &hash, &value, &seen); err != nil {
+					b.Fatal(err)
+				}
+				rows++
+			}
+			if err := rs.Err(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
+	bare, floor := aggregate("samples"), aggregate("run_stacks")
 
-	f := startOn(b, dsn)
+	settings, err := plugintest.SettingsFromDSN(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var f *fixture
+	var plugins []*fixture
+	for _, start := range benchPlugins(b) {
+		plugins = append(plugins, &fixture{plugin: start(), settings: settings})
+	}
 	diff := map[string]any{"queryType": "diff", "app": "bench", "head": sel("head"), "base": sel("base")}
 	// Around the culprit (issue 26): a function in many stacks, and
 	// filters that hide a fifth of the functions and drop a tenth of the
@@ -213,30 +231,57 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 		mode  string
 		model map[string]any
 	}{{"warm", diff}, {"cold", diff}, {"sandwich-warm", sandwich}, {"filtered-warm", filtered}} {
-		mode := c.mode
-		model = c.model
-		b.Run(mode, func(b *testing.B) {
-			bare()
-			endToEnd() // warm the server's caches and the pool
-			var bareTime, e2eTime time.Duration
-			b.ResetTimer()
-			for range b.N {
-				if mode == "cold" {
+		for i, p := range plugins {
+			name, cold := c.mode, c.mode == "cold"
+			model, f = c.model, p
+			if i > 0 {
+				name += "-before"
+			}
+			b.Run(name, func(b *testing.B) {
+				bare()
+				floor()
+				if cold { // the server's caches warm for the stack reads too
 					f.settings.Updated = time.Now()
 				}
-				start := time.Now()
-				bare()
-				bareTime += time.Since(start)
-				start = time.Now()
-				endToEnd()
-				e2eTime += time.Since(start)
-			}
-			b.ReportMetric(float64(bareTime.Milliseconds())/float64(b.N), "bare-ms/op")
-			b.ReportMetric(float64(e2eTime.Milliseconds())/float64(b.N), "querydata-ms/op")
-			b.ReportMetric(float64(e2eTime)/float64(bareTime), "ratio")
-		})
+				endToEnd() // warm the server's caches and the pool
+				var bareTime, floorTime, e2eTime time.Duration
+				b.ResetTimer()
+				for range b.N {
+					if cold {
+						f.settings.Updated = time.Now()
+					}
+					start := time.Now()
+					bare()
+					bareTime += time.Since(start)
+					start = time.Now()
+					floor()
+					floorTime += time.Since(start)
+					start = time.Now()
+					endToEnd()
+					e2eTime += time.Since(start)
+				}
+				b.ReportMetric(float64(bareTime.Milliseconds())/float64(b.N), "bare-ms/op")
+				b.ReportMetric(float64(floorTime.Milliseconds())/float64(b.N), "floor-ms/op")
+				b.ReportMetric(float64(e2eTime.Milliseconds())/float64(b.N), "querydata-ms/op")
+				b.ReportMetric(float64(e2eTime)/float64(bareTime), "ratio")
+				b.ReportMetric(float64(e2eTime)/float64(floorTime), "floor-ratio")
+			})
+		}
 	}
 	b.Logf("aggregated (side, stack) rows: %d; sample rows: %d", rows, runsPerBuild*2*rowsPerRun)
+}
+
+// benchPlugins starts the plugin built from this code and, when
+// FLAMEDIFF_BENCH_BEFORE names a plugin binary built from other code (go
+// build -o PATH ./pkg in its checkout), returns a start of that one too
+// (its benchmarks' names end in "-before"), so that a benchmark
+// alternates them on the same data in one run.
+func benchPlugins(b *testing.B) []func() *plugintest.Client {
+	out := []func() *plugintest.Client{func() *plugintest.Client { return plugintest.Start(b, pluginBinary) }}
+	if before := os.Getenv("FLAMEDIFF_BENCH_BEFORE"); before != "" {
+		out = append(out, func() *plugintest.Client { return plugintest.Start(b, before) })
+	}
+	return out
 }
 
 func anys(ids []uint64) []any {

@@ -60,7 +60,7 @@ type Settings struct {
 const (
 	defaultDialTimeout  = 10 * time.Second
 	defaultQueryTimeout = 60 * time.Second
-	defaultMaxStacks    = 5_000_000
+	defaultMaxStacks    = 10_000_000
 	defaultMaxQueries   = 1
 	defaultQueueTimeout = 30 * time.Second
 	defaultQueryMemory  = 640 // MB

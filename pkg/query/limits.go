@@ -12,15 +12,19 @@ import (
 // ErrTooBig means a query would hold more memory than its budget.
 var ErrTooBig = errors.New("query too big")
 
-// Rough costs of what a query holds at its peak: one (run, stack) row
-// (waiting for its stack, its per-run value, its share of the interned
-// stack and of the statistics; BenchmarkUnderLoad's 500k-stack diffs of
-// 10 runs hold about 120 bytes a row, see docs/PERFORMANCE.md), and a
-// tree node with its data frame row and the row's encodings for gRPC
-// (from the sizes of their fields).
+// Rough costs of what a query holds at its peak (the process's peak
+// resident memory over an idle one's): one (run, stack) row (its per-run
+// value, its share of the statistics' per-run totals and of the frame's
+// per-run arrays, the garbage of decoding it), one distinct stack (its
+// text, interned, and its share of the tree; counted as the widest run's),
+// and a tree node with its data frame row and the row's encodings for
+// gRPC (from the sizes of their fields). BenchmarkDiffRuns's diffs of 50
+// and 100 runs a side over 50,000 stacks grew the process by 43-52 bytes
+// a row, all costs in; see docs/PERFORMANCE.md.
 const (
 	bytesPerNode   = 400
-	bytesPerRunRow = 120
+	bytesPerRunRow = 48
+	bytesPerStack  = 600
 )
 
 // trees is how many trees the query returns.
@@ -57,10 +61,15 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 }
 
 // admit refuses, before anything is read, runs whose (run, stack) rows
-// (Run.Stacks each) would take the engine over the memory budget.
+// (Run.Stacks each) and stacks would take the engine over the memory
+// budget.
 func (e *Executor) admit(runs []storage.Run) error {
 	n := stacks.Rows(runs)
-	need := int64(n) * bytesPerRunRow
+	var widest uint64
+	for _, r := range runs {
+		widest = max(widest, r.Stacks)
+	}
+	need := int64(n)*bytesPerRunRow + int64(widest)*bytesPerStack // #nosec G115 -- a run's distinct stacks, far below 2^63
 	if e.MaxMemory == 0 || need <= e.MaxMemory {
 		return nil
 	}

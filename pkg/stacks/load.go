@@ -95,10 +95,7 @@ func Load(ctx context.Context, store *storage.Store, cache *Cache, head, base []
 	b.SetRuns(tree.Base, len(base))
 
 	var stage *staging
-	var pending []valueRow
-	if known == nil {
-		pending = make([]valueRow, 0, Rows(all))
-	}
+	var pending waiting
 	// take stages rows from the moment the side line has listed the
 	// stacks (waiting for that, or only if it has already), or keeps
 	// why it could not in listErr.
@@ -120,13 +117,13 @@ func Load(ctx context.Context, store *storage.Store, cache *Cache, head, base []
 	}
 	err := store.StackValues(ctx, groups, func(g int, hash uint64, value int64, firstSeen uint64) error {
 		r := valueRow{g, hash, value, firstSeen}
-		if stage == nil && listErr == nil && len(pending)%1024 == 0 { // a look per row would cost more than the row
+		if stage == nil && listErr == nil && pending.n%1024 == 0 { // a look per row would cost more than the row
 			if take(false); listErr != nil {
 				return listErr
 			}
 		}
 		if stage == nil || !stage.add(r) {
-			pending = append(pending, r)
+			pending.add(r)
 		}
 		return nil
 	})
@@ -138,12 +135,7 @@ func Load(ctx context.Context, store *storage.Store, cache *Cache, head, base []
 		sideErr := <-sideline
 		return nil, cmp.Or(err, sideErr)
 	}
-	rest := pending[:0] // rows of stacks not in the list
-	for _, r := range pending {
-		if !stage.add(r) {
-			rest = append(rest, r)
-		}
-	}
+	rest := pending.drain(stage) // rows of stacks not in the list
 	if err := <-sideline; err != nil {
 		return nil, err
 	}
@@ -169,6 +161,42 @@ func Load(ctx context.Context, store *storage.Store, cache *Cache, head, base []
 		cache.remember(all, slices.Clone(in.hashes))
 	}
 	return b, nil
+}
+
+// waiting holds the value rows that come before the stack list, in
+// blocks allocated as the rows come: a query whose stacks are listed
+// early holds few, and none is copied as they grow (a slice sized for
+// every row of the selection took 32 bytes a row, zeroed).
+type waiting struct {
+	blocks [][]valueRow
+	n      int
+}
+
+const waitingBlock = 1 << 14 // rows (512 KB)
+
+func (w *waiting) add(r valueRow) {
+	if w.n%waitingBlock == 0 {
+		w.blocks = append(w.blocks, make([]valueRow, 0, waitingBlock))
+	}
+	last := &w.blocks[len(w.blocks)-1]
+	*last = append(*last, r)
+	w.n++
+}
+
+// drain stages the waiting rows, freeing each block once staged, and
+// returns those whose stacks are not in the list.
+func (w *waiting) drain(s *staging) []valueRow {
+	var rest []valueRow
+	for i, block := range w.blocks {
+		for _, r := range block {
+			if !s.add(r) {
+				rest = append(rest, r)
+			}
+		}
+		w.blocks[i] = nil
+	}
+	w.blocks, w.n = nil, 0
+	return rest
 }
 
 // listing is the side line's list of a selection's stacks (ascending

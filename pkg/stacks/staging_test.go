@@ -73,3 +73,43 @@ func BenchmarkStagingFind(b *testing.B) {
 		}
 	}
 }
+
+// waiting keeps rows over several blocks and stages them all, in order,
+// returning those whose stacks are not in the list.
+func TestWaitingDrain(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	list := sortedHashes(r, 1000)
+	s := newStaging(list, 2, 1)
+	var w waiting
+	var want []valueRow
+	sums := map[[2]int]int64{} // (group, place): value
+	n := 2*waitingBlock + 17
+	for i := range n {
+		k := r.IntN(len(list))
+		row := valueRow{group: i % 3, hash: list[k], value: int64(i), firstSeen: uint64(i)}
+		if i%5 == 0 {
+			row.hash++ // not in the list (hashes are random: no neighbour is)
+			want = append(want, row)
+		} else {
+			sums[[2]int{row.group, k}] += row.value
+		}
+		w.add(row)
+	}
+	if len(w.blocks) != 3 || w.n != n {
+		t.Fatalf("%d rows in %d blocks", w.n, len(w.blocks))
+	}
+	if rest := w.drain(s); !slices.Equal(rest, want) {
+		t.Errorf("%d rows not in the list, want %d", len(rest), len(want))
+	}
+	for g := range 3 {
+		side, run := s.sideRun(g)
+		for k := range list {
+			if got := s.values[side][run*len(list)+k]; got != sums[[2]int{g, k}] {
+				t.Fatalf("group %d, stack %d: %d, want %d", g, k, got, sums[[2]int{g, k}])
+			}
+		}
+	}
+	if w.blocks != nil || w.n != 0 {
+		t.Errorf("drained: %d rows in %d blocks left", w.n, len(w.blocks))
+	}
+}

@@ -98,7 +98,7 @@ type culpritFinder struct {
 	t     *Tree
 	test  *tester
 	w, hr int
-	// self[i*w:(i+1)*w] is node i's per-run self values.
+	// self holds a node's per-run self values (selfRuns).
 	self []float64
 	// q[i] is node i's q-value in its parent's family, selfQ[i] that of
 	// its self, once find has tested them (NaN before).
@@ -122,7 +122,7 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 	w, hr := test.width(), t.Runs[Head]
 	test.x, test.y = make([]float64, hr), make([]float64, w-hr)
 	c := &culpritFinder{t: t, test: test, w: w, hr: hr, x: make([]float64, hr), y: make([]float64, w-hr)}
-	c.selfRuns()
+	c.self = make([]float64, w)
 	c.q, c.selfQ = make([]float64, len(t.Nodes)), make([]float64, len(t.Nodes))
 	for i := range c.q {
 		c.q[i], c.selfQ[i] = math.NaN(), math.NaN()
@@ -147,23 +147,24 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 	return c
 }
 
-// selfRuns computes every node's per-run self values: its totals less its
-// children's.
-func (c *culpritFinder) selfRuns() {
-	t, w := c.t, c.w
-	c.self = make([]float64, len(t.Nodes)*w)
-	parent := parents(t.Nodes)
-	for i, s := range t.Stats {
-		row := c.self[i*w : (i+1)*w]
-		copy(row, s.HeadRuns)
-		copy(row[c.hr:], s.BaseRuns)
-		if i > 0 { // parents come first: a parent's row holds its totals already
-			p := c.self[int(parent[i])*w : (int(parent[i])+1)*w]
-			for r := range w {
-				p[r] -= row[r]
-			}
+// selfRuns is node i's per-run self values, its totals less its
+// children's, in a buffer the next call reuses: computed for the few
+// nodes that need them rather than kept for every node (a row of runs
+// per node, as much again as the tree's per-run totals).
+func (c *culpritFinder) selfRuns(i int) []float64 {
+	t, row := c.t, c.self
+	copy(row, t.Stats[i].HeadRuns)
+	copy(row[c.hr:], t.Stats[i].BaseRuns)
+	for ch := i + 1; ch < i+int(t.Nodes[i].Size); ch += int(t.Nodes[ch].Size) {
+		s := t.Stats[ch]
+		for r, v := range s.HeadRuns {
+			row[r] -= v
+		}
+		for r, v := range s.BaseRuns {
+			row[c.hr+r] -= v
 		}
 	}
+	return row
 }
 
 func (c *culpritFinder) selfDelta(i int) float64 {
@@ -182,7 +183,7 @@ func (c *culpritFinder) significant(i int) bool { return c.q[i] < c.test.alpha }
 // descent rejects a true null anywhere with probability at most alpha/2
 // (weighted Bonferroni, applied top down; docs/CULPRITS.md).
 func (c *culpritFinder) testParts(i int) {
-	t, w := c.t, c.w
+	t := c.t
 	nd := t.Nodes[i]
 	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
 		if k := t.Nodes[ch]; k.Frame != OtherFrame {
@@ -193,7 +194,7 @@ func (c *culpritFinder) testParts(i int) {
 	case nd.Size == 1:
 		c.selfQ[i] = c.q[i] // a leaf's self is its total
 	case i > 0 && (nd.HeadSelf != 0 || nd.BaseSelf != 0):
-		c.selfQ[i] = c.weighted(c.test.test(c.self[i*w:(i+1)*w], 0).PValue, nd.HeadSelf, nd.BaseSelf)
+		c.selfQ[i] = c.weighted(c.test.test(c.selfRuns(i), 0).PValue, nd.HeadSelf, nd.BaseSelf)
 	}
 }
 
@@ -302,7 +303,7 @@ func (c *culpritFinder) spread(i int, found []site) bool {
 		factor *= c.test.root.BaseTotal / c.test.root.HeadTotal
 	}
 	w := c.w
-	if !c.proportional(c.self[i*w:(i+1)*w], factor) {
+	if !c.proportional(c.selfRuns(i), factor) {
 		return false
 	}
 	runs := make([]float64, w)
@@ -371,7 +372,7 @@ func (c *culpritFinder) group(found []site) []Culprit {
 		for _, i := range cu.Sites {
 			nd, st := t.Nodes[i], t.Stats[i]
 			if cu.Kind == CulpritSelf {
-				addRuns(runs, c.self[i*w:(i+1)*w])
+				addRuns(runs, c.selfRuns(i))
 				head, base = head+nd.HeadSelf, base+nd.BaseSelf
 			} else {
 				addRuns(runs[:c.hr], st.HeadRuns)

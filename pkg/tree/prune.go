@@ -118,7 +118,26 @@ func (t *Tree) prune(limit int, test *tester) {
 			st[j] = t.Stats[i]
 		}
 	}
+	compactRuns(st)
 	t.Nodes, t.Stats = out, st
+}
+
+// compactRuns moves the per-run totals of st into a table of their own:
+// those of the nodes kept pointed into the table of every node laid out,
+// several times larger, which can then be freed before the frame is
+// written (at 100 runs a side, 9 bytes a (run, stack) row).
+func compactRuns(st []NodeStats) {
+	if len(st) == 0 {
+		return
+	}
+	hr, w := len(st[0].HeadRuns), len(st[0].HeadRuns)+len(st[0].BaseRuns)
+	runs := make([]float64, len(st)*w)
+	for j := range st {
+		row := runs[j*w : (j+1)*w : (j+1)*w]
+		copy(row, st[j].HeadRuns)
+		copy(row[hr:], st[j].BaseRuns)
+		st[j].HeadRuns, st[j].BaseRuns = row[:hr:hr], row[hr:]
+	}
 }
 
 // parents returns the index of every node's parent (0 for the root).

@@ -104,7 +104,7 @@ export interface FlamediffOptions extends DataSourceJsonData {
   distributed?: boolean;
   /** Regular expressions marking frames as system code. */
   systemFrames?: string[];
-  /** Caps the (run, stack) rows one query may read (default 5,000,000). */
+  /** Caps the (run, stack) rows one query may read (default 10,000,000). */
   maxStacks?: number;
   /** Queries run at once (default 1); more wait up to queueTimeout seconds, then fail as busy. */
   maxQueries?: number;

@@ -173,7 +173,7 @@ export function ConfigEditor(props: Props) {
         ))}
       </FieldSet>
       <FieldSet label={s.limits}>
-        {whole('maxStacks', '5000000', s.limitsHelp)}
+        {whole('maxStacks', '10000000', s.limitsHelp)}
         {whole('maxQueries', '1')}
         {text('queueTimeout', s.queueTimeout, '30', selectors.config.queueTimeout)}
         {whole('maxConnections', String(2 * (json.maxQueries ?? 1) + 1))}
