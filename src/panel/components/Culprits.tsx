@@ -69,7 +69,7 @@ export function Culprits({ culprits, palette, selected, onSelect, onSandwich, ma
           {verdict.why !== verdict.headline && <span className={styles.muted}> {verdict.why}</span>}
           {count > 0 && (
             <button
-              className={styles.toggle}
+              className={cx(styles.action, styles.toggle)}
               aria-expanded={open}
               data-testid={selectors.panel.culpritsToggle}
               onClick={() => setOpen((o) => !o)}
@@ -233,8 +233,8 @@ const getStyles = (theme: GrafanaTheme2) => ({
   result: css({ color: theme.colors.text.primary }),
   fail: css({ color: theme.colors.error.text }),
   muted: css({ color: theme.colors.text.secondary }),
-  toggle: css({
-    marginLeft: theme.spacing(1),
+  // Buttons that read as links: the fold toggle and a culprit's callers and callees.
+  action: css({
     background: 'none',
     border: 'none',
     padding: 0,
@@ -242,6 +242,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
     font: 'inherit',
     cursor: 'pointer',
   }),
+  toggle: css({ marginLeft: theme.spacing(1) }),
   // Fixed layout: the name and source columns share what the figures leave
   // and ellipsise; no column is ever pushed out of the panel.
   table: css({
@@ -263,14 +264,6 @@ const getStyles = (theme: GrafanaTheme2) => ({
     '&:focus': { outline: `2px solid ${theme.colors.primary.main}`, outlineOffset: -2 },
   }),
   selected: css({ background: theme.colors.action.selected }),
-  action: css({
-    background: 'none',
-    border: 'none',
-    padding: 0,
-    color: theme.colors.text.link,
-    font: 'inherit',
-    cursor: 'pointer',
-  }),
   modified: css({
     padding: theme.spacing(0, 0.5),
     borderRadius: theme.shape.radius.default,
