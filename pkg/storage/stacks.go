@@ -232,10 +232,11 @@ func (s *Store) reads(groups [][]Run, rows func(Run) uint64) [][]int {
 		}
 		return n
 	}
+	maxRows := uint64(s.maxRows) // #nosec G115 -- a positive cap
 	var out [][]int
 	for len(order) > 0 {
 		n, total := 1, size(order[0])
-		for n < len(order) && total+size(order[n]) <= uint64(s.maxRows) { // #nosec G115 -- a positive cap
+		for n < len(order) && total+size(order[n]) <= maxRows {
 			total += size(order[n])
 			n++
 		}
