@@ -63,6 +63,11 @@ const flippedMoves: Record<string, Move> = { ...keyMoves, ArrowUp: 'child', Arro
 const CLICK_SLOP = 4;
 const WHEEL_ZOOM = 0.0015;
 
+/** geometryOf is the one place a canvas's props become its geometry (drawing and hit-testing must agree). */
+function geometryOf(p: { width: number; height: number; rowHeight: number; flipped?: boolean }): Geometry {
+  return { width: p.width, height: p.height, rowHeight: p.rowHeight, flipped: Boolean(p.flipped) };
+}
+
 /**
  * FlameCanvas draws a side of a flame graph and handles click-to-zoom, drag to
  * pan and ctrl/cmd+wheel to zoom, and the keyboard: arrows move a selected
@@ -87,7 +92,7 @@ export function FlameCanvas(props: Props) {
   const selected = useRef(-1);
 
   const flipped = Boolean(props.flipped);
-  const geo = useCallback((): Geometry => ({ width, height, rowHeight, flipped }), [width, height, rowHeight, flipped]);
+  const geo = useCallback(() => geometryOf({ width, height, rowHeight, flipped }), [width, height, rowHeight, flipped]);
 
   const redraw = useCallback(() => {
     if (frameReq.current) {
@@ -110,7 +115,7 @@ export function FlameCanvas(props: Props) {
           side: p.side,
           view: view.current,
           // The latest size, not this closure's: a resize while a frame is pending draws at the new size.
-          geo: { width: p.width, height: p.height, rowHeight: p.rowHeight, flipped: Boolean(p.flipped) },
+          geo: geometryOf(p),
           colorIndex: p.colorIndex,
           match: p.match,
           selected: selected.current,
