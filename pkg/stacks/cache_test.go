@@ -13,6 +13,7 @@ import (
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -159,5 +160,95 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	}
 	if lacking := warm.Lacking(hashes); len(lacking) != 0 {
 		t.Errorf("a query left %d of its %d stacks out of the cache", len(lacking), len(hashes))
+	}
+}
+
+// A cold read takes every stack of the app when that costs less than
+// selecting the runs' own (many runs over an app of few stacks beyond
+// them): the stacks no selected run has stay out of the answers, and go to
+// the cache. A selection of few rows still reads its own stacks only.
+func TestWholeAppReadKeepsAnswers(t *testing.T) {
+	dsn := chtest.DSN(t)
+	store, err := teststore.Open(dsn, storage.Tables{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ctx := context.Background()
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Builds a and b: 4 runs each of 10 stacks under main (b's run 3 adds
+	// one); build other: 1 run of 3 stacks no run of a or b has.
+	ingest := func(build string, run int, names []string) {
+		p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds", Duration: time.Second}
+		root := p.Intern(profile.Frame{Name: "main"})
+		for i, name := range names {
+			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{root, p.Intern(profile.Frame{Name: name})}, Value: int64(100 + 10*i + run)})
+		}
+		meta := storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(run), Start: time.Date(2026, 1, 1, 0, len(build), run, 0, time.UTC)}
+		if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var shared []string
+	for i := range 10 {
+		shared = append(shared, fmt.Sprintf("f%d", i))
+	}
+	for run := range 4 {
+		ingest("a", run, shared)
+		if run == 3 {
+			ingest("b", run, append(shared, "slow"))
+		} else {
+			ingest("b", run, shared)
+		}
+	}
+	queries := []string{
+		`{"queryType":"diff","app":"app","head":{"builds":["b"]},"base":{"builds":["a"]}}`,
+		`{"queryType":"functions","app":"app","head":{"builds":["b"]},"base":{"builds":["a"]}}`,
+		`{"queryType":"changepoints","app":"app","builds":["a","b"],"minShare":0}`,
+		`{"queryType":"flamegraph","app":"app","head":{"builds":["b"],"runs":["3"]}}`,
+	}
+	answer := func(e *query.Executor, raw string) string {
+		m, err := query.Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, err := e.Execute(ctx, m, query.Range{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	want := map[string]string{}
+	for _, q := range queries {
+		want[q] = answer(&query.Executor{Store: store, Stacks: stacks.NewCache(0)}, q)
+	}
+	ingest("other", 0, []string{"x", "y", "z"})
+	others, err := store.Runs(ctx, "app", []string{"other"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var otherStacks []uint64
+	if err := store.RunStackFrames(ctx, others, func(h uint64, _ []uint64) error {
+		otherStacks = append(otherStacks, h)
+		return nil
+	}); err != nil || len(otherStacks) != 3 {
+		t.Fatalf("build other has stacks %x (%v), want 3", otherStacks, err)
+	}
+	for i, q := range queries {
+		cache := stacks.NewCache(0)
+		if got := answer(&query.Executor{Store: store, Stacks: cache}, q); got != want[q] {
+			t.Errorf("%s answered differently once the app had stacks beyond it:\n got %s\nwant %s", q, got, want[q])
+		}
+		// 8 runs of 10-11 stacks over an app of 14: the whole app; one run: its own.
+		wholeApp := i < 3
+		if lacking := cache.Lacking(otherStacks); (len(lacking) == 0) != wholeApp {
+			t.Errorf("%s: the cache lacks %d of build other's 3 stacks; read the whole app: %v", q, len(lacking), wholeApp)
+		}
 	}
 }

@@ -408,6 +408,21 @@ func (s *Store) RunStackFrames(ctx context.Context, runs []Run, visit func(stack
 		[]any{g.app, g.app, groupSet(g.ids)}, nil, visit)
 }
 
+// AppStackCount is the number of rows the stacks table holds for app:
+// its stacks, and copies not merged yet (see RunStackFrames).
+func (s *Store) AppStackCount(ctx context.Context, app string) (uint64, error) {
+	var n uint64
+	if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.q.stacks+" WHERE app = ?", app).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count stacks: %w", err)
+	}
+	return n, nil
+}
+
+// AppStackFrames is RunStackFrames for every stack of app.
+func (s *Store) AppStackFrames(ctx context.Context, app string, visit func(stackHash uint64, frames []uint64) error) error {
+	return s.readStacks(ctx, "", []any{app}, nil, visit)
+}
+
 // StackFrames calls visit with the frame hashes (root first) of each
 // stack of app among hashes (a stack may come twice, as in
 // RunStackFrames); a hash the stacks table does not hold is skipped. The
@@ -477,13 +492,16 @@ const (
 	frameTopsSQL  = "arrayStringConcat(arrayMap(h -> if(h >= 9223372036854775808, '1', '0'), frame_hashes))"
 )
 
-// readStacks reads the stack rows of app that match where, passing ext
+// readStacks reads the stack rows of app that match where (all: ""), passing ext
 // along as external data. The frames slice is reused.
 func (s *Store) readStacks(ctx context.Context, where string, args []any, ext *ext.Table, row func(hash uint64, frames []uint64) error) error {
 	if ext != nil {
 		ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(ext))
 	}
-	rows, err := s.conn.Query(ctx, "SELECT stack_hash, frame_bytes, frame_tops FROM "+s.q.stacks+" WHERE app = ? AND "+where, args...)
+	if where != "" {
+		where = " AND " + where
+	}
+	rows, err := s.conn.Query(ctx, "SELECT stack_hash, frame_bytes, frame_tops FROM "+s.q.stacks+" WHERE app = ?"+where, args...)
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
