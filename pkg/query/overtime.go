@@ -30,17 +30,6 @@ type buildRuns struct {
 	runs []storage.Run
 }
 
-// timelineRow is one row of Store.Timeline: a stack's value in a time
-// bucket of a run.
-type timelineRow struct {
-	hash        uint64
-	value       int64
-	run, bucket int32
-}
-
-// timelineBatch is the number of timeline rows summed at a time.
-const timelineBatch = 256
-
 // overTime lists the builds of an over-time query with their runs: the
 // named builds, else every build in the dashboard's range, oldest first.
 func (e *Executor) overTime(ctx context.Context, m Model, r Range) ([]buildRuns, string, error) {
@@ -137,42 +126,29 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 		return nil
 	}
 	timeline := make([][]*stacks.Sums, len(builds)) // per build, per time bucket
-	// Rows are summed in batches: the stacks of a batch are looked up in
-	// one loop whose cache misses overlap, then their values are added.
-	var batch []timelineRow
-	var ks []uint32
-	flush := func() error {
-		for i, r := range batch {
-			k, err := x.Lookup(r.hash)
-			if err != nil {
-				return err
-			}
-			ks[i] = k
-		}
-		for i, r := range batch {
-			run, k := int(r.run), ks[i]
-			g := int(buildOf[run])
-			for len(timeline[g]) <= int(r.bucket) {
-				timeline[g] = append(timeline[g], x.NewSums())
-			}
-			x.AddTo(timeline[g][r.bucket], k, float64(r.value))
-			addFunctions(values[run*nf:(run+1)*nf], x.Frames(k), float64(r.value))
-			seen.Add(k, g)
-		}
-		batch = batch[:0]
-		return nil
-	}
+	// Each run's rows come in ascending hash order (the samples table's
+	// sort key): a cursor per run finds a row's stack a step or two on.
+	var cursors []*stacks.Cursor
 	err = e.Store.Timeline(ctx, groups, func(run int, hash uint64, bucket int, value int64) error {
 		if x == nil {
 			if err := wait(); err != nil {
 				return err
 			}
-			batch, ks = make([]timelineRow, 0, timelineBatch), make([]uint32, timelineBatch)
+			cursors = make([]*stacks.Cursor, len(runs))
+			for i := range cursors {
+				cursors[i] = x.Cursor()
+			}
 		}
-		batch = append(batch, timelineRow{hash: hash, value: value, run: int32(run), bucket: int32(bucket)}) // #nosec G115 -- a run index and a time bucket
-		if len(batch) == timelineBatch {
-			return flush()
+		k, err := cursors[run].Find(hash)
+		if err != nil {
+			return err
 		}
+		g := int(buildOf[run])
+		for len(timeline[g]) <= bucket {
+			timeline[g] = append(timeline[g], x.NewSums())
+		}
+		x.AddTo(timeline[g][bucket], values[run*nf:(run+1)*nf], k, float64(value))
+		seen.Add(k, g)
 		return nil
 	})
 	if x == nil { // no rows, or an error before the first
@@ -182,9 +158,6 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 		if sideErr := wait(); err == nil {
 			err = sideErr
 		}
-	}
-	if err == nil {
-		err = flush()
 	}
 	if err != nil {
 		return Answer{}, err

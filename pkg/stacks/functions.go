@@ -134,9 +134,10 @@ func (x *FunctionIndex) Lookup(hash uint64) (uint32, error) {
 	return k, nil
 }
 
-// Cursor is Lookup for rows that come in ascending hash order, as
-// the run stacks table returns each run's (Store.StackValues): it tries
-// the stacks that follow the last one it found before the table. Each
+// Cursor is Lookup for rows that come in ascending hash order, as the
+// run stacks and samples tables return each run's (Store.StackValues,
+// Store.Timeline: a stack's time buckets one after another): it tries the
+// stack it found last and the few that follow before the table. Each
 // reader takes its own.
 type Cursor struct {
 	x  *FunctionIndex
@@ -148,7 +149,7 @@ func (x *FunctionIndex) Cursor() *Cursor { return &Cursor{x: x} }
 
 func (c *Cursor) Find(hash uint64) (uint32, error) {
 	hs := c.x.hashes
-	for k := c.at + 1; k < min(c.at+4, len(hs)); k++ {
+	for k := c.at; k < min(c.at+4, len(hs)); k++ {
 		if hs[k] == hash {
 			c.at = k
 			return uint32(k), nil // #nosec G115 -- a stack number
@@ -310,12 +311,16 @@ func (x *FunctionIndex) NewSums() *Sums {
 	return &Sums{fn: make([]float64, len(x.names)), seen: make([]bool, len(x.names))}
 }
 
-func (x *FunctionIndex) AddTo(s *Sums, k uint32, value float64) {
+// AddTo adds stack k's value to s, and to run (a run's sums by function):
+// to each function of the stack once (FunctionIndex's inclusive sums), in
+// one pass over its functions for both.
+func (x *FunctionIndex) AddTo(s *Sums, run []float64, k uint32, value float64) {
 	s.Total += value
 	if value > 0 {
 		for _, f := range x.Frames(k) {
 			if f >= 0 {
 				s.fn[f] += value
+				run[f] += value
 			}
 		}
 		return
@@ -323,6 +328,7 @@ func (x *FunctionIndex) AddTo(s *Sums, k uint32, value float64) {
 	for _, f := range x.Frames(k) {
 		if f >= 0 {
 			s.fn[f] += value
+			run[f] += value
 			s.seen[f] = true
 		}
 	}
