@@ -228,8 +228,20 @@ func (h *hierarchy) peaks(builds []Build) (perBuild []map[component]float64, pea
 // left out of the builds' Timeline buckets (not out of Functions) without
 // changing the result: a year of builds' buckets hold mostly them.
 func Shown(builds []Build, threshold float64) func(frame string) bool {
+	// peaks' peak without its per-build maps: a class's or package's
+	// share in a build is its largest method's.
 	h := newHierarchy()
-	_, peak := h.peaks(builds)
+	peak := map[component]float64{}
+	for _, b := range builds {
+		for f, v := range b.Functions {
+			s := share(v, b.Total)
+			for _, c := range h.path(f) {
+				if old, ok := peak[c]; !ok || s > old {
+					peak[c] = s
+				}
+			}
+		}
+	}
 	return func(frame string) bool {
 		return slices.ContainsFunc(h.path(frame), func(c component) bool { return peak[c] >= threshold })
 	}

@@ -326,3 +326,51 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	}
 }
+
+// Shown keeps exactly the frames with a component Analyze shows: one
+// whose peak share reaches the threshold in some build.
+func TestShownAgreesWithAnalyze(t *testing.T) {
+	names := []string{mainFn, handle, encode, escape, query,
+		"example.com/app/codec.(*Writer).Flush", "example.com/app/db.Open", "runtime.mallocgc", "libc.so:memcpy"}
+	for seed := range 20 {
+		var builds []Build
+		for b := range 4 {
+			fns := map[string]float64{}
+			total := 0.0
+			for i, n := range names {
+				if (seed+b+i)%5 == 0 {
+					continue // absent from this build
+				}
+				v := float64((seed*7+b*3+i*11)%17) * 10
+				fns[n] = v
+				total = max(total, v)
+			}
+			builds = append(builds, Build{Name: fmt.Sprint("b", b), Time: time.Unix(int64(b), 0), Total: total * 1.5, Functions: fns})
+		}
+		for _, threshold := range []float64{0, 0.1, 0.3, 0.6, 0.9} {
+			res, err := Analyze(builds, Options{Threshold: threshold})
+			if err != nil {
+				t.Fatal(err)
+			}
+			visible := map[component]bool{}
+			for _, r := range res.Matrix {
+				visible[component{r.Component, r.Kind}] = true
+			}
+			shown, h := Shown(builds, threshold), newHierarchy()
+			for _, n := range names {
+				want := false
+				for _, c := range h.path(n) {
+					want = want || visible[c]
+				}
+				present := false
+				for _, b := range builds {
+					_, ok := b.Functions[n]
+					present = present || ok
+				}
+				if present && shown(n) != want {
+					t.Errorf("seed %d, threshold %v: Shown(%s) = %v, Analyze shows a component of it: %v", seed, threshold, n, shown(n), want)
+				}
+			}
+		}
+	}
+}

@@ -53,6 +53,24 @@ func storeWithPprof(t *testing.T) (*storage.Store, string) {
 	return store, dsn
 }
 
+// answerJSON is the JSON of the frames e answers a query model with.
+func answerJSON(t *testing.T, e *query.Executor, raw string) string {
+	t.Helper()
+	m, err := query.Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := e.Execute(context.Background(), m, query.Range{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // The stack cache must never change an answer: not when warm, not when it
 // is too small and starts over in the middle of a query, not when queries
 // over different selections share it.
@@ -65,21 +83,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		`{"queryType":"functions","app":"app","head":{"builds":["base"]}}`,
 		`{"queryType":"evolution","app":"app","threshold":0}`,
 	}
-	answer := func(e *query.Executor, raw string) string {
-		m, err := query.Parse([]byte(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames, err := e.Execute(ctx, m, query.Range{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(frames)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	answer := func(e *query.Executor, raw string) string { return answerJSON(t, e, raw) }
 	uncached := &query.Executor{Store: store}
 	want := map[string]string{}
 	for _, q := range queries {
@@ -209,21 +213,7 @@ func TestWholeAppReadKeepsAnswers(t *testing.T) {
 		`{"queryType":"changepoints","app":"app","builds":["a","b"],"minShare":0}`,
 		`{"queryType":"flamegraph","app":"app","head":{"builds":["b"],"runs":["3"]}}`,
 	}
-	answer := func(e *query.Executor, raw string) string {
-		m, err := query.Parse([]byte(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames, err := e.Execute(ctx, m, query.Range{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(frames)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	answer := func(e *query.Executor, raw string) string { return answerJSON(t, e, raw) }
 	want := map[string]string{}
 	for _, q := range queries {
 		want[q] = answer(&query.Executor{Store: store, Stacks: stacks.NewCache(0)}, q)
