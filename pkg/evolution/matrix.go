@@ -143,12 +143,15 @@ func (h *hierarchy) path(frame string) []component {
 	return p
 }
 
-// times gives every component's time: a method's own, the maximum of its
-// methods for a class or package.
-func (h *hierarchy) times(functions map[string]float64) map[component]float64 {
-	out := make(map[component]float64, len(functions)*2)
+// times gives every visible component's time: a method's own, the
+// maximum of its methods for a class or package.
+func (h *hierarchy) times(functions map[string]float64, visible func(component) bool) map[component]float64 {
+	out := map[component]float64{}
 	for f, v := range functions {
 		for _, c := range h.path(f) {
+			if !visible(c) {
+				continue
+			}
 			if old, ok := out[c]; !ok || v > old {
 				out[c] = v
 			}
@@ -191,16 +194,22 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 	}
 
 	h := newHierarchy()
-	perBuild, peak := h.peaks(builds)
+	peak := h.peaks(builds)
 	visible := func(c component) bool { return peak[c] >= opts.Threshold }
 	order := h.order(peak, visible)
+	// Each build's times of the visible components only: maps of every
+	// component were most of a year of builds' memory.
+	perBuild := make([]map[component]float64, len(builds))
+	for i, b := range builds {
+		perBuild[i] = h.times(b.Functions, visible)
+	}
 
 	matrix := matrixRows(builds, h, perBuild, order)
 	testChanges(matrix, builds, h, opts.Alpha)
 	return Result{
 		Matrix:   matrix,
 		Edges:    edgeRows(builds, func(f string) bool { return visible(component{f, Method}) }),
-		Timeline: timelineRows(builds, h, order),
+		Timeline: timelineRows(builds, h, order, visible),
 	}, nil
 }
 
@@ -208,29 +217,9 @@ func newHierarchy() *hierarchy {
 	return &hierarchy{parent: map[component]component{}, split: map[string][]component{}}
 }
 
-// peaks gives every component's time in each build and its largest share
-// of a build's total.
-func (h *hierarchy) peaks(builds []Build) (perBuild []map[component]float64, peak map[component]float64) {
-	perBuild = make([]map[component]float64, len(builds))
-	peak = map[component]float64{}
-	for i, b := range builds {
-		perBuild[i] = h.times(b.Functions)
-		for c, v := range perBuild[i] {
-			peak[c] = max(peak[c], share(v, b.Total))
-		}
-	}
-	return perBuild, peak
-}
-
-// Shown reports, from the builds' Total and Functions, whether a frame
-// can count in Analyze's result at threshold: whether the method, its
-// class or its package reaches it in some build. The other frames may be
-// left out of the builds' Timeline buckets (not out of Functions) without
-// changing the result: a year of builds' buckets hold mostly them.
-func Shown(builds []Build, threshold float64) func(frame string) bool {
-	// peaks' peak without its per-build maps: a class's or package's
-	// share in a build is its largest method's.
-	h := newHierarchy()
+// peaks gives every component's largest share of a build's total (a
+// class's or package's share in a build is its largest method's).
+func (h *hierarchy) peaks(builds []Build) map[component]float64 {
 	peak := map[component]float64{}
 	for _, b := range builds {
 		for f, v := range b.Functions {
@@ -242,6 +231,17 @@ func Shown(builds []Build, threshold float64) func(frame string) bool {
 			}
 		}
 	}
+	return peak
+}
+
+// Shown reports, from the builds' Total and Functions, whether a frame
+// can count in Analyze's result at threshold: whether the method, its
+// class or its package reaches it in some build. The other frames may be
+// left out of the builds' Timeline buckets (not out of Functions) without
+// changing the result: a year of builds' buckets hold mostly them.
+func Shown(builds []Build, threshold float64) func(frame string) bool {
+	h := newHierarchy()
+	peak := h.peaks(builds)
 	return func(frame string) bool {
 		return slices.ContainsFunc(h.path(frame), func(c component) bool { return peak[c] >= threshold })
 	}
@@ -350,14 +350,14 @@ func edgeRows(builds []Build, keep func(method string) bool) []EdgeRow {
 	return rows
 }
 
-func timelineRows(builds []Build, h *hierarchy, order []component) []TimelineRow {
+func timelineRows(builds []Build, h *hierarchy, order []component, visible func(component) bool) []TimelineRow {
 	var rows []TimelineRow
 	for _, b := range builds {
 		for f, tf := range b.Timeline {
 			if tf.Total == 0 {
 				continue
 			}
-			times := h.times(tf.Functions)
+			times := h.times(tf.Functions, visible)
 			for _, c := range order {
 				if v, ok := times[c]; ok {
 					rows = append(rows, TimelineRow{Build: b.Name, BuildTime: b.Time, Bucket: f,
