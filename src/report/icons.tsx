@@ -8,12 +8,15 @@ import angleDown from 'grafana-icons/unicons/angle-down.svg';
 import angleRight from 'grafana-icons/unicons/angle-right.svg';
 import angleUp from 'grafana-icons/unicons/angle-up.svg';
 import check from 'grafana-icons/unicons/check.svg';
+import exchangeAlt from 'grafana-icons/unicons/exchange-alt.svg';
 import exclamationCircle from 'grafana-icons/unicons/exclamation-circle.svg';
 import exclamationTriangle from 'grafana-icons/unicons/exclamation-triangle.svg';
+import filter from 'grafana-icons/unicons/filter.svg';
 import history from 'grafana-icons/unicons/history.svg';
 import infoCircle from 'grafana-icons/unicons/info-circle.svg';
 import play from 'grafana-icons/unicons/play.svg';
 import search from 'grafana-icons/unicons/search.svg';
+import searchPlus from 'grafana-icons/unicons/search-plus.svg';
 import sync from 'grafana-icons/unicons/sync.svg';
 import times from 'grafana-icons/unicons/times.svg';
 
@@ -22,12 +25,15 @@ const icons: Record<string, string> = {
   'angle-right': angleRight,
   'angle-up': angleUp,
   check,
+  'exchange-alt': exchangeAlt,
   'exclamation-circle': exclamationCircle,
   'exclamation-triangle': exclamationTriangle,
+  filter,
   history,
   'info-circle': infoCircle,
   play,
   search,
+  'search-plus': searchPlus,
   sync,
   times,
 };
