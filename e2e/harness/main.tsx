@@ -1,6 +1,7 @@
 // The browser-test harness: a page without Grafana that mounts the panel, the
 // data source editors and Grafana's own flame graph on demand. Tests and the
 // benchmark drive it through window.harness (see HarnessApi).
+import { injectGlobal } from '@emotion/css';
 import React from 'react';
 import { createRoot, Root } from 'react-dom/client';
 import { flushSync } from 'react-dom';
@@ -22,6 +23,7 @@ import { FlamediffOptions, FlamediffQuery, FlamediffSecureOptions } from '../../
 import { FlamediffPanel } from '../../src/panel/components/FlamediffPanel';
 import { Querier, QuerierContext } from '../../src/panel/query';
 import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
+import { grafanaElements } from '../../src/report/mount';
 import { panelProps } from '../../src/report/panelProps';
 import { bigFlameFrame } from './bigFrame';
 
@@ -73,6 +75,9 @@ declare global {
 
 const container = document.getElementById('root')!;
 let root: Root | undefined;
+
+// Grafana's element styles, which its components rely on (as in the report).
+injectGlobal(grafanaElements(createTheme()));
 
 function show(el: React.ReactElement, theme: ThemeMode = 'dark', sync = false) {
   root?.unmount();
