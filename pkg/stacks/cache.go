@@ -267,7 +267,10 @@ func (c *Cache) resolve(hashes []uint64, visit func(hash uint64, frames []uint32
 // the app's stacks and the app holds at most 4x the largest run's: so at
 // most 3 in 4 stacks read are not the runs', and those go to the cache
 // for the app's next queries. A stack no run has a row for stays out of
-// every tree and series (they take the stacks some run has a value for).
+// every tree and series (they take the stacks some run has a value for),
+// but a diff stages a column for it in every run: when the runs share
+// their stacks and the app holds 4x them, 32 bytes a row instead of 8,
+// which the query's memory estimate (48 a row) does not foresee.
 func wholeApp(ctx context.Context, store *storage.Store, runs []storage.Run, most uint64) (bool, error) {
 	var rows uint64
 	for _, r := range runs {
