@@ -8,7 +8,7 @@ import { DataFrameJSON } from '@grafana/data';
 import { plainText } from '../src/panel/model/culprits';
 import { selectors } from '../src/selectors';
 import { checkoutModel, col, frames, labelsOf, variant } from './frames';
-import { canvas, hoverLabel, mount, openHarness, pixel } from './harness';
+import { canvas, hoverLabel, isRed, mount, openHarness, pixel } from './harness';
 
 const p = selectors.panel;
 const WIDTH = 1280;
@@ -202,4 +202,36 @@ test('no column of the culprits lists or the top table is clipped at 1280 px; lo
     expect(fit.outside, name!).toEqual([]);
     expect(fit.cut, name!).toEqual([]);
   }
+});
+
+// On testdata/pprof (3 runs a side) the tree's own test finds no node at q < 0.05, while
+// the culprit descent finds main.validateHead: its node is drawn in colour all the same,
+// and its tooltip says it is a culprit, so the graph shows what the verdict names.
+test('a culprit the tree’s own test calls noise is drawn in colour, its tooltip says why', async ({ page }) => {
+  const set = frames().pprofDiff;
+  const normal = variant(set, 'normal');
+  const labels = labelsOf(normal);
+  const top = culprits(set).find((c) => c.regression && c.path.length > 1)!;
+  expect(top, 'a regression culprit below the root').toBeDefined();
+  const significant = col<boolean | null>(normal, 'significant')!;
+  const nodes = labels.flatMap((l, i) => (l === top.name ? [i] : []));
+  expect(nodes.length, 'the culprit is in the tree').toBeGreaterThan(0);
+  expect(
+    nodes.every((i) => significant[i] !== true),
+    'the premise: the tree’s family calls the culprit’s node noise'
+  ).toBe(true);
+
+  await openHarness(page);
+  await page.setViewportSize({ width: WIDTH, height: 800 });
+  await mount(page, 'mountPanel', { frames: set, width: WIDTH, height: HEIGHT });
+  await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
+  await page.locator(`[data-testid="${p.culprit}"][data-function="${top.name}"]`).first().click();
+  const depth = top.path.length;
+  expect(await zoomedTo(page, depth)).toEqual([top.name, top.name]);
+  const width = (await canvas(page).boundingBox())!.width;
+  await page.getByTestId(p.tooltip).getByText('Culprit').waitFor();
+  await page.mouse.move(0, 0);
+  // The culprit's row, right of its label: red (new in head), where noise is grey.
+  const colour = await pixel(page, width - 6, depth * ROW + 3);
+  expect(isRed(colour), `pixel ${colour} of the culprit's node`).toBe(true);
 });

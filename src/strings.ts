@@ -18,7 +18,8 @@ export const strings = {
     legendSlower: 'slower',
     legendOnlyBase: 'only in base',
     legendOnlyHead: 'only in head',
-    legendNoise: (alpha: number) => `not significant (q ≥ ${alpha})`,
+    legendNoise: (alpha: number, culprits: boolean) =>
+      `not significant (q ≥ ${alpha})${culprits ? ', but for the culprits' : ''}`,
     legendNormalize: { absolute: 'Δ of the base total', relative: 'Δ of each side’s share' },
     significantOnly: 'Significant changes only',
     significantOnlyHelp: 'Draw changes the statistics across runs do not call significant in grey',
@@ -79,6 +80,8 @@ export const strings = {
       q: 'q',
       significant: (yes: boolean, alpha?: number) =>
         `${yes ? 'significant' : 'not significant'}${alpha !== undefined ? ` at α = ${alpha}` : ''}`,
+      culprit: 'Culprit',
+      culpritValue: (kind: string, q: string) => `${kind}, q ${q} (the descent's test)`,
       runs: 'Runs',
       runsValue: (head?: number, base?: number) => `head ${head ?? '?'}, base ${base ?? '?'}`,
       onlyHead: 'only in head (new)',

@@ -7,7 +7,7 @@ import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
-import { Culprit, culpritsFrameOf, parseCulprits } from '../model/culprits';
+import { Culprit, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
 import { focusPath, isOther, nodeAtPath, nodePath, pathMatch } from '../model/focus';
 import { Functions, isFunctionsFrame, parseFunctions, totalsOf, withSelfDeltas } from '../model/functions';
 import { search } from '../model/search';
@@ -121,7 +121,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     const f = culpritsFrameOf(frames.get(variant) ?? frames.get('normal'), [series, alt?.value, drill?.series]);
     return f && parseCulprits(f);
   }, [frames, variant, series, alt, drill]);
-  const { greyNoise, scale, colorIndex, style } = useFlameColors(data, options, significantOnly);
+  const sites = useMemo(() => culpritSites(data, culprits), [data, culprits]);
+  const { greyNoise, scale, colorIndex, style } = useFlameColors(data, options, significantOnly, sites);
   const side = data ? sideOf(data, sideName) : undefined;
 
   // The top table: the functions frame among the panel's frames, else a
@@ -422,7 +423,15 @@ export function FlameView({ series, querier, options, width, height }: FlameView
             />
           )}
           {hovered >= 0 && (
-            <Tooltip data={data} node={hovered} side={sideName} x={hover.x} y={hover.y} palette={options.palette} />
+            <Tooltip
+              data={data}
+              node={hovered}
+              side={sideName}
+              x={hover.x}
+              y={hover.y}
+              palette={options.palette}
+              culprit={sites.get(hovered)}
+            />
           )}
           <div className={styles.srOnly} aria-live="polite" data-testid={selectors.panel.live}>
             {hovered >= 0 &&
@@ -430,7 +439,15 @@ export function FlameView({ series, querier, options, width, height }: FlameView
                 data.head ? `, ${relativeChange(data.head.total[hovered], data.base.total[hovered])}` : ''
               }`}
           </div>
-          {data.head && <Legend palette={options.palette} scale={scale} info={data.info} greyNoise={greyNoise} />}
+          {data.head && (
+            <Legend
+              palette={options.palette}
+              scale={scale}
+              info={data.info}
+              greyNoise={greyNoise}
+              culprits={sites.size > 0}
+            />
+          )}
         </div>
         {showTable && table && (
           <TopTable

@@ -16,6 +16,8 @@ interface Props {
   info: FrameInfo;
   /** Whether insignificant nodes are drawn grey (statistics present and the toggle on). */
   greyNoise: boolean;
+  /** Whether culprit sites are coloured although their node is not significant. */
+  culprits?: boolean;
 }
 
 const DEFAULT_ALPHA = 0.05;
@@ -27,7 +29,7 @@ const s = strings.panel;
  * the grey of noise with its alpha, and the normalisation; without statistics
  * it says why nothing is greyed (the frame's notice).
  */
-export function Legend({ palette, scale, info, greyNoise }: Props) {
+export function Legend({ palette, scale, info, greyNoise, culprits }: Props) {
   const styles = useStyles2(getStyles);
   const colors = diffPaletteCSS(palette);
   const fast = colors[0];
@@ -51,7 +53,7 @@ export function Legend({ palette, scale, info, greyNoise }: Props) {
       {greyNoise && (
         <>
           <span className={styles.swatch} style={{ background: colors[NEUTRAL] }} />
-          <span>{s.legendNoise(info.alpha ?? DEFAULT_ALPHA)}</span>
+          <span>{s.legendNoise(info.alpha ?? DEFAULT_ALPHA, Boolean(culprits))}</span>
         </>
       )}
       <span className={styles.end}>· {s.legendNormalize[info.normalize]}</span>

@@ -7,6 +7,7 @@ import { useStyles2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { formatP, formatShare, formatValue } from '../format';
+import { Culprit } from '../model/culprits';
 import { FlameData, SideName, runValues } from '../model/flameData';
 import { isOther } from '../model/focus';
 import { Palette, diffRGB } from '../render/colors';
@@ -18,6 +19,8 @@ interface Props {
   palette: Palette;
   x: number;
   y: number;
+  /** The culprit entering at this node, if any. */
+  culprit?: Culprit;
 }
 
 const t = strings.panel.tooltip;
@@ -42,7 +45,7 @@ export function relativeChange(head: number, base: number): string {
 }
 
 /** tooltipRows lists what the tooltip shows for a node, as label/value pairs. */
-export function tooltipRows(data: FlameData, node: number, side: SideName): Array<[string, string]> {
+export function tooltipRows(data: FlameData, node: number, side: SideName, culprit?: Culprit): Array<[string, string]> {
   const u = data.unit;
   const { base, head, stats, info } = data;
   if (!head) {
@@ -70,6 +73,9 @@ export function tooltipRows(data: FlameData, node: number, side: SideName): Arra
       [`${t.p} / ${t.q}`, `${formatP(stats.pValue[node])} / ${formatP(stats.qValue[node])}`],
       ['', sig < 0 ? '–' : t.significant(sig === 1, info.alpha)]
     );
+    if (culprit) {
+      rows.push([t.culprit, t.culpritValue(culprit.kind, formatP(culprit.qValue))]);
+    }
     if (stats.otherCount[node] > 0) {
       rows.push([t.other(stats.otherCount[node]), ''], [t.otherMax, formatShare(stats.otherMaxDelta[node], true)]);
     }
@@ -109,7 +115,7 @@ export function RunStrip({ head, base, palette }: { head: number[]; base: number
 }
 
 /** Tooltip shows a node's label, its values per side, the change and its statistics. */
-export function Tooltip({ data, node, side, x, y, palette }: Props) {
+export function Tooltip({ data, node, side, x, y, palette, culprit }: Props) {
   const styles = useStyles2(getStyles);
   const stats = data.stats;
   const runs = stats && { head: runValues(stats.headRuns[node]), base: runValues(stats.baseRuns[node]) };
@@ -118,7 +124,7 @@ export function Tooltip({ data, node, side, x, y, palette }: Props) {
       <div className={styles.label}>{data.labels[data.labelIdx[node]]}</div>
       <table>
         <tbody>
-          {tooltipRows(data, node, side).map(([k, v]) => (
+          {tooltipRows(data, node, side, culprit).map(([k, v]) => (
             <tr key={k + v}>
               <td className={styles.key}>{k}</td>
               <td>{v}</td>

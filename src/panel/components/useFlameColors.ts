@@ -18,25 +18,31 @@ import { PanelOptions } from '../types';
 /**
  * useFlameColors colours a tree as the panel options say: the diff scale
  * (noise grey when significantOnly and the frame has statistics), or the
- * package or self colours of a single flame graph. The graph and the
- * sandwich's two trees share it, so that both read the same.
+ * package or self colours of a single flame graph; culprits are the sites
+ * of the diff's culprits, coloured even when noise is grey. The graph and
+ * the sandwich's two trees share it, so that both read the same.
  */
-export function useFlameColors(data: FlameData | undefined, options: PanelOptions, significantOnly: boolean) {
+export function useFlameColors(
+  data: FlameData | undefined,
+  options: PanelOptions,
+  significantOnly: boolean,
+  culprits?: ReadonlyMap<number, unknown>
+) {
   const theme = useTheme2();
   const greyNoise = significantOnly && Boolean(data?.stats);
   const scale = useMemo(
-    () => (data ? options.diffScale || autoDiffScale(data, greyNoise) : 1),
-    [data, options.diffScale, greyNoise]
+    () => (data ? options.diffScale || autoDiffScale(data, greyNoise, culprits) : 1),
+    [data, options.diffScale, greyNoise, culprits]
   );
   const colorIndex = useMemo(() => {
     if (!data) {
       return new Uint8Array(0);
     }
     if (data.head) {
-      return diffColorIndex(data, scale, significantOnly);
+      return diffColorIndex(data, scale, significantOnly, culprits);
     }
     return options.singleColorBy === 'self' ? selfColorIndex(data.base) : packageColorIndex(data);
-  }, [data, scale, significantOnly, options.singleColorBy]);
+  }, [data, scale, significantOnly, options.singleColorBy, culprits]);
 
   const style = useMemo<DrawStyle>(() => {
     const colors = data?.head

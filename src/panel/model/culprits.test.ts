@@ -2,6 +2,7 @@ import { DataFrame, FieldType, createDataFrame } from '@grafana/data';
 
 import { diffRows, flameFrame } from '../../testing/frames';
 import {
+  culpritSites,
   culpritsFrameOf,
   isCulpritsFrame,
   parseCulprits,
@@ -115,6 +116,17 @@ describe('verdict sentences', () => {
 
 describe('a culprit path in the graph', () => {
   const d = toFlameData(flameFrame(diffRows));
+  it('finds the nodes where culprits enter: their paths and other sites, the root for []', () => {
+    const sites = culpritSites(d, parseCulprits(culpritsFrame()));
+    const at = (path: string[]) => sites.get(nodeAtPath(d, path))?.function;
+    expect(at(['main', 'c'])).toBe('c');
+    expect(at(['main', 'd'])).toBe('d');
+    expect(at([])).toBe('total');
+    expect(sites.size).toBe(3); // d's other site, x > d, is not in this tree
+    expect(culpritSites(undefined, parseCulprits(culpritsFrame())).size).toBe(0);
+    expect(culpritSites(d, undefined).size).toBe(0);
+  });
+
   it('marks the ancestors, the node and its subtree, nothing else', () => {
     const main = nodeAtPath(d, ['main']);
     const c = nodeAtPath(d, ['main', 'c']);

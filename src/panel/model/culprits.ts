@@ -1,5 +1,8 @@
 import { DataFrame, Field } from '@grafana/data';
 
+import { FlameData } from './flameData';
+import { nodeAtPath } from './focus';
+
 /** How a change enters the tree at a culprit (docs/CULPRITS.md). */
 export type CulpritKind = 'new' | 'removed' | 'self' | 'spread';
 
@@ -153,4 +156,28 @@ export function samePath(a: string[] | undefined, b: string[] | undefined): bool
 /** source is a culprit's file:line ("" when the file is unknown). */
 export function source(c: Culprit): string {
   return c.file ? (c.line > 0 ? `${c.file}:${c.line}` : c.file) : '';
+}
+
+/**
+ * culpritSites maps each node of the drawn tree where a culprit enters (its
+ * call path and its other sites, as the backend found them in this tree) to
+ * the culprit. The graph colours these nodes by their change even where the
+ * tree's own test calls them noise, so that it shows what the verdict names
+ * (docs/CULPRITS.md: the descent finds changes the family over every node
+ * misses).
+ */
+export function culpritSites(data: FlameData | undefined, c: Culprits | undefined): Map<number, Culprit> {
+  const out = new Map<number, Culprit>();
+  if (!data || !c) {
+    return out;
+  }
+  for (const culprit of [...c.regressions, ...c.improvements]) {
+    for (const path of [culprit.path, ...culprit.otherSites]) {
+      const node = nodeAtPath(data, path);
+      if (node >= 0 && !out.has(node)) {
+        out.set(node, culprit);
+      }
+    }
+  }
+  return out;
 }

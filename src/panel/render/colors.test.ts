@@ -72,6 +72,13 @@ describe('diff colours', () => {
     expect(byLabel(greyed, 'main')).toBe(2 * DIFF_STEPS);
     expect(byLabel(diffColorIndex(d, 0.1, false), 'c')).toBe(2 * DIFF_STEPS);
     expect(autoDiffScale(d, true)).toBeCloseTo(0.1); // main only
+
+    // A culprit's site keeps its colour although its node is not significant.
+    const c = new Map([[d.labels.indexOf('c'), 'c']]); // labels are in node order here
+    const withCulprit = diffColorIndex(d, 0.1, true, c);
+    expect(byLabel(withCulprit, 'c')).toBe(2 * DIFF_STEPS);
+    expect(byLabel(withCulprit, 'gc')).toBe(NEUTRAL);
+    expect(byLabel(withCulprit, 'd')).toBe(0);
   });
 
   it('autoDiffScale is the largest |delta| of nodes on both sides', () => {

@@ -67,17 +67,21 @@ const MIN_SCALE = 1e-3;
 /**
  * autoDiffScale is the largest |delta| among nodes present on both sides
  * (nodes on one side only take the end colours anyway), at least 0.1%; with
- * significantOnly and statistics, among significant nodes only (the others
- * are grey, so their noise must not flatten the scale).
+ * significantOnly and statistics, among significant nodes and culprit sites
+ * only (the others are grey, so their noise must not flatten the scale).
  */
-export function autoDiffScale(data: FlameData, significantOnly = false): number {
+export function autoDiffScale(
+  data: FlameData,
+  significantOnly = false,
+  culprits?: ReadonlyMap<number, unknown>
+): number {
   let m = 0;
   if (!data.head) {
     return MIN_SCALE;
   }
   const sig = significantOnly ? data.stats?.significant : undefined;
   for (let i = 0; i < data.n; i++) {
-    if (data.base.total[i] > 0 && data.head.total[i] > 0 && (!sig || sig[i] === 1)) {
+    if (data.base.total[i] > 0 && data.head.total[i] > 0 && (!sig || sig[i] === 1 || culprits?.has(i))) {
       m = Math.max(m, Math.abs(data.delta[i]));
     }
   }
@@ -91,16 +95,22 @@ export const NEUTRAL = DIFF_STEPS;
  * diffColorIndex colours every node of a diff from its delta: a node only in
  * head takes the slowest colour, a node only in base the fastest; both views
  * (head and base) use the same indices. With significantOnly and statistics
- * in the frame, every node not significant is grey however large its delta.
+ * in the frame, every node not significant is grey however large its delta,
+ * but the sites of the diff's culprits (culpritSites).
  */
-export function diffColorIndex(data: FlameData, scale: number, significantOnly = false): Uint8Array {
+export function diffColorIndex(
+  data: FlameData,
+  scale: number,
+  significantOnly = false,
+  culprits?: ReadonlyMap<number, unknown>
+): Uint8Array {
   const out = new Uint8Array(data.n);
   const head = data.head;
   const sig = significantOnly ? data.stats?.significant : undefined;
   for (let i = 0; i < data.n; i++) {
     const b = data.base.total[i];
     const h = head ? head.total[i] : b;
-    if (sig && sig[i] !== 1) {
+    if (sig && sig[i] !== 1 && !culprits?.has(i)) {
       out[i] = NEUTRAL;
     } else if (b === 0 && h > 0) {
       out[i] = 2 * DIFF_STEPS;
