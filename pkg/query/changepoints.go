@@ -89,10 +89,7 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 	// and rows of one run stream in together, in stack order (the
 	// cursors).
 	values := make([]float64, len(runs)*nf)
-	cursors := make([]*stacks.Cursor, len(runs))
-	for i := range cursors {
-		cursors[i] = x.Cursor()
-	}
+	cursors := x.Cursors(len(runs))
 	err = e.Store.RunStackValues(ctx, runs, func(r int, hash uint64, value int64) error {
 		k, err := cursors[r].Find(hash)
 		if err != nil {

@@ -134,10 +134,7 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 			if err := wait(); err != nil {
 				return err
 			}
-			cursors = make([]*stacks.Cursor, len(runs))
-			for i := range cursors {
-				cursors[i] = x.Cursor()
-			}
+			cursors = x.Cursors(len(runs))
 		}
 		k, err := cursors[run].Find(hash)
 		if err != nil {

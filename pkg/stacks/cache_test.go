@@ -25,16 +25,8 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 // returns the store and its DSN.
 func storeWithPprof(t *testing.T) (*storage.Store, string) {
 	t.Helper()
-	dsn := chtest.DSN(t)
-	store, err := teststore.Open(dsn, storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store, dsn := migratedStore(t)
 	ctx := context.Background()
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for _, build := range []string{"base", "head"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", build+"-run*.pb.gz"))
 		if len(files) == 0 {
@@ -49,6 +41,22 @@ func storeWithPprof(t *testing.T) (*storage.Store, string) {
 				t.Fatal(err)
 			}
 		}
+	}
+	return store, dsn
+}
+
+// migratedStore opens a store on a fresh database, migrated; it returns
+// the store and its DSN.
+func migratedStore(t *testing.T) (*storage.Store, string) {
+	t.Helper()
+	dsn := chtest.DSN(t)
+	store, err := teststore.Open(dsn, storage.Tables{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if err := store.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	return store, dsn
 }
@@ -83,17 +91,16 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		`{"queryType":"functions","app":"app","head":{"builds":["base"]}}`,
 		`{"queryType":"evolution","app":"app","threshold":0}`,
 	}
-	answer := func(e *query.Executor, raw string) string { return answerJSON(t, e, raw) }
 	uncached := &query.Executor{Store: store}
 	want := map[string]string{}
 	for _, q := range queries {
-		want[q] = answer(uncached, q)
+		want[q] = answerJSON(t, uncached, q)
 	}
 	for _, limit := range []int{0, 50, 5000} {
 		cached := &query.Executor{Store: store, Stacks: stacks.NewCache(limit)}
 		for round := 0; round < 3; round++ {
 			for _, q := range queries {
-				if got := answer(cached, q); got != want[q] {
+				if got := answerJSON(t, cached, q); got != want[q] {
 					t.Errorf("cache limit %d, round %d: %s answered differently", limit, round, q)
 				}
 			}
@@ -121,7 +128,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	for _, limit := range []int{0, 50} {
 		copies := &query.Executor{Store: store, Stacks: stacks.NewCache(limit)}
 		for _, q := range queries {
-			if got := answer(copies, q); got != want[q] {
+			if got := answerJSON(t, copies, q); got != want[q] {
 				t.Errorf("with every stack row twice, cache limit %d: %s answered differently", limit, q)
 			}
 		}
@@ -150,14 +157,14 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	}
 	unlisted := &query.Executor{Store: store, Stacks: stacks.NewCache(0)}
 	for _, q := range queries {
-		if got := answer(unlisted, q); got != want[q] {
+		if got := answerJSON(t, unlisted, q); got != want[q] {
 			t.Errorf("without run_stacks rows: %s answered differently", q)
 		}
 	}
 
 	warm := stacks.NewCache(0)
 	e := &query.Executor{Store: store, Stacks: warm}
-	answer(e, queries[0])
+	answerJSON(t, e, queries[0])
 	hashes := warm.Selection(append(head, base...))
 	if len(hashes) == 0 {
 		t.Fatal("a query did not leave its selection in the cache")
@@ -172,16 +179,8 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 // them): the stacks no selected run has stay out of the answers, and go to
 // the cache. A selection of few rows still reads its own stacks only.
 func TestWholeAppReadKeepsAnswers(t *testing.T) {
-	dsn := chtest.DSN(t)
-	store, err := teststore.Open(dsn, storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store, _ := migratedStore(t)
 	ctx := context.Background()
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	// Builds a and b: 4 runs each of 10 stacks under main (b's run 3 adds
 	// one); build other: 1 run of 3 stacks no run of a or b has.
 	ingest := func(build string, run int, names []string) {
@@ -213,10 +212,9 @@ func TestWholeAppReadKeepsAnswers(t *testing.T) {
 		`{"queryType":"changepoints","app":"app","builds":["a","b"],"minShare":0}`,
 		`{"queryType":"flamegraph","app":"app","head":{"builds":["b"],"runs":["3"]}}`,
 	}
-	answer := func(e *query.Executor, raw string) string { return answerJSON(t, e, raw) }
 	want := map[string]string{}
 	for _, q := range queries {
-		want[q] = answer(&query.Executor{Store: store, Stacks: stacks.NewCache(0)}, q)
+		want[q] = answerJSON(t, &query.Executor{Store: store, Stacks: stacks.NewCache(0)}, q)
 	}
 	ingest("other", 0, []string{"x", "y", "z"})
 	others, err := store.Runs(ctx, "app", []string{"other"}, nil)
@@ -232,7 +230,7 @@ func TestWholeAppReadKeepsAnswers(t *testing.T) {
 	}
 	for i, q := range queries {
 		cache := stacks.NewCache(0)
-		if got := answer(&query.Executor{Store: store, Stacks: cache}, q); got != want[q] {
+		if got := answerJSON(t, &query.Executor{Store: store, Stacks: cache}, q); got != want[q] {
 			t.Errorf("%s answered differently once the app had stacks beyond it:\n got %s\nwant %s", q, got, want[q])
 		}
 		// 8 runs of 10-11 stacks over an app of 14: the whole app; one run: its own.

@@ -147,6 +147,16 @@ type Cursor struct {
 // Cursor returns a cursor at the first stack.
 func (x *FunctionIndex) Cursor() *Cursor { return &Cursor{x: x} }
 
+// Cursors returns n cursors at the first stack: one per run, whose rows
+// come in hash order run by run.
+func (x *FunctionIndex) Cursors(n int) []*Cursor {
+	out := make([]*Cursor, n)
+	for i := range out {
+		out[i] = x.Cursor()
+	}
+	return out
+}
+
 func (c *Cursor) Find(hash uint64) (uint32, error) {
 	hs := c.x.hashes
 	for k := c.at; k < min(c.at+4, len(hs)); k++ {
