@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // readRepo reads a file of the repository.
@@ -75,5 +78,37 @@ func TestSettingsAgree(t *testing.T) {
 		if !strings.Contains(editor, "'"+k+"'") && !strings.Contains(editor, "json."+k) {
 			t.Errorf("the config editor does not set %s", k)
 		}
+	}
+
+	// The tables setting: storage.Tables' keys with their default names,
+	// in the TypeScript Tables, the editor's list and the docs' row.
+	var tables []string
+	defaults := reflect.ValueOf(storage.DefaultTables)
+	tt := defaults.Type()
+	for i := range tt.NumField() {
+		k := strings.Split(tt.Field(i).Tag.Get("json"), ",")[0]
+		tables = append(tables, k)
+		if pair := fmt.Sprintf("['%s', '%s']", k, defaults.Field(i).String()); !strings.Contains(editor, pair) {
+			t.Errorf("the config editor's table list lacks %s", pair)
+		}
+		if doc := fmt.Sprintf("`%s` (`%s`)", k, defaults.Field(i).String()); k != defaults.Field(i).String() && !strings.Contains(docs, doc) {
+			t.Errorf("docs/DATASOURCE.md's tables row lacks %s", doc)
+		}
+		if !strings.Contains(docs, "`"+k+"`") {
+			t.Errorf("docs/DATASOURCE.md's tables row lacks %s", k)
+		}
+	}
+	slices.Sort(tables)
+	body = regexp.MustCompile(`(?s)export interface Tables \{(.*?)\n\}`).FindStringSubmatch(types)
+	if body == nil {
+		t.Fatal("types.ts: no Tables interface")
+	}
+	ts = nil
+	for _, m := range regexp.MustCompile(`(?m)^  (\w+)\??:`).FindAllStringSubmatch(body[1], -1) {
+		ts = append(ts, m[1])
+	}
+	slices.Sort(ts)
+	if !slices.Equal(ts, tables) {
+		t.Errorf("the TypeScript Tables has %v, storage.Tables %v", ts, tables)
 	}
 }

@@ -73,8 +73,8 @@ func detectChangePoints(m Model, builds []buildRuns, names []string, series [][]
 // order) for the total (first) and for each function whose per-run mean
 // reaches minShare of the build's mean total in some build. A function's
 // value in a run counts each stack holding it once, however often it
-// recurs in the stack (stacks.FunctionIndex). It reads one row per (run, stack):
-// the run stacks table's sums (Store.RunStackValues).
+// recurs in the stack (stacks.FunctionIndex). It reads one row per (run,
+// function): the run functions table's sums (FunctionIndex.RunValues).
 func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
 	var runs []storage.Run
 	for _, b := range builds {
@@ -85,34 +85,14 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 		return nil, nil, err
 	}
 	nf := len(x.Names())
-	// Run-major (values[run*nf+f]): a row adds to its run's block only,
-	// and rows of one run stream in together, in stack order (the
-	// cursors).
+	// Run-major (values[run*nf+f]): a row adds to its run's block only.
 	values := make([]float64, len(runs)*nf)
-	cursors := x.Cursors(len(runs))
-	err = e.Store.RunStackValues(ctx, runs, func(r int, hash uint64, value int64) error {
-		k, err := cursors[r].Find(hash)
-		if err != nil {
-			return err
-		}
-		addFunctions(values[r*nf:(r+1)*nf], x.Frames(k), float64(value))
-		return nil
-	})
+	err = x.RunValues(ctx, e.Store, runs, func(r int, f int32, v float64) { values[r*nf+int(f)] += v })
 	if err != nil {
 		return nil, nil, err
 	}
 	names, series := seriesOf(builds, runs, x.Names(), values, minShare)
 	return names, series, nil
-}
-
-// addFunctions adds a stack's value to the run's sum of each function of
-// the stack, once per stack (frames as FunctionIndex.Frames gives them).
-func addFunctions(run []float64, frames []int32, value float64) {
-	for _, f := range frames {
-		if f >= 0 {
-			run[f] += value
-		}
-	}
 }
 
 // seriesOf is functionSeries' answer from the per-run values of every

@@ -347,14 +347,11 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 		return nil, fmt.Errorf("%w %q in the selected builds of %q", ErrUnknownFunction, m.Function, m.App)
 	}
 	sums := make([]float64, len(runs))
-	at := x.Cursor()
 	function := int32(fn) // #nosec G115 -- a function number: fewer functions than frames
-	err = e.Store.RunStackValues(ctx, runs, func(r int, hash uint64, value int64) error {
-		k, err := at.Find(hash)
-		if err == nil && x.Has(k, function) {
-			sums[r] += float64(value)
+	err = x.RunValues(ctx, e.Store, runs, func(r int, f int32, v float64) {
+		if f == function {
+			sums[r] += v
 		}
-		return err
 	})
 	if err != nil {
 		return nil, err

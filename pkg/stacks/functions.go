@@ -111,16 +111,6 @@ func (x *FunctionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	x.start = append(x.start, uint32(len(x.calls)))     // #nosec G115 -- as above
 }
 
-// containsID: stacks are short, so a scan beats a set per stack.
-func containsID(ids []int32, id int32) bool {
-	for _, i := range ids {
-		if i == id {
-			return true
-		}
-	}
-	return false
-}
-
 // Names lists the functions by number.
 func (x *FunctionIndex) Names() []string { return x.names }
 
@@ -177,9 +167,6 @@ func (x *FunctionIndex) missing(hash uint64) error {
 // Frames returns stack k's functions root first, repeats complemented
 // (see FunctionIndex).
 func (x *FunctionIndex) Frames(k uint32) []int32 { return x.calls[x.start[k]:x.start[k+1]] }
-
-// Has reports whether stack k calls function f.
-func (x *FunctionIndex) Has(k uint32, f int32) bool { return containsID(x.Frames(k), f) }
 
 // Stacks is the number of stacks indexed.
 func (x *FunctionIndex) Stacks() int { return len(x.start) - 1 }
@@ -381,4 +368,41 @@ func (x *FunctionIndex) ByNameOf(s *Sums, keep []bool) map[string]float64 {
 		}
 	}
 	return m
+}
+
+// RunValues calls visit with each run's inclusive sum of each function f
+// it has (a number of x; runs indexed as given): from the run functions
+// table (Store.RunFunctionValues), or, when some run has no rows there
+// yet, summed here from its run stacks rows, one row per (run, stack).
+// The two agree: each stack holding a function counts once.
+func (x *FunctionIndex) RunValues(ctx context.Context, store *storage.Store, runs []storage.Run, visit func(run int, f int32, value float64)) error {
+	number := make(map[uint64]int32, len(x.names))
+	for f, name := range x.names {
+		number[storage.FunctionHash(name)] = int32(f) // #nosec G115 -- function ids are int32 by design
+	}
+	summed, err := store.RunFunctionValues(ctx, runs, func(r int, hash uint64, value int64) error {
+		f, ok := number[hash]
+		if !ok {
+			return fmt.Errorf("%w: run %s/%s/%s has a function (%x) that none of the selection's stacks names",
+				storage.ErrMissingFrame, runs[r].App, runs[r].Build, runs[r].Run, hash)
+		}
+		visit(r, f, float64(value))
+		return nil
+	})
+	if summed || err != nil {
+		return err
+	}
+	cursors := x.Cursors(len(runs))
+	return store.RunStackValues(ctx, runs, func(r int, hash uint64, value int64) error {
+		k, err := cursors[r].Find(hash)
+		if err != nil {
+			return err
+		}
+		for _, f := range x.Frames(k) {
+			if f >= 0 {
+				visit(r, f, float64(value))
+			}
+		}
+		return nil
+	})
 }

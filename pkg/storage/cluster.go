@@ -96,7 +96,11 @@ func (s *Store) MigrateCluster(ctx context.Context, cluster string) error {
 			return fail(fmt.Errorf("shard %d replica %d (%s): %w", h.Shard, h.Replica, h.Addr, err))
 		}
 	}
-	if err := s.backfillRunStacks(ctx); err != nil {
+	err = s.backfillRunStacks(ctx)
+	if err == nil {
+		err = s.backfillRunFunctions(ctx)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	return nil

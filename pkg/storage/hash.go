@@ -16,6 +16,12 @@ func FrameHash(name, module string) uint64 {
 	return d.Sum64()
 }
 
+// FunctionHash is a function's key in the run functions table: xxhash64
+// of its name (a function is a frame name, whatever its module, as
+// over-time queries count them). 0 is the runs' totals row, which no
+// name is expected to hash to.
+func FunctionHash(name string) uint64 { return xxhash.Sum64String(name) }
+
 // StackHash is a stack's key in the stacks table: xxhash64 of its frame
 // hashes (root first) as little-endian 8-byte words.
 func StackHash(frameHashes []uint64) uint64 {

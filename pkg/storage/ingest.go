@@ -150,6 +150,12 @@ type prepared struct {
 	stackValue  []int64    // their sums over the run
 	stackFirst  []uint64   // and earliest FirstSeen
 
+	// The run's inclusive sum of each function (FunctionHash), each stack
+	// counted once per function however often it recurs in the stack;
+	// the first is the run's total, under hash 0 (see runFunctionsSchema).
+	fnHash  []uint64
+	fnValue []int64
+
 	// Sample rows, one per (stack, time bucket).
 	sStack     []uint64
 	sFrame     []uint8
@@ -186,6 +192,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 	}
 	rows := make(map[key]int, len(p.Samples)/4)
 	stacks := make(map[uint64]int) // index in stackHash
+	var stackOf []int              // a sample of each stack
 	used := make([]bool, len(p.Frames))
 	var scratch []uint64
 	n := uint64(len(p.Samples))
@@ -205,6 +212,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 			r.stackFrames = append(r.stackFrames, append([]uint64(nil), scratch...))
 			r.stackValue = append(r.stackValue, s.Value)
 			r.stackFirst = append(r.stackFirst, seen)
+			stackOf = append(stackOf, i)
 			for _, f := range s.Stack {
 				used[f] = true
 			}
@@ -233,7 +241,37 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 			r.frames = append(r.frames, uint32(i)) // #nosec G115 -- an index of the profile's frames, which are uint32 by design
 		}
 	}
+	r.sumFunctions(p, stackOf)
 	return r
+}
+
+// sumFunctions fills fnHash and fnValue from the stack sums; stackOf
+// gives a stack's frames (indexes into p.Frames) by its index.
+func (r *prepared) sumFunctions(p *profile.Profile, stackOf []int) {
+	fn := make([]int32, len(p.Frames)) // frame -> function + 1
+	byName := map[string]int32{}
+	r.fnHash, r.fnValue = []uint64{0}, []int64{r.total}
+	var stamp []int // function -> 1 + the stack it was last counted for
+	for k, v := range r.stackValue {
+		for _, f := range p.Samples[stackOf[k]].Stack {
+			id := fn[f] - 1
+			if id < 0 {
+				name := p.Frames[f].Name
+				var ok bool
+				if id, ok = byName[name]; !ok {
+					id = int32(len(r.fnHash)) // #nosec G115 -- fewer functions than frames, which are uint32
+					byName[name] = id
+					r.fnHash, r.fnValue = append(r.fnHash, FunctionHash(name)), append(r.fnValue, 0)
+					stamp = append(stamp, 0)
+				}
+				fn[f] = id + 1
+			}
+			if stamp[id-1] != k+1 {
+				stamp[id-1] = k + 1
+				r.fnValue[id] += v
+			}
+		}
+	}
 }
 
 // newIngestID returns a random non-zero 63-bit id (positive as Int64 too,
@@ -334,7 +372,7 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 	var stacks []stackRef
 	byApp := map[string][]stackRef{}
 	stackSeen := map[appKey]bool{}
-	samples, runStacks := 0, 0
+	samples, runStacks, runFunctions := 0, 0, 0
 	for i, in := range st.runs {
 		r, app := st.prepared[i], in.Meta.App
 		for _, fi := range r.frames {
@@ -351,6 +389,7 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 		}
 		samples += len(r.sStack)
 		runStacks += len(r.stackHash)
+		runFunctions += len(r.fnHash)
 	}
 	apps := make([]string, 0, len(byApp))
 	for app := range byApp {
@@ -371,7 +410,7 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 			stacks = append(stacks, refs[j])
 		}
 	}
-	total := len(frames) + len(stacks) + samples + runStacks + 1
+	total := len(frames) + len(stacks) + samples + runStacks + runFunctions + 1
 	done := 0
 	report := func(n int) {
 		done += n
@@ -427,6 +466,18 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 				first = append(first, r.stackFirst[a:z]...)
 			})
 			return appendColumns(b, apps, ids, hashes, values, first)
+		})
+	}
+	if err == nil {
+		err = s.insert(ctx, s.q.runFunctions, &runFunctionsSchema, runFunctions, report, func(b driver.Batch, lo, hi int) error {
+			var apps []string
+			var ids, hashes []uint64
+			var values []int64
+			st.rows(lo, hi, func(i int, r *prepared) int { return len(r.fnHash) }, func(i int, r *prepared, a, z int) {
+				apps, ids = append(apps, repeat(st.runs[i].Meta.App, z-a)...), append(ids, repeat(st.ids[i], z-a)...)
+				hashes, values = append(hashes, r.fnHash[a:z]...), append(values, r.fnValue[a:z]...)
+			})
+			return appendColumns(b, apps, ids, hashes, values)
 		})
 	}
 	if err != nil {
@@ -600,11 +651,12 @@ func (s *Store) insertRuns(ctx context.Context, rows []runRow) error {
 			if r.deleted {
 				deleted, buckets, summed = 1, 0, 0
 			}
+			// Stack and function sums are written together.
 			m := r.meta
 			err := b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
 				time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
 				m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
-				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed)
+				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed, summed)
 			if err != nil {
 				return err
 			}

@@ -45,6 +45,9 @@ type Run struct {
 	// counting its rows there (false for ingests of older versions, which
 	// readers check; see Store.StackValues).
 	StacksSummed bool
+	// FunctionsSummed says the same of the run functions table (see
+	// Store.RunFunctionValues).
+	FunctionsSummed bool
 }
 
 // Build is a build of an app with its visible runs.
@@ -109,7 +112,7 @@ func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
 // the first missing name, or ErrNoRuns when nothing is left.
 func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]Run, error) {
 	q := "SELECT build, run, ingest_id, committed_ns, start_time, start_nanos, duration_ns, commit, branch, " +
-		"label_keys, label_values, sample_type, unit, total, samples, stacks, time_frames, time_frame_ns, stacks_summed FROM " +
+		"label_keys, label_values, sample_type, unit, total, samples, stacks, time_frames, time_frame_ns, stacks_summed, functions_summed FROM " +
 		s.q.runs + " WHERE app = ? AND deleted = 0"
 	args := []any{app}
 	if len(builds) > 0 {
@@ -127,10 +130,10 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		var committed, duration uint64
 		var nanos uint32
 		var keys, values []string
-		var buckets, summed uint8
+		var buckets, summed, fnSummed uint8
 		err := scan(&r.Build, &r.Run, &r.IngestID, &committed, &r.Start, &nanos, &duration, &r.Commit, &r.Branch,
-			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &buckets, &r.BucketNs, &summed)
-		r.StacksSummed = summed == 1
+			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &buckets, &r.BucketNs, &summed, &fnSummed)
+		r.StacksSummed, r.FunctionsSummed = summed == 1, fnSummed == 1
 		r.CommittedAt = time.Unix(0, int64(committed)) // #nosec G115 -- written from a time.Time in int64 nanoseconds (unixNanos)
 		r.Start = r.Start.Add(time.Duration(nanos))
 		r.Duration = time.Duration(duration) // #nosec G115 -- written from a time.Duration

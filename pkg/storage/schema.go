@@ -21,11 +21,13 @@ type Tables struct {
 	Samples   string `json:"samples,omitempty"`
 	RunStacks string `json:"runStacks,omitempty"`
 	Changes   string `json:"changes,omitempty"`
+	// RunFunctions holds each run's sum per function (over-time queries).
+	RunFunctions string `json:"runFunctions,omitempty"`
 }
 
 // DefaultTables are the names used where Tables leaves a field empty.
 var DefaultTables = Tables{Runs: "runs", Stacks: "stacks", Frames: "frames", Samples: "samples",
-	RunStacks: "run_stacks", Changes: "changes"}
+	RunStacks: "run_stacks", Changes: "changes", RunFunctions: "run_functions"}
 
 func (t Tables) withDefaults() Tables {
 	for _, f := range t.fields() {
@@ -51,10 +53,11 @@ func (t *Tables) fields() []tableField {
 		{&t.RunStacks, &d.RunStacks, &runStacksSchema},
 		{&t.Runs, &d.Runs, &runsSchema},
 		{&t.Changes, &d.Changes, &changesSchema},
+		{&t.RunFunctions, &d.RunFunctions, &runFunctionsSchema},
 	}
 }
 
-type quotedTables struct{ runs, stacks, frames, samples, runStacks, changes string }
+type quotedTables struct{ runs, stacks, frames, samples, runStacks, changes, runFunctions string }
 
 func (t Tables) quoted() (quotedTables, error) {
 	var q quotedTables
@@ -64,6 +67,7 @@ func (t Tables) quoted() (quotedTables, error) {
 	}{
 		{t.Runs, "runs", &q.runs}, {t.Stacks, "stacks", &q.stacks}, {t.Frames, "frames", &q.frames},
 		{t.Samples, "samples", &q.samples}, {t.RunStacks, "run stacks", &q.runStacks}, {t.Changes, "changes", &q.changes},
+		{t.RunFunctions, "run functions", &q.runFunctions},
 	} {
 		s, err := quoteIdent(p.name)
 		if err != nil {
@@ -140,6 +144,21 @@ var runStacksSchema = tableSchema{
 	shardBy: "ingest_id",
 }
 
+// runFunctionsSchema holds one row per (ingest, function) with the
+// function's inclusive sum over the run, each stack that holds it counted
+// once (FunctionHash; stacks.FunctionIndex's sums), and a row of hash 0
+// with the run's total, written in the same INSERT: its presence says the
+// ingest's rows are all there. It is what the over-time queries read for
+// each run's value of each function: a run has far fewer functions than
+// stacks (2,000 against 20,000 in issue 30's year of builds). Ingests
+// write it; migrate fills it in for ingests written before it existed.
+var runFunctionsSchema = tableSchema{
+	columns: []column{{"app", "String"}, {"ingest_id", "UInt64"}, {"function_hash", "UInt64"}, {"value", "Int64"}},
+	engine:  "MergeTree()",
+	orderBy: "app, ingest_id, function_hash",
+	shardBy: "ingest_id",
+}
+
 // unsummedSQL is the first_seen of run stacks rows without sums: no real
 // first-seen key (a sample time in ns, or a position) comes near it.
 const unsummedSQL = "18446744073709551615"
@@ -157,6 +176,9 @@ var runsSchema = tableSchema{
 		// 1 when the ingest wrote its run stacks rows with sums (see
 		// Run.StacksSummed); 0 in rows of older versions and tombstones.
 		{"stacks_summed", "UInt8"},
+		// 1 when the ingest wrote its run functions rows (see
+		// Run.FunctionsSummed), as stacks_summed.
+		{"functions_summed", "UInt8"},
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, build, run, committed_ns",
@@ -246,6 +268,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if err := s.backfillRunStacks(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := s.backfillRunFunctions(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil

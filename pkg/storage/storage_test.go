@@ -285,8 +285,8 @@ func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
 		"DROP TABLE stacks", "RENAME TABLE old_stacks TO stacks",
 		"CREATE TABLE old_runs ENGINE = MergeTree() ORDER BY (app, build, run, committed_ns) AS " +
 			"SELECT * FROM runs", // every column, then drop the new one
-		"ALTER TABLE old_runs DROP COLUMN stacks_summed",
-		"DROP TABLE runs", "RENAME TABLE old_runs TO runs",
+		"ALTER TABLE old_runs DROP COLUMN stacks_summed", "ALTER TABLE old_runs DROP COLUMN functions_summed",
+		"DROP TABLE runs", "RENAME TABLE old_runs TO runs", "DROP TABLE run_functions",
 		"CREATE TABLE old_frames ENGINE = ReplacingMergeTree() ORDER BY (app, frame_hash) AS SELECT app, frame_hash, name, module FROM frames",
 		"DROP TABLE frames", "RENAME TABLE old_frames TO frames",
 	} {
@@ -294,8 +294,8 @@ func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	if err := s.CheckTables(ctx); err == nil || !strings.Contains(err.Error(), "frame_bytes") || !strings.Contains(err.Error(), "stacks_summed") ||
-		!strings.Contains(err.Error(), "file, line") {
+	if err := s.CheckTables(ctx); err == nil || !strings.Contains(err.Error(), "frame_bytes") || !strings.Contains(err.Error(), "stacks_summed, functions_summed") ||
+		!strings.Contains(err.Error(), "file, line") || !strings.Contains(err.Error(), "run_functions is missing") {
 		t.Fatalf("before migrate: %v, want the new columns missing", err)
 	}
 	// what the data source tells apart to say "run flamediff migrate"
@@ -313,10 +313,14 @@ func TestMigrateUpgradesRunsAndStacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 1 || runs[0].StacksSummed {
+	if len(runs) != 1 || runs[0].StacksSummed || runs[0].FunctionsSummed {
 		t.Fatalf("runs %+v, want one, not marked", runs)
 	}
 	equalTotals(t, perRun(t, s, runs)[0], totals(p))
+	// Migrate summed the run's functions from its stacks.
+	if got, want := functionValues(t, s, runs, "main", "a", "b", "c"), map[string]int64{"main": 5, "a": 3, "b": 2, "c": 2}; got == nil || !maps.Equal(got[0], want) {
+		t.Errorf("function sums after migrate %v, want %v", got, want)
+	}
 	if got := frameSources(t, s, "a"); got["main"] != ":0" || got["c"] != ":0" {
 		t.Errorf("old frames %v, want no source", got)
 	}

@@ -85,6 +85,7 @@ export interface Tables {
   samples?: string;
   runStacks?: string;
   changes?: string;
+  runFunctions?: string;
 }
 
 /** jsonData of the data source (pkg/plugin.Settings). */

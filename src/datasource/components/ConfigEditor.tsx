@@ -29,6 +29,7 @@ const tableNames: Array<[keyof Tables, string]> = [
   ['samples', 'samples'],
   ['runStacks', 'run_stacks'],
   ['changes', 'changes'],
+  ['runFunctions', 'run_functions'],
 ];
 const certs: Array<[keyof FlamediffSecureOptions, string]> = [
   ['tlsCACert', s.tlsCACert],
