@@ -130,8 +130,8 @@ func migrateCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 				return err
 			}
 			t := store.Tables()
-			_, err = fmt.Fprintf(out, "schema ready on ClickHouse %s: tables %s, %s, %s, %s, %s, %s, %s\n",
-				version, t.Runs, t.Stacks, t.Frames, t.Samples, t.RunStacks, t.Changes, t.RunFunctions)
+			_, err = fmt.Fprintf(out, "schema ready on ClickHouse %s: tables %s, %s, %s, %s, %s, %s, %s, %s\n",
+				version, t.Runs, t.Stacks, t.Frames, t.Samples, t.RunStacks, t.Changes, t.RunFunctions, t.FunctionTimelines)
 			if err != nil || *cluster == "" {
 				return err
 			}

@@ -122,6 +122,7 @@ type component struct {
 type hierarchy struct {
 	parent map[component]component // missing for top-level components
 	split  map[string][]component  // frame → method, class, package (those that exist)
+	shown  map[string][]component  // frame → those of split that are visible (times)
 }
 
 func (h *hierarchy) path(frame string) []component {
@@ -144,20 +145,35 @@ func (h *hierarchy) path(frame string) []component {
 }
 
 // times gives every visible component's time: a method's own, the
-// maximum of its methods for a class or package.
+// maximum of its methods for a class or package. visible must be the
+// same in every call on h (see shownPath).
 func (h *hierarchy) times(functions map[string]float64, visible func(component) bool) map[component]float64 {
 	out := map[component]float64{}
 	for f, v := range functions {
-		for _, c := range h.path(f) {
-			if !visible(c) {
-				continue
-			}
+		for _, c := range h.shownPath(f, visible) {
 			if old, ok := out[c]; !ok || v > old {
 				out[c] = v
 			}
 		}
 	}
 	return out
+}
+
+// shownPath is h.path(frame) without the components visible hides,
+// worked out once per frame: a year of builds asks for each frame's in
+// every build and time bucket.
+func (h *hierarchy) shownPath(frame string, visible func(component) bool) []component {
+	if p, ok := h.shown[frame]; ok {
+		return p
+	}
+	var p []component
+	for _, c := range h.path(frame) {
+		if visible(c) {
+			p = append(p, c)
+		}
+	}
+	h.shown[frame] = p
+	return p
 }
 
 // Analyze computes the evolution matrix of builds (in time order). Bad
@@ -214,20 +230,29 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 }
 
 func newHierarchy() *hierarchy {
-	return &hierarchy{parent: map[component]component{}, split: map[string][]component{}}
+	return &hierarchy{parent: map[component]component{}, split: map[string][]component{}, shown: map[string][]component{}}
 }
 
 // peaks gives every component's largest share of a build's total (a
 // class's or package's share in a build is its largest method's).
 func (h *hierarchy) peaks(builds []Build) map[component]float64 {
-	peak := map[component]float64{}
+	// Each function's largest share first: the hierarchy is then walked
+	// once per function, not once per function and build.
+	top := map[string]float64{}
 	for _, b := range builds {
 		for f, v := range b.Functions {
-			s := share(v, b.Total)
-			for _, c := range h.path(f) {
-				if old, ok := peak[c]; !ok || s > old {
-					peak[c] = s
-				}
+			if s, old := share(v, b.Total), top[f]; s > old {
+				top[f] = s
+			} else if _, ok := top[f]; !ok {
+				top[f] = s
+			}
+		}
+	}
+	peak := map[component]float64{}
+	for f, s := range top {
+		for _, c := range h.path(f) {
+			if old, ok := peak[c]; !ok || s > old {
+				peak[c] = s
 			}
 		}
 	}

@@ -66,7 +66,7 @@ func TestClusterHealth(t *testing.T) {
 		t.Errorf("healthy cluster: %v %q", res.Status, res.Message)
 	}
 	if res := health(map[string]any{"distributed": false}); res.Status != backend.HealthStatusError ||
-		!strings.Contains(res.Message, "distributed setting is off but 7 tables are Distributed") {
+		!strings.Contains(res.Message, "distributed setting is off but 8 tables are Distributed") {
 		t.Errorf("distributed: false on a cluster: %v %q", res.Status, res.Message)
 	}
 

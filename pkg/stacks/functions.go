@@ -331,6 +331,12 @@ func (x *FunctionIndex) AddTo(s *Sums, run []float64, k uint32, value float64) {
 	}
 }
 
+// Add adds v to function f's sum and marks f present, even when v is 0.
+func (s *Sums) Add(f int32, v float64) {
+	s.fn[f] += v
+	s.seen[f] = true
+}
+
 // AddSums adds the sums of t to s.
 func (s *Sums) AddSums(t *Sums) {
 	s.Total += t.Total

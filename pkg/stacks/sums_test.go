@@ -23,6 +23,8 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 		`{"queryType":"changepoints","app":"app","builds":["base","head"],"minShare":0}`,
 		`{"queryType":"timeseries","app":"app","function":"main.validateHead","baseline":"base"}`,
 		`{"queryType":"timeseries","app":"app","function":"runtime.mallocgc"}`,
+		`{"queryType":"evolution","app":"app","threshold":0}`,
+		`{"queryType":"evolution","app":"app"}`,
 	}
 	answers := func() map[string]string {
 		out := map[string]string{}
@@ -48,7 +50,7 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 	want := answers()
 	// As ingests of an older version left them: no function sums.
 	conn := chtest.Conn(t, dsn)
-	for _, sql := range []string{"ALTER TABLE runs UPDATE functions_summed = 0 WHERE 1", "TRUNCATE TABLE run_functions"} {
+	for _, sql := range []string{"ALTER TABLE runs UPDATE functions_summed = 0 WHERE 1", "TRUNCATE TABLE run_functions", "TRUNCATE TABLE function_timelines"} {
 		if err := conn.Exec(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}

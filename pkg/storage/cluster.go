@@ -98,7 +98,7 @@ func (s *Store) MigrateCluster(ctx context.Context, cluster string) error {
 	}
 	err = s.backfillRunStacks(ctx)
 	if err == nil {
-		err = s.backfillRunFunctions(ctx)
+		err = s.backfillFunctions(ctx)
 	}
 	if err != nil {
 		return fail(err)

@@ -271,7 +271,7 @@ func TestClusterChecks(t *testing.T) {
 		s    *Store
 		want string
 	}{
-		{"off on a cluster", openDSN(t, dsnOf(cluster), Options{Distributed: &off}), "is off but 7 tables are Distributed"},
+		{"off on a cluster", openDSN(t, dsnOf(cluster), Options{Distributed: &off}), "is off but 8 tables are Distributed"},
 		{"on on one server", func() *Store { s := singleStore(t, Options{}); s.override = &on; return s }(), "is on but no table is Distributed"},
 	} {
 		if _, err := c.s.CheckCluster(ctx); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
@@ -16,7 +18,7 @@ import (
 // written before the table existed that migrate has not filled in yet):
 // the caller then sums the run stacks itself.
 func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, visit func(run int, function uint64, value int64) error) (bool, error) {
-	ok, err := s.functionsSummed(ctx, runs)
+	ok, err := s.FunctionsSummed(ctx, runs)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -52,10 +54,11 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, visit func(ru
 	return true, nil
 }
 
-// functionsSummed reports whether every run has its run functions rows:
-// those that say so (Run.FunctionsSummed), and the others when migrate
-// has written their totals row (hash 0, written with the rest).
-func (s *Store) functionsSummed(ctx context.Context, runs []Run) (bool, error) {
+// FunctionsSummed reports whether every run has its run functions and
+// function timelines rows: those that say so (Run.FunctionsSummed), and
+// the others when migrate has written their totals row (hash 0, written
+// after the rest).
+func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 	if len(runs) == 0 {
 		return false, fmt.Errorf("read function values: %w", ErrNoRuns)
 	}
@@ -81,16 +84,135 @@ func (s *Store) functionsSummed(ctx context.Context, runs []Run) (bool, error) {
 	return n == uint64(len(ids)), nil
 }
 
-// backfillRunFunctions writes the run functions rows of the visible
-// ingests that have none: those written before the table existed. They
-// are summed here from the ingests' stack sums and texts (ClickHouse 18.16
-// cannot hash frame names as FunctionHash does), a few runs at a time, and
-// each run's rows go in one INSERT with the others of its batch, so its
-// totals row never stands without the rest. Finding them reads the runs
-// table and the totals rows only, so a migrate with nothing to do stays
-// cheap. Run one migrate at a time (as for the run stacks).
-func (s *Store) backfillRunFunctions(ctx context.Context) error {
-	rows, err := s.conn.Query(ctx, "SELECT app, ingest_id, any(stacks), any(stacks_summed) FROM "+s.q.runs+" WHERE deleted = 0"+
+// FunctionTimeline calls visit with each run's inclusive sum of each of
+// functions (FunctionHash) in each time bucket it has a row in, and with
+// each bucket's total (function 0), from the function timelines table:
+// the rows of those functions only. Take runs that FunctionsSummed
+// accepts; the others have no rows.
+func (s *Store) FunctionTimeline(ctx context.Context, runs []Run, functions []uint64,
+	visit func(run int, function uint64, bucket int, value int64) error) error {
+	each := make([][]Run, len(runs)) // one group per run: the key is the run
+	for i, r := range runs {
+		each[i] = []Run{r}
+	}
+	g, err := newGrouping(each)
+	if err != nil {
+		return fmt.Errorf("read function timelines: %w", err)
+	}
+	// The table is ordered by function: reads of a few functions each
+	// (as many as Options.MaxRows allows: every run may have every
+	// bucket) take disjoint key ranges.
+	functions = append([]uint64{0}, functions...)
+	perRead := max(1, s.maxRows/(len(g.ids)*TimeBuckets))
+	key, keyArgs := g.keyExpr()
+	q := "SELECT " + key + " AS k, function_hash, time_frame, value FROM " + s.q.functionTimelines +
+		" WHERE app = ? AND function_hash IN ? AND ingest_id IN ? LIMIT ?"
+	var hash uint64
+	var bucket uint8
+	var value int64
+	for lo := 0; lo < len(functions); lo += perRead {
+		fs := functions[lo:min(len(functions), lo+perRead)]
+		err = s.scanRows(ctx, "read function timelines", q, append(slices.Clone(keyArgs), g.app, groupSet(fs), groupSet(g.ids)),
+			[]any{&hash, &bucket, &value}, func(k uint32) error {
+				for _, r := range g.keys[k] {
+					if err := visit(r, hash, int(bucket), value); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EveryRun is the run StackRuns gives a stack that every run has.
+const EveryRun = -1
+
+// StackRuns calls visit with each stack of runs and the runs that have
+// it: once with EveryRun for a stack that every run has, else once per
+// run (the index in runs) that has it. ClickHouse counts each stack's
+// runs first, so that only the stacks some run lacks come back run by
+// run: a year of builds of the same stacks is 20,000 rows, not 36.5M.
+// Duplicate run stacks rows (two migrates at once) may make a stack every
+// run has come back run by run, never the other way round.
+func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, stack uint64) error) error {
+	each := make([][]Run, len(runs)) // one group per run: the key is the run
+	for i, r := range runs {
+		each[i] = []Run{r}
+	}
+	g, err := newGrouping(each)
+	if err != nil {
+		return fmt.Errorf("read stack runs: %w", err)
+	}
+	// (ingest, stack) pairs: the run stacks rows of ingests with sums,
+	// the samples of the others (as StackValues reads them).
+	summed, rest, err := s.summedIngests(ctx, g)
+	if err != nil {
+		return fmt.Errorf("read stack runs: %w", err)
+	}
+	var parts []string
+	var args []any
+	if len(summed) > 0 {
+		parts = append(parts, "SELECT ingest_id, stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL)
+		args = append(args, g.app, groupSet(summed))
+	}
+	if len(rest) > 0 {
+		parts = append(parts, "SELECT DISTINCT ingest_id, stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ?")
+		args = append(args, g.app, groupSet(rest))
+	}
+	pairs := "(" + strings.Join(parts, " UNION ALL ") + ")"
+	rows, err := s.conn.Query(ctx, "SELECT stack_hash, count() FROM "+pairs+" GROUP BY stack_hash", args...)
+	if err != nil {
+		return fmt.Errorf("count stack runs: %w", err)
+	}
+	var some []uint64
+	_, err = collect(rows, "count stack runs", func(scan func(...any) error) (struct{}, error) {
+		var stack, n uint64
+		if err := scan(&stack, &n); err != nil {
+			return struct{}{}, err
+		}
+		if n == uint64(len(g.ids)) {
+			return struct{}{}, visit(EveryRun, stack)
+		}
+		some = append(some, stack)
+		return struct{}{}, nil
+	})
+	if err != nil || len(some) == 0 {
+		return err
+	}
+	t, err := hashTable("_stack_hashes", some)
+	if err != nil {
+		return fmt.Errorf("read stack runs: %w", err)
+	}
+	key, keyArgs := g.keyExpr()
+	var stack uint64
+	return s.scanRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)), "read stack runs",
+		"SELECT "+key+" AS k, stack_hash FROM "+pairs+" WHERE stack_hash "+s.in(ctx)+" _stack_hashes LIMIT ?",
+		append(keyArgs, args...), []any{&stack}, func(k uint32) error {
+			for _, r := range g.keys[k] {
+				if err := visit(r, stack); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// backfillFunctions writes the run functions and function timelines rows
+// of the visible ingests that have no run functions totals row: those
+// written before the tables existed. They are summed here from the
+// ingests' samples and stack texts (ClickHouse 18.16 cannot hash frame
+// names as FunctionHash does), a few runs at a time, each table's rows of
+// a batch in one INSERT, timelines first: the totals row says both are
+// whole, and timelines an earlier migrate wrote before it stopped are not
+// written twice. Finding them reads the runs table and the totals rows
+// only, so a migrate with nothing to do stays cheap. Run one migrate at a
+// time (as for the run stacks).
+func (s *Store) backfillFunctions(ctx context.Context) error {
+	rows, err := s.conn.Query(ctx, "SELECT app, ingest_id, any(samples), any(stacks) FROM "+s.q.runs+" WHERE deleted = 0"+
 		" AND ingest_id "+s.in(ctx)+" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run)"+
 		" AND ingest_id "+s.notIn(ctx)+" (SELECT ingest_id FROM "+s.q.runFunctions+" WHERE function_hash = 0)"+
 		" GROUP BY app, ingest_id ORDER BY app, ingest_id")
@@ -98,11 +220,8 @@ func (s *Store) backfillRunFunctions(ctx context.Context) error {
 		return fmt.Errorf("find ingests without function sums: %w", err)
 	}
 	runs, err := collect(rows, "find ingests without function sums", func(scan func(...any) error) (Run, error) {
-		var r Run
-		var summed uint8
-		err := scan(&r.App, &r.IngestID, &r.Stacks, &summed)
-		r.StacksSummed = summed == 1
-		return r, err
+		r := Run{Buckets: TimeBuckets}
+		return r, scan(&r.App, &r.IngestID, &r.Samples, &r.Stacks)
 	})
 	if err != nil {
 		return err
@@ -121,8 +240,8 @@ func (s *Store) backfillRunFunctions(ctx context.Context) error {
 	return nil
 }
 
-// sumFunctions writes the run functions rows of runs (of one app) from
-// their stack sums.
+// sumFunctions writes the function rows of runs (of one app) from their
+// samples.
 func (s *Store) sumFunctions(ctx context.Context, runs []Run) error {
 	functions := map[uint64][]uint64{} // stack -> its distinct function hashes
 	err := s.Stacks(ctx, runs, func(stack uint64, frames []Frame) error {
@@ -138,33 +257,157 @@ func (s *Store) sumFunctions(ctx context.Context, runs []Run) error {
 	if err != nil {
 		return err
 	}
-	sums := make([]map[uint64]int64, len(runs)) // per run; 0 is the total
-	for i := range sums {
-		sums[i] = map[uint64]int64{0: 0}
+	sums := make([]*functionSums, len(runs))
+	ids := make([]map[uint64][]int32, len(runs)) // per run: stack -> function ids
+	groups := make([][]Run, len(runs))
+	for i, r := range runs {
+		sums[i], ids[i], groups[i] = newFunctionSums(), map[uint64][]int32{}, []Run{r}
 	}
-	err = s.RunStackValues(ctx, runs, func(run int, stack uint64, value int64) error {
-		fs, ok := functions[stack]
+	err = s.Timeline(ctx, groups, func(run int, stack uint64, bucket int, value int64) error {
+		of, ok := ids[run][stack]
 		if !ok {
-			return fmt.Errorf("%w: stack %x has samples but no text", ErrMissingFrame, stack)
+			fs, known := functions[stack]
+			if !known {
+				return fmt.Errorf("%w: stack %x has samples but no text", ErrMissingFrame, stack)
+			}
+			for _, h := range fs {
+				of = append(of, sums[run].id(h))
+			}
+			ids[run][stack] = of
 		}
-		sums[run][0] += value
-		for _, f := range fs {
-			sums[run][f] += value
-		}
+		sums[run].add(of, uint8(bucket), value) // #nosec G115 -- a time_frame column value
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	var apps []string
-	var ids, hashes []uint64
-	var values []int64
+	written, err := s.timelinesWritten(ctx, runs)
+	if err != nil {
+		return err
+	}
+	var timelines, whole timelineColumns
 	for i, r := range runs {
-		for h, v := range sums[i] {
-			apps, ids, hashes, values = append(apps, r.App), append(ids, r.IngestID), append(hashes, h), append(values, v)
+		if !written[r.IngestID] {
+			sums[i].appendTimeline(&timelines, r.App, r.IngestID, 0, sums[i].timelineRows())
+		}
+		sums[i].appendWhole(&whole, r.App, r.IngestID, 0, len(sums[i].hash))
+	}
+	err = s.insertBatches(ctx, s.q.functionTimelines, &functionTimelinesSchema, len(timelines.ids), max(1, len(timelines.ids)), nil,
+		func(b driver.Batch, _, _ int) error {
+			return appendColumns(b, timelines.apps, timelines.functions, timelines.ids, timelines.buckets, timelines.values)
+		})
+	if err != nil {
+		return err
+	}
+	return s.insertBatches(ctx, s.q.runFunctions, &runFunctionsSchema, len(whole.ids), max(1, len(whole.ids)), nil,
+		func(b driver.Batch, _, _ int) error {
+			return appendColumns(b, whole.apps, whole.ids, whole.functions, whole.values)
+		})
+}
+
+// timelinesWritten returns which of runs have function timelines rows.
+func (s *Store) timelinesWritten(ctx context.Context, runs []Run) (map[uint64]bool, error) {
+	ids := make([]uint64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.IngestID
+	}
+	rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.functionTimelines+
+		" WHERE app = ? AND function_hash = 0 AND ingest_id IN ?", runs[0].App, groupSet(ids))
+	if err != nil {
+		return nil, fmt.Errorf("find written timelines: %w", err)
+	}
+	written := map[uint64]bool{}
+	_, err = collect(rows, "find written timelines", func(scan func(...any) error) (struct{}, error) {
+		var id uint64
+		err := scan(&id)
+		written[id] = true
+		return struct{}{}, err
+	})
+	return written, err
+}
+
+// functionSums adds up one run's rows per function (FunctionHash): the
+// function's inclusive sum over the whole run and in each time bucket, a
+// stack that holds it counting once. Id 0 is the run's total (hash 0).
+type functionSums struct {
+	ids    map[uint64]int32
+	hash   []uint64             // by id
+	whole  []int64              // by id
+	bucket [TimeBuckets][]int64 // by bucket, then id (nil: no row in the bucket)
+	inB    [TimeBuckets][]bool
+	rows   []timelineRow // the (bucket, id) pairs with rows, once listed
+}
+
+type timelineRow struct {
+	bucket uint8
+	id     int32
+}
+
+func newFunctionSums() *functionSums {
+	return &functionSums{ids: map[uint64]int32{0: 0}, hash: []uint64{0}, whole: []int64{0}}
+}
+
+// id numbers a function by its hash.
+func (s *functionSums) id(hash uint64) int32 {
+	if id, ok := s.ids[hash]; ok {
+		return id
+	}
+	id := int32(len(s.hash)) // #nosec G115 -- fewer functions than frames, which are uint32
+	s.ids[hash] = id
+	s.hash, s.whole = append(s.hash, hash), append(s.whole, 0)
+	return id
+}
+
+// add adds a row of a stack that holds functions (ids, each once) to
+// bucket.
+func (s *functionSums) add(functions []int32, bucket uint8, value int64) {
+	if n := len(s.hash); len(s.bucket[bucket]) < n {
+		s.bucket[bucket] = append(s.bucket[bucket], make([]int64, n-len(s.bucket[bucket]))...)
+		s.inB[bucket] = append(s.inB[bucket], make([]bool, n-len(s.inB[bucket]))...)
+	}
+	b, in := s.bucket[bucket], s.inB[bucket]
+	s.whole[0], b[0], in[0] = s.whole[0]+value, b[0]+value, true
+	for _, f := range functions {
+		s.whole[f], b[f], in[f] = s.whole[f]+value, b[f]+value, true
+	}
+}
+
+// timelineRows is the number of (bucket, function) rows, and lists them.
+func (s *functionSums) timelineRows() int {
+	if s.rows == nil {
+		s.rows = []timelineRow{}
+		for b, in := range s.inB {
+			for id, ok := range in {
+				if ok {
+					s.rows = append(s.rows, timelineRow{uint8(b), int32(id)}) // #nosec G115 -- b < TimeBuckets; ids are int32
+				}
+			}
 		}
 	}
-	return s.insertBatches(ctx, s.q.runFunctions, &runFunctionsSchema, len(ids), len(ids), nil, func(b driver.Batch, lo, hi int) error {
-		return appendColumns(b, apps[lo:hi], ids[lo:hi], hashes[lo:hi], values[lo:hi])
-	})
+	return len(s.rows)
+}
+
+// timelineColumns are rows of the run functions or function timelines
+// tables, column by column.
+type timelineColumns struct {
+	apps           []string
+	functions, ids []uint64
+	buckets        []uint8
+	values         []int64
+}
+
+// appendWhole appends the run functions rows [a, z) (by id) of the run.
+func (s *functionSums) appendWhole(c *timelineColumns, app string, ingestID uint64, a, z int) {
+	for id := a; id < z; id++ {
+		c.apps, c.ids, c.functions, c.values = append(c.apps, app), append(c.ids, ingestID), append(c.functions, s.hash[id]), append(c.values, s.whole[id])
+	}
+}
+
+// appendTimeline appends the function timelines rows [a, z) of the run.
+func (s *functionSums) appendTimeline(c *timelineColumns, app string, ingestID uint64, a, z int) {
+	s.timelineRows()
+	for _, r := range s.rows[a:z] {
+		c.apps, c.functions, c.ids = append(c.apps, app), append(c.functions, s.hash[r.id]), append(c.ids, ingestID)
+		c.buckets, c.values = append(c.buckets, r.bucket), append(c.values, s.bucket[r.bucket][r.id])
+	}
 }

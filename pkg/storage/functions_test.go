@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
 )
 
@@ -59,5 +60,49 @@ func TestIngestSumsFunctions(t *testing.T) {
 	}
 	if n := count(t, s, "SELECT toUInt64(sum(value)) FROM run_functions WHERE function_hash = 0"); n != 13 {
 		t.Errorf("totals rows add up to %d, want the runs' 6 + 7", n)
+	}
+}
+
+// StackRuns gives a stack every run has once, the others run by run, from
+// the run stacks of ingests with sums and from the samples of the others.
+func TestStackRuns(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	ingest(t, s, meta("a", "1", "r1"), build("main;a 3", "main;b 2"))
+	ingest(t, s, meta("a", "2", "r2"), build("main;a 1", "main;c 1", "main;c 2 @t3"))
+	runs, err := s.Runs(ctx, "a", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := map[uint64]string{}
+	if err := s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+		text[h] = frames[len(frames)-1].Name
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() map[string][]int {
+		got := map[string][]int{}
+		if err := s.StackRuns(ctx, runs, func(r int, stack uint64) error {
+			got[text[stack]] = append(got[text[stack]], r)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := map[string][]int{"a": {EveryRun}, "b": {0}, "c": {1}}
+	if got := read(); !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("stack runs %v, want %v", got, want)
+	}
+	// Without run stacks rows (an older CLI's ingests), from the samples.
+	for i := range runs {
+		runs[i].StacksSummed = false
+	}
+	if err := s.conn.Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("stack runs from the samples %v, want %v", got, want)
 	}
 }

@@ -52,7 +52,7 @@ func (s *Store) GC(ctx context.Context, grace time.Duration) (GCResult, error) {
 	res.Superseded = len(superseded)
 	uncommitted := map[uint64]bool{}
 	garbage := map[string][]uint64{}
-	for _, t := range []string{s.tables.Samples, s.tables.RunStacks, s.tables.RunFunctions} {
+	for _, t := range []string{s.tables.Samples, s.tables.RunStacks, s.tables.RunFunctions, s.tables.FunctionTimelines} {
 		err := s.eachStored(ctx, t, func(st storedTable) error {
 			ids, err := s.uncommittedIngests(ctx, st, grace)
 			for _, id := range ids {
@@ -73,7 +73,7 @@ func (s *Store) GC(ctx context.Context, grace time.Duration) (GCResult, error) {
 	// Samples before runs rows: if gc stops midway, what is left is still
 	// found by the next run.
 	garbage[s.tables.Runs] = runRows
-	for _, t := range []string{s.tables.Samples, s.tables.RunStacks, s.tables.RunFunctions, s.tables.Runs} {
+	for _, t := range []string{s.tables.Samples, s.tables.RunStacks, s.tables.RunFunctions, s.tables.FunctionTimelines, s.tables.Runs} {
 		err := s.eachStored(ctx, t, func(st storedTable) error { return s.deleteIngests(ctx, st, garbage[t]) })
 		if err != nil {
 			return res, fmt.Errorf("gc: %w", err)

@@ -37,15 +37,18 @@ func TestGC(t *testing.T) {
 		}
 		return export(t, s, "app", "1.0", "r1"), runs
 	}
-	countInvisible := func() (samples, stacks, runRows uint64) {
+	// function rows: run functions and function timelines
+	countInvisible := func() (samples, stacks, runRows, functions uint64) {
 		vis := s.notIn(ctx) + " (SELECT argMax(ingest_id, committed_ns) FROM runs GROUP BY app, build, run)"
 		return count(t, s, "SELECT count() FROM samples WHERE ingest_id "+vis),
 			count(t, s, "SELECT count() FROM run_stacks WHERE ingest_id "+vis),
-			count(t, s, "SELECT count() FROM runs WHERE ingest_id "+vis)
+			count(t, s, "SELECT count() FROM runs WHERE ingest_id "+vis),
+			count(t, s, "SELECT count() FROM run_functions WHERE ingest_id "+vis) +
+				count(t, s, "SELECT count() FROM function_timelines WHERE ingest_id "+vis)
 	}
 	wantTotals, wantRuns := visible()
-	if smp, stk, rr := countInvisible(); smp != 12 || stk != 12 || rr != 2 {
-		t.Fatalf("invisible rows before gc: %d samples, %d stacks, %d runs; want 12, 12, 2", smp, stk, rr)
+	if smp, stk, rr, fn := countInvisible(); smp != 12 || stk != 12 || rr != 2 || fn == 0 {
+		t.Fatalf("invisible rows before gc: %d samples, %d stacks, %d runs, %d function rows; want 12, 12, 2, some", smp, stk, rr, fn)
 	}
 
 	// Within the grace period nothing goes: the killed ingest may be running.
@@ -56,7 +59,7 @@ func TestGC(t *testing.T) {
 	if res != (GCResult{}) {
 		t.Errorf("gc within the grace period removed %+v", res)
 	}
-	if smp, _, _ := countInvisible(); smp != 12 {
+	if smp, _, _, _ := countInvisible(); smp != 12 {
 		t.Errorf("%d invisible sample rows after a gc within the grace period, want 12", smp)
 	}
 
@@ -67,8 +70,8 @@ func TestGC(t *testing.T) {
 	if want := (GCResult{Superseded: 2, Uncommitted: 1, SampleRows: 12}); res != want {
 		t.Errorf("gc removed %+v, want %+v", res, want)
 	}
-	if smp, stk, rr := countInvisible(); smp+stk+rr != 0 {
-		t.Errorf("invisible rows after gc: %d samples, %d stacks, %d runs", smp, stk, rr)
+	if smp, stk, rr, fn := countInvisible(); smp+stk+rr+fn != 0 {
+		t.Errorf("invisible rows after gc: %d samples, %d stacks, %d runs, %d function rows", smp, stk, rr, fn)
 	}
 	gotTotals, gotRuns := visible()
 	if !reflect.DeepEqual(gotTotals, wantTotals) || !reflect.DeepEqual(gotRuns, wantRuns) {

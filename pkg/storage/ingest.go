@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -150,11 +151,8 @@ type prepared struct {
 	stackValue  []int64    // their sums over the run
 	stackFirst  []uint64   // and earliest FirstSeen
 
-	// The run's inclusive sum of each function (FunctionHash), each stack
-	// counted once per function however often it recurs in the stack;
-	// the first is the run's total, under hash 0 (see runFunctionsSchema).
-	fnHash  []uint64
-	fnValue []int64
+	// The run's inclusive sums per function, whole and per time bucket.
+	functions *functionSums
 
 	// Sample rows, one per (stack, time bucket).
 	sStack     []uint64
@@ -193,6 +191,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 	rows := make(map[key]int, len(p.Samples)/4)
 	stacks := make(map[uint64]int) // index in stackHash
 	var stackOf []int              // a sample of each stack
+	var rowStack []int             // the stack of each sample row
 	used := make([]bool, len(p.Frames))
 	var scratch []uint64
 	n := uint64(len(p.Samples))
@@ -203,11 +202,13 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 		}
 		h := StackHash(scratch)
 		seen := p.FirstSeen(i)
-		if si, ok := stacks[h]; ok {
+		si, ok := stacks[h]
+		if ok {
 			r.stackValue[si] += s.Value
 			r.stackFirst[si] = min(r.stackFirst[si], seen)
 		} else {
-			stacks[h] = len(r.stackHash)
+			si = len(r.stackHash)
+			stacks[h] = si
 			r.stackHash = append(r.stackHash, h)
 			r.stackFrames = append(r.stackFrames, append([]uint64(nil), scratch...))
 			r.stackValue = append(r.stackValue, s.Value)
@@ -229,6 +230,7 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 			r.sFirstSeen[j] = min(r.sFirstSeen[j], seen)
 		} else {
 			rows[k] = len(r.sStack)
+			rowStack = append(rowStack, si)
 			r.sStack = append(r.sStack, h)
 			r.sFrame = append(r.sFrame, tf)
 			r.sFirstSeen = append(r.sFirstSeen, seen)
@@ -241,37 +243,31 @@ func prepare(p *profile.Profile, duration time.Duration) *prepared {
 			r.frames = append(r.frames, uint32(i)) // #nosec G115 -- an index of the profile's frames, which are uint32 by design
 		}
 	}
-	r.sumFunctions(p, stackOf)
+	r.functions = sumProfileFunctions(p, stackOf, rowStack, r.sFrame, r.sValue)
 	return r
 }
 
-// sumFunctions fills fnHash and fnValue from the stack sums; stackOf
-// gives a stack's frames (indexes into p.Frames) by its index.
-func (r *prepared) sumFunctions(p *profile.Profile, stackOf []int) {
-	fn := make([]int32, len(p.Frames)) // frame -> function + 1
-	byName := map[string]int32{}
-	r.fnHash, r.fnValue = []uint64{0}, []int64{r.total}
-	var stamp []int // function -> 1 + the stack it was last counted for
-	for k, v := range r.stackValue {
-		for _, f := range p.Samples[stackOf[k]].Stack {
-			id := fn[f] - 1
-			if id < 0 {
-				name := p.Frames[f].Name
-				var ok bool
-				if id, ok = byName[name]; !ok {
-					id = int32(len(r.fnHash)) // #nosec G115 -- fewer functions than frames, which are uint32
-					byName[name] = id
-					r.fnHash, r.fnValue = append(r.fnHash, FunctionHash(name)), append(r.fnValue, 0)
-					stamp = append(stamp, 0)
-				}
-				fn[f] = id + 1
+// sumProfileFunctions sums a run's functions from its sample rows (the
+// stack of each, its time bucket and value); stackOf gives a sample of
+// each stack, whose frames name its functions.
+func sumProfileFunctions(p *profile.Profile, stackOf, rowStack []int, buckets []uint8, values []int64) *functionSums {
+	sums := newFunctionSums()
+	fn := make([]int32, len(p.Frames))  // frame -> function id + 1
+	of := make([][]int32, len(stackOf)) // stack -> its functions, once each
+	for k, i := range stackOf {
+		for _, f := range p.Samples[i].Stack {
+			if fn[f] == 0 {
+				fn[f] = sums.id(FunctionHash(p.Frames[f].Name)) + 1
 			}
-			if stamp[id-1] != k+1 {
-				stamp[id-1] = k + 1
-				r.fnValue[id] += v
+			if id := fn[f] - 1; !slices.Contains(of[k], id) {
+				of[k] = append(of[k], id)
 			}
 		}
 	}
+	for j, k := range rowStack {
+		sums.add(of[k], buckets[j], values[j])
+	}
+	return sums
 }
 
 // newIngestID returns a random non-zero 63-bit id (positive as Int64 too,
@@ -372,7 +368,7 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 	var stacks []stackRef
 	byApp := map[string][]stackRef{}
 	stackSeen := map[appKey]bool{}
-	samples, runStacks, runFunctions := 0, 0, 0
+	samples, runStacks, runFunctions, timelines := 0, 0, 0, 0
 	for i, in := range st.runs {
 		r, app := st.prepared[i], in.Meta.App
 		for _, fi := range r.frames {
@@ -389,7 +385,8 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 		}
 		samples += len(r.sStack)
 		runStacks += len(r.stackHash)
-		runFunctions += len(r.fnHash)
+		runFunctions += len(r.functions.hash)
+		timelines += r.functions.timelineRows()
 	}
 	apps := make([]string, 0, len(byApp))
 	for app := range byApp {
@@ -410,7 +407,7 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 			stacks = append(stacks, refs[j])
 		}
 	}
-	total := len(frames) + len(stacks) + samples + runStacks + runFunctions + 1
+	total := len(frames) + len(stacks) + samples + runStacks + runFunctions + timelines + 1
 	done := 0
 	report := func(n int) {
 		done += n
@@ -469,15 +466,23 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 		})
 	}
 	if err == nil {
-		err = s.insert(ctx, s.q.runFunctions, &runFunctionsSchema, runFunctions, report, func(b driver.Batch, lo, hi int) error {
-			var apps []string
-			var ids, hashes []uint64
-			var values []int64
-			st.rows(lo, hi, func(i int, r *prepared) int { return len(r.fnHash) }, func(i int, r *prepared, a, z int) {
-				apps, ids = append(apps, repeat(st.runs[i].Meta.App, z-a)...), append(ids, repeat(st.ids[i], z-a)...)
-				hashes, values = append(hashes, r.fnHash[a:z]...), append(values, r.fnValue[a:z]...)
+		// Timelines first: a run's totals row in run functions says both
+		// are whole (see backfillFunctions).
+		err = s.insert(ctx, s.q.functionTimelines, &functionTimelinesSchema, timelines, report, func(b driver.Batch, lo, hi int) error {
+			var c timelineColumns
+			st.rows(lo, hi, func(i int, r *prepared) int { return r.functions.timelineRows() }, func(i int, r *prepared, a, z int) {
+				r.functions.appendTimeline(&c, st.runs[i].Meta.App, st.ids[i], a, z)
 			})
-			return appendColumns(b, apps, ids, hashes, values)
+			return appendColumns(b, c.apps, c.functions, c.ids, c.buckets, c.values)
+		})
+	}
+	if err == nil {
+		err = s.insert(ctx, s.q.runFunctions, &runFunctionsSchema, runFunctions, report, func(b driver.Batch, lo, hi int) error {
+			var c timelineColumns
+			st.rows(lo, hi, func(i int, r *prepared) int { return len(r.functions.hash) }, func(i int, r *prepared, a, z int) {
+				r.functions.appendWhole(&c, st.runs[i].Meta.App, st.ids[i], a, z)
+			})
+			return appendColumns(b, c.apps, c.ids, c.functions, c.values)
 		})
 	}
 	if err != nil {

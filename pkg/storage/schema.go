@@ -21,13 +21,15 @@ type Tables struct {
 	Samples   string `json:"samples,omitempty"`
 	RunStacks string `json:"runStacks,omitempty"`
 	Changes   string `json:"changes,omitempty"`
-	// RunFunctions holds each run's sum per function (over-time queries).
-	RunFunctions string `json:"runFunctions,omitempty"`
+	// RunFunctions holds each run's sum per function, FunctionTimelines
+	// its sums per function and time bucket (over-time queries).
+	RunFunctions      string `json:"runFunctions,omitempty"`
+	FunctionTimelines string `json:"functionTimelines,omitempty"`
 }
 
 // DefaultTables are the names used where Tables leaves a field empty.
 var DefaultTables = Tables{Runs: "runs", Stacks: "stacks", Frames: "frames", Samples: "samples",
-	RunStacks: "run_stacks", Changes: "changes", RunFunctions: "run_functions"}
+	RunStacks: "run_stacks", Changes: "changes", RunFunctions: "run_functions", FunctionTimelines: "function_timelines"}
 
 func (t Tables) withDefaults() Tables {
 	for _, f := range t.fields() {
@@ -54,10 +56,13 @@ func (t *Tables) fields() []tableField {
 		{&t.Runs, &d.Runs, &runsSchema},
 		{&t.Changes, &d.Changes, &changesSchema},
 		{&t.RunFunctions, &d.RunFunctions, &runFunctionsSchema},
+		{&t.FunctionTimelines, &d.FunctionTimelines, &functionTimelinesSchema},
 	}
 }
 
-type quotedTables struct{ runs, stacks, frames, samples, runStacks, changes, runFunctions string }
+type quotedTables struct {
+	runs, stacks, frames, samples, runStacks, changes, runFunctions, functionTimelines string
+}
 
 func (t Tables) quoted() (quotedTables, error) {
 	var q quotedTables
@@ -67,7 +72,7 @@ func (t Tables) quoted() (quotedTables, error) {
 	}{
 		{t.Runs, "runs", &q.runs}, {t.Stacks, "stacks", &q.stacks}, {t.Frames, "frames", &q.frames},
 		{t.Samples, "samples", &q.samples}, {t.RunStacks, "run stacks", &q.runStacks}, {t.Changes, "changes", &q.changes},
-		{t.RunFunctions, "run functions", &q.runFunctions},
+		{t.RunFunctions, "run functions", &q.runFunctions}, {t.FunctionTimelines, "function timelines", &q.functionTimelines},
 	} {
 		s, err := quoteIdent(p.name)
 		if err != nil {
@@ -92,6 +97,9 @@ type tableSchema struct {
 	// shardBy is the sharding key of the table's Distributed table on a
 	// cluster (docs/CLUSTER.md says why each).
 	shardBy string
+	// granularity, when not 0, is the table's index_granularity: rows
+	// per mark, the least a read takes of a key range.
+	granularity int
 }
 
 // framesSchema: a frame is identified by name and module (frame_hash);
@@ -159,6 +167,24 @@ var runFunctionsSchema = tableSchema{
 	shardBy: "ingest_id",
 }
 
+// functionTimelinesSchema holds one row per (ingest, time bucket,
+// function) with the function's inclusive sum in the bucket, as
+// runFunctionsSchema's over the run, and a row of hash 0 per bucket with
+// the bucket's total: the evolution matrix's execution timelines. It is
+// ordered by function first, so that a query reads the rows of the few
+// functions the matrix can show (and the totals) however many the runs
+// have. A function's rows over a year of builds are a few thousand (one
+// time frame a run), a fraction of the default 8,192-row mark: smaller
+// marks keep a read of 170 functions from taking 8,192 rows each. An
+// ingest writes it before its run functions rows.
+var functionTimelinesSchema = tableSchema{
+	columns:     []column{{"app", "String"}, {"function_hash", "UInt64"}, {"ingest_id", "UInt64"}, {"time_frame", "UInt8"}, {"value", "Int64"}},
+	engine:      "MergeTree()",
+	orderBy:     "app, function_hash, ingest_id, time_frame",
+	shardBy:     "ingest_id",
+	granularity: 1024,
+}
+
 // unsummedSQL is the first_seen of run stacks rows without sums: no real
 // first-seen key (a sample time in ns, or a position) comes near it.
 const unsummedSQL = "18446744073709551615"
@@ -196,7 +222,11 @@ var changesSchema = tableSchema{
 }
 
 func (ts *tableSchema) ddl(quotedName string) string {
-	return ts.create(quotedName, ts.engine+" ORDER BY ("+ts.orderBy+")")
+	engine := ts.engine + " ORDER BY (" + ts.orderBy + ")"
+	if ts.granularity != 0 {
+		engine += fmt.Sprintf(" SETTINGS index_granularity = %d", ts.granularity)
+	}
+	return ts.create(quotedName, engine)
 }
 
 // distributedDDL creates a Distributed table in front of the local ones;
@@ -270,7 +300,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.backfillRunStacks(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if err := s.backfillRunFunctions(ctx); err != nil {
+	if err := s.backfillFunctions(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil

@@ -86,6 +86,7 @@ export interface Tables {
   runStacks?: string;
   changes?: string;
   runFunctions?: string;
+  functionTimelines?: string;
 }
 
 /** jsonData of the data source (pkg/plugin.Settings). */

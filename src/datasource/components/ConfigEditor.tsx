@@ -30,6 +30,7 @@ const tableNames: Array<[keyof Tables, string]> = [
   ['runStacks', 'run_stacks'],
   ['changes', 'changes'],
   ['runFunctions', 'run_functions'],
+  ['functionTimelines', 'function_timelines'],
 ];
 const certs: Array<[keyof FlamediffSecureOptions, string]> = [
   ['tlsCACert', s.tlsCACert],
