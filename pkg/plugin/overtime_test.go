@@ -226,7 +226,10 @@ func (f *fixture) editBehindTheStore(t *testing.T, statements ...string) {
 	t.Helper()
 	j := f.settings.JSONData
 	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{net.JoinHostPort(j["host"].(string), fmt.Sprint(j["port"]))},
-		Auth: clickhouse.Auth{Database: j["defaultDatabase"].(string), Username: "default"}})
+		Auth: clickhouse.Auth{Database: j["defaultDatabase"].(string), Username: "default"},
+		// synchronous through a cluster's Distributed tables: the query
+		// that follows must see the edit
+		Settings: clickhouse.Settings{"insert_distributed_sync": 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -942,7 +942,8 @@ func TestStackReadsByHash(t *testing.T) {
 	ingest(t, native, meta("other", "b", "1"), build("main;a 5"))
 	odd := []uint64{1, 256, 0, 1 << 63, math.MaxUint64}
 	insert := func(table string, rows ...[]any) {
-		batch, err := native.conn.PrepareBatch(ctx, "INSERT INTO "+table)
+		// synchronous on a cluster: the reads below must find the rows
+		batch, err := native.conn.PrepareBatch(syncInserts(ctx), "INSERT INTO "+table)
 		if err != nil {
 			t.Fatal(err)
 		}
