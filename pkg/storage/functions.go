@@ -133,38 +133,37 @@ const EveryRun = -1
 
 // StackRuns calls visit with each stack of runs and the runs that have
 // it: once with EveryRun for a stack that every run has, else once per
-// run (the index in runs) that has it. ClickHouse counts each stack's
-// runs first, so that only the stacks some run lacks come back run by
-// run: a year of builds of the same stacks is 20,000 rows, not 36.5M.
-// Duplicate run stacks rows (two migrates at once) may make a stack every
-// run has come back run by run, never the other way round.
+// run (the index in runs) that has it. Runs of the same stack set
+// (Run.StackSet: the same stacks, as repeated runs of a deterministic
+// workload have) are read once, from one of them, when that halves the
+// runs to read at least: a year of builds of the same stacks is 20,000
+// rows, not 36.5M. Otherwise ClickHouse counts each stack's runs, so
+// that only the stacks some run lacks come back run by run. Duplicate run
+// stacks rows (two migrates at once) may make a stack every run has come
+// back run by run, never the other way round.
 func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, stack uint64) error) error {
-	each := make([][]Run, len(runs)) // one group per run: the key is the run
+	sets := map[uint64]int{} // stack set -> its place in reps
+	var reps []Run
+	var members [][]int // per place in reps: its runs
 	for i, r := range runs {
-		each[i] = []Run{r}
+		at, ok := sets[r.StackSet]
+		if !ok || r.StackSet == 0 {
+			at = len(reps)
+			reps, members = append(reps, r), append(members, nil)
+			if r.StackSet != 0 {
+				sets[r.StackSet] = at
+			}
+		}
+		members[at] = append(members[at], i)
 	}
-	g, err := newGrouping(each)
+	if 2*len(reps) <= len(runs) {
+		return s.stackSetRuns(ctx, reps, members, visit)
+	}
+	g, where, args, err := s.stackPairs(ctx, runs)
 	if err != nil {
-		return fmt.Errorf("read stack runs: %w", err)
+		return err
 	}
-	// (ingest, stack) pairs: the run stacks rows of ingests with sums,
-	// the samples of the others (as StackValues reads them).
-	summed, rest, err := s.summedIngests(ctx, g)
-	if err != nil {
-		return fmt.Errorf("read stack runs: %w", err)
-	}
-	var parts []string
-	var args []any
-	if len(summed) > 0 {
-		parts = append(parts, "SELECT ingest_id, stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL)
-		args = append(args, g.app, groupSet(summed))
-	}
-	if len(rest) > 0 {
-		parts = append(parts, "SELECT DISTINCT ingest_id, stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ?")
-		args = append(args, g.app, groupSet(rest))
-	}
-	pairs := "(" + strings.Join(parts, " UNION ALL ") + ")"
-	rows, err := s.conn.Query(ctx, "SELECT stack_hash, count() FROM "+pairs+" GROUP BY stack_hash", args...)
+	rows, err := s.conn.Query(ctx, "SELECT stack_hash, count() FROM "+where+" GROUP BY stack_hash", args...)
 	if err != nil {
 		return fmt.Errorf("count stack runs: %w", err)
 	}
@@ -190,7 +189,7 @@ func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, s
 	key, keyArgs := g.keyExpr()
 	var stack uint64
 	return s.scanRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)), "read stack runs",
-		"SELECT "+key+" AS k, stack_hash FROM "+pairs+" WHERE stack_hash "+s.in(ctx)+" _stack_hashes LIMIT ?",
+		"SELECT "+key+" AS k, stack_hash FROM "+where+" WHERE stack_hash "+s.in(ctx)+" _stack_hashes LIMIT ?",
 		append(keyArgs, args...), []any{&stack}, func(k uint32) error {
 			for _, r := range g.keys[k] {
 				if err := visit(r, stack); err != nil {
@@ -199,6 +198,75 @@ func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, s
 			}
 			return nil
 		})
+}
+
+// stackSetRuns is StackRuns from one run of each stack set: reps[i]'s
+// stacks are those of the runs members[i].
+func (s *Store) stackSetRuns(ctx context.Context, reps []Run, members [][]int, visit func(run int, stack uint64) error) error {
+	g, where, args, err := s.stackPairs(ctx, reps)
+	if err != nil {
+		return err
+	}
+	in := map[uint64][]int{} // stack -> the places in reps that have it
+	key, keyArgs := g.keyExpr()
+	var stack uint64
+	err = s.scanRows(ctx, "read stack sets", "SELECT "+key+" AS k, stack_hash FROM "+where+" LIMIT ?",
+		append(keyArgs, args...), []any{&stack}, func(k uint32) error {
+			for _, r := range g.keys[k] {
+				in[stack] = append(in[stack], r)
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	for stack, sets := range in {
+		slices.Sort(sets)
+		if sets = slices.Compact(sets); len(sets) == len(reps) { // a run's rows may be there twice
+			if err := visit(EveryRun, stack); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, set := range sets {
+			for _, r := range members[set] {
+				if err := visit(r, stack); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// stackPairs groups runs one per group (the key is the run) and gives the
+// SQL of their (ingest_id, stack_hash) pairs, with its arguments: the run
+// stacks rows of the ingests with sums, the samples of the others (as
+// StackValues reads them).
+func (s *Store) stackPairs(ctx context.Context, runs []Run) (*grouping, string, []any, error) {
+	each := make([][]Run, len(runs))
+	for i, r := range runs {
+		each[i] = []Run{r}
+	}
+	g, err := newGrouping(each)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("read stack runs: %w", err)
+	}
+	summed, rest, err := s.summedIngests(ctx, g)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("read stack runs: %w", err)
+	}
+	var parts []string
+	var args []any
+	if len(summed) > 0 {
+		parts = append(parts, "SELECT ingest_id, stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL)
+		args = append(args, g.app, groupSet(summed))
+	}
+	if len(rest) > 0 {
+		parts = append(parts, "SELECT DISTINCT ingest_id, stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ?")
+		args = append(args, g.app, groupSet(rest))
+	}
+	return g, "(" + strings.Join(parts, " UNION ALL ") + ")", args, nil
 }
 
 // backfillFunctions writes the run functions and function timelines rows

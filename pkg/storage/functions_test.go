@@ -63,25 +63,32 @@ func TestIngestSumsFunctions(t *testing.T) {
 	}
 }
 
-// StackRuns gives a stack every run has once, the others run by run, from
-// the run stacks of ingests with sums and from the samples of the others.
+// StackRuns gives a stack every run has once, the others run by run:
+// from one run of each stack set when runs repeat their sets, else from a
+// count per stack; from the run stacks of ingests with sums and from the
+// samples of the others.
 func TestStackRuns(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})
 	ingest(t, s, meta("a", "1", "r1"), build("main;a 3", "main;b 2"))
-	ingest(t, s, meta("a", "2", "r2"), build("main;a 1", "main;c 1", "main;c 2 @t3"))
-	runs, err := s.Runs(ctx, "a", nil, nil)
+	ingest(t, s, meta("a", "1", "r2"), build("main;a 1", "main;c 1", "main;c 2 @t3"))
+	ingest(t, s, meta("a", "1", "r3"), build("main;b 7", "main;a 1"))
+	ingest(t, s, meta("a", "1", "r4"), build("main;a 5", "main;b 1", "main;b 1"))
+	all, err := s.Runs(ctx, "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if all[0].StackSet == 0 || all[0].StackSet != all[2].StackSet || all[2].StackSet != all[3].StackSet || all[1].StackSet == all[0].StackSet {
+		t.Fatalf("stack sets %x, want r1, r3 and r4 alike and r2 apart", []uint64{all[0].StackSet, all[1].StackSet, all[2].StackSet, all[3].StackSet})
+	}
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	if err := s.Stacks(ctx, all, func(h uint64, frames []Frame) error {
 		text[h] = frames[len(frames)-1].Name
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	read := func() map[string][]int {
+	read := func(runs []Run) map[string][]int {
 		got := map[string][]int{}
 		if err := s.StackRuns(ctx, runs, func(r int, stack uint64) error {
 			got[text[stack]] = append(got[text[stack]], r)
@@ -89,20 +96,44 @@ func TestStackRuns(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		for _, rs := range got {
+			slices.Sort(rs)
+		}
 		return got
 	}
-	want := map[string][]int{"a": {EveryRun}, "b": {0}, "c": {1}}
-	if got := read(); !maps.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("stack runs %v, want %v", got, want)
+	unknown := func(runs []Run) []Run { // as ingests of an older version left them
+		out := slices.Clone(runs)
+		for i := range out {
+			out[i].StackSet = 0
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		runs []Run
+		want map[string][]int
+	}{
+		{"two stack sets of four runs", all, map[string][]int{"a": {EveryRun}, "b": {0, 2, 3}, "c": {1}}},
+		{"one stack set", []Run{all[0], all[2], all[3]}, map[string][]int{"a": {EveryRun}, "b": {EveryRun}}},
+		{"counted", all[:2], map[string][]int{"a": {EveryRun}, "b": {0}, "c": {1}}},
+		{"unknown stack sets", unknown(all), map[string][]int{"a": {EveryRun}, "b": {0, 2, 3}, "c": {1}}},
+	}
+	for _, c := range cases {
+		if got := read(c.runs); !maps.EqualFunc(got, c.want, slices.Equal) {
+			t.Errorf("%s: stack runs %v, want %v", c.name, got, c.want)
+		}
 	}
 	// Without run stacks rows (an older CLI's ingests), from the samples.
-	for i := range runs {
-		runs[i].StacksSummed = false
-	}
 	if err := s.conn.Exec(ctx, "TRUNCATE TABLE run_stacks"); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(); !maps.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("stack runs from the samples %v, want %v", got, want)
+	for _, c := range cases {
+		runs := slices.Clone(c.runs)
+		for i := range runs {
+			runs[i].StacksSummed = false
+		}
+		if got := read(runs); !maps.EqualFunc(got, c.want, slices.Equal) {
+			t.Errorf("%s, from the samples: stack runs %v, want %v", c.name, got, c.want)
+		}
 	}
 }

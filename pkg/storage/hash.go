@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -21,6 +22,13 @@ func FrameHash(name, module string) uint64 {
 // over-time queries count them). 0 is the runs' totals row, which no
 // name is expected to hash to.
 func FunctionHash(name string) uint64 { return xxhash.Sum64String(name) }
+
+// StackSetHash is a run's set of distinct stacks as one key: StackHash of
+// their hashes in ascending order. Runs with the same key have the same
+// stacks (Store.StackRuns reads one of them for all).
+func StackSetHash(stacks []uint64) uint64 {
+	return StackHash(slices.Sorted(slices.Values(stacks)))
+}
 
 // StackHash is a stack's key in the stacks table: xxhash64 of its frame
 // hashes (root first) as little-endian 8-byte words.

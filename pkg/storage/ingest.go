@@ -591,7 +591,7 @@ func (s *Store) runRows(ctx context.Context, st *staging) ([]runRow, error) {
 			meta: meta, ingestID: st.ids[i], version: max(now, versions[[3]string{meta.App, meta.Build, meta.Run}]+1),
 			start: st.starts[i], duration: r.duration,
 			labelKeys: keys, labelValues: values, sampleType: p.SampleType, unit: p.Unit,
-			total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)),
+			total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)), stackSet: StackSetHash(r.stackHash),
 			bucketNs: r.bucketNs,
 		}
 	}
@@ -641,6 +641,7 @@ type runRow struct {
 	sampleType, unit       string
 	total                  int64
 	samples, stacks        uint64
+	stackSet               uint64
 	bucketNs               uint64
 }
 
@@ -661,7 +662,7 @@ func (s *Store) insertRuns(ctx context.Context, rows []runRow) error {
 			err := b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
 				time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
 				m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
-				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed, summed)
+				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed, summed, r.stackSet)
 			if err != nil {
 				return err
 			}

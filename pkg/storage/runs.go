@@ -48,6 +48,9 @@ type Run struct {
 	// FunctionsSummed says the same of the run functions table (see
 	// Store.RunFunctionValues).
 	FunctionsSummed bool
+	// StackSet is StackSetHash of the run's stacks (0: not known, an
+	// ingest of an older version).
+	StackSet uint64
 }
 
 // Build is a build of an app with its visible runs.
@@ -112,7 +115,7 @@ func (s *Store) Builds(ctx context.Context, app string) ([]Build, error) {
 // the first missing name, or ErrNoRuns when nothing is left.
 func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]Run, error) {
 	q := "SELECT build, run, ingest_id, committed_ns, start_time, start_nanos, duration_ns, commit, branch, " +
-		"label_keys, label_values, sample_type, unit, total, samples, stacks, time_frames, time_frame_ns, stacks_summed, functions_summed FROM " +
+		"label_keys, label_values, sample_type, unit, total, samples, stacks, time_frames, time_frame_ns, stacks_summed, functions_summed, stack_set FROM " +
 		s.q.runs + " WHERE app = ? AND deleted = 0"
 	args := []any{app}
 	if len(builds) > 0 {
@@ -132,7 +135,7 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		var keys, values []string
 		var buckets, summed, fnSummed uint8
 		err := scan(&r.Build, &r.Run, &r.IngestID, &committed, &r.Start, &nanos, &duration, &r.Commit, &r.Branch,
-			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &buckets, &r.BucketNs, &summed, &fnSummed)
+			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &buckets, &r.BucketNs, &summed, &fnSummed, &r.StackSet)
 		r.StacksSummed, r.FunctionsSummed = summed == 1, fnSummed == 1
 		r.CommittedAt = time.Unix(0, int64(committed)) // #nosec G115 -- written from a time.Time in int64 nanoseconds (unixNanos)
 		r.Start = r.Start.Add(time.Duration(nanos))

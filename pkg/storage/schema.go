@@ -205,6 +205,9 @@ var runsSchema = tableSchema{
 		// 1 when the ingest wrote its run functions rows (see
 		// Run.FunctionsSummed), as stacks_summed.
 		{"functions_summed", "UInt8"},
+		// StackSetHash of the run's stacks; 0 in rows of older versions
+		// and tombstones.
+		{"stack_set", "UInt64"},
 	},
 	engine:  "MergeTree()",
 	orderBy: "app, build, run, committed_ns",
