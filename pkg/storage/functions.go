@@ -349,6 +349,9 @@ func (s *Store) sumFunctions(ctx context.Context, runs []Run) error {
 	if err != nil {
 		return err
 	}
+	for _, s := range sums {
+		s.done()
+	}
 	written, err := s.timelinesWritten(ctx, runs)
 	if err != nil {
 		return err
@@ -400,7 +403,7 @@ func (s *Store) timelinesWritten(ctx context.Context, runs []Run) (map[uint64]bo
 type functionSums struct {
 	ids    map[uint64]int32
 	hash   []uint64             // by id
-	whole  []int64              // by id
+	whole  []int64              // by id, once done
 	bucket [TimeBuckets][]int64 // by bucket, then id (nil: no row in the bucket)
 	inB    [TimeBuckets][]bool
 	rows   []timelineRow // the (bucket, id) pairs with rows, once listed
@@ -412,7 +415,7 @@ type timelineRow struct {
 }
 
 func newFunctionSums() *functionSums {
-	return &functionSums{ids: map[uint64]int32{0: 0}, hash: []uint64{0}, whole: []int64{0}}
+	return &functionSums{ids: map[uint64]int32{0: 0}, hash: []uint64{0}}
 }
 
 // id numbers a function by its hash.
@@ -422,7 +425,7 @@ func (s *functionSums) id(hash uint64) int32 {
 	}
 	id := int32(len(s.hash)) // #nosec G115 -- fewer functions than frames, which are uint32
 	s.ids[hash] = id
-	s.hash, s.whole = append(s.hash, hash), append(s.whole, 0)
+	s.hash = append(s.hash, hash)
 	return id
 }
 
@@ -434,9 +437,20 @@ func (s *functionSums) add(functions []int32, bucket uint8, value int64) {
 		s.inB[bucket] = append(s.inB[bucket], make([]bool, n-len(s.inB[bucket]))...)
 	}
 	b, in := s.bucket[bucket], s.inB[bucket]
-	s.whole[0], b[0], in[0] = s.whole[0]+value, b[0]+value, true
+	b[0], in[0] = b[0]+value, true
 	for _, f := range functions {
-		s.whole[f], b[f], in[f] = s.whole[f]+value, b[f]+value, true
+		b[f], in[f] = b[f]+value, true
+	}
+}
+
+// done adds the buckets up into the whole run's sums, once every row is
+// in.
+func (s *functionSums) done() {
+	s.whole = make([]int64, len(s.hash))
+	for _, b := range s.bucket {
+		for id, v := range b {
+			s.whole[id] += v
+		}
 	}
 }
 

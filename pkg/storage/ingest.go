@@ -267,6 +267,7 @@ func sumProfileFunctions(p *profile.Profile, stackOf, rowStack []int, buckets []
 	for j, k := range rowStack {
 		sums.add(of[k], buckets[j], values[j])
 	}
+	sums.done()
 	return sums
 }
 
