@@ -1,9 +1,12 @@
 package stacks
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // sortedHashes is n random hashes, ascending.
@@ -104,12 +107,44 @@ func TestWaitingDrain(t *testing.T) {
 	for g := range 3 {
 		side, run := s.sideRun(g)
 		for k := range list {
-			if got := s.values[side][run*len(list)+k]; got != sums[[2]int{g, k}] {
+			if got := s.value(side, run*len(list)+k); got != sums[[2]int{g, k}] {
 				t.Fatalf("group %d, stack %d: %d, want %d", g, k, got, sums[[2]int{g, k}])
 			}
 		}
 	}
 	if w.blocks != nil || w.n != 0 {
 		t.Errorf("drained: %d rows in %d blocks left", w.n, len(w.blocks))
+	}
+}
+
+// A side's staged values are 32-bit until a sum needs 64: then every
+// value moves, and none is lost or cut.
+func TestStagingWidens(t *testing.T) {
+	list := []uint64{10, 20, 30}
+	s := newStaging(list, 1, 1)
+	add := func(group int, hash uint64, value int64) {
+		if !s.add(valueRow{group: group, hash: hash, value: value}) {
+			t.Fatalf("stack %d is in the list", hash)
+		}
+	}
+	add(0, 10, 7)
+	add(0, 20, math.MaxInt32)
+	add(1, 30, -5)
+	if s.narrow[tree.Head] == nil || s.narrow[tree.Base] == nil {
+		t.Fatal("values that fit 32 bits were staged wide")
+	}
+	add(0, 20, 1) // past 32 bits
+	add(0, 30, 1<<40)
+	if s.narrow[tree.Head] != nil || s.narrow[tree.Base] == nil {
+		t.Fatal("only the head side should have widened")
+	}
+	for _, c := range []struct {
+		side tree.Side
+		at   int
+		want int64
+	}{{tree.Head, 0, 7}, {tree.Head, 1, math.MaxInt32 + 1}, {tree.Head, 2, 1 << 40}, {tree.Base, 2, -5}} {
+		if got := s.value(c.side, c.at); got != c.want {
+			t.Errorf("side %v, place %d: %d, want %d", c.side, c.at, got, c.want)
+		}
 	}
 }

@@ -2,12 +2,17 @@ package stacks_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // The over-time queries give the same answers from the run functions
@@ -85,5 +90,48 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 				t.Errorf("stage %d (0: summed from the run stacks, 1: filled in by migrate): %s answered\n %s\nwant %s", stage, q, got[q], want[q])
 			}
 		}
+	}
+}
+
+// A diff whose (run, stack) values do not all fit 32 bits loads them
+// whole: the staged table widens, and each node's per-run totals are the
+// runs' values.
+func TestLoadValuesPast32Bits(t *testing.T) {
+	store, _ := migratedStore(t)
+	ctx := context.Background()
+	big := int64(3) << 31 // past 2^32
+	for i, build := range []string{"base", "head"} {
+		for run := range 2 {
+			p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds", Duration: time.Second}
+			root := p.Intern(profile.Frame{Name: "main"})
+			slow := p.Intern(profile.Frame{Name: "slow"})
+			p.Samples = []profile.Sample{{Stack: []uint32{root}, Value: 5}, {Stack: []uint32{root, slow}, Value: big + int64(10*i+run)}}
+			meta := storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(run), Start: time.Date(2026, 1, 1+i, 0, run, 0, 0, time.UTC)}
+			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	head, err := store.Runs(ctx, "app", []string{"head"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := store.Runs(ctx, "app", []string{"base"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := stacks.Load(ctx, store, nil, head, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := b.Build(tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, st := tr.Nodes[0], tr.Stats[0]
+	wantHead := []float64{float64(big + 10 + 5), float64(big + 11 + 5)}
+	wantBase := []float64{float64(big + 5), float64(big + 1 + 5)}
+	if !slices.Equal(st.HeadRuns, wantHead) || !slices.Equal(st.BaseRuns, wantBase) || root.HeadTotal != float64(big)+15.5 {
+		t.Errorf("root: head runs %v, base runs %v, head total %v; want %v, %v, %v", st.HeadRuns, st.BaseRuns, root.HeadTotal, wantHead, wantBase, float64(big)+15.5)
 	}
 }

@@ -243,11 +243,10 @@ func (l *layout) nodeRunSums(vals []float64, w, lo, hi int, parent []uint32) {
 	column := make([]float64, len(parent))
 	for col := lo; col < hi; col++ {
 		clear(column)
-		row := b.runRow(col)
-		for _, id := range ids {
-			if int(id) < len(row) {
-				column[l.owner[id]] += float64(row[id])
-			}
+		if row := b.runRow(col); row.narrow != nil {
+			addOwned(column, l.owner, ids, row.narrow)
+		} else {
+			addOwned(column, l.owner, ids, row.wide)
 		}
 		for i := len(column) - 1; i > 0; i-- {
 			column[parent[i]] += column[i]
@@ -260,13 +259,23 @@ func (l *layout) nodeRunSums(vals []float64, w, lo, hi int, parent []uint32) {
 
 // runRow is the per-run values of the run in column col (head runs, then
 // base runs), indexed by stack id.
-func (b *Builder) runRow(col int) []int64 {
+func (b *Builder) runRow(col int) runSlice {
 	s, r := Head, col
 	if col >= b.runs[Head] {
 		s, r = Base, col-b.runs[Head]
 	}
 	c := b.runCap[s]
-	return b.runValue[s][r*c : (r+1)*c]
+	return b.runValue[s].row(r*c, (r+1)*c)
+}
+
+// addOwned adds the values in row of the stacks ids to their owners'
+// places in column (owner: stack -> node).
+func addOwned[T int32 | int64](column []float64, owner []int32, ids []uint32, row []T) {
+	for _, id := range ids {
+		if int(id) < len(row) {
+			column[owner[id]] += float64(row[id])
+		}
+	}
 }
 
 // addRunsTo adds the per-run values of each stack of ids to vals (head
@@ -274,11 +283,20 @@ func (b *Builder) runRow(col int) []int64 {
 // order.
 func (b *Builder) addRunsTo(vals []float64, ids []uint32) {
 	for col := range vals {
-		row := b.runRow(col)
-		for _, id := range ids {
-			if int(id) < len(row) {
-				vals[col] += float64(row[id])
-			}
+		if row := b.runRow(col); row.narrow != nil {
+			vals[col] = addUp(vals[col], ids, row.narrow)
+		} else {
+			vals[col] = addUp(vals[col], ids, row.wide)
 		}
 	}
+}
+
+// addUp adds the values in row of the stacks ids to sum, in order.
+func addUp[T int32 | int64](sum float64, ids []uint32, row []T) float64 {
+	for _, id := range ids {
+		if int(id) < len(row) {
+			sum += float64(row[id])
+		}
+	}
+	return sum
 }

@@ -683,20 +683,30 @@ func TestAddRunValuesIsAddRun(t *testing.T) {
 		}
 		return 1
 	})
-	all := NewBuilder(one.frames)
-	for id := range one.Stacks() {
-		all.Stack(one.stack(uint32(id)))
+	// the table at once, in 64 bits and in 32
+	var all [2]*Builder
+	for narrow := range all {
+		all[narrow] = NewBuilder(one.frames)
+		for id := range one.Stacks() {
+			all[narrow].Stack(one.stack(uint32(id)))
+		}
 	}
 	for _, side := range []Side{Base, Head} {
-		all.SetRuns(side, one.runs[side])
 		n, runs := one.Stacks(), one.runs[side]
-		values := make([]int64, runs*n)
+		values, values32 := make([]int64, runs*n), make([]int32, runs*n)
 		for run := range runs {
 			for id := range n {
-				values[run*n+id] = one.runValue[side][run*one.runCap[side]+id]
+				v := one.runValue[side].wide[run*one.runCap[side]+id]
+				if v != int64(int32(v)) {
+					t.Fatalf("value %d does not fit 32 bits", v)
+				}
+				values[run*n+id], values32[run*n+id] = v, int32(v)
 			}
 		}
-		all.AddRunValues(side, values, slices.Clone(one.first[side]))
+		all[0].SetRuns(side, runs)
+		all[0].AddRunValues(side, values, slices.Clone(one.first[side]))
+		all[1].SetRuns(side, runs)
+		all[1].AddNarrowRunValues(side, values32, slices.Clone(one.first[side]))
 	}
 	found := 0
 	for _, o := range statViews {
@@ -705,13 +715,15 @@ func TestAddRunValuesIsAddRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := all.Build(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// (printed: untested nodes' statistics are NaN, unequal to itself)
-		if !reflect.DeepEqual(got.Nodes, want.Nodes) || fmt.Sprint(got.Stats) != fmt.Sprint(want.Stats) {
-			t.Errorf("%+v: AddRunValues built another tree than AddRun", o)
+		for narrow, b := range all {
+			got, err := b.Build(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (printed: untested nodes' statistics are NaN, unequal to itself)
+			if !reflect.DeepEqual(got.Nodes, want.Nodes) || fmt.Sprint(got.Stats) != fmt.Sprint(want.Stats) {
+				t.Errorf("%+v: AddRunValues (32 bits: %d) built another tree than AddRun", o, narrow)
+			}
 		}
 		found += len(significantNodes(want))
 	}
