@@ -386,7 +386,7 @@ func (x *FunctionIndex) RunValues(ctx context.Context, store *storage.Store, run
 	for f, name := range x.names {
 		number[storage.FunctionHash(name)] = int32(f) // #nosec G115 -- function ids are int32 by design
 	}
-	summed, err := store.RunFunctionValues(ctx, runs, func(r int, hash uint64, value int64) error {
+	summed, err := store.RunFunctionValues(ctx, runs, len(x.names), func(r int, hash uint64, value int64) error {
 		f, ok := number[hash]
 		if !ok {
 			return fmt.Errorf("%w: run %s/%s/%s has a function (%x) that none of the selection's stacks names",

@@ -43,7 +43,7 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, err := store.RunFunctionValues(ctx, runs, func(int, uint64, int64) error { return nil })
+		ok, err := store.RunFunctionValues(ctx, runs, 1, func(int, uint64, int64) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

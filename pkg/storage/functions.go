@@ -16,8 +16,11 @@ import (
 // a tenth of the rows RunStackValues reads for the same sums. It reads
 // nothing and returns false when some run has no such rows (an ingest
 // written before the table existed that migrate has not filled in yet):
-// the caller then sums the run stacks itself.
-func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, visit func(run int, function uint64, value int64) error) (bool, error) {
+// the caller then sums the run stacks itself. functions bounds the
+// functions of a run (the selection's: its stacks' distinct names), which
+// splits the reads to Options.MaxRows.
+func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int,
+	visit func(run int, function uint64, value int64) error) (bool, error) {
 	ok, err := s.FunctionsSummed(ctx, runs)
 	if err != nil || !ok {
 		return false, err
@@ -26,9 +29,8 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, visit func(ru
 	for i, r := range runs {
 		groups[i] = []Run{r}
 	}
-	// A run has at most as many functions as frames; its stacks bound
-	// them closely enough to split the reads by.
-	for _, read := range s.reads(groups, func(r Run) uint64 { return max(r.Stacks, 1) }) {
+	perRun := uint64(max(functions, 1)) // #nosec G115 -- a positive count
+	for _, read := range s.reads(groups, func(Run) uint64 { return perRun }) {
 		g, err := newGrouping(pick(groups, read))
 		if err != nil {
 			return false, fmt.Errorf("read function values: %w", err)

@@ -20,7 +20,7 @@ func functionValues(t *testing.T, s *Store, runs []Run, names ...string) []map[s
 	for i := range out {
 		out[i] = map[string]int64{}
 	}
-	ok, err := s.RunFunctionValues(context.Background(), runs, func(run int, h uint64, v int64) error {
+	ok, err := s.RunFunctionValues(context.Background(), runs, len(names), func(run int, h uint64, v int64) error {
 		name, known := byHash[h]
 		if !known {
 			t.Errorf("run %d: function %x is none of %v", run, h, names)
