@@ -216,10 +216,7 @@ type runStack struct {
 // the cells' tests), with no second read.
 func (e *Executor) evolutionFromSamples(ctx context.Context, sel *evolutionRuns, threshold float64) (*stacks.FunctionIndex, []float64, error) {
 	builds, runs, buildOf, in := sel.builds, sel.runs, sel.buildOf, sel.in
-	groups := make([][]storage.Run, len(runs))
-	for i, r := range runs {
-		groups[i] = []storage.Run{r}
-	}
+	groups := storage.EachRun(runs)
 	// The stack texts are read meanwhile: the first row waits for the
 	// index.
 	ctx, cancel := context.WithCancel(ctx)

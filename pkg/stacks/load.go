@@ -43,10 +43,7 @@ type valueRow struct {
 // A nil cache stands for a fresh one of this load's own.
 func Load(ctx context.Context, store *storage.Store, cache *Cache, head, base []storage.Run) (*tree.Builder, error) {
 	all := append(head[:len(head):len(head)], base...) // Store.Runs lists them by start time
-	groups := make([][]storage.Run, len(all))
-	for i := range all {
-		groups[i] = all[i : i+1]
-	}
+	groups := storage.EachRun(all)
 	app := head[0].App
 	cache = cache.orOwn()
 	in := newInterner(tree.NewBuilder(tree.NewFrames()))

@@ -25,10 +25,7 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int
 	if err != nil || !ok {
 		return false, err
 	}
-	groups := make([][]Run, len(runs))
-	for i, r := range runs {
-		groups[i] = []Run{r}
-	}
+	groups := EachRun(runs)
 	perRun := uint64(max(functions, 1)) // #nosec G115 -- a positive count
 	for _, read := range s.reads(groups, func(Run) uint64 { return perRun }) {
 		g, err := newGrouping(pick(groups, read))
@@ -93,11 +90,7 @@ func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 // accepts; the others have no rows.
 func (s *Store) FunctionTimeline(ctx context.Context, runs []Run, functions []uint64,
 	visit func(run int, function uint64, bucket int, value int64) error) error {
-	each := make([][]Run, len(runs)) // one group per run: the key is the run
-	for i, r := range runs {
-		each[i] = []Run{r}
-	}
-	g, err := newGrouping(each)
+	g, err := newGrouping(EachRun(runs)) // the key is the run
 	if err != nil {
 		return fmt.Errorf("read function timelines: %w", err)
 	}
@@ -246,11 +239,7 @@ func (s *Store) stackSetRuns(ctx context.Context, reps []Run, members [][]int, v
 // stacks rows of the ingests with sums, the samples of the others (as
 // StackValues reads them).
 func (s *Store) stackPairs(ctx context.Context, runs []Run) (*grouping, string, []any, error) {
-	each := make([][]Run, len(runs))
-	for i, r := range runs {
-		each[i] = []Run{r}
-	}
-	g, err := newGrouping(each)
+	g, err := newGrouping(EachRun(runs))
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("read stack runs: %w", err)
 	}
@@ -329,11 +318,10 @@ func (s *Store) sumFunctions(ctx context.Context, runs []Run) error {
 	}
 	sums := make([]*functionSums, len(runs))
 	ids := make([]map[uint64][]int32, len(runs)) // per run: stack -> function ids
-	groups := make([][]Run, len(runs))
-	for i, r := range runs {
-		sums[i], ids[i], groups[i] = newFunctionSums(), map[uint64][]int32{}, []Run{r}
+	for i := range runs {
+		sums[i], ids[i] = newFunctionSums(), map[uint64][]int32{}
 	}
-	err = s.Timeline(ctx, groups, func(run int, stack uint64, bucket int, value int64) error {
+	err = s.Timeline(ctx, EachRun(runs), func(run int, stack uint64, bucket int, value int64) error {
 		of, ok := ids[run][stack]
 		if !ok {
 			fs, known := functions[stack]

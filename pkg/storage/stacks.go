@@ -207,10 +207,7 @@ func (s *Store) stackValues(ctx context.Context, groups [][]Run, firstSeen bool,
 // each (run, stack) value, run being the index in runs, in as few reads
 // as Options.MaxRows allows (see reads).
 func (s *Store) RunStackValues(ctx context.Context, runs []Run, visit func(run int, stackHash uint64, value int64) error) error {
-	groups := make([][]Run, len(runs))
-	for i, r := range runs {
-		groups[i] = []Run{r}
-	}
+	groups := EachRun(runs)
 	for _, read := range s.reads(groups, func(r Run) uint64 { return r.Stacks }) {
 		err := s.stackValues(ctx, pick(groups, read), false, func(g int, hash uint64, value int64, _ uint64) error {
 			return visit(read[g], hash, value)
@@ -220,6 +217,16 @@ func (s *Store) RunStackValues(ctx context.Context, runs []Run, visit func(run i
 		}
 	}
 	return nil
+}
+
+// EachRun makes each run a group of its own, for per-run reads
+// (StackValues, Timeline).
+func EachRun(runs []Run) [][]Run {
+	groups := make([][]Run, len(runs))
+	for i := range runs {
+		groups[i] = runs[i : i+1 : i+1]
+	}
+	return groups
 }
 
 // reads splits groups into reads, each a list of places in groups: in the
