@@ -240,7 +240,7 @@ func (s *staging) add(r valueRow) bool {
 	side, run := s.sideRun(r.group)
 	i := run*len(s.hashes) + k
 	if narrow := s.narrow[side]; narrow != nil {
-		if v := int64(narrow[i]) + r.value; v == int64(int32(v)) {
+		if v := int64(narrow[i]) + r.value; v >= math.MinInt32 && v <= math.MaxInt32 {
 			narrow[i] = int32(v) // #nosec G115 -- it fits, as just checked
 		} else {
 			s.widen(side)
