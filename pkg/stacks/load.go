@@ -205,16 +205,14 @@ type listing struct {
 
 // staging holds the values of a selection's stacks by their place in its
 // list of hashes until the stacks are interned: per side, run-major (run
-// r's value of stack k at r*n+k) as the engine keeps them, and the
-// smallest first-seen key of each stack. A side's values are 32-bit
-// (narrow) until one needs 64 (wide): the table is most of what a query
-// of many runs holds, and a stack's value in one run nearly always fits.
+// r's value of stack k at r*n+k) as the engine keeps them (a
+// tree.RunTable, 32-bit while the values fit), and the smallest
+// first-seen key of each stack.
 type staging struct {
 	hashes []uint64 // ascending
 	at     int      // where the last search ended
 	head   int      // head runs: groups from here on are base runs
-	narrow [2][]int32
-	wide   [2][]int64
+	values [2]tree.RunTable
 	first  [2][]uint64
 }
 
@@ -222,7 +220,7 @@ func newStaging(hashes []uint64, head, base int) *staging {
 	n := len(hashes)
 	s := &staging{hashes: hashes, head: head}
 	for side, runs := range [2]int{tree.Head: head, tree.Base: base} {
-		s.narrow[side] = make([]int32, runs*n)
+		s.values[side] = tree.NewRunTable(runs * n)
 		s.first[side] = make([]uint64, n)
 		for k := range s.first[side] {
 			s.first[side][k] = math.MaxUint64
@@ -238,36 +236,9 @@ func (s *staging) add(r valueRow) bool {
 		return false
 	}
 	side, run := s.sideRun(r.group)
-	i := run*len(s.hashes) + k
-	if narrow := s.narrow[side]; narrow != nil {
-		if v := int64(narrow[i]) + r.value; v >= math.MinInt32 && v <= math.MaxInt32 {
-			narrow[i] = int32(v) // #nosec G115 -- it fits, as just checked
-		} else {
-			s.widen(side)
-		}
-	}
-	if wide := s.wide[side]; wide != nil {
-		wide[i] += r.value
-	}
+	s.values[side].Add(run*len(s.hashes)+k, r.value)
 	s.first[side][k] = min(s.first[side][k], r.firstSeen)
 	return true
-}
-
-// widen makes a side's values 64-bit.
-func (s *staging) widen(side tree.Side) {
-	s.wide[side] = make([]int64, len(s.narrow[side]))
-	for i, v := range s.narrow[side] {
-		s.wide[side][i] = int64(v)
-	}
-	s.narrow[side] = nil
-}
-
-// value is a side's staged value at i.
-func (s *staging) value(side tree.Side, i int) int64 {
-	if s.narrow[side] != nil {
-		return int64(s.narrow[side][i])
-	}
-	return s.wide[side][i]
 }
 
 // sideRun is the side and run of a group of the values read: head runs,
@@ -330,18 +301,14 @@ func (s *staging) into(b *tree.Builder, in *interner) {
 		same = same && ids[k] == tree.StackID(k) // #nosec G115 -- k < n, a number of engine stacks
 	}
 	for _, side := range []tree.Side{tree.Head, tree.Base} {
-		runs := (len(s.narrow[side]) + len(s.wide[side])) / max(n, 1)
-		switch {
-		case same && s.narrow[side] != nil:
-			b.AddNarrowRunValues(side, s.narrow[side], s.first[side])
-			continue
-		case same:
-			b.AddRunValues(side, s.wide[side], s.first[side])
+		runs := s.values[side].Len() / max(n, 1)
+		if same {
+			b.AddRunTable(side, s.values[side], s.first[side])
 			continue
 		}
 		for r := range runs {
 			for k := range n {
-				if v, first := s.value(side, r*n+k), s.first[side][k]; v != 0 || first != math.MaxUint64 {
+				if v, first := s.values[side].At(r*n+k), s.first[side][k]; v != 0 || first != math.MaxUint64 {
 					b.AddRun(side, r, ids[k], v, first)
 				}
 			}

@@ -107,7 +107,7 @@ func TestWaitingDrain(t *testing.T) {
 	for g := range 3 {
 		side, run := s.sideRun(g)
 		for k := range list {
-			if got := s.value(side, run*len(list)+k); got != sums[[2]int{g, k}] {
+			if got := s.values[side].At(run*len(list) + k); got != sums[[2]int{g, k}] {
 				t.Fatalf("group %d, stack %d: %d, want %d", g, k, got, sums[[2]int{g, k}])
 			}
 		}
@@ -117,8 +117,8 @@ func TestWaitingDrain(t *testing.T) {
 	}
 }
 
-// A side's staged values are 32-bit until a sum needs 64: then every
-// value moves, and none is lost or cut.
+// A side's staged values widen past 32 bits on their own (the table's
+// width: tree's TestRunTableWidens), and none is lost or cut.
 func TestStagingWidens(t *testing.T) {
 	list := []uint64{10, 20, 30}
 	s := newStaging(list, 1, 1)
@@ -130,20 +130,14 @@ func TestStagingWidens(t *testing.T) {
 	add(0, 10, 7)
 	add(0, 20, math.MaxInt32)
 	add(1, 30, -5)
-	if s.narrow[tree.Head] == nil || s.narrow[tree.Base] == nil {
-		t.Fatal("values that fit 32 bits were staged wide")
-	}
 	add(0, 20, 1) // past 32 bits
 	add(0, 30, 1<<40)
-	if s.narrow[tree.Head] != nil || s.narrow[tree.Base] == nil {
-		t.Fatal("only the head side should have widened")
-	}
 	for _, c := range []struct {
 		side tree.Side
 		at   int
 		want int64
 	}{{tree.Head, 0, 7}, {tree.Head, 1, math.MaxInt32 + 1}, {tree.Head, 2, 1 << 40}, {tree.Base, 2, -5}} {
-		if got := s.value(c.side, c.at); got != c.want {
+		if got := s.values[c.side].At(c.at); got != c.want {
 			t.Errorf("side %v, place %d: %d, want %d", c.side, c.at, got, c.want)
 		}
 	}

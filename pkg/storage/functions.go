@@ -339,8 +339,8 @@ func (s *Store) sumFunctions(ctx context.Context, runs []Run) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range sums {
-		s.done()
+	for _, f := range sums {
+		f.done()
 	}
 	written, err := s.timelinesWritten(ctx, runs)
 	if err != nil {
@@ -355,14 +355,14 @@ func (s *Store) sumFunctions(ctx context.Context, runs []Run) error {
 	}
 	err = s.insertBatches(ctx, s.q.functionTimelines, &functionTimelinesSchema, len(timelines.ids), max(1, len(timelines.ids)), nil,
 		func(b driver.Batch, _, _ int) error {
-			return appendColumns(b, timelines.apps, timelines.functions, timelines.ids, timelines.buckets, timelines.values)
+			return timelines.writeTimelines(b)
 		})
 	if err != nil {
 		return err
 	}
 	return s.insertBatches(ctx, s.q.runFunctions, &runFunctionsSchema, len(whole.ids), max(1, len(whole.ids)), nil,
 		func(b driver.Batch, _, _ int) error {
-			return appendColumns(b, whole.apps, whole.ids, whole.functions, whole.values)
+			return whole.writeWhole(b)
 		})
 }
 
@@ -466,6 +466,17 @@ type timelineColumns struct {
 	functions, ids []uint64
 	buckets        []uint8
 	values         []int64
+}
+
+// writeTimelines appends the rows to a batch of the function timelines
+// table, writeWhole to one of the run functions table: each in its
+// table's column order.
+func (c *timelineColumns) writeTimelines(b driver.Batch) error {
+	return appendColumns(b, c.apps, c.functions, c.ids, c.buckets, c.values)
+}
+
+func (c *timelineColumns) writeWhole(b driver.Batch) error {
+	return appendColumns(b, c.apps, c.ids, c.functions, c.values)
 }
 
 // appendWhole appends the run functions rows [a, z) (by id) of the run.

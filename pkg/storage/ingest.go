@@ -474,7 +474,7 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 			st.rows(lo, hi, func(i int, r *prepared) int { return r.functions.timelineRows() }, func(i int, r *prepared, a, z int) {
 				r.functions.appendTimeline(&c, st.runs[i].Meta.App, st.ids[i], a, z)
 			})
-			return appendColumns(b, c.apps, c.functions, c.ids, c.buckets, c.values)
+			return c.writeTimelines(b)
 		})
 	}
 	if err == nil {
@@ -483,7 +483,7 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 			st.rows(lo, hi, func(i int, r *prepared) int { return len(r.functions.hash) }, func(i int, r *prepared, a, z int) {
 				r.functions.appendWhole(&c, st.runs[i].Meta.App, st.ids[i], a, z)
 			})
-			return appendColumns(b, c.apps, c.ids, c.functions, c.values)
+			return c.writeWhole(b)
 		})
 	}
 	if err != nil {

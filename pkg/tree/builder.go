@@ -50,7 +50,7 @@ type Builder struct {
 	// r's value of stack id at r*runCap[s]+id, so that one run's rows,
 	// which storage sends in stack order, fill memory in order. stride[s]
 	// is the side's run count at its first AddRun (0: no AddRun yet).
-	runValue [2]runTable
+	runValue [2]RunTable
 	runCap   [2]int
 	stride   [2]int
 	stop     stopper // StopWhen
@@ -189,22 +189,48 @@ func (b *Builder) AddRun(side Side, run int, s StackID, value int64, firstSeen u
 		// as before: interned stack by stack, the runs move rarely
 		b.growRuns(side, max(len(b.stackKey), 2*b.runCap[side]))
 	}
-	b.runValue[side].widen()
-	b.runValue[side].wide[run*b.runCap[side]+int(s)] += value
+	b.runValue[side].Add(run*b.runCap[side]+int(s), value)
 	b.Add(side, s, value, firstSeen)
 }
 
-// runTable is a side's per-run values: in 32 bits when every value fits,
-// as a selection's (run, stack) sums usually do (AddNarrowRunValues),
-// which halves the largest table a query holds (80 MB at 100 runs a side
-// over 50,000 stacks); in 64 otherwise.
-type runTable struct {
+// RunTable is a side's per-run values, run-major (run r's value of stack
+// id at r*n+id, n stacks): in 32 bits while every value fits, as a
+// selection's (run, stack) sums nearly always do, which halves the
+// largest table a query holds (80 MB at 100 runs a side over 50,000
+// stacks); in 64 once one does not.
+type RunTable struct {
 	narrow []int32
 	wide   []int64
 }
 
-// widen turns a 32-bit table into a 64-bit one, for AddRun.
-func (t *runTable) widen() {
+// NewRunTable returns a table of n zeros, in 32 bits.
+func NewRunTable(n int) RunTable { return RunTable{narrow: make([]int32, n)} }
+
+// Add adds v to the value at i, widening the table when the sum needs it.
+func (t *RunTable) Add(i int, v int64) {
+	if t.narrow != nil {
+		if sum := int64(t.narrow[i]) + v; sum >= math.MinInt32 && sum <= math.MaxInt32 {
+			t.narrow[i] = int32(sum) // #nosec G115 -- it fits, as just checked
+			return
+		}
+		t.widen()
+	}
+	t.wide[i] += v
+}
+
+// At is the value at i.
+func (t RunTable) At(i int) int64 {
+	if t.narrow != nil {
+		return int64(t.narrow[i])
+	}
+	return t.wide[i]
+}
+
+// Len is the number of values.
+func (t RunTable) Len() int { return len(t.narrow) + len(t.wide) }
+
+// widen turns a 32-bit table into a 64-bit one.
+func (t *RunTable) widen() {
 	if t.narrow == nil {
 		return
 	}
@@ -215,54 +241,51 @@ func (t *runTable) widen() {
 	t.narrow = nil
 }
 
-// runSlice is one run's values of a runTable, indexed by stack id: one
+// runSlice is one run's values of a RunTable, indexed by stack id: one
 // of the two is set.
 type runSlice struct {
 	narrow []int32
 	wide   []int64
 }
 
-func (t runTable) row(lo, hi int) runSlice {
+func (t RunTable) row(lo, hi int) runSlice {
 	if t.narrow != nil {
 		return runSlice{narrow: t.narrow[lo:hi]}
 	}
 	return runSlice{wide: t.wide[lo:hi]}
 }
 
-// AddRunValues adds every run's value of every stack of a side at once:
-// values[r*n+id] is run r's value of stack id, for the n = Stacks() =
+// AddRunTable adds every run's value of every stack of a side at once:
+// t.At(r*n+id) is run r's value of stack id, for the n = Stacks() =
 // len(first) stacks interned so far, and first[id] the smallest
 // first-seen key among them (math.MaxUint64 where the side never saw the
 // stack). It is AddRun for callers that gathered a side's values before
 // the stacks were interned; the side must have had no AddRun yet, and the
-// Builder keeps values as its per-run table.
-func (b *Builder) AddRunValues(side Side, values []int64, first []uint64) {
-	addRunValues(b, side, values, first)
-	b.runValue[side] = runTable{wide: values}
-}
-
-// AddNarrowRunValues is AddRunValues of values that fit 32 bits, which
-// the Builder keeps so.
-func (b *Builder) AddNarrowRunValues(side Side, values []int32, first []uint64) {
-	addRunValues(b, side, values, first)
-	b.runValue[side] = runTable{narrow: values}
-}
-
-func addRunValues[T int32 | int64](b *Builder, side Side, values []T, first []uint64) {
+// Builder keeps t as its per-run table.
+func (b *Builder) AddRunTable(side Side, t RunTable, first []uint64) {
 	runs, n := b.runs[side], len(b.stackKey)
-	if b.stride[side] != 0 || len(first) != n || len(values) != runs*n {
-		panic(fmt.Sprintf("tree: AddRunValues of %d values, %d first-seen keys on a side of %d runs over %d stacks (after AddRun: %v)",
-			len(values), len(first), runs, n, b.stride[side] != 0))
+	if b.stride[side] != 0 || len(first) != n || t.Len() != runs*n {
+		panic(fmt.Sprintf("tree: AddRunTable of %d values, %d first-seen keys on a side of %d runs over %d stacks (after AddRun: %v)",
+			t.Len(), len(first), runs, n, b.stride[side] != 0))
 	}
-	b.runCap[side], b.stride[side] = n, runs
-	sum, seen := b.value[side], b.first[side]
+	b.runValue[side], b.runCap[side], b.stride[side] = t, n, runs
+	if t.narrow != nil {
+		addRunSums(b.value[side], t.narrow, runs, n)
+	} else {
+		addRunSums(b.value[side], t.wide, runs, n)
+	}
+	seen := b.first[side]
+	for id, f := range first {
+		seen[id] = min(seen[id], f)
+	}
+}
+
+// addRunSums adds each stack's values over the runs to sum.
+func addRunSums[T int32 | int64](sum []int64, values []T, runs, n int) {
 	for r := range runs {
 		for id, v := range values[r*n : (r+1)*n] {
 			sum[id] += int64(v)
 		}
-	}
-	for id, f := range first {
-		seen[id] = min(seen[id], f)
 	}
 }
 
@@ -274,7 +297,7 @@ func (b *Builder) growRuns(side Side, capacity int) {
 	for r := range b.stride[side] {
 		copy(rv[r*capacity:], old[r*oldCap:(r+1)*oldCap])
 	}
-	b.runValue[side], b.runCap[side] = runTable{wide: rv}, capacity
+	b.runValue[side], b.runCap[side] = RunTable{wide: rv}, capacity
 }
 
 // SetRuns sets the number of runs of a side, the divisor that turns sums into

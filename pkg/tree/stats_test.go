@@ -672,9 +672,9 @@ func TestStatsRealRegression(t *testing.T) {
 	t.Logf("regexp.Compile ranked %d of %d: delta %.3g [%.3g, %.3g], q %.3g", i+1, len(fn), fn[i].Delta, fn[i].DeltaLow, fn[i].DeltaHigh, fn[i].QValue)
 }
 
-// AddRunValues, a side's per-run table at once, builds what AddRun value
-// by value does, statistics included.
-func TestAddRunValuesIsAddRun(t *testing.T) {
+// AddRunTable, a side's per-run table at once, builds what AddRun value
+// by value does, statistics included, from a 64-bit table or a 32-bit one.
+func TestAddRunTableIsAddRun(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	p := newSimProgram(r, 300)
 	one := simDiff(r, p, 4, 0.05, func(s []string) float64 {
@@ -704,9 +704,9 @@ func TestAddRunValuesIsAddRun(t *testing.T) {
 			}
 		}
 		all[0].SetRuns(side, runs)
-		all[0].AddRunValues(side, values, slices.Clone(one.first[side]))
+		all[0].AddRunTable(side, RunTable{wide: values}, slices.Clone(one.first[side]))
 		all[1].SetRuns(side, runs)
-		all[1].AddNarrowRunValues(side, values32, slices.Clone(one.first[side]))
+		all[1].AddRunTable(side, RunTable{narrow: values32}, slices.Clone(one.first[side]))
 	}
 	found := 0
 	for _, o := range statViews {
@@ -722,12 +722,34 @@ func TestAddRunValuesIsAddRun(t *testing.T) {
 			}
 			// (printed: untested nodes' statistics are NaN, unequal to itself)
 			if !reflect.DeepEqual(got.Nodes, want.Nodes) || fmt.Sprint(got.Stats) != fmt.Sprint(want.Stats) {
-				t.Errorf("%+v: AddRunValues (32 bits: %d) built another tree than AddRun", o, narrow)
+				t.Errorf("%+v: AddRunTable (32 bits: %d) built another tree than AddRun", o, narrow)
 			}
 		}
 		found += len(significantNodes(want))
 	}
 	if found == 0 {
 		t.Error("nothing significant: the comparison proves little")
+	}
+}
+
+// A RunTable is 32-bit until a sum needs 64 bits: then every value moves,
+// and none is lost or cut.
+func TestRunTableWidens(t *testing.T) {
+	rt := NewRunTable(3)
+	rt.Add(0, 7)
+	rt.Add(1, math.MaxInt32)
+	rt.Add(2, -5)
+	if rt.narrow == nil {
+		t.Fatal("values that fit 32 bits were held wide")
+	}
+	rt.Add(1, 1) // past 32 bits
+	if rt.narrow != nil || rt.wide == nil {
+		t.Fatal("a sum past 32 bits did not widen the table")
+	}
+	rt.Add(2, 1<<40)
+	for i, want := range []int64{7, math.MaxInt32 + 1, 1<<40 - 5} {
+		if got := rt.At(i); got != want {
+			t.Errorf("value %d: %d, want %d", i, got, want)
+		}
 	}
 }
