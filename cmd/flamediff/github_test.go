@@ -95,12 +95,12 @@ func TestGitHubOutputHostileName(t *testing.T) {
 
 // On real Go profiles the new function's annotation names its file
 // relative to the source root (the profiled program was built in
-// /work/steering/tools/genprof) and its first line; the runtime's
+// /home/build/src/demo/genprof) and its first line; the runtime's
 // culprit, outside the root, has no file property and no absolute path.
 func TestGitHubOutputRealProfile(t *testing.T) {
 	head, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "head-run*.pb.gz"))
 	base, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
-	args := append(append(append([]string{"query", "--type", "diff", "--output", "github", "--source-root", "/work/steering/tools",
+	args := append(append(append([]string{"query", "--type", "diff", "--output", "github", "--source-root", "/home/build/src/demo",
 		"--fail-on-regression", "--head"}, head...), "--base"), base...)
 	out, err := flamediff(t, args...)
 	if !isRegression(err) {

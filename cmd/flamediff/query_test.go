@@ -34,8 +34,8 @@ func storedEqualsLocal(t *testing.T, dsn string) {
 	for _, norm := range []string{"absolute", "relative"} {
 		for _, output := range []string{"json", "github"} {
 			local, lerr := flamediff(t, append(append(append([]string{"query", "--type", "diff", "--output", output, "--variants",
-				"--normalize", norm, "--source-root", "/work/steering/tools", "--head"}, sides["head"]...), "--base"), sides["base"]...)...)
-			stored, serr := flamediff(t, "query", "--dsn", dsn, "--output", output, "--source-root", "/work/steering/tools", "--model",
+				"--normalize", norm, "--source-root", "/home/build/src/demo", "--head"}, sides["head"]...), "--base"), sides["base"]...)...)
+			stored, serr := flamediff(t, "query", "--dsn", dsn, "--output", output, "--source-root", "/home/build/src/demo", "--model",
 				`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]},"variants":true,"normalize":"`+norm+`"}`)
 			if lerr != nil || serr != nil || local != stored || !strings.Contains(stored, "validateHead") {
 				t.Errorf("%s %s: stored (%v) and local (%v) diffs differ:\n stored %.300s\n local  %.300s", norm, output, serr, lerr, stored, local)

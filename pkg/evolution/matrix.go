@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/flamediff/flamediff/pkg/stats"
 )
 
 // DefaultThreshold is the share of a build's total under which a component
@@ -18,7 +20,7 @@ type Options struct {
 	// everything; use DefaultThreshold for the paper's default.
 	Threshold float64
 	// Alpha is the false discovery rate of the cells' tests, in (0, 0.5];
-	// 0 means DefaultAlpha.
+	// 0 means stats.DefaultAlpha, as for the flame graph's nodes.
 	Alpha float64
 }
 
@@ -185,7 +187,7 @@ func Analyze(builds []Build, opts Options) (Result, error) {
 		return Result{}, fmt.Errorf("evolution: threshold %v outside [0, 1]", opts.Threshold)
 	}
 	if opts.Alpha == 0 {
-		opts.Alpha = DefaultAlpha
+		opts.Alpha = stats.DefaultAlpha
 	}
 	if !(opts.Alpha > 0 && opts.Alpha <= 0.5) {
 		return Result{}, fmt.Errorf("evolution: alpha %v outside (0, 0.5]", opts.Alpha)

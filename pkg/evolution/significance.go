@@ -6,10 +6,6 @@ import (
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
-// DefaultAlpha is the false discovery rate of the cells' tests when
-// Options.Alpha is 0, as for the flame graph's nodes.
-const DefaultAlpha = 0.05
-
 // testChanges tests each cell's change against the previous build across
 // runs, as the flame graph tests its nodes (docs/STATISTICS.md): Welch's t
 // on the per-run times, then Benjamini-Hochberg over every tested cell of

@@ -55,7 +55,7 @@ func TestCellTests(t *testing.T) {
 		if r.PValue == nil {
 			continue
 		}
-		if *r.QValue != q[k] || *r.Significant != (q[k] < DefaultAlpha) {
+		if *r.QValue != q[k] || *r.Significant != (q[k] < stats.DefaultAlpha) {
 			t.Errorf("%s@%s: q %v significant %v, want BH q %v", r.Component, r.Build, *r.QValue, *r.Significant, q[k])
 		}
 		k++
