@@ -182,8 +182,8 @@ func (p Plan) Decide(base, head []float64) (Step, error) {
 		if s.Change >= p.MinChange {
 			s.Decision = Fail
 		}
-		s.Why = fmt.Sprintf("costs are deterministic (every run of a side has the same total), so %d %s a side decide: the change is exactly %s.",
-			n, map[bool]string{true: "run", false: "runs"}[n == 1], percent(s.Change))
+		s.Why = fmt.Sprintf("costs are deterministic (every run of a side has the same total), so %d %s: the change is exactly %s.",
+			n, map[bool]string{true: "run a side decides", false: "runs a side decide"}[n == 1], percent(s.Change))
 		return s, nil
 	case n < 2:
 		s.Decision, s.More = Continue, p.Batch
