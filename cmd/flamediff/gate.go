@@ -82,7 +82,7 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 			}
 			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", codeSpan(c.Function), c.Kind, caller,
 				verdict.Percent(float64(c.Delta)), verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)),
-				verdict.PValue(float64(c.QValue)), share(float64(c.MDC)), share(float64(c.Share)), source(c))
+				verdict.PValue(float64(c.QValue)), detects(float64(c.MDC)), share(float64(c.Share)), source(c))
 		}
 		if len(rows) < len(list.rows) {
 			fmt.Fprintf(&sb, "\n… and %d more.\n", len(list.rows)-len(rows))
@@ -92,12 +92,20 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 	return err
 }
 
-// share prints a culprit's share of the change, or its detectable change.
+// share prints a culprit's share of the change.
 func share(s float64) string {
 	if s != s {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", 100*s)
+}
+
+// detects prints a culprit's minimum detectable change.
+func detects(mdc float64) string {
+	if mdc != mdc {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", 100*mdc)
 }
 
 // seeing says what the verdict's runs can see, and where a sequential
