@@ -167,3 +167,40 @@ func TestLoopScript(t *testing.T) {
 		}
 	}
 }
+
+// A sequential look's exit codes as a shell sees them (docs/CLI.md): 4 to
+// add runs, 5 at the maximum undecided, 3 and 0 for deterministic costs
+// decided in one run a side, 1 for a run count off the plan, 2 for a
+// look of relative shares.
+func TestSequentialExitCodes(t *testing.T) {
+	stacks := []string{"main;parse", "main;price"}
+	noise := []int{0, 90, -80, 60, -70, 40, -30, 85, -60, 20} // about 6% a run
+	base := foldedRuns(t, "base", 10, stacks, func(_ string, run int) int { return 1000 + noise[run] })
+	head := foldedRuns(t, "head", 10, stacks, func(_ string, run int) int { return 1000 + noise[(run+3)%10] })
+	fixedBase := foldedRuns(t, "fixed-base", 1, stacks, func(string, int) int { return 1000 })
+	fixedHead := foldedRuns(t, "fixed-head", 1, stacks, func(s string, _ int) int { return map[bool]int{true: 1100, false: 1000}[s == "main;price"] })
+	look := func(head, base []string, extra ...string) []string {
+		args := append([]string{"query", "--type", "diff", "--head"}, head...)
+		return append(append(append(args, "--base"), base...), extra...)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string // on stderr
+	}{
+		{"undecided", look(head[:5], base[:5], "--max-runs", "30"), 4, "CONTINUE: 5 runs a side"},
+		{"undecided at the maximum", look(head, base, "--max-runs", "10"), 5, "INCONCLUSIVE: 10 runs a side, the plan's maximum"},
+		{"deterministic regression", look(fixedHead, fixedBase, "--max-runs", "10", "--batch", "1", "--deterministic"), 3, "deterministic"},
+		{"deterministic, under the threshold", look(fixedHead, fixedBase, "--max-runs", "10", "--batch", "1", "--deterministic", "--min-change", "0.1"), 0, ""},
+		{"off the plan", look(head[:7], base[:7], "--max-runs", "30"), 1, "not a look of the plan"},
+		{"relative", look(head[:5], base[:5], "--max-runs", "30", "--normalize", "relative"), 2, "--normalize absolute"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stderr, code := runBinary(t, c.args...)
+			if code != c.code || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, want %d with %q: %s", code, c.code, c.want, stderr)
+			}
+		})
+	}
+}
