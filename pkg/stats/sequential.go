@@ -35,6 +35,11 @@ func detectable(df, alpha, power float64) float64 {
 	return t.Quantile(1-alpha/2) + t.Quantile(power)
 }
 
+// TQuantile is Student's t quantile at p with df degrees of freedom.
+func TQuantile(df, p float64) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+}
+
 // ScaleMDC turns a 95% interval's half-width, from a Welch test at df
 // degrees of freedom, into the minimum detectable change of the same test
 // at alpha and power.

@@ -27,6 +27,13 @@ type Power struct {
 	// interval); null otherwise.
 	RulesOut   Number  `json:"rulesOut"`
 	Confidence float64 `json:"confidence"`
+	// PathsRuleOut is the smallest regression of any tested call path's
+	// total (a share of the base total) that the runs exclude for all of
+	// them at once at 95% (Bonferroni over the tested nodes), when the
+	// verdict passes with absolute normalisation; null otherwise.
+	PathsRuleOut Number `json:"pathsRuleOut"`
+	// Paths is the number of tested call paths PathsRuleOut covers.
+	Paths int `json:"paths,omitempty"`
 	// Deterministic says that neither side's totals spread.
 	Deterministic bool `json:"deterministic,omitempty"`
 	// Sentence says it in words.
@@ -74,7 +81,8 @@ func (in Input) lookAlpha(b *tree.Builder, o *tree.Options) error {
 
 // see fills what the runs can see, and with a plan, the look's decision.
 func (v *Verdict) see(t *tree.Tree, in Input) {
-	p := &Power{Power: stats.DefaultPower, MDC: Number(math.NaN()), RulesOut: Number(math.NaN()), Confidence: 0.95}
+	nan := Number(math.NaN())
+	p := &Power{Power: stats.DefaultPower, MDC: nan, RulesOut: nan, PathsRuleOut: nan, Confidence: 0.95}
 	v.Power = p
 	base, head := stats.Describe(v.Totals.Base), stats.Describe(v.Totals.Head)
 	p.MDC = Number(stats.MDC(base, head, v.Alpha, p.Power))
@@ -99,10 +107,36 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 		p.RulesOut, p.Confidence = v.Sequential.High, 1-in.Plan.Beta
 	case v.Result == Pass && t.Normalize == tree.Absolute:
 		p.RulesOut = v.Change.ChangeHigh
+		p.PathsRuleOut, p.Paths = pathsRuleOut(t)
 	case v.Result != Fail && v.Notice == "":
 		p.RunsToDecide = stats.RunsFor(base, head, v.MinChange, v.Alpha, p.Power)
 	}
 	p.Sentence = p.sentence(v)
+}
+
+// pathsRuleOut is the largest upper bound of a tested call path's delta
+// with the 95% intervals widened to hold for all the m tested nodes at once
+// (Bonferroni: t(1 - 0.05/2m) instead of t(0.975)), and m. The degrees of
+// freedom are the smaller side's runs - 1, the least Welch's can be, which
+// widens the ratio of the quantiles most: the bound errs on the safe side.
+func pathsRuleOut(t *tree.Tree) (Number, int) {
+	var tested []int
+	for i := 1; i < len(t.Stats); i++ {
+		if !math.IsNaN(t.Stats[i].QValue) && !math.IsNaN(t.Stats[i].DeltaHigh) {
+			tested = append(tested, i)
+		}
+	}
+	if len(tested) == 0 {
+		return Number(math.NaN()), 0
+	}
+	df := float64(min(t.Runs[tree.Base], t.Runs[tree.Head]) - 1)
+	scale := stats.TQuantile(df, 1-0.05/float64(2*len(tested))) / stats.TQuantile(df, 0.975)
+	worst := math.Inf(-1)
+	for _, i := range tested {
+		s := t.Stats[i]
+		worst = math.Max(worst, t.Delta(i)+scale*(s.DeltaHigh-s.DeltaLow)/2)
+	}
+	return Number(worst), len(tested)
 }
 
 // look decides a sequential look: a culprit's regression (at the look's
@@ -141,6 +175,11 @@ func (p *Power) sentence(v *Verdict) string {
 		unsigned(mdc), 100*p.Power, v.Alpha)
 	if r := float64(p.RulesOut); !math.IsNaN(r) {
 		out += fmt.Sprintf(" They rule out a regression of %s or more at %g%% confidence.", unsigned(math.Max(r, 0)), 100*p.Confidence)
+	}
+	if r := float64(p.PathsRuleOut); r < v.MinChange {
+		out += fmt.Sprintf(" No call path's total grew by %s or more (all %d tested at once, 95%% confidence).", unsigned(math.Max(r, 0)), p.Paths)
+	} else if !math.IsNaN(r) {
+		out += fmt.Sprintf(" The per-function tests cannot rule out a regression of %s in a single call path.", unsigned(v.MinChange))
 	}
 	if p.RunsToDecide > 0 {
 		out += fmt.Sprintf(" About %d runs a side would detect or rule out %s.", p.RunsToDecide, unsigned(v.MinChange))

@@ -117,3 +117,28 @@ func TestDeterministicLook(t *testing.T) {
 		}
 	}
 }
+
+// A PASS says what it rules out for every call path at once where the
+// tests have the power: a quiet A/A rules out 1% everywhere; a real change
+// of 0.5% of the total in one function stays inside the bound.
+func TestPassRulesOutCallPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 3))
+	for _, c := range []struct {
+		change float64 // of the total, in main;a
+		runs   int
+		noise  float64
+		claim  bool
+	}{{0, 10, 0.001, true}, {0.005, 10, 0.001, true}, {0, 5, 0.01, false}} {
+		v, err := Of(noisy(c.runs, c.noise, func(s string) float64 {
+			return map[bool]float64{true: 1 + c.change*7.5, false: 1}[s == "main;a"]
+		}, rng), Input{MinChange: DefaultMinBaseShare})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := float64(v.Power.PathsRuleOut)
+		claims := strings.Contains(v.Power.Sentence, "No call path's total grew by")
+		if v.Result != Pass || claims != c.claim || (c.claim && !(bound >= c.change && bound < v.MinChange)) || v.Power.Paths < 4 {
+			t.Errorf("change %g, %d runs, noise %g: %s, bound %v over %d paths: %q", c.change, c.runs, c.noise, v.Result, bound, v.Power.Paths, v.Power.Sentence)
+		}
+	}
+}
