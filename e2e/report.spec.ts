@@ -67,13 +67,15 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
 
   await chooseRadio(page, selectors.panel.mode, 'Runs');
   await expect(page.getByTestId(selectors.runs.dot)).toHaveCount(6);
+  // What the runs can see: the 3 noisy runs a side detect only large changes.
+  await expect(page.getByTestId(selectors.runs.power)).toContainText('These runs detect a change of');
   expect(requests).toEqual([]);
 
   // From the default view again (no fragment):
   await page.goto(pathToFileURL(file).href);
   // The verdict is the CLI's, word for word: its result and first line (the
   // top culprit with its caller), then why.
-  const [first, why] = (
+  const [first, why, power] = (
     await run(['query', '--type', 'diff', '--output', 'table', '--base', ...pprof('base'), '--head', ...pprof('head')])
   ).split('\n');
   const [result, headline] = [first.slice(0, first.indexOf(': ')), first.slice(first.indexOf(': ') + 2)];
@@ -81,6 +83,7 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
   await expect(verdict).toHaveAttribute('data-result', result);
   await expect(page.getByTestId(selectors.panel.verdictHeadline)).toHaveText(plainText(headline));
   await expect(verdict).toContainText(why);
+  await expect(page.getByTestId(selectors.panel.verdictPower)).toHaveText(power);
   // The top culprit of the testdata: the new main.validateHead, where its caller calls it.
   const top = page.getByTestId(selectors.panel.culprit).first();
   await expect(top).toHaveAttribute('data-function', 'main.validateHead');

@@ -25,6 +25,7 @@ export const selectors = {
     loading: 'flamediff-loading',
     verdict: 'flamediff-verdict',
     verdictHeadline: 'flamediff-verdict-headline',
+    verdictPower: 'flamediff-verdict-power',
     culprits: 'flamediff-culprits',
     culprit: 'flamediff-culprit',
     culpritsToggle: 'flamediff-culprits-toggle',
@@ -49,6 +50,7 @@ export const selectors = {
     root: 'flamediff-runs',
     dot: 'flamediff-run-dot',
     summary: 'flamediff-runs-summary',
+    power: 'flamediff-runs-power',
     compare: 'flamediff-runs-compare',
   },
   query: {

@@ -143,6 +143,8 @@ export const strings = {
     pValue: 'p-value',
     significant: 'significant',
     notSignificant: 'not significant',
+    detects: (mdc: string) => `These runs detect a change of ${mdc} or more (80% power)`,
+    toDecide: (n: number) => `about ${n} runs a side would detect or rule out 1%`,
     pickTwo: 'Click two runs to compare them',
     compare: 'Compare selected runs',
     clear: 'Clear',

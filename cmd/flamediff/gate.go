@@ -22,7 +22,7 @@ func gate(v *verdict.Verdict) error {
 
 // writeVerdict prints the verdict's first lines, above a diff's table.
 func writeVerdict(out io.Writer, v *verdict.Verdict) error {
-	_, err := fmt.Fprintf(out, "%s: %s\n%s\n\n", v.Result, v.Headline, v.Why)
+	_, err := fmt.Fprintf(out, "%s: %s\n%s\n%s\n\n", v.Result, v.Headline, v.Why, seeing(v))
 	return err
 }
 
@@ -31,7 +31,7 @@ func writeVerdict(out io.Writer, v *verdict.Verdict) error {
 func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) error {
 	u := frames.GrafanaUnit(unit)
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "### Flamediff: %s\n\n**%s**: %s\n\n%s\n\n", v.Result, v.Result, v.Headline, v.Why)
+	fmt.Fprintf(&sb, "### Flamediff: %s\n\n**%s**: %s\n\n%s\n\n%s\n\n", v.Result, v.Result, v.Headline, v.Why, seeing(v))
 	sb.WriteString("| side | runs | mean total | std. dev. | spread (CV) | min .. max |\n|---|---:|---:|---:|---:|---|\n")
 	for _, s := range []struct {
 		name string
@@ -67,7 +67,7 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 			sb.WriteString("None.\n")
 			continue
 		}
-		sb.WriteString("| function | kind | called from | delta | 95% CI | q | share | source |\n|---|---|---|---:|---|---:|---:|---|\n")
+		sb.WriteString("| function | kind | called from | delta | 95% CI | q | detects | share | source |\n|---|---|---|---:|---|---:|---:|---:|---|\n")
 		rows := list.rows
 		if top > 0 && len(rows) > top {
 			rows = rows[:top]
@@ -80,9 +80,9 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 			if n := len(c.OtherSites); n > 0 {
 				caller += fmt.Sprintf(" (+%d)", n)
 			}
-			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", codeSpan(c.Function), c.Kind, caller,
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", codeSpan(c.Function), c.Kind, caller,
 				verdict.Percent(float64(c.Delta)), verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)),
-				verdict.PValue(float64(c.QValue)), share(float64(c.Share)), source(c))
+				verdict.PValue(float64(c.QValue)), detects(float64(c.MDC)), share(float64(c.Share)), source(c))
 		}
 		if len(rows) < len(list.rows) {
 			fmt.Fprintf(&sb, "\n… and %d more.\n", len(list.rows)-len(rows))
@@ -98,6 +98,24 @@ func share(s float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", 100*s)
+}
+
+// detects prints a culprit's minimum detectable change.
+func detects(mdc float64) string {
+	if mdc != mdc {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", 100*mdc)
+}
+
+// seeing says what the verdict's runs can see, and where a sequential
+// look stands.
+func seeing(v *verdict.Verdict) string {
+	out := v.Power.Sentence
+	if l := lookLine(v); l != "" {
+		out += " " + l
+	}
+	return out
 }
 
 // source prints where a culprit's code is, and whether head modified it.

@@ -58,6 +58,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var look lookError
 	switch {
 	case err == nil:
 	case errors.As(err, new(usageError)):
@@ -66,6 +67,9 @@ func main() {
 	case errors.As(err, new(regressionError)):
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(3)
+	case errors.As(err, &look):
+		fmt.Fprintln(os.Stderr, "flamediff:", err)
+		os.Exit(look.code)
 	default:
 		fmt.Fprintln(os.Stderr, "flamediff:", err)
 		os.Exit(1)

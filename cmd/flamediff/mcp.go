@@ -8,9 +8,11 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"sort"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -74,8 +76,12 @@ func newMCPServer(store *storage.Store, rules *sysframes.Rules) *mcp.Server {
 			"Values are per run, in the runs' unit. Every tool is read-only.",
 	})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	add := func(name, desc string) *mcp.Tool {
-		return &mcp.Tool{Name: name, Description: desc, Annotations: readOnly}
+	add := func(name, desc string, output ...*jsonschema.Schema) *mcp.Tool {
+		tool := &mcp.Tool{Name: name, Description: desc, Annotations: readOnly}
+		if len(output) > 0 {
+			tool.OutputSchema = output[0]
+		}
+		return tool
 	}
 	mcp.AddTool(s, add("list_apps", "Lists the apps that have runs (at most 100 names)."), t.listApps)
 	mcp.AddTool(s, add("list_builds", "Lists an app's builds, oldest first, with their run counts and first run time "+
@@ -85,8 +91,10 @@ func newMCPServer(store *storage.Store, rules *sysframes.Rules) *mcp.Server {
 	mcp.AddTool(s, add("compare_builds", "Compares head build(s) against base build(s) of an app: the verdict (PASS, FAIL or "+
 		"INCONCLUSIVE), its headline and why, the run-level result (runs, change of the run totals with its 95% interval "+
 		"and Mann-Whitney p), and the culprits — where each regression or improvement enters the call tree: function, "+
-		"kind (new, removed, self, spread), call path, source file:line, change with interval and q. At most top "+
-		"(default 10, max 50) culprits a list."), t.compareBuilds)
+		"kind (new, removed, self, spread), call path, source file:line, change with interval and q, and the smallest "+
+		"change it detects (mdc); power: the smallest change of the total the runs detect with 80% power, what a PASS "+
+		"rules out, and how many runs a side would decide an undecided verdict. At most top "+
+		"(default 10, max 50) culprits a list.", compareSchema()), t.compareBuilds)
 	mcp.AddTool(s, add("callers_callees", "For one function on a diff of head against base builds: its callers and callees "+
 		"with their head and base values through it and the change, largest first (at most top, default 10, max 50 each)."),
 		t.callersCallees)
@@ -234,6 +242,18 @@ func top(n int) int {
 	return min(n, mcpMaxTop)
 }
 
+// compareSchema is compare_builds' output schema: a verdict's numbers are
+// null where the runs cannot define them (verdict.Number).
+func compareSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[compareOutput](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[verdict.Number](): {Types: []string{"number", "null"}},
+	}})
+	if err != nil {
+		panic(err) // a type the schema cannot describe: a programming error
+	}
+	return s
+}
+
 type compareOutput struct {
 	// Verdict is the gate's: result, headline (the top culprit), why,
 	// the run totals' change, and the culprits.
@@ -249,7 +269,13 @@ func (t *mcpTools) compareBuilds(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, out, err
 	}
-	v, err := verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, m, t.rules), MinChange: *m.MinChange})
+	// The gate's threshold and modified functions, so that the assistant
+	// and the CLI give one verdict.
+	modified, err := t.exec.Modified(ctx, m)
+	if err != nil {
+		return nil, out, err
+	}
+	v, err := verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, m, t.rules), MinChange: verdict.DefaultMinBaseShare, Modified: modified})
 	if err != nil {
 		return nil, out, err
 	}

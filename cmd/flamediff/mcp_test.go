@@ -169,3 +169,39 @@ func TestMCPHTTP(t *testing.T) {
 		}
 	}
 }
+
+// compare_builds gives the gate's verdict: the same threshold, result,
+// headline and power as the CLI on the same stored runs and on the files
+// they came from (testdata/pprof).
+func TestMCPAgreesWithGate(t *testing.T) {
+	dsn := ingestPprof(t)
+	ctx := context.Background()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx,
+		&mcp.CommandTransport{Command: exec.Command(flamediffBinary(t), "mcp", "--dsn", dsn)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	type verdictJSON struct {
+		Result, Headline, Why string
+		MinChange             float64
+		Power                 struct{ MDC float64 }
+	}
+	var fromMCP verdictJSON
+	callTool(t, s, "compare_builds", map[string]any{"app": "app", "head": []string{"head"}, "base": []string{"base"}}, &fromMCP)
+	model := `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`
+	outputs := map[string][]string{
+		"stored runs": {"query", "--dsn", dsn, "--model", model, "--output", "verdict"},
+		"files": append(append(append([]string{"query", "--type", "diff", "--output", "verdict", "--head"},
+			pprofRuns(t, "head")...), "--base"), pprofRuns(t, "base")...),
+	}
+	for name, args := range outputs {
+		var fromCLI verdictJSON
+		if err := json.Unmarshal([]byte(mustRun(t, args...)), &fromCLI); err != nil {
+			t.Fatal(err)
+		}
+		if fromCLI != fromMCP || fromMCP.MinChange != 0.01 || !(fromMCP.Power.MDC > 0) {
+			t.Errorf("%s: the CLI says %+v, MCP %+v", name, fromCLI, fromMCP)
+		}
+	}
+}

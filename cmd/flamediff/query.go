@@ -39,20 +39,21 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
 	minBaseShare := fs.Float64("min-change", verdict.DefaultMinBaseShare, "smallest regression the gate and the markdown report count, as a share of the base total")
+	loop := addPlanFlags(fs)
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		stored, err := src.check(args)
 		if err != nil {
 			return err
 		}
 		switch *output {
-		case "json", "table", "folded", "markdown", "github", "pprof", "speedscope":
+		case "json", "verdict", "table", "folded", "markdown", "github", "pprof", "speedscope":
 		default:
-			return usageError{fmt.Errorf("--output must be json, table, folded, markdown, github, pprof or speedscope, not %q", *output)}
+			return usageError{fmt.Errorf("--output must be json, verdict, table, folded, markdown, github, pprof or speedscope, not %q", *output)}
 		}
 		if *top < 0 || !(*minBaseShare >= 0) {
 			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minBaseShare)}
 		}
-		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare, sourceRoot: *sourceRoot}
+		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare, sourceRoot: *sourceRoot, loop: loop}
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
@@ -176,6 +177,9 @@ type answer struct {
 	sourceRoot   string
 	// modified is the head build's modified functions (stored runs).
 	modified map[string]bool
+	// loop and plan make the verdict a sequential look (--max-runs).
+	loop *planFlags
+	plan *stats.Plan
 }
 
 // check rejects outputs and the gate where the query cannot have them.
@@ -189,8 +193,12 @@ func (a *answer) check() error {
 		return usageError{fmt.Errorf("a sandwich answers two trees: --output json, not %s", a.output)}
 	case a.gate && !a.m.IsDiff() && !a.m.Spec().ListsChangePoints:
 		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
+	case (a.output == "verdict" || *a.loop.maxRuns != 0) && !a.m.IsDiff():
+		return usageError{errors.New("--output verdict and --max-runs need a comparison (base runs)")}
 	}
-	return nil
+	var err error
+	a.plan, err = a.loop.plan(*a.m.Alpha, a.minBaseShare, a.m.Normalize)
+	return err
 }
 
 // write prints the answer of a filled engine and applies the gate.
@@ -198,7 +206,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	var v *verdict.Verdict
 	if a.m.IsDiff() {
 		var err error
-		v, err = verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, a.m, a.rules), MinChange: a.minBaseShare, Modified: a.modified})
+		v, err = verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, a.m, a.rules), MinChange: a.minBaseShare, Modified: a.modified, Plan: a.plan})
 		if err != nil {
 			return err
 		}
@@ -214,6 +222,8 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 		err = writeFolded(out, b, a.m, a.rules)
 	case "pprof", "speedscope":
 		err = a.writeExport(out, b)
+	case "verdict":
+		err = json.NewEncoder(out).Encode(v)
 	case "markdown":
 		err = writeMarkdown(out, v, a.unit, a.top)
 	case "github":
@@ -233,10 +243,15 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 			}
 		}
 	}
-	if err != nil || v == nil || !a.gate {
+	switch {
+	case err != nil || v == nil:
 		return err
+	case a.plan != nil:
+		return lookGate(v)
+	case a.gate:
+		return gate(v)
 	}
-	return gate(v)
+	return nil
 }
 
 // stored runs a query model against ClickHouse through the data source's

@@ -55,6 +55,11 @@ const (
 	FieldChange   = "change"
 	FieldCILow    = "ciLow"
 	FieldCIHigh   = "ciHigh"
+	// FieldMDC is the minimum detectable change of the run totals and
+	// FieldRunsToDecide the runs a side that would detect the gate's
+	// threshold (docs/STATISTICS.md).
+	FieldMDC          = "mdc"
+	FieldRunsToDecide = "runsToDecide"
 	// evolution
 	FieldComponent       = "component"
 	FieldKind            = "kind"

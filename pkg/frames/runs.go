@@ -7,14 +7,17 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/verdict"
 )
 
 // Runs returns the "runs" frame (side, build, run, time, duration in
 // seconds, total) and the "runs_summary" frame: a row per side present
 // (side, n, mean, median, stddev of the totals) with, on every row, the
 // head-versus-base comparison (change of the mean, its 95% confidence
-// interval ciLow..ciHigh, the Mann-Whitney U pValue and significant); the
-// comparison is null without base runs.
+// interval ciLow..ciHigh, the Mann-Whitney U pValue and significant, the
+// minimum detectable change mdc at 80% power and runsToDecide, the runs a
+// side that would detect the gate's default threshold); the comparison is
+// null without base runs.
 func Runs(head, base []storage.Run, unit string) data.Frames {
 	n := len(head) + len(base)
 	side, build, run := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
@@ -55,12 +58,17 @@ func Runs(head, base []storage.Run, unit string) data.Frames {
 	mean, median, stddev := make([]*float64, rows), make([]*float64, rows), make([]*float64, rows)
 	change, lo, hi, p := make([]*float64, rows), make([]*float64, rows), make([]*float64, rows), make([]*float64, rows)
 	significant := make([]*bool, rows)
+	mdc, decide := make([]*float64, rows), make([]*int64, rows)
 	for i, d := range described {
 		count[i] = int64(d.N)
 		mean[i], median[i], stddev[i] = orNull(d.Mean), orNull(d.Median), orNull(d.StdDev)
 		if len(base) > 0 {
 			change[i], lo[i], hi[i], p[i] = orNull(sum.Change), orNull(sum.ChangeLow), orNull(sum.ChangeHigh), orNull(sum.PValue)
 			significant[i] = &sum.Significant
+			mdc[i] = orNull(stats.MDC(sum.Base, sum.Head, stats.DefaultAlpha, stats.DefaultPower))
+			if n := int64(stats.RunsFor(sum.Base, sum.Head, verdict.DefaultMinBaseShare, stats.DefaultAlpha, stats.DefaultPower)); n > 0 {
+				decide[i] = &n
+			}
 		}
 	}
 	percent := &data.FieldConfig{Unit: UnitPercent}
@@ -75,6 +83,8 @@ func Runs(head, base []storage.Run, unit string) data.Frames {
 		data.NewField(FieldCIHigh, nil, hi).SetConfig(percent),
 		data.NewField(FieldPValue, nil, p),
 		data.NewField(FieldSignificant, nil, significant),
+		data.NewField(FieldMDC, nil, mdc).SetConfig(percent),
+		data.NewField(FieldRunsToDecide, nil, decide),
 	)
 	return data.Frames{runsFrame, summary}
 }

@@ -59,6 +59,12 @@ func TestRuns(t *testing.T) {
 	if math.Abs(p-2.0/252) > 1e-9 || !*field(t, summary, "significant").At(0).(*bool) {
 		t.Errorf("p %v, significant %v", p, field(t, summary, "significant").At(0))
 	}
+	// What the runs can see: sd 7.9 on a mean of 100 over 5 runs a side is
+	// an SE of 5% of the base; t(0.975, 8) + t(0.8, 8) = 2.306 + 0.889.
+	mdc, decide := *field(t, summary, "mdc").At(0).(*float64), *field(t, summary, "runsToDecide").At(1).(*int64)
+	if se := math.Sqrt(2*62.5/5) / 100; math.Abs(mdc-3.195*se) > 0.002 || decide < 500 {
+		t.Errorf("mdc %v (want %v), runs to decide 1%%: %v", mdc, 3.195*se, decide)
+	}
 }
 
 func TestRunsFramesHeadOnly(t *testing.T) {

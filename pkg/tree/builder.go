@@ -307,6 +307,9 @@ func (b *Builder) SetRuns(side Side, n int) {
 	b.runs[side] = max(n, 0)
 }
 
+// Runs is the number of runs of a side (SetRuns).
+func (b *Builder) Runs(side Side) int { return b.runs[side] }
+
 // AddRunProfile adds every sample of run run's profile to a side (see
 // AddRun): it interns the profile's frames and stacks and uses p.FirstSeen
 // as the ordering key. It does not change the side's run count (call

@@ -20,6 +20,8 @@ const (
 	Pass         = "PASS"
 	Fail         = "FAIL"
 	Inconclusive = "INCONCLUSIVE"
+	// Continue is a sequential look's (Input.Plan): add runs.
+	Continue = "CONTINUE"
 )
 
 // DefaultMinBaseShare is the smallest regression a verdict fails on: 1% of
@@ -63,6 +65,9 @@ type Culprit struct {
 	Line int64  `json:"line,omitempty"`
 	// Modified says whether the head build's changes name the function.
 	Modified bool `json:"modified"`
+	// MDC is the smallest change of this culprit its runs detect
+	// (power.go).
+	MDC Number `json:"mdc"`
 }
 
 // Root says whether the culprit is the whole profile (a spread at the
@@ -90,6 +95,10 @@ type Verdict struct {
 	Runs   Sides[int]       `json:"runs"`
 	Totals Sides[[]float64] `json:"totals"`
 	Change Change           `json:"change"`
+	// Power says what the runs can see (power.go).
+	Power *Power `json:"power,omitempty"`
+	// Sequential is the look of a CI loop (Input.Plan; nil outside one).
+	Sequential *Look `json:"sequential,omitempty"`
 }
 
 // Sides holds a value of each side.
@@ -115,12 +124,17 @@ type Input struct {
 	MinChange float64
 	// Modified is the head build's modified functions (pkg/changes).
 	Modified map[string]bool
+	// Plan makes the verdict a look of a sequential CI loop (power.go).
+	Plan *stats.Plan
 }
 
 // Of computes the verdict of a diff filled in b.
 func Of(b *tree.Builder, in Input) (*Verdict, error) {
 	o := in.Options
 	o.Focus, o.Inverted = nil, false
+	if err := in.lookAlpha(b, &o); err != nil {
+		return nil, err
+	}
 	t, err := b.Build(o)
 	if err != nil {
 		return nil, err
@@ -149,6 +163,7 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 		}
 	}
 	v.decide(t)
+	v.see(t, in)
 	return v
 }
 

@@ -67,6 +67,12 @@ export function Culprits({ culprits, palette, selected, onSelect, onSandwich, ma
             )}
           </span>
           {verdict.why !== verdict.headline && <span className={styles.muted}> {verdict.why}</span>}
+          {verdict.power && (
+            <span className={styles.muted} data-testid={selectors.panel.verdictPower}>
+              {' '}
+              {verdict.power}
+            </span>
+          )}
           {count > 0 && (
             <button
               className={cx(styles.action, styles.toggle)}

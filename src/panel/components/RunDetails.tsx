@@ -153,6 +153,12 @@ function Summary({ summary, unit }: { summary: RunsSummary; unit?: string }) {
         {formatShare(summary.ciLow ?? NaN, true)} … {formatShare(summary.ciHigh ?? NaN, true)}), {s.pValue}{' '}
         {summary.pValue?.toPrecision(3) ?? '–'}, {summary.significant ? s.significant : s.notSignificant}
       </div>
+      {summary.mdc !== undefined && (
+        <div data-testid={selectors.runs.power}>
+          {s.detects(formatShare(summary.mdc, false))}
+          {summary.runsToDecide !== undefined && summary.runsToDecide > 0 && `; ${s.toDecide(summary.runsToDecide)}`}.
+        </div>
+      )}
     </div>
   );
 }

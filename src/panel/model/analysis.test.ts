@@ -169,6 +169,8 @@ describe('runs', () => {
           { name: 'ciHigh', values: [0.6, 0.6] },
           { name: 'pValue', values: [0.04, 0.04] },
           { name: 'significant', values: [true, true] },
+          { name: 'mdc', values: [0.16, 0.16] },
+          { name: 'runsToDecide', values: [2400, 2400] },
         ],
       })
     );
@@ -179,6 +181,8 @@ describe('runs', () => {
       ciHigh: 0.6,
       pValue: 0.04,
       significant: true,
+      mdc: 0.16,
+      runsToDecide: 2400,
     });
   });
 });

@@ -90,6 +90,13 @@ describe('culprits frames', () => {
     expect(verdictOf(f)).toBeUndefined();
     expect(parseCulprits(f).regressions).toHaveLength(2);
   });
+
+  it('carry what the runs can see', () => {
+    const f = culpritsFrame();
+    const sentence = 'These runs detect a change of the total of 2.00% or more with 80% power at alpha 0.05.';
+    f.meta = { custom: { verdict: { ...verdict, power: { mdc: 0.02, sentence } } } };
+    expect(verdictOf(f)?.power).toBe(sentence);
+  });
 });
 
 describe('verdict sentences', () => {

@@ -41,6 +41,8 @@ export interface Verdict {
   headline: string;
   why: string;
   normalize?: string;
+  /** What the runs can see: the minimum detectable change, what a PASS rules out, the runs that would decide. */
+  power?: string;
 }
 
 /** A culprits frame read: the verdict and the culprits of its tree, regressions and improvements apart. */
@@ -94,7 +96,8 @@ export function verdictOf(frame: DataFrame): Verdict | undefined {
   if (!v || typeof v.result !== 'string' || typeof v.headline !== 'string') {
     return undefined;
   }
-  return { result: v.result, headline: v.headline, why: String(v.why ?? ''), normalize: v.normalize };
+  const power = typeof v.power?.sentence === 'string' ? v.power.sentence : undefined;
+  return { result: v.result, headline: v.headline, why: String(v.why ?? ''), normalize: v.normalize, power };
 }
 
 /** parseCulprits reads a culprits frame in its order (largest change first). */

@@ -25,6 +25,10 @@ export interface RunsSummary {
   ciHigh?: number;
   pValue?: number;
   significant?: boolean;
+  /** The smallest change of the mean total these runs detect with 80% power (docs/STATISTICS.md). */
+  mdc?: number;
+  /** The runs a side that would detect the gate's default threshold (1%). */
+  runsToDecide?: number;
 }
 
 function byName(frame: DataFrame, name: string): Field | undefined {
@@ -92,6 +96,8 @@ export function parseSummary(frame: DataFrame): RunsSummary {
     out.ciLow ??= num(f('ciLow'), i);
     out.ciHigh ??= num(f('ciHigh'), i);
     out.pValue ??= num(f('pValue'), i);
+    out.mdc ??= num(f('mdc'), i);
+    out.runsToDecide ??= num(f('runsToDecide'), i);
     const sig = f('significant')?.values[i];
     if (out.significant === undefined && sig !== null && sig !== undefined) {
       out.significant = Boolean(sig);
