@@ -48,8 +48,8 @@ type Culprit struct {
 	// Moved says that the culprit was found within work that moved (a
 	// Move): its delta is the cost change inside it.
 	Moved bool
-	Frame  uint32
-	Kind   CulpritKind
+	Frame uint32
+	Kind  CulpritKind
 	// Delta is the change of the sites' totals (self values for
 	// CulpritSelf) in the tree's delta units, with its 95% interval and
 	// Welch's p-value over the sites' summed per-run values. Where work

@@ -50,7 +50,7 @@ func structuralSides(r *rand.Rand, p *simProgram, cost func(k int) float64) (bas
 	for _, m := range p.mean {
 		total += m
 	}
-	side := map[string]int{} // stack -> change k+1 (base) or -(k+1) (head)
+	side := map[string]int{}     // stack -> change k+1 (base) or -(k+1) (head)
 	kept := map[string]float64{} // head's factor of a stack base adds to
 	for k, c := range structuralChanges {
 		mean := total * c.mean * (0.7 + 0.6*r.Float64()) / float64(len(c.base))
