@@ -22,6 +22,8 @@ type moveGroup struct {
 	runs       []float64
 	head, base float64
 	q          float64
+	// move is the index of its Move in the finder's moves (-1: none).
+	move int
 }
 
 // moveGroup returns the group of node i's parts that work moved between,
@@ -55,7 +57,7 @@ func (c *culpritFinder) moveGroup(i int) *moveGroup {
 			inside[t.Nodes[n].Frame] = true
 		}
 	}
-	g := &moveGroup{node: i, member: map[int]bool{}, structural: structural, runs: make([]float64, c.w)}
+	g := &moveGroup{node: i, member: map[int]bool{}, structural: structural, runs: make([]float64, c.w), move: -1}
 	if i > 0 {
 		copy(g.runs, c.selfRuns(i))
 		g.head, g.base = nd.HeadSelf, nd.BaseSelf
@@ -118,6 +120,7 @@ func (c *culpritFinder) record(g *moveGroup, m Move) {
 		return
 	}
 	m.Moved = min(gain, loss)
+	g.move = len(c.moves)
 	c.moves = append(c.moves, m)
 }
 
@@ -199,6 +202,11 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 		s.kind, s.node, s.replaced = CulpritRemoved, gone, -1
 	case gone < 0 || i == 0:
 		s.kind, s.node, s.replaced = CulpritNew, added, -1
+	default:
+		// The replaced culprit says what its move would.
+		if g.move >= 0 {
+			c.moves = slices.Delete(c.moves, g.move, g.move+1)
+		}
 	}
 	*out = append(*out, s)
 }

@@ -345,7 +345,7 @@ func (v *Verdict) decide(t *tree.Tree) {
 		v.Why = fmt.Sprintf("no culprit regressed significantly by %s of the base total or more.", Percent(v.MinChange))
 	}
 	if n := len(v.Moved); n > 0 {
-		v.Why = strings.TrimSuffix(v.Why, ".") + fmt.Sprintf("; work moved between functions in %d %s (%s), which is no change of cost by itself.",
+		v.Why = strings.TrimSuffix(v.Why, ".") + fmt.Sprintf("; work moved between functions in %d %s (%s), a move is no change of cost: the cost changes inside it are culprits.",
 			n, plural(n, "place", "places"), strings.TrimSuffix(v.Moved[0].Sentence(), "."))
 	}
 	v.Headline = v.Why
