@@ -57,14 +57,7 @@ func detectChangePoints(m Model, builds []buildRuns, names []string, series [][]
 			}
 			cp := evolution.ChangePoint{Function: names[s], Build: b.Name, Previous: builds[c.Index-1].Name, Commit: commit, ChangePoint: c}
 			if s > 0 && (c.Before == 0 || c.After == 0) {
-				lo, hi := 0, len(builds)
-				if k > 0 {
-					lo = cps[k-1].Index
-				}
-				if k+1 < len(cps) {
-					hi = cps[k+1].Index
-				}
-				if cp.Moved = moved(series[0][lo:c.Index], series[0][c.Index:hi], c.After-c.Before, *m.Alpha); cp.Moved {
+				if cp.Moved = movedAt(series[0], cps, k, *m.Alpha); cp.Moved {
 					cp.Significant = false
 				}
 			}
@@ -82,18 +75,26 @@ func detectChangePoints(m Model, builds []buildRuns, names []string, series [][]
 	return out
 }
 
-// moved says whether a function that appears (or vanishes) between the
-// builds of before and after brings work that moved rather than cost:
-// the total (per-run values of each build) did not change by the
-// function's step, by Welch's t at alpha (a function split off from
-// another, a wrapper, a change of inlining or a rename, whose work the
-// total already held). docs/CHANGEPOINTS.md.
-func moved(before, after [][]float64, step, alpha float64) bool {
+// movedAt says whether the function whose change points are cps appears
+// (or vanishes) at cps[k] with work that moved rather than cost: the
+// total (per-run values of each build) did not change by the function's
+// step between the change points either side, by Welch's t at alpha (a
+// function split off from another, a wrapper, a change of inlining or a
+// rename, whose work the total already held). docs/CHANGEPOINTS.md.
+func movedAt(total [][]float64, cps []stats.ChangePoint, k int, alpha float64) bool {
+	c, lo, hi := cps[k], 0, len(total)
+	if k > 0 {
+		lo = cps[k-1].Index
+	}
+	if k+1 < len(cps) {
+		hi = cps[k+1].Index
+	}
+	step := c.After - c.Before
 	var x, y []float64
-	for _, b := range after {
+	for _, b := range total[c.Index:hi] {
 		x = append(x, b...)
 	}
-	for _, b := range before {
+	for _, b := range total[lo:c.Index] {
 		for _, v := range b {
 			y = append(y, v+step)
 		}
