@@ -21,6 +21,8 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 fi
 
 apt_install clickhouse-server chromium
+# The profilers whose files the format tests record (pkg/ingest/tools_test.go).
+apt_install valgrind gcc
 
 log "Go modules and npm packages"
 go mod download

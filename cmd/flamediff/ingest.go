@@ -33,13 +33,12 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	runAttribute := fs.String("run-attribute", "", "OTLP: the attribute whose value names the run "+
 		"(default: "+otlp.DefaultRunAttribute+" for profiles; for traces each trace is a run, named by its id)")
 	parse := parseFlags(fs)
-	fs.Lookup("format").Usage = "input format: auto, pprof, folded, perf, " + otlpProfiles + " (OTLP profiles) or " +
-		otlpTraces + " (OTLP traces as span flame graphs; docs/OTLP.md)"
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) != 1 {
 			return usageError{fmt.Errorf("ingest takes one profile FILE, got %d arguments", len(args))}
 		}
-		otlpFormat := parse.format == otlpProfiles || parse.format == otlpTraces
+		row, _ := ingest.Lookup(parse.format)
+		otlpFormat := row.Runs
 		if !otlpFormat { // OTLP data names its runs
 			if err := key.check(); err != nil {
 				return err
@@ -96,7 +95,7 @@ type parseOptions struct {
 
 func parseFlags(fs *flag.FlagSet) *parseOptions {
 	o := &parseOptions{warn: fs.Output()}
-	fs.StringVar(&o.format, "format", "auto", "input format: auto, pprof, folded or perf")
+	fs.StringVar(&o.format, "format", "auto", "input `FORMAT`: "+ingest.Names()+" (docs/CLI.md)")
 	fs.StringVar(&o.sampleType, "sample-type", "", "pprof sample `TYPE` to read, e.g. alloc_space (default: the profile's default)")
 	fs.BoolVar(&o.strict, "strict", false, "fail on perf script lines the collapse ignores instead of counting them")
 	return o
