@@ -1,71 +1,84 @@
 // Package toolprofiles records profiles with the real profilers, for the
-// tests of the formats they write: a tiny program per runtime, run once per
-// test binary. Each program has a fast and a slow path over one leaf, and a
-// planted slowdown makes the slow path slower in the head build.
+// tests of the formats they write, and reads the profilers' own answers
+// to check Flamediff's against. Each program is tiny: main calls fast()
+// and slow(), both call leaf(); slow() also loops on its own for as many
+// iterations as its argument says, so that a larger argument plants a
+// slowdown whose culprit is slow() itself, at a known line.
 package toolprofiles
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
-// Callgrind runs valgrind's callgrind on a C program built with gcc, whose
-// slow() calls leaf() with slowN iterations, and returns the callgrind
-// file's path in dir.
-func Callgrind(dir string, slowN int) (string, error) {
-	src := filepath.Join(dir, "prog.c")
-	prog := fmt.Sprintf(`#include <stdio.h>
-static double leaf(int n) {
-	double s = 0;
-	for (int i = 0; i < n; i++) s += i * 0.5;
+// CSource is the C program of Callgrind; SlowLineC is slow()'s line in it.
+const CSource = `#include <stdio.h>
+#include <stdlib.h>
+static double leaf(int n) { double s = 0; for (int i = 0; i < n; i++) s += i * 0.5; return s; }
+double fast(void) { return leaf(20000); }
+double slow(int n) {
+	double s = leaf(20000);
+	for (int i = 0; i < n; i++) s += i * 0.25;
 	return s;
 }
-double fast(void) { return leaf(20000); }
-double slow(void) { return leaf(%d); }
-int main(void) {
+int main(int argc, char **argv) {
+	int n = argc > 1 ? atoi(argv[1]) : 20000;
 	double t = 0;
-	for (int k = 0; k < 5; k++) t += fast() + slow();
-	printf("%%d\n", t > 0);
+	for (int k = 0; k < 5; k++) t += fast() + slow(n);
+	printf("%d\n", t > 0);
 	return 0;
 }
-`, slowN)
-	if err := os.WriteFile(src, []byte(prog), 0o600); err != nil {
+`
+
+// SlowLineC is the line of slow() in CSource.
+const SlowLineC = 5
+
+// BuildC compiles CSource with gcc in dir, with debug information.
+func BuildC(dir string) (string, error) {
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(CSource), 0o600); err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "prog")
-	if err := run(dir, "gcc", "-g", "-O0", "-o", bin, src); err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "run.callgrind")
-	return out, run(dir, "valgrind", "--tool=callgrind", "--callgrind-out-file="+out, bin)
+	return bin, run(dir, "gcc", "-g", "-O0", "-o", bin, src)
 }
 
-// NodeApp is the JavaScript program CPUProfile runs; the line of each
-// function is its 1-based line here.
+// Callgrind runs the program bin (from BuildC) under valgrind's callgrind
+// with slow's argument slowN and returns the callgrind file, dir/name.
+func Callgrind(dir, bin, name string, slowN int) (string, error) {
+	out := filepath.Join(dir, name)
+	return out, run(dir, "valgrind", "--tool=callgrind", "--callgrind-out-file="+out, bin, strconv.Itoa(slowN))
+}
+
+// NodeApp is the JavaScript program of CPUProfile; SlowLineJS is slow()'s
+// line in it.
 const NodeApp = `function leaf(n) { let s = 0; for (let i = 0; i < n; i++) { s += Math.sqrt(i) } return s }
 function fast() { return leaf(2e6) }
-function slow() { return leaf(SLOW) }
+function slow(n) { let s = leaf(2e6); for (let i = 0; i < n; i++) { s += Math.sqrt(i) * 0.25 } return s }
+const n = Number(process.argv[2])
 let t = 0
-for (let k = 0; k < 20; k++) { t += fast() + slow() }
+for (let k = 0; k < 20; k++) { t += fast() + slow(n) }
 if (t < 0) console.log(t)
 `
 
-// CPUProfile runs NodeApp with `node --cpu-prof`, slow() doing slowN
-// iterations, and returns the .cpuprofile's path in dir.
-func CPUProfile(dir string, slowN int) (string, error) {
+// SlowLineJS is the line of slow() in NodeApp.
+const SlowLineJS = 3
+
+// CPUProfile runs NodeApp (written to dir/app.js) with `node --cpu-prof`,
+// slow's argument slowN, and returns the .cpuprofile, dir/name.
+func CPUProfile(dir, name string, slowN int) (string, error) {
 	app := filepath.Join(dir, "app.js")
-	if err := os.WriteFile(app, []byte(strings.Replace(NodeApp, "SLOW", fmt.Sprint(slowN), 1)), 0o600); err != nil {
+	if err := os.WriteFile(app, []byte(NodeApp), 0o600); err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "prof")
-	if err := run(dir, "node", "--cpu-prof", "--cpu-prof-dir="+out, "--cpu-prof-name=app.cpuprofile",
-		"--cpu-prof-interval=250", app); err != nil {
-		return "", err
-	}
-	return filepath.Join(out, "app.cpuprofile"), nil
+	return filepath.Join(dir, name), run(dir, "node", "--cpu-prof", "--cpu-prof-dir="+dir, "--cpu-prof-name="+name,
+		"--cpu-prof-interval=250", app, strconv.Itoa(slowN))
 }
 
 func run(dir, name string, args ...string) error {
@@ -75,4 +88,76 @@ func run(dir, name string, args ...string) error {
 		return fmt.Errorf("%s: %v: %s", name, err, out)
 	}
 	return nil
+}
+
+// annotateLine is a function's line of callgrind_annotate's output:
+// "4,400,150 (97.22%)  prog.c:leaf [/tmp/x/prog]".
+var annotateLine = regexp.MustCompile(`^\s*([\d,]+) \(\s*[\d.]+%\)\s+[^:]*:(.*?)(?: \[(.*)\])?$`)
+
+// Annotate runs callgrind_annotate on file (with args, e.g.
+// --inclusive=yes) and returns each function's cost by name. (It keys a
+// function by file, function and object, but names the file of inlined
+// code and leaves the object out there, so only the name is a key both
+// sides share.)
+func Annotate(file string, args ...string) (map[string]int64, error) {
+	out, err := exec.Command("callgrind_annotate", append(args, "--threshold=100", "--auto=no", file)...).Output() // #nosec G204 -- the tests' own tools
+	if err != nil {
+		return nil, fmt.Errorf("callgrind_annotate: %v", err)
+	}
+	costs := map[string]int64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		m := annotateLine.FindStringSubmatch(line)
+		if m == nil || strings.Contains(line, "PROGRAM TOTALS") || strings.Contains(line, "events annotated") {
+			continue
+		}
+		v, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+		costs[m[2]] += v
+	}
+	if len(costs) < 10 {
+		return nil, fmt.Errorf("callgrind_annotate listed %d functions:\n%s", len(costs), out)
+	}
+	return costs, nil
+}
+
+// V8Counts reads a V8 CPU profile's count of samples per function, keyed
+// "function url" ("(anonymous)" for V8's unnamed functions), twice: as the
+// format defines them (the sample ids per node, counted) and as V8 counted
+// them itself (the nodes' hit counts, which miss a sample or two that V8
+// records apart, such as the one it takes when profiling starts). It also
+// returns the profile's duration in microseconds.
+func V8Counts(file string) (samples, hits map[string]int64, duration int64, err error) {
+	var raw struct {
+		Nodes []struct {
+			ID        int64
+			CallFrame struct{ FunctionName, URL string }
+			HitCount  int64
+		}
+		StartTime, EndTime int64
+		Samples            []int64
+	}
+	b, err := os.ReadFile(file) // #nosec G304 -- the tests' own recording
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if err := json.Unmarshal(b, &raw); err != nil || len(raw.Samples) == 0 {
+		return nil, nil, 0, fmt.Errorf("%s: %v (%d samples)", file, err, len(raw.Samples))
+	}
+	perNode := map[int64]int64{}
+	for _, id := range raw.Samples {
+		perNode[id]++
+	}
+	samples, hits = map[string]int64{}, map[string]int64{}
+	for _, n := range raw.Nodes {
+		fn := n.CallFrame.FunctionName
+		if fn == "" {
+			fn = "(anonymous)"
+		}
+		if c := perNode[n.ID]; c > 0 {
+			samples[fn+" "+n.CallFrame.URL] += c
+		}
+		if n.HitCount > 0 {
+			hits[fn+" "+n.CallFrame.URL] += n.HitCount
+		}
+	}
+	return samples, hits, raw.EndTime - raw.StartTime, nil
 }

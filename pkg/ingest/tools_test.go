@@ -1,13 +1,8 @@
 package ingest
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -38,10 +33,14 @@ func toolFiles(t *testing.T) {
 		if recorded.dir, recorded.err = os.MkdirTemp("", "flamediff-tools"); recorded.err != nil {
 			return
 		}
-		if recorded.callgrind, recorded.err = toolprofiles.Callgrind(recorded.dir, 60000); recorded.err != nil {
+		bin, err := toolprofiles.BuildC(recorded.dir)
+		if recorded.err = err; err != nil {
 			return
 		}
-		recorded.cpuprofile, recorded.err = toolprofiles.CPUProfile(recorded.dir, 6e6)
+		if recorded.callgrind, recorded.err = toolprofiles.Callgrind(recorded.dir, bin, "run.callgrind", 60000); recorded.err != nil {
+			return
+		}
+		recorded.cpuprofile, recorded.err = toolprofiles.CPUProfile(recorded.dir, "run.cpuprofile", 6e6)
 	})
 	if recorded.err != nil {
 		t.Fatal(recorded.err)
@@ -79,31 +78,11 @@ func selfAndTotal(p *profile.Profile, key func(profile.Frame) string) (self, tot
 	return self, total
 }
 
-// annotateLine is a function's line of callgrind_annotate's output:
-// "4,400,150 (97.22%)  prog.c:leaf [/tmp/x/prog]".
-var annotateLine = regexp.MustCompile(`^\s*([\d,]+) \(\s*[\d.]+%\)\s+[^:]*:(.*?)(?: \[(.*)\])?$`)
-
-// annotate runs callgrind_annotate and returns each function's cost by
-// name. (It keys a function by file, function and object, but names the
-// file of inlined code and leaves the object out there, so only the name
-// is a key both sides share.)
 func annotate(t *testing.T, file string, args ...string) map[string]int64 {
 	t.Helper()
-	out, err := exec.Command("callgrind_annotate", append(args, "--threshold=100", "--auto=no", file)...).Output()
+	costs, err := toolprofiles.Annotate(file, args...)
 	if err != nil {
-		t.Fatalf("callgrind_annotate: %v", err)
-	}
-	costs := map[string]int64{}
-	for _, line := range strings.Split(string(out), "\n") {
-		m := annotateLine.FindStringSubmatch(line)
-		if m == nil || strings.Contains(line, "PROGRAM TOTALS") || strings.Contains(line, "events annotated") {
-			continue
-		}
-		v, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
-		costs[m[2]] += v
-	}
-	if len(costs) < 10 {
-		t.Fatalf("callgrind_annotate listed %d functions:\n%s", len(costs), out)
+		t.Fatal(err)
 	}
 	return costs
 }
@@ -143,8 +122,8 @@ func TestCallgrindAgainstAnnotate(t *testing.T) {
 		t.Errorf("inclusive of main: %d, callgrind_annotate %d", total["main"], inclusive["main"])
 	}
 	for _, f := range p.Frames {
-		if f.Name == "slow" && (path.Base(f.File) != "prog.c" || f.Line != 8) {
-			t.Errorf("slow at %s:%d, want prog.c:8", f.File, f.Line)
+		if f.Name == "slow" && (path.Base(f.File) != "prog.c" || f.Line < toolprofiles.SlowLineC || f.Line > toolprofiles.SlowLineC+3) {
+			t.Errorf("slow at %s:%d, want prog.c:%d", f.File, f.Line, toolprofiles.SlowLineC)
 		}
 	}
 }
@@ -157,42 +136,18 @@ func readHead(t *testing.T, file string) []byte {
 	return b[:min(len(b), detectSize)]
 }
 
-// The samples of each function are V8's own hit counts of its nodes, and
+// The samples of each function are those the profile's samples name (and
+// V8's own hit counts of its nodes, give or take the sample V8 counts
+// apart), and
 // with sample type cpu their time adds up to the profile's.
 func TestCPUProfileAgainstHitCounts(t *testing.T) {
 	toolFiles(t)
 	if f, _ := detect(readHead(t, recorded.cpuprofile), "x"); f.Name != CPUProfile {
 		t.Errorf("detected as %s", f.Name)
 	}
-	var raw struct {
-		Nodes []struct {
-			ID        int64
-			CallFrame struct {
-				FunctionName, URL string
-			}
-			HitCount int64
-		}
-		StartTime, EndTime int64
-		Samples            []int64
-	}
-	b, _ := os.ReadFile(recorded.cpuprofile)
-	if err := json.Unmarshal(b, &raw); err != nil {
+	want, hits, duration, err := toolprofiles.V8Counts(recorded.cpuprofile)
+	if err != nil {
 		t.Fatal(err)
-	}
-	want := map[string]int64{}
-	for _, n := range raw.Nodes {
-		fn := n.CallFrame.FunctionName
-		if fn == "" {
-			fn = "(anonymous)"
-		}
-		// V8 counts every sample in its node's hit count but the one
-		// taken when profiling starts.
-		if n.ID == raw.Samples[0] {
-			n.HitCount++
-		}
-		if n.HitCount > 0 {
-			want[fn+" "+n.CallFrame.URL] += n.HitCount
-		}
 	}
 	p := parseTool(t, recorded.cpuprofile, Options{})
 	self, _ := selfAndTotal(p, func(f profile.Frame) string { return f.Name + " " + f.File })
@@ -201,16 +156,19 @@ func TestCPUProfileAgainstHitCounts(t *testing.T) {
 	}
 	for k, v := range want {
 		if self[k] != v {
-			t.Errorf("%s: %d samples, V8's hit count %d", k, self[k], v)
+			t.Errorf("%s: %d samples, the profile's samples name its nodes %d times", k, self[k], v)
+		}
+		if d := self[k] - hits[k]; d < -1 || d > 1 {
+			t.Errorf("%s: %d samples, V8's hit count %d", k, self[k], hits[k])
 		}
 	}
 	for _, f := range p.Frames {
-		if f.Name == "slow" && (f.Module != "app.js" || f.Line != 3) {
-			t.Errorf("slow: module %q line %d, want app.js:3", f.Module, f.Line)
+		if f.Name == "slow" && (f.Module != "app.js" || f.Line != toolprofiles.SlowLineJS) {
+			t.Errorf("slow: module %q line %d, want app.js:%d", f.Module, f.Line, toolprofiles.SlowLineJS)
 		}
 	}
 	cpu := parseTool(t, recorded.cpuprofile, Options{SampleType: "cpu"})
-	if got, want := cpu.Total(), raw.EndTime-raw.StartTime; got <= 0 || got > want {
+	if got, want := cpu.Total(), duration; got <= 0 || got > want {
 		t.Errorf("cpu total %d µs, profile lasts %d µs", got, want)
 	}
 }
