@@ -161,3 +161,101 @@ func V8Counts(file string) (samples, hits map[string]int64, duration int64, err 
 	}
 	return samples, hits, raw.EndTime - raw.StartTime, nil
 }
+
+// JavaSource is the Java program of JFR: slow(n) loops n times on its own
+// and allocate() allocates about 1.3 KiB an iteration, for a while.
+const JavaSource = `public class App {
+    static double leaf(int n) { double s = 0; for (int i = 0; i < n; i++) s += Math.sqrt(i); return s; }
+    static double fast() { return leaf(200000); }
+    static double slow(int n) {
+        double s = leaf(200000);
+        for (int i = 0; i < n; i++) { s += Math.sqrt(i) * 0.25; }
+        return s;
+    }
+    static long allocate(int n) {
+        long t = 0;
+        for (int i = 0; i < n; i++) { byte[] b = new byte[1024 + i % 512]; t += b.length; }
+        return t;
+    }
+    public static void main(String[] args) {
+        int n = Integer.parseInt(args[0]);
+        double t = 0;
+        long deadline = System.nanoTime() + 700_000_000L;
+        while (System.nanoTime() < deadline) { t += fast() + slow(n) + allocate(2000); }
+        if (t < 0) System.out.println(t);
+    }
+}
+`
+
+// SlowLinesJava are the first and last lines of slow() in JavaSource.
+var SlowLinesJava = [2]int64{4, 8}
+
+// BuildJava compiles JavaSource with javac into dir.
+func BuildJava(dir string) error {
+	if err := os.WriteFile(filepath.Join(dir, "App.java"), []byte(JavaSource), 0o600); err != nil {
+		return err
+	}
+	return run(dir, "javac", "-d", dir, filepath.Join(dir, "App.java"))
+}
+
+// JFR runs App (from BuildJava in classes) with a flight recording of the
+// JDK's profile settings, slow's argument slowN, and returns the
+// recording, dir/name.
+func JFR(classes, dir, name string, slowN int) (string, error) {
+	out := filepath.Join(dir, name)
+	return out, run(dir, "java", "-XX:StartFlightRecording=filename="+out+",settings=profile", "-Xlog:jfr=warning",
+		"-cp", classes, "App", strconv.Itoa(slowN))
+}
+
+// JFRTopFrames reads the events of a type with the JDK's `jfr print
+// --json` and sums them by the method of their top frame,
+// "package.Class.method": one each, or the value of their field weight.
+// It also returns the event count `jfr summary` gives.
+func JFRTopFrames(file, event, weight string) (map[string]int64, int64, error) {
+	out, err := exec.Command("jfr", "print", "--json", "--events", event, file).Output() // #nosec G204 -- the tests' own tools
+	if err != nil {
+		return nil, 0, fmt.Errorf("jfr print: %v", err)
+	}
+	var doc struct {
+		Recording struct {
+			Events []struct {
+				Values map[string]json.RawMessage
+			}
+		}
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return nil, 0, err
+	}
+	sums := map[string]int64{}
+	for _, e := range doc.Recording.Events {
+		var st struct {
+			Frames []struct {
+				Method struct {
+					Type struct{ Name string }
+					Name string
+				}
+			}
+		}
+		if err := json.Unmarshal(e.Values["stackTrace"], &st); err != nil || len(st.Frames) == 0 {
+			continue
+		}
+		v := int64(1)
+		if weight != "" {
+			if err := json.Unmarshal(e.Values[weight], &v); err != nil {
+				return nil, 0, err
+			}
+		}
+		m := st.Frames[0].Method
+		sums[strings.ReplaceAll(m.Type.Name, "/", ".")+"."+m.Name] += v
+	}
+	summary, err := exec.Command("jfr", "summary", file).Output() // #nosec G204 -- the tests' own tools
+	if err != nil {
+		return nil, 0, fmt.Errorf("jfr summary: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(event) + `\s+(\d+)\s`).FindSubmatch(summary)
+	if m == nil {
+		return nil, 0, fmt.Errorf("jfr summary lists no %s:\n%s", event, summary)
+	}
+	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return sums, n, nil
+}

@@ -31,6 +31,7 @@ type FormatInfo struct {
 const (
 	Auto       Format = "auto"
 	Pprof      Format = "pprof"
+	JFR        Format = "jfr"
 	Callgrind  Format = "callgrind"
 	CPUProfile Format = "cpuprofile"
 	Speedscope Format = "speedscope"
@@ -47,11 +48,15 @@ var formats = []FormatInfo{
 		Carries: "samples of any sample type (--sample-type), file and line",
 		Writer:  "`go test -cpuprofile`, `go tool pprof -proto`, any pprof profiler",
 		detect: func(head []byte) bool {
-			return bytes.HasPrefix(head, gzipMagic) || !isText(head) || legacyText(head)
+			return !looksLikeJFR(head) && (bytes.HasPrefix(head, gzipMagic) || !isText(head) || legacyText(head))
 		},
 		parse: func(r io.Reader, name string, o Options) (*profile.Profile, error) {
 			return parsePprof(r, name, o.SampleType)
 		}},
+	{Name: JFR, Title: "JDK Flight Recorder (the JDK's -XX:StartFlightRecording, async-profiler)",
+		Carries: "execution samples (samples, count, default) or allocations (alloc, bytes), timed, class and line",
+		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`",
+		detect:  looksLikeJFR, parse: parseJFR},
 	{Name: Callgrind, Title: "valgrind's callgrind output",
 		Carries: "inclusive and self cost per function of every event (--sample-type, default the first), file and line",
 		Writer:  "`valgrind --tool=callgrind --callgrind-out-file=run.callgrind PROGRAM`",

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"os"
 	"path"
 	"sync"
@@ -16,6 +17,7 @@ var recorded struct {
 	sync.Once
 	dir                   string
 	callgrind, cpuprofile string
+	jfr                   string
 	err                   error
 }
 
@@ -33,14 +35,29 @@ func toolFiles(t *testing.T) {
 		if recorded.dir, recorded.err = os.MkdirTemp("", "flamediff-tools"); recorded.err != nil {
 			return
 		}
-		bin, err := toolprofiles.BuildC(recorded.dir)
-		if recorded.err = err; err != nil {
-			return
-		}
-		if recorded.callgrind, recorded.err = toolprofiles.Callgrind(recorded.dir, bin, "run.callgrind", 60000); recorded.err != nil {
-			return
-		}
-		recorded.cpuprofile, recorded.err = toolprofiles.CPUProfile(recorded.dir, "run.cpuprofile", 6e6)
+		dir := recorded.dir
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			bin, err := toolprofiles.BuildC(dir)
+			if errs[0] = err; err == nil {
+				recorded.callgrind, errs[0] = toolprofiles.Callgrind(dir, bin, "run.callgrind", 60000)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			recorded.cpuprofile, errs[1] = toolprofiles.CPUProfile(dir, "run.cpuprofile", 6e6)
+		}()
+		go func() {
+			defer wg.Done()
+			if errs[2] = toolprofiles.BuildJava(dir); errs[2] == nil {
+				recorded.jfr, errs[2] = toolprofiles.JFR(dir, dir, "run.jfr", 2e6)
+			}
+		}()
+		wg.Wait()
+		recorded.err = errors.Join(errs...)
 	})
 	if recorded.err != nil {
 		t.Fatal(recorded.err)
@@ -170,5 +187,46 @@ func TestCPUProfileAgainstHitCounts(t *testing.T) {
 	cpu := parseTool(t, recorded.cpuprofile, Options{SampleType: "cpu"})
 	if got, want := cpu.Total(), duration; got <= 0 || got > want {
 		t.Errorf("cpu total %d µs, profile lasts %d µs", got, want)
+	}
+}
+
+// Each method's execution samples and allocated bytes, by the top frame,
+// are what the JDK's own jfr print reads, and the samples all that jfr
+// summary counts.
+func TestJFRAgainstJDK(t *testing.T) {
+	toolFiles(t)
+	if f, _ := detect(readHead(t, recorded.jfr), "x"); f.Name != JFR {
+		t.Errorf("detected as %s", f.Name)
+	}
+	for _, tc := range []struct{ sampleType, event, weight string }{
+		{"", "jdk.ExecutionSample", ""},
+		{"alloc", "jdk.ObjectAllocationSample", "weight"},
+	} {
+		want, events, err := toolprofiles.JFRTopFrames(recorded.jfr, tc.event, tc.weight)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := parseTool(t, recorded.jfr, Options{SampleType: tc.sampleType})
+		self, _ := selfAndTotal(p, func(f profile.Frame) string { return f.Name })
+		if len(want) < 2 || len(self) != len(want) {
+			t.Errorf("%s: %d methods %v, jfr print has %d %v", tc.event, len(self), self, len(want), want)
+		}
+		for k, v := range want {
+			if self[k] != v {
+				t.Errorf("%s: %s: %d, jfr print %d", tc.event, k, self[k], v)
+			}
+		}
+		if tc.weight == "" && int64(len(p.Samples)) != events {
+			t.Errorf("%d samples, jfr summary counts %d", len(p.Samples), events)
+		}
+		if !p.Timed() {
+			t.Errorf("%s: samples without their time", tc.event)
+		}
+	}
+	p := parseTool(t, recorded.jfr, Options{})
+	for _, f := range p.Frames {
+		if f.Name == "App.slow" && (f.Module != "" || f.File != "App" || f.Line < toolprofiles.SlowLinesJava[0] || f.Line > toolprofiles.SlowLinesJava[1]) {
+			t.Errorf("App.slow: module %q, %s:%d", f.Module, f.File, f.Line)
+		}
 	}
 }
