@@ -163,7 +163,7 @@ func V8Counts(file string) (samples, hits map[string]int64, duration int64, err 
 }
 
 // JavaSource is the Java program of JFR: slow(n) loops n times on its own
-// and allocate() allocates about 1.3 KiB an iteration, for a while.
+// and allocate() allocates about 1.3 KiB an iteration.
 const JavaSource = `public class App {
     static double leaf(int n) { double s = 0; for (int i = 0; i < n; i++) s += Math.sqrt(i); return s; }
     static double fast() { return leaf(200000); }
@@ -177,15 +177,44 @@ const JavaSource = `public class App {
         for (int i = 0; i < n; i++) { byte[] b = new byte[1024 + i % 512]; t += b.length; }
         return t;
     }
-    public static void main(String[] args) {
-        int n = Integer.parseInt(args[0]);
+    // A fixed amount of work, not a fixed time: JFR samples threads that
+    // run, so a run's samples follow its CPU time however busy the machine.
+    static double work(int n, int iterations) {
         double t = 0;
-        long deadline = System.nanoTime() + 700_000_000L;
-        while (System.nanoTime() < deadline) { t += fast() + slow(n) + allocate(2000); }
-        if (t < 0) System.out.println(t);
+        for (int k = 0; k < iterations; k++) { t += fast() + slow(n) + allocate(2000); }
+        return t;
+    }
+    // App N works; App DIR NAME N... records a run a file with jdk.jfr's
+    // API, DIR/NAMEi.jfr for the i-th N, in one JVM (warmed up first).
+    public static void main(String[] args) throws Exception {
+        if (args.length == 1) {
+            if (work(Integer.parseInt(args[0]), 100) < 0) System.out.println();
+            return;
+        }
+        jdk.jfr.Configuration profile = jdk.jfr.Configuration.getConfiguration("profile");
+        if (work(Integer.parseInt(args[2]), 20) < 0) System.out.println();
+        for (int i = 2; i < args.length; i++) {
+            try (jdk.jfr.Recording r = new jdk.jfr.Recording(profile)) {
+                r.start();
+                if (work(Integer.parseInt(args[i]), 60) < 0) System.out.println();
+                r.stop();
+                r.dump(java.nio.file.Path.of(args[0], args[1] + (i - 2) + ".jfr"));
+            }
+        }
     }
 }
 `
+
+// JFRRuns records a run for each of slowNs in one JVM with the JDK's
+// jdk.jfr API and the profile settings, dir/NAME0.jfr, NAME1.jfr, ...: a
+// JVM per run would spend most of a test's time starting JFR.
+func JFRRuns(classes, dir, name string, slowNs ...int) error {
+	args := []string{"-cp", classes, "App", dir, name}
+	for _, n := range slowNs {
+		args = append(args, strconv.Itoa(n))
+	}
+	return run(dir, "java", args...)
+}
 
 // SlowLinesJava are the first and last lines of slow() in JavaSource.
 var SlowLinesJava = [2]int64{4, 8}
