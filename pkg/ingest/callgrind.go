@@ -58,7 +58,7 @@ type callgrindParser struct {
 }
 
 // parseCallgrind reads valgrind's callgrind output (the format of
-// valgrind's docs/callgrind-format): every part of the file, one event
+// valgrind's manual's "Callgrind Format Specification"): every part of the file, one event
 // (--sample-type, default the first of "events:"). Callgrind records each
 // function's self cost and each call arc's inclusive cost, not stacks; the
 // call graph is expanded into call paths from the functions nobody calls,
