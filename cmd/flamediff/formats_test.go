@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/toolprofiles"
 )
 
@@ -137,5 +139,43 @@ func TestToolFormatsThroughCLI(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// Many files are runs named by their files: a bad one among them stores
+// none, two files of one run name and --run with many files are usage
+// errors.
+func TestIngestManyFiles(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	dir := t.TempDir()
+	for name, text := range map[string]string{"run1.folded": "main;a 3\n", "run2.folded": "main;b 4\n", "run3.folded": "main;c x\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingest := []string{"ingest", "--dsn", dsn, "--app", "many", "--build", "1"}
+	if _, err := flamediff(t, append(ingest, dir)...); err == nil || !strings.Contains(err.Error(), `run3.folded:1: bad count "x"`) {
+		t.Fatalf("a directory with a bad file: %v", err)
+	}
+	if out := mustRun(t, "apps", "--dsn", dsn); out != "" {
+		t.Fatalf("stored from a directory with a bad file: apps %q", out)
+	}
+	if err := os.Remove(filepath.Join(dir, "run3.folded")); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, append(ingest, dir)...)
+	if !strings.Contains(out, "stored many/1/run1: 1 samples, total 3 count") || !strings.Contains(out, "stored many/1/run2: 1 samples, total 4 count") {
+		t.Errorf("ingest of a directory printed:\n%s", out)
+	}
+	other := filepath.Join(t.TempDir(), "run1.folded")
+	if err := os.WriteFile(other, []byte("main;z 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{append(ingest, dir, other), append(ingest, "--run", "r", dir)} {
+		var u usageError
+		if _, err := flamediff(t, args...); !errors.As(err, &u) {
+			t.Errorf("%v: %v, want a usage error", args[len(ingest):], err)
+		}
 	}
 }

@@ -42,18 +42,15 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		}
 		row, _ := ingest.Lookup(parse.format)
 		otlpFormat := row.Runs
-		files, err := runFiles(args)
-		if err != nil {
-			return err
-		}
-		if otlpFormat && len(files) != 1 {
-			return usageError{fmt.Errorf("--format %s takes one FILE (it names its runs), got %d", parse.format, len(files))}
+		single := len(args) == 1 && !isDir(args[0])
+		if otlpFormat && !single {
+			return usageError{fmt.Errorf("--format %s takes one FILE (it names its runs)", parse.format)}
 		}
 		if !otlpFormat { // OTLP data names its runs
 			if err := key.check(); err != nil {
 				return err
 			}
-			if len(files) == 1 && len(args) == 1 && args[0] == files[0] {
+			if single {
 				if err := requireFlag("run", *run); err != nil {
 					return err
 				}
@@ -73,28 +70,35 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 			}
 			meta.Start = t
 		}
+		var err error
 		if meta.Labels, err = parseLabels(labels); err != nil {
 			return err
 		}
 		if otlpFormat {
-			return ingestOTLP(ctx, dsn, parse, *runAttribute, meta, files[0], out)
+			return ingestOTLP(ctx, dsn, parse, *runAttribute, meta, args[0], out)
 		}
 		o, err := parse.options()
 		if err != nil {
 			return err
 		}
-		profiles := make([]*profile.Profile, len(files))
-		names := make(map[string]string, len(files))
-		for i, file := range files {
-			if profiles[i], err = profilefile.Parse(file, o); err != nil {
-				return err
-			}
-			if *run == "" {
+		files, err := runFiles(args)
+		if err != nil {
+			return err
+		}
+		if *run == "" {
+			names := make(map[string]string, len(files))
+			for _, file := range files {
 				name := runName(file)
 				if other, dup := names[name]; dup {
 					return usageError{fmt.Errorf("%s and %s would both be run %q", other, file, name)}
 				}
 				names[name] = file
+			}
+		}
+		profiles := make([]*profile.Profile, len(files))
+		for i, file := range files {
+			if profiles[i], err = profilefile.Parse(file, o); err != nil {
+				return err
 			}
 		}
 		return withStore(dsn, func(store *storage.Store) error {
@@ -116,16 +120,19 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	}
 }
 
+// isDir reports whether path is a directory (a missing file is not: its
+// open names it).
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}
+
 // runFiles expands the arguments of ingest: files as given, a directory
 // as its files (not its subdirectories), by name.
 func runFiles(args []string) ([]string, error) {
 	var files []string
 	for _, a := range args {
-		info, err := os.Stat(a)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
+		if !isDir(a) {
 			files = append(files, a)
 			continue
 		}
