@@ -195,6 +195,9 @@ const JavaSource = `public class App {
         if (work(Integer.parseInt(args[2]), 20) < 0) System.out.println();
         for (int i = 2; i < args.length; i++) {
             try (jdk.jfr.Recording r = new jdk.jfr.Recording(profile)) {
+                // A sample a millisecond (the profile settings' is 10): a
+                // run's few hundred milliseconds give hundreds of samples.
+                r.enable("jdk.ExecutionSample").withPeriod(java.time.Duration.ofMillis(1));
                 r.start();
                 if (work(Integer.parseInt(args[i]), 60) < 0) System.out.println();
                 r.stop();
@@ -206,7 +209,8 @@ const JavaSource = `public class App {
 `
 
 // JFRRuns records a run for each of slowNs in one JVM with the JDK's
-// jdk.jfr API and the profile settings, dir/NAME0.jfr, NAME1.jfr, ...: a
+// jdk.jfr API, the profile settings and an execution sample a millisecond,
+// dir/NAME0.jfr, NAME1.jfr, ...: a
 // JVM per run would spend most of a test's time starting JFR.
 func JFRRuns(classes, dir, name string, slowNs ...int) error {
 	args := []string{"-cp", classes, "App", dir, name}
