@@ -55,9 +55,11 @@ func hasKeys(head []byte, keys ...string) bool {
 }
 
 // looksLikeCPUProfile: a JSON object whose keys include V8's node table
-// with call frames. (Node writes "nodes" first; DevTools too.)
+// with call frames (Node writes "nodes" first; DevTools too), and that is
+// not a Chrome trace, whose ProfileChunk events carry node tables too.
 func looksLikeCPUProfile(head []byte) bool {
-	return looksLikeJSON(head) && hasKeys(head, "nodes", "callFrame")
+	t := bytes.TrimLeft(head, " \t\r\n")
+	return bytes.HasPrefix(t, []byte("{")) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
 }
 
 // cpuProfile is V8's CPU profile (the DevTools protocol's Profiler.Profile):

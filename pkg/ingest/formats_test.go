@@ -81,6 +81,8 @@ func TestHostileFormats(t *testing.T) {
 		{"deep JSON", `{"nodes":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `,"callFrame":1}`, Auto, "exceeded max depth"},
 		{"truncated JSON", cpu(node(1, "a"), "[1]")[:30], CPUProfile, "bad JSON"},
 		{"unknown JSON", `{"traceEvents": []}`, Auto, "JSON that is no V8 CPU profile or speedscope file"},
+		{"trace with a profile chunk", `{"traceEvents": [{"ph": "P", "name": "ProfileChunk", "args": {"data": {"cpuProfile": {"nodes": [{"callFrame": {}}]}}}}]}`,
+			Auto, "JSON that is no V8 CPU profile or speedscope file"},
 		{"speedscope frame index", strings.Replace(speedscopeSample, "[0, 2]", "[0, 99]", 1), Speedscope, "frame 99 of 3 frames"},
 		{"speedscope unbalanced", strings.Replace(speedscopeSample, `"C", "frame": 1`, `"C", "frame": 0`, 1), Speedscope, "not the innermost open"},
 		{"speedscope negative weight", strings.Replace(speedscopeSample, "0.005", "-1", 1), Speedscope, "bad weight"},
