@@ -130,7 +130,7 @@ func detect(head []byte, name string) (FormatInfo, error) {
 			continue
 		}
 		if f.Name == Folded && looksLikeJSON(head) {
-			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile or speedscope file (name the format with --format)")
+			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile or speedscope file, the JSON formats read (docs/CLI.md)")
 		}
 		return f, nil
 	}
