@@ -21,8 +21,13 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 fi
 
 apt_install clickhouse-server chromium
-# The profilers whose files the format tests record (pkg/ingest/tools_test.go).
+# The profilers whose files the format tests record (internal/toolprofiles):
+# valgrind's callgrind and gcc, and the JDK's javac, java and jfr (Node comes
+# with npm below).
 apt_install valgrind gcc
+if ! command -v javac >/dev/null 2>&1 || ! command -v jfr >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+fi
 
 log "Go modules and npm packages"
 go mod download
