@@ -26,7 +26,8 @@ apt_install clickhouse-server chromium
 # with npm below).
 apt_install valgrind gcc
 if ! command -v javac >/dev/null 2>&1 || ! command -v jfr >/dev/null 2>&1; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+  sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
 fi
 
 log "Go modules and npm packages"
