@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,15 +17,17 @@ import (
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/otlp"
+	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// ingestCmd parses one profile file and stores it as a run. The file is
-// parsed completely before anything is written, so bad input stores nothing.
+// ingestCmd parses profile files and stores each as a run. Every file is
+// parsed completely before anything is written, so bad input stores
+// nothing; then each run commits on its own.
 func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	dsn := dsnFlag(fs)
 	key := runKeyFlags(fs)
-	run := fs.String("run", "", "run `NAME` (required)")
+	run := fs.String("run", "", "run `NAME` (required for one FILE; many files or a directory name each run by its file)")
 	start := fs.String("time", "", "run start as `RFC3339` (default: the profile's, else now)")
 	commit := fs.String("commit", "", "commit `SHA` of the build")
 	branch := fs.String("branch", "", "branch `NAME` of the build")
@@ -33,19 +36,26 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	runAttribute := fs.String("run-attribute", "", "OTLP: the attribute whose value names the run "+
 		"(default: "+otlp.DefaultRunAttribute+" for profiles; for traces each trace is a run, named by its id)")
 	parse := parseFlags(fs)
-	fs.Lookup("format").Usage = "input format: auto, pprof, folded, perf, " + otlpProfiles + " (OTLP profiles) or " +
-		otlpTraces + " (OTLP traces as span flame graphs; docs/OTLP.md)"
 	return func(ctx context.Context, args []string, out io.Writer) error {
-		if len(args) != 1 {
-			return usageError{fmt.Errorf("ingest takes one profile FILE, got %d arguments", len(args))}
+		if len(args) == 0 {
+			return usageError{errors.New("ingest takes a profile FILE, many files or a directory of them")}
 		}
-		otlpFormat := parse.format == otlpProfiles || parse.format == otlpTraces
+		row, _ := ingest.Lookup(parse.format)
+		otlpFormat := row.Runs
+		single := len(args) == 1 && !isDir(args[0])
+		if otlpFormat && !single {
+			return usageError{fmt.Errorf("--format %s takes one FILE (it names its runs)", parse.format)}
+		}
 		if !otlpFormat { // OTLP data names its runs
 			if err := key.check(); err != nil {
 				return err
 			}
-			if err := requireFlag("run", *run); err != nil {
-				return err
+			if single {
+				if err := requireFlag("run", *run); err != nil {
+					return err
+				}
+			} else if *run != "" {
+				return usageError{errors.New("--run names one file's run: many files are named by their files")}
 			}
 		}
 		// Before parsing: a large file should not be read for nothing.
@@ -71,20 +81,83 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if err != nil {
 			return err
 		}
-		p, err := profilefile.Parse(args[0], o)
+		files, err := runFiles(args)
 		if err != nil {
 			return err
 		}
-		err = withStore(dsn, func(store *storage.Store) error {
-			return store.Ingest(ctx, meta, p, progress(os.Stderr, "storing "+args[0]))
+		if *run == "" {
+			names := make(map[string]string, len(files))
+			for _, file := range files {
+				name := runName(file)
+				if other, dup := names[name]; dup {
+					return usageError{fmt.Errorf("%s and %s would both be run %q", other, file, name)}
+				}
+				names[name] = file
+			}
+		}
+		profiles := make([]*profile.Profile, len(files))
+		for i, file := range files {
+			if profiles[i], err = profilefile.Parse(file, o); err != nil {
+				return err
+			}
+		}
+		return withStore(dsn, func(store *storage.Store) error {
+			for i, p := range profiles {
+				m := meta
+				if m.Run == "" {
+					m.Run = runName(files[i])
+				}
+				if err := store.Ingest(ctx, m, p, progress(os.Stderr, "storing "+files[i])); err != nil {
+					return fmt.Errorf("%s: %w", files[i], err)
+				}
+				if _, err := fmt.Fprintf(out, "stored %s/%s/%s: %d samples, total %d %s\n",
+					m.App, m.Build, m.Run, len(p.Samples), p.Total(), p.Unit); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "stored %s/%s/%s: %d samples, total %d %s\n",
-			meta.App, meta.Build, meta.Run, len(p.Samples), p.Total(), p.Unit)
-		return err
 	}
+}
+
+// isDir reports whether path is a directory (a missing file is not: its
+// open names it).
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}
+
+// runFiles expands the arguments of ingest: files as given, a directory
+// as its files (not its subdirectories), by name.
+func runFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		if !isDir(a) {
+			files = append(files, a)
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		n := len(files)
+		for _, e := range entries {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				files = append(files, filepath.Join(a, e.Name()))
+			}
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s: no files in the directory", a)
+		}
+	}
+	return files, nil
+}
+
+// runName is the run a file of many is stored as: its name without the
+// format's extension (and .gz).
+func runName(file string) string {
+	base := strings.TrimSuffix(filepath.Base(file), ".gz")
+	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
 // parseOptions holds the flags that say how profile files are read.
@@ -96,7 +169,7 @@ type parseOptions struct {
 
 func parseFlags(fs *flag.FlagSet) *parseOptions {
 	o := &parseOptions{warn: fs.Output()}
-	fs.StringVar(&o.format, "format", "auto", "input format: auto, pprof, folded or perf")
+	fs.StringVar(&o.format, "format", "auto", "input `FORMAT`: "+ingest.Names()+" (docs/CLI.md)")
 	fs.StringVar(&o.sampleType, "sample-type", "", "pprof sample `TYPE` to read, e.g. alloc_space (default: the profile's default)")
 	fs.BoolVar(&o.strict, "strict", false, "fail on perf script lines the collapse ignores instead of counting them")
 	return o

@@ -29,8 +29,9 @@ type command struct {
 
 var commands = map[string]command{
 	"migrate": {"create or upgrade the ClickHouse schema", "--dsn DSN", migrateCmd},
-	"ingest": {"store one run's profile",
-		"--dsn DSN --app APP --build BUILD --run RUN [flags] FILE\n       flamediff ingest --dsn DSN --format otlp|otlp-traces [flags] FILE", ingestCmd},
+	"ingest": {"store runs' profiles",
+		"--dsn DSN --app APP --build BUILD --run RUN [flags] FILE\n       flamediff ingest --dsn DSN --app APP --build BUILD [flags] FILE|DIR...\n" +
+			"       flamediff ingest --dsn DSN --format otlp|otlp-traces [flags] FILE", ingestCmd},
 	"export": {"print a stored run or build as folded stacks or JSON",
 		"--dsn DSN --app APP --build BUILD [--run RUN] [--output folded|json]", exportCmd},
 	"apps":   {"list the apps that have runs", "--dsn DSN", appsCmd},

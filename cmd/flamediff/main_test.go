@@ -25,8 +25,10 @@ var binDir string
 
 func TestMain(m *testing.M) {
 	chtest.Main(m, func() {
-		if binDir != "" {
-			os.RemoveAll(binDir)
+		for _, dir := range []string{binDir, toolsDir} {
+			if dir != "" {
+				os.RemoveAll(dir)
+			}
 		}
 	})
 }

@@ -6,14 +6,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/storage"
-)
-
-// The OTLP formats of ingest: the file names its runs.
-const (
-	otlpProfiles = "otlp"
-	otlpTraces   = "otlp-traces"
 )
 
 // ingestOTLP stores the runs of an OTLP file (profiles or traces) in one
@@ -27,7 +22,7 @@ func ingestOTLP(ctx context.Context, dsn *storeFlags, parse *parseOptions, runAt
 	}
 	var runs []otlp.Run
 	var summary string
-	if parse.format == otlpProfiles {
+	if parse.format == string(ingest.OTLP) {
 		batches, err := otlp.DecodeProfiles(data, file)
 		if err != nil {
 			return err

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	pprof "github.com/google/pprof/profile"
+
+	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 // benchStacks generates n random stacks over a vocabulary of a few thousand
@@ -101,3 +105,131 @@ const benchN = 20000
 func BenchmarkParseFolded(b *testing.B) { benchParse(b, benchFolded(benchStacks(benchN)), Auto) }
 func BenchmarkParsePerf(b *testing.B)   { benchParse(b, benchPerf(benchStacks(benchN)), Auto) }
 func BenchmarkParsePprof(b *testing.B)  { benchParse(b, benchPprof(b, benchStacks(benchN)), Auto) }
+
+// benchCPUProfile writes stacks as a V8 CPU profile: a node tree (a trie
+// of the stacks) and a sample a stack, 100 µs apart.
+func benchCPUProfile(stacks [][]string) []byte {
+	type node struct {
+		children map[string]int
+		name     string
+	}
+	nodes := []node{{children: map[string]int{}, name: "(root)"}}
+	var samples, deltas []string
+	for _, s := range stacks {
+		at := 0
+		for _, f := range s {
+			next, ok := nodes[at].children[f]
+			if !ok {
+				next = len(nodes)
+				nodes = append(nodes, node{children: map[string]int{}, name: f})
+				nodes[at].children[f] = next
+			}
+			at = next
+		}
+		samples = append(samples, fmt.Sprint(at+1))
+		deltas = append(deltas, "100")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"nodes":[`)
+	for i, n := range nodes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		var kids []string
+		for _, c := range n.children {
+			kids = append(kids, fmt.Sprint(c+1))
+		}
+		fmt.Fprintf(&b, `{"id":%d,"callFrame":{"functionName":%q,"scriptId":"1","url":"file:///srv/app.js","lineNumber":%d,"columnNumber":0},"hitCount":0,"children":[%s]}`,
+			i+1, n.name, i%500, strings.Join(kids, ","))
+	}
+	fmt.Fprintf(&b, `],"startTime":0,"endTime":%d,"samples":[%s],"timeDeltas":[%s]}`, 100*len(stacks),
+		strings.Join(samples, ","), strings.Join(deltas, ","))
+	return b.Bytes()
+}
+
+// benchSpeedscope writes stacks as a sampled speedscope profile.
+func benchSpeedscope(stacks [][]string) []byte {
+	ids := map[string]int{}
+	var frames, samples, weights []string
+	for i, s := range stacks {
+		var stack []string
+		for _, f := range s {
+			id, ok := ids[f]
+			if !ok {
+				id = len(ids)
+				ids[f] = id
+				frames = append(frames, fmt.Sprintf(`{"name":%q,"file":"/srv/app.py","line":%d}`, f, id%500))
+			}
+			stack = append(stack, fmt.Sprint(id))
+		}
+		samples = append(samples, "["+strings.Join(stack, ",")+"]")
+		weights = append(weights, fmt.Sprint(1+i%7))
+	}
+	return fmt.Appendf(nil, `{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[%s]},`+
+		`"profiles":[{"type":"sampled","name":"t","unit":"none","startValue":0,"endValue":1,"samples":[%s],"weights":[%s]}]}`,
+		strings.Join(frames, ","), strings.Join(samples, ","), strings.Join(weights, ","))
+}
+
+// toPprof writes a parsed run as pprof, the same profile in the format
+// the others are measured against.
+func toPprof(b *testing.B, p *profile.Profile) []byte {
+	out := &pprof.Profile{SampleType: []*pprof.ValueType{{Type: p.SampleType, Unit: p.Unit}}}
+	locs := make([]*pprof.Location, len(p.Frames))
+	for i, f := range p.Frames {
+		fn := &pprof.Function{ID: uint64(i + 1), Name: f.Name, Filename: f.File, StartLine: f.Line}
+		out.Function = append(out.Function, fn)
+		locs[i] = &pprof.Location{ID: uint64(i + 1), Line: []pprof.Line{{Function: fn, Line: f.Line}}}
+		out.Location = append(out.Location, locs[i])
+	}
+	for _, s := range p.Samples {
+		ps := &pprof.Sample{Value: []int64{s.Value}}
+		for j := len(s.Stack) - 1; j >= 0; j-- {
+			ps.Location = append(ps.Location, locs[s.Stack[j]])
+		}
+		out.Sample = append(out.Sample, ps)
+	}
+	var buf bytes.Buffer
+	if err := out.Write(&buf); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkParseFormats measures each new format's samples a second next
+// to pprof's on the same profile (the format's file parsed, written back as
+// pprof), the two alternating: benchN samples over a tenth as many
+// distinct stacks (a V8 node table is a tree of the distinct stacks) for
+// the JSON formats; the files of testdata the real callgrind and JFR wrote
+// (random stacks make a call graph no program has, and JFR has no writer
+// here).
+func BenchmarkParseFormats(b *testing.B) {
+	distinct := benchStacks(benchN / 10)
+	stacks := make([][]string, benchN)
+	for i := range stacks {
+		stacks[i] = distinct[i%len(distinct)]
+	}
+	real := func(file string) []byte {
+		data, err := os.ReadFile("../../testdata/formats/" + file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return data
+	}
+	for _, tc := range []struct {
+		format Format
+		data   []byte
+	}{
+		{CPUProfile, benchCPUProfile(stacks)},
+		{Speedscope, benchSpeedscope(stacks)},
+		{Callgrind, real("prog.callgrind")},
+		{JFR, real("app.jfr")},
+	} {
+		p, err := Parse(bytes.NewReader(tc.data), "bench", tc.format)
+		if err != nil {
+			b.Fatal(err)
+		}
+		same := toPprof(b, p)
+		b.Run(string(tc.format), func(b *testing.B) { benchParse(b, tc.data, tc.format) })
+		b.Run(string(tc.format)+"-as-pprof", func(b *testing.B) { benchParse(b, same, Pprof) })
+	}
+}

@@ -49,10 +49,7 @@ func FuzzParseFolded(f *testing.F) {
 
 func FuzzParsePerf(f *testing.F) {
 	seed(f, "perf-script/*.perf.txt")
-	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzParse(t, data, Perf)
-		fuzzParse(t, data, Auto)
-	})
+	fuzzFormat(f, Perf)
 }
 
 func FuzzParsePprof(f *testing.F) {
@@ -103,4 +100,35 @@ func FuzzRepairUTF8(f *testing.F) {
 			t.Errorf("%q and %q+\\xff repaired alike", s, s)
 		}
 	})
+}
+
+// fuzzFormat fuzzes a format's parser, and auto on the same input.
+func fuzzFormat(f *testing.F, format Format) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzParse(t, data, format)
+		fuzzParse(t, data, Auto)
+	})
+}
+
+func FuzzParseJFR(f *testing.F) {
+	seed(f, "formats/*.jfr")
+	fuzzFormat(f, JFR)
+}
+
+func FuzzParseCallgrind(f *testing.F) {
+	seed(f, "formats/*.callgrind")
+	f.Add([]byte("# callgrind format\nevents: Ir\nfl=(1) a.c\nfn=(1) main\n1 5\ncfn=(2) f\ncalls=1 2\n2 7\nfn=(2)\n3 7\n"))
+	fuzzFormat(f, Callgrind)
+}
+
+func FuzzParseCPUProfile(f *testing.F) {
+	seed(f, "formats/*.cpuprofile")
+	f.Add([]byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","url":"","lineNumber":-1},"children":[2]},` +
+		`{"id":2,"callFrame":{"functionName":"f","url":"file:///a.js","lineNumber":3}}],"startTime":0,"endTime":10,"samples":[2,2],"timeDeltas":[1,2]}`))
+	fuzzFormat(f, CPUProfile)
+}
+
+func FuzzParseSpeedscope(f *testing.F) {
+	f.Add([]byte(speedscopeSample))
+	fuzzFormat(f, Speedscope)
 }

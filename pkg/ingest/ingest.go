@@ -1,8 +1,9 @@
-// Package ingest turns profile files into runs (*profile.Profile): pprof
-// (protobuf, gzipped or not, and every legacy format google/pprof reads),
-// Brendan Gregg's folded stacks, and Linux
-// `perf script` text collapsed exactly as FlameGraph's stackcollapse-perf.pl
-// does with no options. It also writes runs back as folded stacks.
+// Package ingest turns profile files into runs (*profile.Profile), one row
+// of its format table (formats.go) per format: pprof (protobuf, gzipped or
+// not, and every legacy format google/pprof reads), valgrind's callgrind,
+// V8 CPU profiles, speedscope files, Linux `perf script` text collapsed
+// exactly as FlameGraph's stackcollapse-perf.pl does with no options, and
+// Brendan Gregg's folded stacks. It also writes runs back as folded stacks.
 //
 // Every problem with the input is reported as a single-line *Error naming the
 // file and the line or byte offset; on error no profile is returned, so
@@ -25,26 +26,6 @@ import (
 
 // Format names an input format.
 type Format string
-
-// The input formats. Auto detects the format from the content.
-const (
-	Auto   Format = "auto"
-	Pprof  Format = "pprof"
-	Folded Format = "folded"
-	Perf   Format = "perf"
-)
-
-// ParseFormat returns the Format named s ("auto", "pprof", "folded" or
-// "perf"; "" means auto), or an error listing the valid names.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
-	case Auto, Pprof, Folded, Perf:
-		return f, nil
-	case "":
-		return Auto, nil
-	}
-	return "", fmt.Errorf("unknown profile format %q (want auto, pprof, folded or perf)", s)
-}
 
 // Options choose how Parse reads a file.
 type Options struct {
@@ -69,12 +50,15 @@ func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 // Parse reads one run from r. name identifies the input in errors
 // (usually the file name).
 //
-// With Auto, the format is detected from the first 64 KiB: gzip or binary
-// (protobuf, legacy CPU) content is pprof, and so is text that starts like
-// one of pprof's legacy text profiles (heap, contention, thread, goroutine
-// counts); text whose first line after any `#` comments
-// is a perf event header (ending with "event:", or followed by a blank or
-// indented stack line) is `perf script` output; any other text is folded stacks.
+// With Auto, the format is detected from the first 64 KiB, trying the rows
+// of the format table in order: gzip or binary (protobuf, legacy CPU)
+// content is pprof, and so is text that starts like one of pprof's legacy
+// text profiles (heap, contention, thread, goroutine counts); callgrind
+// files start with their header; JSON is a V8 CPU profile or a speedscope
+// file by its keys, and any other JSON is refused; text whose first line
+// after any `#` comments is a perf event header (ending with "event:", or
+// followed by a blank or indented stack line) is `perf script` output; any
+// other text is folded stacks.
 //
 // An empty input, a text input with no stack at all, and values whose sum
 // exceeds the int64 maximum are errors. Invalid UTF-8 in names is replaced
@@ -89,21 +73,19 @@ func (o Options) Parse(r io.Reader, name string) (*profile.Profile, error) {
 	if len(head) == 0 {
 		return nil, fileError(name, "empty file")
 	}
-	f := o.Format
-	if f == Auto || f == "" {
-		f = detect(head)
-	}
-	var p *profile.Profile
-	switch f {
-	case Pprof:
-		p, err = parsePprof(br, name, o.SampleType)
-	case Folded:
-		p, err = parseFolded(br, name)
-	case Perf:
-		p, err = parsePerf(br, name, o)
-	default:
+	var row FormatInfo
+	if f := o.Format; f == Auto || f == "" {
+		if row, err = detect(head, name); err != nil {
+			return nil, err
+		}
+	} else if row, _ = Lookup(string(f)); row.parse == nil {
+		if row.Runs {
+			return nil, fmt.Errorf("%s: format %q names its own runs: ingest it with --format %s", name, f, f)
+		}
 		return nil, fmt.Errorf("%s: unknown profile format %q", name, f)
 	}
+	f := row.Name
+	p, err := row.parse(br, name, o)
 	if err != nil {
 		return nil, err
 	}
@@ -194,16 +176,6 @@ func RepairUTF8(s string) string {
 const detectSize = 64 << 10
 
 var gzipMagic = []byte{0x1f, 0x8b}
-
-func detect(head []byte) Format {
-	if bytes.HasPrefix(head, gzipMagic) || !isText(head) || legacyText(head) {
-		return Pprof
-	}
-	if looksLikePerf(head) {
-		return Perf
-	}
-	return Folded
-}
 
 // isText reports whether b has no control bytes besides tab, CR, LF, VT
 // and FF. Protobuf is all but certain to contain some (field tags and

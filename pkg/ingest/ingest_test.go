@@ -67,11 +67,14 @@ func TestDetect(t *testing.T) {
 		{"perf without header", []byte("dd 29776 666709.771979: 10101010 cpu-clock:\n\t 7f read (/lib/libc.so)\n\n"), Perf},
 		{"perf event without stack", []byte("dd 29776 666709.771979: cpu-clock: \n\ndd 29776 666709.8: cpu-clock: \n"), Perf},
 		{"perf comments only", []byte("# ========\n# captured on: today\n"), Perf},
+		{"callgrind", []byte("# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\n"), Callgrind},
+		{"V8 CPU profile", []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}}],"samples":[]}`), CPUProfile},
+		{"speedscope", []byte(`{"$schema": "https://www.speedscope.app/file-format-schema.json", "profiles": []}`), Speedscope},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := detect(tc.in); got != tc.want {
-				t.Errorf("detected %s, want %s", got, tc.want)
+			if got, err := detect(tc.in, "x"); err != nil || got.Name != tc.want {
+				t.Errorf("detected %s (%v), want %s", got.Name, err, tc.want)
 			}
 		})
 	}

@@ -48,8 +48,8 @@ func legacyProfiles(t testing.TB) map[string][]byte {
 func TestLegacyPprof(t *testing.T) {
 	for name, data := range legacyProfiles(t) {
 		t.Run(name, func(t *testing.T) {
-			if f := detect(data); f != Pprof {
-				t.Fatalf("detected as %s", f)
+			if f, err := detect(data, name); err != nil || f.Name != Pprof {
+				t.Fatalf("detected as %s (%v)", f.Name, err)
 			}
 			got, err := Parse(bytes.NewReader(data), name, Auto)
 			if err != nil {

@@ -51,8 +51,8 @@ func TestPerfMatchesStackcollapse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f := detect(data[:min(len(data), detectSize)]); f != Perf {
-				t.Errorf("detected %s, want perf", f)
+			if f, err := detect(data[:min(len(data), detectSize)], in); err != nil || f.Name != Perf {
+				t.Errorf("detected %s (%v), want perf", f.Name, err)
 			}
 			p, err := Parse(bytes.NewReader(data), in, Auto)
 			if err != nil {

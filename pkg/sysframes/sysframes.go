@@ -77,6 +77,29 @@ var builtin = []rule{
 	{inModuleBase, equal, "CoreFoundation"},
 	{inName, prefix, "objc_msgSend"},
 
+	// V8 (Node, Chrome): the pseudo-frames of its CPU profiles, and Node's
+	// built-in modules, whose script urls (the module of a .cpuprofile
+	// frame) start with "node:" (node:internal/timers, node:fs).
+	{inName, equal, "(garbage collector)"},
+	{inName, equal, "(program)"},
+	{inName, equal, "(idle)"},
+	{inName, equal, "(root)"},
+	{inModule, prefix, "node:"},
+
+	// CPython: the interpreter's C API in native stacks, its shared
+	// library, and frozen bootstrap modules.
+	{inName, prefix, "_PyEval_"}, {inName, prefix, "PyEval_"},
+	{inName, prefix, "_PyObject_"}, {inName, prefix, "PyObject_"},
+	{inName, prefix, "_PyFunction_"}, {inName, prefix, "_Py_"},
+	{inModuleBase, prefix, "libpython"},
+	{inModule, prefix, "<frozen "},
+
+	// .NET: the base class library and the runtime, in dotnet-trace's
+	// "Module!Namespace.Type.Method" names and as modules.
+	{inName, prefix, "System."}, {inName, prefix, "Microsoft."},
+	{inName, prefix, "coreclr!"}, {inName, prefix, "CoreLib!"},
+	{inModuleBase, prefix, "libcoreclr"}, {inModuleBase, prefix, "System.Private.CoreLib"},
+
 	// Go: the runtime, system calls and the standard library's internals.
 	{inName, prefix, "runtime."},
 	{inName, prefix, "runtime/"},

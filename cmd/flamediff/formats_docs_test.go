@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flamediff/flamediff/pkg/ingest"
+)
+
+// formatsTable is the format table as docs/CLI.md and the README show it.
+func formatsTable() string {
+	var b strings.Builder
+	b.WriteString("| --format | file | carries | written by |\n|---|---|---|---|\n")
+	for _, f := range ingest.Formats() {
+		auto := ""
+		if f.Runs {
+			auto = " (not detected by auto)"
+		}
+		b.WriteString("| `" + string(f.Name) + "`" + auto + " | " + f.Title + " | " + f.Carries + " | " + f.Writer + " |\n")
+	}
+	return b.String()
+}
+
+// The format table, the CLI's help and docs/CLI.md's and the README's
+// tables are one: each names every row, in the table's words.
+func TestFormatsDocumented(t *testing.T) {
+	want := formatsTable()
+	for _, doc := range []string{"docs/CLI.md", "README.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks the format table; it is:\n%s", doc, want)
+		}
+	}
+	var out, help bytes.Buffer
+	_ = run(context.Background(), []string{"ingest", "--help"}, &out, &help)
+	if !strings.Contains(help.String(), "input FORMAT: "+ingest.Names()+" ") {
+		t.Errorf("ingest --help does not list %s:\n%s", ingest.Names(), help.String())
+	}
+	for _, f := range ingest.Formats() {
+		if !strings.Contains(ingest.Names(), string(f.Name)) {
+			t.Errorf("the format names leave out %s", f.Name)
+		}
+	}
+}

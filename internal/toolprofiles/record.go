@@ -1,0 +1,102 @@
+package toolprofiles
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Recording is the runs a real profiler wrote of a base build and of a
+// head build with slow() made slower (its own loop 4x longer).
+type Recording struct {
+	Format     string // the format's name in Flamediff's table
+	Base, Head string // directories of one file a run
+	First      string // the first run's file name, in both
+	Slow       string // slow()'s frame name
+	SlowAt     string // slow()'s file base name and first line with samples, "prog.c:5"
+}
+
+// Record records runs runs a build with callgrind, node --cpu-prof and
+// JFR into dir, two tools at a time (the JVM records all its runs in one
+// process; callgrind and node take turns).
+func Record(dir string, runs int) ([]Recording, error) {
+	mk := func(parts ...string) (string, error) {
+		d := filepath.Join(append([]string{dir}, parts...)...)
+		return d, os.MkdirAll(d, 0o750)
+	}
+	var recs []Recording
+	for _, r := range []Recording{
+		{Format: "callgrind", First: "run0.callgrind", Slow: "slow", SlowAt: fmt.Sprintf("prog.c:%d", SlowLineC)},
+		{Format: "cpuprofile", First: "run0.cpuprofile", Slow: "slow", SlowAt: fmt.Sprintf("app.js:%d", SlowLineJS)},
+		// slow's first line with samples is its call of leaf.
+		{Format: "jfr", First: "run0.jfr", Slow: "App.slow", SlowAt: fmt.Sprintf("App:%d", SlowLinesJava[0]+1)},
+	} {
+		var err error
+		if r.Base, err = mk(r.Format, "base"); err == nil {
+			r.Head, err = mk(r.Format, "head")
+		}
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	cDir, err := mk("c")
+	if err != nil {
+		return nil, err
+	}
+	bin, err := BuildC(cDir)
+	if err != nil {
+		return nil, err
+	}
+	classes, err := mk("java")
+	if err == nil {
+		err = BuildJava(classes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	slow := map[string][3]int{"base": {40000, 2e6, 1e6}, "head": {160000, 8e6, 4e6}}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for _, side := range []string{"base", "head"} {
+			ns := make([]int, runs)
+			for i := range ns {
+				ns[i] = slow[side][2]
+			}
+			if errs[0] = JFRRuns(classes, filepath.Join(dir, "jfr", side), "run", ns...); errs[0] != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := range runs {
+			for _, side := range []string{"base", "head"} {
+				name := fmt.Sprintf("run%d", i)
+				_, err := Callgrind(filepath.Join(dir, "callgrind", side), bin, name+".callgrind", slow[side][0])
+				if err == nil {
+					_, err = CPUProfile(filepath.Join(dir, "cpuprofile", side), name+".cpuprofile", slow[side][1])
+				}
+				if errs[1] = err; err != nil {
+					return
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// node's program lies beside its profiles: only profiles are runs.
+	for _, side := range []string{"base", "head"} {
+		if err := os.Remove(filepath.Join(dir, "cpuprofile", side, "app.js")); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}

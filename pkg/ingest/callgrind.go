@@ -1,0 +1,435 @@
+package ingest
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// looksLikeCallgrind: callgrind files start with "# callgrind format" (or,
+// older ones, with their "version:"/"events:" header lines).
+func looksLikeCallgrind(head []byte) bool {
+	if bytes.HasPrefix(head, []byte("# callgrind format")) {
+		return true
+	}
+	return bytes.HasPrefix(head, []byte("version: 1\n")) && bytes.Contains(head, []byte("\ncreator: callgrind"))
+}
+
+// maxCallgrindPaths bounds the call paths a callgrind call graph expands
+// to: the paths of a DAG grow exponentially with its depth.
+const maxCallgrindPaths = 1 << 20
+
+// cgFunc is a callgrind function: its name and object identify it (as
+// callgrind_annotate's "file:function [object]" does, the file left out
+// since an inlined file changes it).
+type cgFunc struct{ name, object string }
+
+type cgArc struct{ from, to int }
+
+// callgrindParser holds the state of a callgrind file as it is read.
+type callgrindParser struct {
+	name      string
+	events    []string
+	event     int // the column read
+	positions int // position columns before the costs (line, or instr line)
+
+	// name compression: "(id) name" defines, "(id)" refers; files, functions
+	// and objects have id spaces of their own.
+	files, fns, objects map[string]string
+
+	funcs    []cgFunc
+	funcIDs  map[cgFunc]int
+	self     []int64
+	file     []string
+	line     []int64
+	arcs     map[cgArc]int64
+	ob, fl   string
+	fn       int // current function, -1 before the first fn=
+	cob, cfn string
+	callee   int   // the function of the pending calls= line's cost, -1 if none
+	last     int64 // the previous cost line's first position, for +N/-N/*
+	sawEvent bool
+}
+
+// parseCallgrind reads valgrind's callgrind output (the format of
+// valgrind's manual's "Callgrind Format Specification"): every part of the file, one event
+// (--sample-type, default the first of "events:"). Callgrind records each
+// function's self cost and each call arc's inclusive cost, not stacks; the
+// call graph is expanded into call paths from the functions nobody calls,
+// each function's self cost shared among the paths that reach it in
+// proportion to the cost that flows along them (the largest remainders
+// get the units left), so each function's self cost is exactly
+// callgrind_annotate's, and so is its inclusive cost where it has a single
+// caller (or its callees do). A call back into a function already on the
+// path (recursion) is not followed. Frames are named by function, their
+// Module is the object's base name, File the function's source file, Line
+// the first line with cost in it.
+func parseCallgrind(r io.Reader, name string, o Options) (*profile.Profile, error) {
+	cp := &callgrindParser{name: name, files: map[string]string{}, fns: map[string]string{},
+		objects: map[string]string{}, funcIDs: map[cgFunc]int{}, arcs: map[cgArc]int64{}, fn: -1, callee: -1,
+		positions: 1, event: -1}
+	sc := newLineScanner(r, name)
+	for {
+		line, ok := sc.next()
+		if !ok {
+			break
+		}
+		if err := cp.lineOf(bytes.TrimRight(line, " \t\r"), sc.line, o.SampleType); err != nil {
+			return nil, err
+		}
+	}
+	if sc.err != nil {
+		return nil, sc.err
+	}
+	if len(cp.events) == 0 {
+		return nil, fileError(name, "no events: line in the callgrind file")
+	}
+	return cp.profile()
+}
+
+func (cp *callgrindParser) lineOf(line []byte, n int, sampleType string) error {
+	if len(line) == 0 || line[0] == '#' {
+		return nil
+	}
+	if c := line[0]; c >= '0' && c <= '9' || c == '+' || c == '-' || c == '*' {
+		return cp.cost(line, n)
+	}
+	key, value, ok := bytes.Cut(line, []byte("="))
+	if !ok || bytes.ContainsAny(key, ": ") {
+		k, v, _ := bytes.Cut(line, []byte(":"))
+		return cp.header(string(k), string(bytes.TrimSpace(v)), n, sampleType)
+	}
+	v := string(value)
+	var err error
+	switch string(key) {
+	case "ob":
+		cp.ob, err = cp.compressed(cp.objects, v, n)
+	case "fl", "fi", "fe":
+		var f string
+		if f, err = cp.compressed(cp.files, v, n); string(key) == "fl" {
+			cp.fl = f
+		}
+	case "fn":
+		var f string
+		if f, err = cp.compressed(cp.fns, v, n); err == nil {
+			cp.fn = cp.function(cgFunc{f, cp.ob}, cp.fl)
+			cp.cob, cp.cfn, cp.callee = "", "", -1
+		}
+	case "cob":
+		cp.cob, err = cp.compressed(cp.objects, v, n)
+	case "cfi", "cfl":
+		_, err = cp.compressed(cp.files, v, n)
+	case "cfn":
+		cp.cfn, err = cp.compressed(cp.fns, v, n)
+	case "calls":
+		if cp.fn < 0 || cp.cfn == "" {
+			return lineError(cp.name, n, "calls= outside a function or without cfn=")
+		}
+		ob := cp.cob
+		if ob == "" {
+			ob = cp.ob
+		}
+		cp.callee = cp.function(cgFunc{cp.cfn, ob}, "")
+		cp.cob = ""
+	case "jump", "jcnd":
+	default:
+		return lineError(cp.name, n, "unknown callgrind line %q", clip(line))
+	}
+	return err
+}
+
+// header reads a "key: value" line; only events and positions matter.
+func (cp *callgrindParser) header(key, value string, n int, sampleType string) error {
+	switch key {
+	case "events":
+		if cp.sawEvent && cp.event >= 0 {
+			return nil // a later part repeats the events
+		}
+		cp.events = strings.Fields(value)
+		if len(cp.events) == 0 {
+			return lineError(cp.name, n, "no event names")
+		}
+		cp.event = 0
+		if sampleType != "" {
+			cp.event = -1
+			for i, e := range cp.events {
+				if e == sampleType {
+					cp.event = i
+				}
+			}
+			if cp.event < 0 {
+				return fileError(cp.name, "no sample type %q: this callgrind file has events %v", sampleType, cp.events)
+			}
+		}
+		cp.sawEvent = true
+	case "positions":
+		cp.positions = len(strings.Fields(value))
+		if cp.positions == 0 || cp.positions > 2 {
+			return lineError(cp.name, n, "positions %q: want line, instr or instr line", value)
+		}
+	case "version", "creator", "pid", "thread", "cmd", "part", "desc", "summary", "totals", "event", "timeframe (BB)":
+	default:
+		return lineError(cp.name, n, "unknown callgrind line %q", clip([]byte(key)))
+	}
+	return nil
+}
+
+// compressed resolves callgrind's name compression.
+func (cp *callgrindParser) compressed(names map[string]string, v string, n int) (string, error) {
+	if len(v) == 0 || v[0] != '(' {
+		return v, nil
+	}
+	end := strings.IndexByte(v, ')')
+	if end < 0 {
+		return "", lineError(cp.name, n, "unclosed name id in %q", clip([]byte(v)))
+	}
+	id, rest := v[1:end], v[end+1:]
+	if len(rest) > 0 {
+		if rest[0] == ' ' {
+			rest = rest[1:]
+		}
+		names[id] = rest
+		return rest, nil
+	}
+	name, ok := names[id]
+	if !ok {
+		return "", lineError(cp.name, n, "name id (%s) used before it is defined", id)
+	}
+	return name, nil
+}
+
+func (cp *callgrindParser) function(f cgFunc, file string) int {
+	id, ok := cp.funcIDs[f]
+	if !ok {
+		id = len(cp.funcs)
+		cp.funcIDs[f] = id
+		cp.funcs = append(cp.funcs, f)
+		cp.self = append(cp.self, 0)
+		cp.file = append(cp.file, file)
+		cp.line = append(cp.line, 0)
+	} else if cp.file[id] == "" {
+		cp.file[id] = file
+	}
+	return id
+}
+
+// cost reads a cost line: positions, then the events' costs (missing
+// trailing ones are 0). After calls= it is the call's inclusive cost.
+func (cp *callgrindParser) cost(line []byte, n int) error {
+	if cp.fn < 0 || cp.event < 0 {
+		return lineError(cp.name, n, "cost line before fn= and events:")
+	}
+	tokens := bytes.Fields(line)
+	if len(tokens) < cp.positions {
+		return lineError(cp.name, n, "cost line %q without its positions", clip(line))
+	}
+	pos, err := cp.position(tokens[0], n)
+	if err != nil {
+		return err
+	}
+	var value int64
+	if i := cp.positions + cp.event; i < len(tokens) {
+		if value, err = strconv.ParseInt(string(tokens[i]), 10, 64); err != nil || value < 0 {
+			return lineError(cp.name, n, "bad cost %q", clip(tokens[i]))
+		}
+	}
+	if cp.callee >= 0 {
+		if cp.callee != cp.fn {
+			a := cgArc{cp.fn, cp.callee}
+			if value > math.MaxInt64-cp.arcs[a] {
+				return lineError(cp.name, n, "costs add up past the int64 maximum")
+			}
+			cp.arcs[a] += value
+		}
+		cp.callee, cp.cfn = -1, ""
+		return nil
+	}
+	if value > math.MaxInt64-cp.self[cp.fn] {
+		return lineError(cp.name, n, "costs add up past the int64 maximum")
+	}
+	cp.self[cp.fn] += value
+	if value > 0 && cp.positions == 1 && pos > 0 && (cp.line[cp.fn] == 0 || pos < cp.line[cp.fn]) {
+		cp.line[cp.fn] = pos
+	}
+	return nil
+}
+
+// position reads a position token: absolute (decimal or 0x hex), relative
+// to the previous one (+N, -N) or the same ("*").
+func (cp *callgrindParser) position(t []byte, n int) (int64, error) {
+	var v int64
+	var err error
+	switch {
+	case t[0] == '*':
+		return cp.last, nil
+	case t[0] == '+' || t[0] == '-':
+		v, err = strconv.ParseInt(string(t), 10, 64)
+		v += cp.last
+	case bytes.HasPrefix(t, []byte("0x")):
+		var u uint64
+		u, err = strconv.ParseUint(string(t[2:]), 16, 64)
+		v = int64(u & math.MaxInt64) // #nosec G115 -- an address only orders positions
+	default:
+		v, err = strconv.ParseInt(string(t), 10, 64)
+	}
+	if err != nil {
+		return 0, lineError(cp.name, n, "bad position %q", clip(t))
+	}
+	cp.last = v
+	return v, nil
+}
+
+// cgPath is one call path: a function and the path it was called on.
+type cgPath struct {
+	parent int // index in paths, -1 at a root
+	fn     int
+	weight float64
+}
+
+// profile expands the call graph into call paths and shares each
+// function's self cost among its paths.
+func (cp *callgrindParser) profile() (*profile.Profile, error) {
+	nf := len(cp.funcs)
+	callees := make([][]int, nf)
+	out := make([]int64, nf) // self + calls out: what flows through a function
+	called := make([]bool, nf)
+	copy(out, cp.self)
+	arcs := make([]cgArc, 0, len(cp.arcs))
+	for a := range cp.arcs {
+		arcs = append(arcs, a)
+	}
+	sort.Slice(arcs, func(i, j int) bool {
+		return arcs[i].from < arcs[j].from || arcs[i].from == arcs[j].from && arcs[i].to < arcs[j].to
+	})
+	for _, a := range arcs {
+		c := cp.arcs[a]
+		if c == 0 {
+			continue
+		}
+		callees[a.from] = append(callees[a.from], a.to)
+		called[a.to] = true
+		if c > math.MaxInt64-out[a.from] {
+			return nil, fileError(cp.name, "costs of %s add up past the int64 maximum", cp.funcs[a.from].name)
+		}
+		out[a.from] += c
+	}
+	var paths []cgPath
+	onPath := make([]bool, nf)
+	var walk func(i int) error
+	walk = func(i int) error {
+		if len(paths) > maxCallgrindPaths {
+			return fileError(cp.name, "the call graph expands to more than %d call paths", maxCallgrindPaths)
+		}
+		pth := paths[i]
+		f := pth.fn
+		onPath[f] = true
+		defer func() { onPath[f] = false }()
+		for _, g := range callees[f] {
+			if onPath[g] {
+				continue
+			}
+			w := pth.weight * float64(cp.arcs[cgArc{f, g}]) / float64(out[f])
+			if w <= 0 {
+				continue
+			}
+			paths = append(paths, cgPath{parent: i, fn: g, weight: w})
+			if err := walk(len(paths) - 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	reached := make([]bool, nf)
+	for f := range nf {
+		if !called[f] && out[f] > 0 {
+			paths = append(paths, cgPath{parent: -1, fn: f, weight: float64(out[f])})
+			if err := walk(len(paths) - 1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	byFunc := make([][]int, nf)
+	for i, pth := range paths {
+		byFunc[pth.fn] = append(byFunc[pth.fn], i)
+		reached[pth.fn] = true
+	}
+	p := &profile.Profile{SampleType: cp.events[cp.event], Unit: "count"}
+	frames := make([]uint32, nf)
+	for i, f := range cp.funcs {
+		frames[i] = p.Intern(profile.Frame{Name: f.name, Module: objectModule(f.object), File: cp.file[i], Line: cp.line[i]})
+	}
+	var arena stackArena
+	stackOf := func(i int) []uint32 {
+		depth := 0
+		for j := i; j >= 0; j = paths[j].parent {
+			depth++
+		}
+		s := arena.alloc(depth)
+		for j := i; j >= 0; j = paths[j].parent {
+			depth--
+			s[depth] = frames[paths[j].fn]
+		}
+		return s
+	}
+	for f := range nf {
+		if cp.self[f] == 0 {
+			continue
+		}
+		if !reached[f] { // only called from a cycle no root reaches
+			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{frames[f]}, Value: cp.self[f], Time: -1})
+			continue
+		}
+		for k, share := range apportion(cp.self[f], byFunc[f], paths) {
+			if share > 0 {
+				p.Samples = append(p.Samples, profile.Sample{Stack: stackOf(byFunc[f][k]), Value: share, Time: -1})
+			}
+		}
+	}
+	if len(p.Samples) == 0 {
+		return nil, fileError(cp.name, "no cost in the callgrind file")
+	}
+	return p, nil
+}
+
+// apportion shares total among paths by their weights, by the largest
+// remainder method, so the shares add up to total exactly.
+func apportion(total int64, ids []int, paths []cgPath) []int64 {
+	var sum float64
+	for _, i := range ids {
+		sum += paths[i].weight
+	}
+	shares := make([]int64, len(ids))
+	rest := make([]float64, len(ids))
+	left := total
+	for k, i := range ids {
+		exact := float64(total) * paths[i].weight / sum
+		shares[k] = min(int64(exact), left)
+		rest[k] = exact - float64(shares[k])
+		left -= shares[k]
+	}
+	order := make([]int, len(ids))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rest[order[a]] > rest[order[b]] })
+	for k := 0; left > 0; k = (k + 1) % len(order) {
+		shares[order[k]]++
+		left--
+	}
+	return shares
+}
+
+// objectModule is an object's base name: the directory differs across
+// machines and checkouts, the library or program name does not.
+func objectModule(object string) string {
+	if object == "" {
+		return ""
+	}
+	return path.Base(object)
+}

@@ -1,0 +1,235 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// maxJSON bounds a JSON profile: the JSON formats are read whole, and a
+// real one is well below this.
+const maxJSON = 1 << 30
+
+// readJSON decodes a whole JSON document of at most maxJSON bytes into v.
+// encoding/json refuses nesting deeper than 10000 levels.
+func readJSON(r io.Reader, name string, v any) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > maxJSON {
+		return fileError(name, "larger than %d bytes", maxJSON)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syntax):
+			return offsetError(name, syntax.Offset, "bad JSON: %v", err)
+		case errors.As(err, &typ):
+			return offsetError(name, typ.Offset, "bad JSON: %v", err)
+		}
+		return fileError(name, "bad JSON: %v", err)
+	}
+	return nil
+}
+
+// hasKeys reports whether a JSON head has each of keys as an object key
+// (a quoted string followed by a colon).
+func hasKeys(head []byte, keys ...string) bool {
+	for _, k := range keys {
+		i := bytes.Index(head, []byte(`"`+k+`"`))
+		if i < 0 || !bytes.HasPrefix(bytes.TrimLeft(head[i+len(k)+2:], " \t\r\n"), []byte(":")) {
+			return false
+		}
+	}
+	return true
+}
+
+// looksLikeCPUProfile: a JSON object whose keys include V8's node table
+// with call frames (Node writes "nodes" first; DevTools too), and that is
+// not a Chrome trace, whose ProfileChunk events carry node tables too.
+func looksLikeCPUProfile(head []byte) bool {
+	t := bytes.TrimLeft(head, " \t\r\n")
+	return bytes.HasPrefix(t, []byte("{")) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
+}
+
+// cpuProfile is V8's CPU profile (the DevTools protocol's Profiler.Profile):
+// a tree of nodes, and samples naming the node that was on CPU, with the
+// microseconds since the previous sample.
+type cpuProfile struct {
+	Nodes []struct {
+		ID        int64 `json:"id"`
+		CallFrame struct {
+			FunctionName string `json:"functionName"`
+			URL          string `json:"url"`
+			LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
+		} `json:"callFrame"`
+		Children []int64 `json:"children"`
+		Parent   *int64  `json:"parent"` // the older format names parents instead
+	} `json:"nodes"`
+	StartTime  int64   `json:"startTime"` // microseconds
+	EndTime    int64   `json:"endTime"`
+	Samples    []int64 `json:"samples"`
+	TimeDeltas []int64 `json:"timeDeltas"`
+}
+
+// parseCPUProfile reads a V8 CPU profile (`node --cpu-prof`, Chrome
+// DevTools' Save profile). Each sample is one stack, root first without
+// V8's "(root)" node; its value is 1 (sample type "samples", the default)
+// or, with sample type "cpu", the microseconds until the next sample (until
+// endTime for the last), as DevTools attributes time. Frames are named by
+// function ("(anonymous)" when V8 has no name), their File is the script's
+// url and Line its 1-based line; Module is the script: its url's base name
+// for files and web addresses (the directory differs across checkouts), the
+// whole url for node: built-ins. A node table that is not a tree (a node
+// with two parents, a cycle, an unknown child) is an error.
+func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, error) {
+	var cp cpuProfile
+	if err := readJSON(r, name, &cp); err != nil {
+		return nil, err
+	}
+	timed := o.SampleType == "cpu"
+	if len(cp.Nodes) == 0 {
+		return nil, fileError(name, "no nodes in the CPU profile")
+	}
+	if len(cp.TimeDeltas) != 0 && len(cp.TimeDeltas) != len(cp.Samples) {
+		return nil, fileError(name, "%d samples but %d time deltas", len(cp.Samples), len(cp.TimeDeltas))
+	}
+	index := make(map[int64]int, len(cp.Nodes))
+	for i, n := range cp.Nodes {
+		if _, dup := index[n.ID]; dup {
+			return nil, fileError(name, "node id %d given twice", n.ID)
+		}
+		index[n.ID] = i
+	}
+	parent := make([]int, len(cp.Nodes))
+	for i := range parent {
+		parent[i] = -1
+	}
+	for i, n := range cp.Nodes {
+		for _, c := range n.Children {
+			j, ok := index[c]
+			if !ok {
+				return nil, fileError(name, "node %d has an unknown child %d", n.ID, c)
+			}
+			if parent[j] >= 0 || j == i {
+				return nil, fileError(name, "node %d has two parents: the node table is not a tree", c)
+			}
+			parent[j] = i
+		}
+		if n.Parent != nil && len(n.Children) == 0 {
+			j, ok := index[*n.Parent]
+			if !ok || j == i {
+				return nil, fileError(name, "node %d has an unknown parent %d", n.ID, *n.Parent)
+			}
+			parent[i] = j
+		}
+	}
+	p := &profile.Profile{SampleType: "samples", Unit: "count"}
+	if timed {
+		p.SampleType, p.Unit = "cpu", "microseconds"
+	}
+	if cp.StartTime > 0 {
+		p.Start = time.UnixMicro(cp.StartTime)
+	}
+	if d := cp.EndTime - cp.StartTime; d > 0 && d < 1<<62/1000 {
+		p.Duration = time.Duration(d) * time.Microsecond
+	}
+	frames := make([]uint32, len(cp.Nodes))
+	for i, n := range cp.Nodes {
+		cf := n.CallFrame
+		fn := cf.FunctionName
+		if fn == "" {
+			fn = "(anonymous)"
+		}
+		f := profile.Frame{Name: fn, Module: scriptModule(cf.URL), File: cf.URL}
+		if cf.LineNumber >= 0 {
+			f.Line = cf.LineNumber + 1
+		}
+		frames[i] = p.Intern(f)
+	}
+	// stacks[i] is node i's stack, built once per node on first use;
+	// walking up is bounded by the node count, so a cycle is caught.
+	stacks := make([][]uint32, len(cp.Nodes))
+	var arena stackArena
+	stackOf := func(i int) ([]uint32, error) {
+		if stacks[i] != nil {
+			return stacks[i], nil
+		}
+		var path []int
+		for j := i; j >= 0; j = parent[j] {
+			if len(path) > len(cp.Nodes) {
+				return nil, fileError(name, "node %d: the parents form a cycle", cp.Nodes[i].ID)
+			}
+			if parent[j] < 0 && cp.Nodes[j].CallFrame.FunctionName == "(root)" {
+				break
+			}
+			path = append(path, j)
+		}
+		if len(path) == 0 {
+			return nil, fileError(name, "a sample of the root node %d", cp.Nodes[i].ID)
+		}
+		s := arena.alloc(len(path))
+		for k, j := range path {
+			s[len(path)-1-k] = frames[j]
+		}
+		stacks[i] = s
+		return s, nil
+	}
+	at := cp.StartTime
+	for k, id := range cp.Samples {
+		i, ok := index[id]
+		if !ok {
+			return nil, fileError(name, "sample %d names an unknown node %d", k+1, id)
+		}
+		s, err := stackOf(i)
+		if err != nil {
+			return nil, err
+		}
+		sample := profile.Sample{Stack: s, Value: 1, Time: -1}
+		if len(cp.TimeDeltas) > 0 {
+			at += cp.TimeDeltas[k]
+			if t := at - cp.StartTime; t >= 0 && t < 1<<62/1000 {
+				sample.Time = t * 1000
+			}
+			if timed {
+				next := cp.EndTime
+				if k+1 < len(cp.Samples) {
+					next = at + cp.TimeDeltas[k+1]
+				}
+				sample.Value = max(next-at, 0)
+			}
+		} else if timed {
+			return nil, fileError(name, "no time deltas: sample type cpu needs them")
+		}
+		p.Samples = append(p.Samples, sample)
+	}
+	if len(p.Samples) == 0 {
+		return nil, fileError(name, "no samples in the CPU profile")
+	}
+	return p, nil
+}
+
+// scriptModule is what names a script across builds: node: built-ins by
+// their url, files and web addresses by their base name (without query).
+func scriptModule(u string) string {
+	if u == "" || strings.HasPrefix(u, "node:") {
+		return u
+	}
+	if parsed, err := url.Parse(u); err == nil && parsed.Scheme != "" {
+		u = parsed.Path
+	}
+	if b := path.Base(u); b != "/" && b != "." {
+		return b
+	}
+	return ""
+}

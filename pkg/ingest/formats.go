@@ -1,0 +1,146 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flamediff/flamediff/pkg/profile"
+)
+
+// FormatInfo is one row of the format table: everything Flamediff knows
+// about an input format. `ingest --format`, `--format auto`, `query` on
+// files, the CLI's help and docs/CLI.md all read Formats; a test holds
+// the help and the docs equal to it.
+type FormatInfo struct {
+	Name    Format
+	Title   string // what the format is
+	Carries string // samples or spans, unit, threads, file and line
+	Writer  string // a command that writes it
+	// Runs marks the formats whose file names its own runs (OTLP): pkg/otlp
+	// reads them into many runs, Parse refuses them.
+	Runs bool
+	// detect reports whether the first detectSize bytes are this format;
+	// nil for formats auto never picks.
+	detect func(head []byte) bool
+	parse  func(r io.Reader, name string, o Options) (*profile.Profile, error)
+}
+
+// The input formats. Auto detects the format from the content.
+const (
+	Auto       Format = "auto"
+	Pprof      Format = "pprof"
+	JFR        Format = "jfr"
+	Callgrind  Format = "callgrind"
+	CPUProfile Format = "cpuprofile"
+	Speedscope Format = "speedscope"
+	Perf       Format = "perf"
+	Folded     Format = "folded"
+	OTLP       Format = "otlp"
+	OTLPTraces Format = "otlp-traces"
+)
+
+// formats is the table, in the order auto tries the rows: the first
+// whose detect accepts the head wins; folded stacks take any other text.
+var formats = []FormatInfo{
+	{Name: Pprof, Title: "pprof protobuf (gzipped or not) and the legacy formats pprof reads",
+		Carries: "samples of any sample type (--sample-type), file and line",
+		Writer:  "`go test -cpuprofile`, `go tool pprof -proto`, any pprof profiler",
+		detect: func(head []byte) bool {
+			return !looksLikeJFR(head) && (bytes.HasPrefix(head, gzipMagic) || !isText(head) || legacyText(head))
+		},
+		parse: func(r io.Reader, name string, o Options) (*profile.Profile, error) {
+			return parsePprof(r, name, o.SampleType)
+		}},
+	{Name: JFR, Title: "JDK Flight Recorder (JFR)",
+		Carries: "execution samples (samples, count, the default) or allocations (alloc, bytes), timed; class and line",
+		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`",
+		detect:  looksLikeJFR, parse: parseJFR},
+	{Name: Callgrind, Title: "valgrind's callgrind output",
+		Carries: "one event's cost (--sample-type, default the first): self cost per function exact, call paths shared out of the call graph; file and line",
+		Writer:  "`valgrind --tool=callgrind --callgrind-out-file=run.callgrind PROGRAM`",
+		detect:  looksLikeCallgrind, parse: parseCallgrind},
+	{Name: CPUProfile, Title: "V8 CPU profile (.cpuprofile: Node, Chrome DevTools)",
+		Carries: "timed samples: samples (count, the default) or cpu (microseconds); script url and line",
+		Writer:  "`node --cpu-prof --cpu-prof-dir=DIR app.js`",
+		detect:  looksLikeCPUProfile, parse: parseCPUProfile},
+	{Name: Speedscope, Title: "speedscope's JSON file format, sampled and evented profiles",
+		Carries: "weighted samples or open/close events of every profile (thread) in one run, in the file's unit; file and line",
+		Writer:  "`py-spy record -f speedscope`, `rbspy record --format speedscope`, `dotnet-trace convert --format Speedscope`",
+		detect:  looksLikeSpeedscope, parse: parseSpeedscope},
+	{Name: Perf, Title: "Linux `perf script` text, collapsed as stackcollapse-perf.pl does",
+		Carries: "samples (count) of the first event; no file or line",
+		Writer:  "`perf record -g PROGRAM && perf script`",
+		detect:  looksLikePerf, parse: parsePerf},
+	{Name: Folded, Title: "Brendan Gregg's folded stacks",
+		Carries: "samples (count); no time, file or line",
+		Writer:  "`stackcollapse-*.pl`, `flamediff export --output folded`",
+		detect:  func([]byte) bool { return true },
+		parse: func(r io.Reader, name string, _ Options) (*profile.Profile, error) {
+			return parseFolded(r, name)
+		}},
+	{Name: OTLP, Title: "OpenTelemetry profiles (protobuf, one message or the Collector file exporter's stream)",
+		Carries: "samples of any sample type, runs named by an attribute; file and line",
+		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true},
+	{Name: OTLPTraces, Title: "OpenTelemetry traces as span flame graphs",
+		Carries: "spans (wall nanoseconds), each trace a run",
+		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true},
+}
+
+// Formats returns the format table (a copy).
+func Formats() []FormatInfo { return append([]FormatInfo(nil), formats...) }
+
+// Names lists the format names for help texts: "auto, pprof, ... or otlp-traces".
+func Names() string {
+	names := []string{string(Auto)}
+	for _, f := range formats {
+		names = append(names, string(f.Name))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// Lookup returns the row of the format named s ("" means auto).
+func Lookup(s string) (FormatInfo, bool) {
+	for _, f := range formats {
+		if string(f.Name) == s {
+			return f, true
+		}
+	}
+	return FormatInfo{}, false
+}
+
+// ParseFormat returns the Format named s ("" means auto), or an error
+// listing the valid names.
+func ParseFormat(s string) (Format, error) {
+	if s == "" || Format(s) == Auto {
+		return Auto, nil
+	}
+	if f, ok := Lookup(s); ok {
+		return f.Name, nil
+	}
+	return "", fmt.Errorf("unknown profile format %q (want %s)", s, Names())
+}
+
+// detect picks the row for head. JSON that no JSON row takes is refused
+// rather than read as folded stacks.
+func detect(head []byte, name string) (FormatInfo, error) {
+	for _, f := range formats {
+		if f.detect == nil || !f.detect(head) {
+			continue
+		}
+		if f.Name == Folded && looksLikeJSON(head) {
+			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile or speedscope file, the JSON formats read (docs/CLI.md)")
+		}
+		return f, nil
+	}
+	return FormatInfo{}, fileError(name, "unknown profile format")
+}
+
+// looksLikeJSON reports whether head starts, after white space, like a
+// JSON object or array.
+func looksLikeJSON(head []byte) bool {
+	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	t = bytes.TrimPrefix(t, []byte("\xef\xbb\xbf"))
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
