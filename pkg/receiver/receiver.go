@@ -334,10 +334,13 @@ type message interface {
 func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message, what string) (isJSON, ok bool) {
 	in, herr := r.read(w, req)
 	if herr == nil {
-		var err error
-		if in.isJSON {
+		// Before pdata, whose recursion a deep request would overflow.
+		err := otlp.CheckNesting(in.body, in.isJSON)
+		switch {
+		case err != nil:
+		case in.isJSON:
 			err = msg.UnmarshalJSON(in.body)
-		} else {
+		default:
 			err = msg.UnmarshalProto(in.body)
 		}
 		if err != nil {
