@@ -17,7 +17,7 @@ func NestedTraces(depth int, inner []byte) []byte {
 	sizes[0] = len(inner)
 	for k := 1; k <= depth; k++ {
 		array := protowire.SizeTag(1) + protowire.SizeBytes(sizes[k-1]) // ArrayValue.values
-		sizes[k] = protowire.SizeTag(5) + protowire.SizeBytes(array)     // AnyValue.array_value
+		sizes[k] = protowire.SizeTag(5) + protowire.SizeBytes(array)    // AnyValue.array_value
 	}
 	str := func(b []byte, num protowire.Number, s string) []byte {
 		return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), s)
