@@ -30,6 +30,7 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 	var o receiver.Options
 	fs.DurationVar(&o.Wait, "wait", 10*time.Second, "store a run once its root span came and no span of it for `DURATION`")
 	fs.IntVar(&o.MaxPendingSpans, "max-pending-spans", 1_000_000, "spans held for runs not yet stored; over it requests get 429")
+	fs.DurationVar(&o.CommitTimeout, "commit-timeout", 2*time.Minute, "give up a commit after `DURATION`, and find ClickHouse down or frozen")
 	maxBody := fs.Int("max-body-mib", 16, "largest request body, and what it may inflate to, in `MiB`")
 	fs.StringVar(&o.Dir, "dir", defaultReceiveDir(), "keep the write-ahead log of accepted spans, and what the store refuses, in `DIR` "+
 		"(one receiver per directory)")
@@ -72,7 +73,7 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 			return err
 		}
 		defer store.Close()
-		ping, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ping, cancel := context.WithTimeout(ctx, min(5*time.Second, o.CommitTimeout))
 		if err := store.Ping(ping); err != nil {
 			logger.Printf("ClickHouse does not answer (%v): spans are kept in %s until it does", err, o.Dir)
 		} else {

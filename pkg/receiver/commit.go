@@ -342,7 +342,7 @@ func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[st
 
 // storeDown says why the store is down or frozen, "" if it answers.
 func (r *Receiver) storeDown(ctx context.Context) string {
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, min(5*time.Second, r.o.CommitTimeout))
 	defer cancel()
 	if err := r.store.Ping(pctx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
