@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -322,5 +323,36 @@ func TestReceiveKeepsWhatItAcknowledged(t *testing.T) {
 				t.Errorf("no 503 while ClickHouse was down: %v", l.statuses)
 			}
 		})
+	}
+}
+
+// deepRequestMiB bounds the receiver's peak memory while it refuses a
+// request nested 1.6M deep (docs/OTLP.md).
+const deepRequestMiB = 128
+
+// TestReceiveRefusesDeepRequest posts a traces request whose attribute
+// value nests 1.6M arrays deep (13 MB, under the 16 MiB cap; it crashed
+// pdata's decoder with a stack overflow): 400, naming the depth, and the
+// process stays under deepRequestMiB of peak memory.
+func TestReceiveRefusesDeepRequest(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	addr := freeAddr(t)
+	p := &receiverProc{t: t, args: []string{"receive", "--dsn", dsn, "--addr", addr, "--dir", t.TempDir()}}
+	p.start()
+	body := otlptest.NestedTraces(1_600_000, nil)
+	resp, err := http.Post("http://"+addr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !bytes.Contains(answer, []byte("messages nest more than 64 deep")) {
+		t.Errorf("%d bytes nested 1.6M deep: %d %q", len(body), resp.StatusCode, answer)
+	}
+	p.stop(syscall.SIGTERM)
+	t.Logf("peak RSS %d MiB refusing a %d-byte request nested 1.6M deep", p.peakRSSKB>>10, len(body))
+	if p.peakRSSKB>>10 > deepRequestMiB {
+		t.Errorf("peak RSS %d MiB, over %d", p.peakRSSKB>>10, deepRequestMiB)
 	}
 }

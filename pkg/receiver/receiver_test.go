@@ -43,7 +43,13 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 
 func newStore(t testing.TB) *storage.Store {
 	t.Helper()
-	s, err := teststore.Open(chtest.DSN(t), storage.Tables{})
+	return openStore(t, chtest.DSN(t))
+}
+
+// openStore opens dsn's database, migrated.
+func openStore(t testing.TB, dsn string) *storage.Store {
+	t.Helper()
+	s, err := teststore.Open(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}
