@@ -214,10 +214,12 @@ func freeAddr(t *testing.T) string {
 // total and sample count those sent. The faults: SIGKILL; SIGTERM; SIGKILL
 // with ClickHouse (a private server) paused for 3 s and killed and
 // restarted in between, while the pending bound is small, so that
-// senders get 503 with Retry-After. About 15 s a fault.
+// senders get 503 with Retry-After. About 15 s, the faults side by side;
+// FLAMEDIFF_RECEIVE_SOAK=N stops it N times instead.
 func TestReceiveKeepsWhatItAcknowledged(t *testing.T) {
 	for _, fault := range []string{"SIGKILL", "SIGTERM", "clickhouse"} {
 		t.Run(fault, func(t *testing.T) {
+			t.Parallel() // mostly waiting: the three faults take the time of one
 			dsn := chtest.DSN(t)
 			var server *chtest.Server
 			if fault == "clickhouse" {
