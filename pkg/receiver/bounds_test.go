@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -205,4 +207,60 @@ func TestSetAside(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 	waitFor(t, "the next run", func() bool { return r.Stats().TraceRuns == 1 })
+}
+
+// TestLogReplay: spans acknowledged by a receiver that never stored them
+// (it crashed) are stored by the next one on the same directory, once;
+// a torn record at the log's end (a crash while appending, before any
+// answer) is ignored; once stored, the log is trimmed, and a third
+// receiver finds nothing to store.
+func TestLogReplay(t *testing.T) {
+	dsn := chtest.DSN(t)
+	store := openStore(t, dsn)
+	dir := t.TempDir()
+	crashed, err := Open(store, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(crashed.Handler(guardFor(t, loopback, "")))
+	for i := range 5 {
+		if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, oneSpanTraces(t, 1+10*i, 10), "Host", "127.0.0.1:4318"); code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+	}
+	srv.Close()
+	_ = crashed.Close() // its Run never ran: nothing stored
+	segs, _ := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	f, err := os.OpenFile(segs[0], os.O_APPEND|os.O_WRONLY, 0) // #nosec G304 -- the test's own file
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0, 0, 1, 0, 1, 2, 3, 4, 5}); err != nil { // a header promising 256 bytes, 1 written
+		t.Fatal(err)
+	}
+	f.Close()
+	r, _ := start(t, store, Options{Dir: dir, Wait: 50 * time.Millisecond}, "")
+	if s := r.Stats(); s.Replayed != 50 || s.PendingRuns != 50 {
+		t.Fatalf("replayed %+v", s)
+	}
+	waitFor(t, "50 runs", func() bool { return r.Stats().TraceRuns == 50 })
+	if runs, total := storedRuns(t, dsn, "burst"); runs != 50 || total != 50*1000 {
+		t.Errorf("%d runs of total %d", runs, total)
+	}
+	waitFor(t, "the log trimmed", func() bool {
+		segs, _ := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
+		return slices.Equal(segs, []string{filepath.Join(dir, "wal", segmentName(1))}) // the crashed receiver's is gone
+	})
+	r.Close()
+	again, err := Open(store, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if s := again.Stats(); s.Replayed != 0 || s.PendingRuns != 0 {
+		t.Errorf("after the runs were stored the log still holds %+v", s)
+	}
 }
