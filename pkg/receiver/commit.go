@@ -2,12 +2,12 @@ package receiver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -269,7 +269,7 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 			err = in.Check()
 		}
 		if err != nil { // storable() refused what the store refuses: not expected
-			r.setAside(key, spans, err)
+			r.setAside(spans, err)
 			dropped = append(dropped, key)
 			continue
 		}
@@ -333,7 +333,7 @@ func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[st
 		return nil
 	}
 	if len(batch) == 1 { // the store answers and refuses this run alone
-		r.setAside(batch[0].key, ready[batch[0].key], err)
+		r.setAside(ready[batch[0].key], err)
 		return []string{batch[0].key}
 	}
 	half := len(batch) / 2
@@ -397,10 +397,8 @@ func (r *Receiver) finish(keys []string, ready map[string][]otlp.Span) {
 // setAside keeps a run the store refuses in Dir's set-aside folder as an
 // OTLP traces file (`flamediff ingest --format otlp-traces` reads it once
 // the cause is fixed), and reports it.
-func (r *Receiver) setAside(key string, spans []otlp.Span, cause error) {
-	r.mu.Lock()
-	r.stats.SetAside++
-	r.mu.Unlock()
+func (r *Receiver) setAside(spans []otlp.Span, cause error) {
+	defer r.countSetAside() // once logged
 	if r.o.Dir == "" {
 		r.o.Logf("run %q of %d spans not stored: %v", spans[0].RunID(), len(spans), cause)
 		return
@@ -410,6 +408,12 @@ func (r *Receiver) setAside(key string, spans []otlp.Span, cause error) {
 		err = r.keep("traces", body)
 	}
 	r.o.Logf("run %q of %d spans set aside (the store refuses it: %v); kept: %v", spans[0].RunID(), len(spans), cause, errOr(err, "yes"))
+}
+
+func (r *Receiver) countSetAside() {
+	r.mu.Lock()
+	r.stats.SetAside++
+	r.mu.Unlock()
 }
 
 // keep writes body into the set-aside folder, fsync'd.
@@ -558,6 +562,13 @@ func (r *Receiver) health(w http.ResponseWriter, _ *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_, _ = fmt.Fprintf(w, `{"status":%q,"pendingSpans":%d,"pendingRuns":%d,"logBytes":%d,"setAside":%d,"storedRuns":%d,"profileRuns":%d}`+"\n",
-		strings.ToValidUTF8(status, ""), s.PendingSpans, s.PendingRuns, walBytes, s.SetAside, s.TraceRuns, s.ProfileRuns)
+	_ = json.NewEncoder(w).Encode(struct {
+		Status       string `json:"status"`
+		PendingSpans int    `json:"pendingSpans"`
+		PendingRuns  int    `json:"pendingRuns"`
+		LogBytes     int64  `json:"logBytes"`
+		SetAside     int    `json:"setAside"`
+		StoredRuns   int    `json:"storedRuns"`
+		ProfileRuns  int    `json:"profileRuns"`
+	}{status, s.PendingSpans, s.PendingRuns, walBytes, s.SetAside, s.TraceRuns, s.ProfileRuns}) // a client gone loses its answer only
 }

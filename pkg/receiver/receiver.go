@@ -235,10 +235,8 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 		// The store answers and refuses these runs: retrying would not
 		// help, so the request is kept aside and acknowledged.
 		kept := r.keep("profiles", in.body)
-		r.mu.Lock()
-		r.stats.SetAside++
-		r.mu.Unlock()
 		r.o.Logf("a profiles request of %d runs set aside (the store refuses it: %v); kept: %s", len(runs), err, errOr(kept, "yes"))
+		r.countSetAside()
 		if kept != nil {
 			fail(w, in.isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "the store refuses the runs and the receiver cannot keep them", retry: r.retryAfter()})
 			return
