@@ -91,6 +91,7 @@ type Receiver struct {
 	order     []string               // committed in commit order
 	stats     Stats
 	down      string    // why the last commit failed with the store down
+	downAt    time.Time // when
 	since     time.Time // when the running commit started (zero: none)
 	ingest    sync.Mutex
 }
@@ -244,6 +245,10 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 	r.ingest.Lock() // one commit pass at a time: a run is stored once
 	defer r.ingest.Unlock()
 	r.mu.Lock()
+	if r.down != "" && !now.IsZero() && now.Sub(r.downAt) < max(time.Second, r.o.Wait) {
+		r.mu.Unlock() // the store is down: building every pending run again each tick would only burn CPU
+		return
+	}
 	ready := map[string][]otlp.Span{}
 	for key, p := range r.pending {
 		if now.IsZero() || p.root && now.Sub(p.latest) >= r.o.Wait || now.Sub(p.first) >= r.o.RootWait {
@@ -327,7 +332,7 @@ func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[st
 	}
 	if why := r.storeDown(ctx); why != "" {
 		r.mu.Lock()
-		r.down = why
+		r.down, r.downAt = why, time.Now()
 		r.mu.Unlock()
 		r.o.Logf("storing %d runs failed, kept to retry: %v", len(batch), err)
 		return nil
