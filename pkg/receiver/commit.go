@@ -228,13 +228,12 @@ func (r *Receiver) Run(ctx context.Context) {
 // (a burst, a store back after an outage) is stored in steps.
 const commitBatch = 200_000
 
-// readyRun is a run taken for a commit: its key, how many of its spans,
-// and what the store is given.
+// readyRun is a run taken for a commit: its key, what the store is
+// given, and its build summary.
 type readyRun struct {
-	key   string
-	spans int
-	in    storage.Ingestion
-	sum   otlp.TraceSummary
+	key string
+	in  storage.Ingestion
+	sum otlp.TraceSummary
 }
 
 // commitReady stores the runs ready at now (every pending run when now is
@@ -278,7 +277,7 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 			dropped = append(dropped, key)
 			continue
 		}
-		batch = append(batch, readyRun{key: key, spans: len(spans), in: in, sum: sum})
+		batch = append(batch, readyRun{key: key, in: in, sum: sum})
 		if size += len(spans); size >= commitBatch {
 			r.finish(r.storeRuns(ctx, batch, ready), ready)
 			batch, size = nil, 0
@@ -287,8 +286,10 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 	r.finish(append(r.storeRuns(ctx, batch, ready), dropped...), ready)
 	if now.IsZero() {
 		r.mu.Lock()
-		if n := len(r.pending); n > 0 {
+		if n := len(r.pending); n > 0 && r.wal != nil {
 			r.o.Logf("%d runs of %d spans not stored at shutdown (%s): kept in the write-ahead log for the next start", n, r.stats.PendingSpans, r.down)
+		} else if n > 0 {
+			r.o.Logf("%d runs of %d spans lost at shutdown (%s): no write-ahead log", n, r.stats.PendingSpans, r.down)
 		}
 		r.mu.Unlock()
 	}
