@@ -214,7 +214,7 @@ func freeAddr(t *testing.T) string {
 // total and sample count those sent. The faults: SIGKILL; SIGTERM; SIGKILL
 // with ClickHouse (a private server) paused for 3 s and killed and
 // restarted in between, while the pending bound is small, so that
-// senders get 503 with Retry-After. The faults run side by side (about 65 s on the loaded test machine);
+// senders get 503 with Retry-After. The faults run side by side (40-65 s on the loaded test machine);
 // FLAMEDIFF_RECEIVE_SOAK=N stops it N times instead.
 func TestReceiveKeepsWhatItAcknowledged(t *testing.T) {
 	for _, fault := range []string{"SIGKILL", "SIGTERM", "clickhouse"} {
