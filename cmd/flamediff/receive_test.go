@@ -220,8 +220,8 @@ func TestReceiveKeepsWhatItAcknowledged(t *testing.T) {
 	for _, fault := range []string{"SIGKILL", "SIGTERM", "clickhouse"} {
 		t.Run(fault, func(t *testing.T) {
 			t.Parallel() // mostly waiting: the three faults take the time of one
-			dsn := chtest.DSN(t)
-			var server *chtest.Server
+			var dsn string
+			var server *chtest.Server // a private one, to pause and kill
 			if fault == "clickhouse" {
 				var err error
 				if server, err = chtest.Start(context.Background()); err != nil {
@@ -229,6 +229,8 @@ func TestReceiveKeepsWhatItAcknowledged(t *testing.T) {
 				}
 				t.Cleanup(func() { _ = server.Resume(); _ = server.Stop() })
 				dsn = "clickhouse://default:@" + server.Addr + "/default"
+			} else {
+				dsn = chtest.DSN(t)
 			}
 			mustRun(t, "migrate", "--dsn", dsn)
 			addr := freeAddr(t)
