@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -183,9 +184,10 @@ func (p *receiverProc) start() {
 	}()
 }
 
-// stop signals the receiver and waits for it; a SIGTERM must end it
-// cleanly.
+// stop notes the receiver's peak RSS, signals it and waits for it; a
+// SIGTERM must end it cleanly.
 func (p *receiverProc) stop(sig syscall.Signal) {
+	p.peakRSSKB = max(p.peakRSSKB, peakRSSKB(p.t, p.cmd.Process.Pid))
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		p.t.Fatal(err)
 	}
@@ -193,9 +195,27 @@ func (p *receiverProc) stop(sig syscall.Signal) {
 	if sig == syscall.SIGTERM && err != nil {
 		p.t.Fatalf("receive after SIGTERM: %v\n%s", err, p.stderr)
 	}
-	if u, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		p.peakRSSKB = max(p.peakRSSKB, int(u.Maxrss))
+}
+
+// peakRSSKB is a running process's peak resident memory so far (Linux's
+// VmHWM). Not the rusage of the ended child: Go starts it with vfork, so
+// its high-water mark would count the test binary's memory before exec.
+func peakRSSKB(t *testing.T, pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
 	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				t.Fatalf("VmHWM %q: %v", rest, err)
+			}
+			return kb
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }
 
 func freeAddr(t *testing.T) string {
