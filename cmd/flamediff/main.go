@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -56,7 +57,7 @@ var commands = map[string]command{
 type usageError struct{ error }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) // docker stop, systemd and Kubernetes send SIGTERM
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	var look lookError

@@ -141,6 +141,9 @@ type listBuildsOutput struct {
 }
 
 func (t *mcpTools) listBuilds(ctx context.Context, _ *mcp.CallToolRequest, in appInput) (*mcp.CallToolResult, listBuildsOutput, error) {
+	if err := query.CheckName("app", in.App); err != nil {
+		return nil, listBuildsOutput{}, err
+	}
 	builds, err := t.store.Builds(ctx, in.App)
 	if err != nil {
 		return nil, listBuildsOutput{}, err
@@ -190,6 +193,12 @@ type listRunsOutput struct {
 }
 
 func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, in listRunsInput) (*mcp.CallToolResult, listRunsOutput, error) {
+	if err := query.CheckName("app", in.App); err != nil {
+		return nil, listRunsOutput{}, err
+	}
+	if err := query.CheckNames("builds", in.Builds); err != nil {
+		return nil, listRunsOutput{}, err
+	}
 	runs, err := t.store.Runs(ctx, in.App, in.Builds, nil)
 	if err != nil {
 		return nil, listRunsOutput{}, err
@@ -309,10 +318,13 @@ type callOutput struct {
 }
 
 func (t *mcpTools) callersCallees(ctx context.Context, _ *mcp.CallToolRequest, in callInput) (*mcp.CallToolResult, callOutput, error) {
-	out := callOutput{Function: in.Function}
 	if in.Function == "" {
-		return nil, out, fmt.Errorf("function is required")
+		return nil, callOutput{}, fmt.Errorf("function is required")
 	}
+	if err := query.CheckName("function", in.Function); err != nil {
+		return nil, callOutput{}, err // not echoing what may be a megabyte
+	}
+	out := callOutput{Function: in.Function}
 	m := in.model()
 	m.MaxNodes = query.MaxMaxNodes
 	b, unit, m, err := t.engine(ctx, m)

@@ -137,6 +137,22 @@ func exerciseTools(t *testing.T, transport mcp.Transport) {
 	if err != nil || !res.IsError || !strings.Contains(toolText(res), "nope") {
 		t.Errorf("unknown app: %v, %+v", err, res)
 	}
+
+	// Every tool refuses a name of a megabyte with the query layer's
+	// message, short, before asking ClickHouse.
+	long := strings.Repeat("x", 1<<20)
+	for tool, args := range map[string]map[string]any{
+		"list_builds":     {"app": long},
+		"list_runs":       {"app": "app", "builds": []string{long}},
+		"compare_builds":  {"app": long, "head": []string{"h"}, "base": []string{"b"}},
+		"callers_callees": {"app": "app", "head": []string{"head"}, "base": []string{"base"}, "function": long},
+		"functions":       {"app": long, "builds": []string{"head"}},
+	} {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || !res.IsError || !strings.Contains(toolText(res), "name longer than 1024 bytes") || len(toolText(res)) > 200 {
+			t.Errorf("%s with a 1 MiB name: %v, %.300s", tool, err, toolText(res))
+		}
+	}
 }
 
 // TestMCPStdio drives `flamediff mcp` with the MCP SDK's client over

@@ -164,7 +164,7 @@ func TestReceiveCommand(t *testing.T) {
 	if stderr, code := runBinary(t, "receive", "--dsn", dsn, "--addr", "0.0.0.0:0"); code != 2 || !strings.Contains(stderr, "not loopback: give a bearer token") {
 		t.Fatalf("non-loopback without a token: exit %d, %s", code, stderr)
 	}
-	cmd := exec.Command(flamediffBinary(t), "receive", "--dsn", dsn, "--addr", "127.0.0.1:0", "--wait", "1h")
+	cmd := exec.Command(flamediffBinary(t), "receive", "--dsn", dsn, "--addr", "127.0.0.1:0", "--wait", "1h", "--dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "FLAMEDIFF_RECEIVE_TOKEN=t0ken")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

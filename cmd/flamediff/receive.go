@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -29,7 +30,10 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 	var o receiver.Options
 	fs.DurationVar(&o.Wait, "wait", 10*time.Second, "store a run once its root span came and no span of it for `DURATION`")
 	fs.IntVar(&o.MaxPendingSpans, "max-pending-spans", 1_000_000, "spans held for runs not yet stored; over it requests get 429")
+	fs.DurationVar(&o.CommitTimeout, "commit-timeout", 2*time.Minute, "give up a commit after `DURATION`, and find ClickHouse down or frozen")
 	maxBody := fs.Int("max-body-mib", 16, "largest request body, and what it may inflate to, in `MiB`")
+	fs.StringVar(&o.Dir, "dir", defaultReceiveDir(), "keep the write-ahead log of accepted spans, and what the store refuses, in `DIR` "+
+		"(one receiver per directory)")
 	fs.StringVar(&o.RunAttribute, "run-attribute", "", "group spans into runs by this span or resource `ATTRIBUTE` (default: one trace, one run)")
 	var hosts listFlag
 	fs.Var(&hosts, "allow-host", "also answer requests that name this `HOST` (repeatable; localhost, 127.0.0.1, [::1] "+
@@ -69,7 +73,21 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 			return err
 		}
 		defer store.Close()
-		recv := receiver.New(store, o)
+		ping, cancel := context.WithTimeout(ctx, min(5*time.Second, o.CommitTimeout))
+		if err := store.Ping(ping); err != nil {
+			logger.Printf("ClickHouse does not answer (%v): spans are kept in %s until it does", err, o.Dir)
+		} else {
+			logger.Printf("ClickHouse answers")
+		}
+		cancel()
+		recv, err := receiver.Open(store, o)
+		if err != nil {
+			return err
+		}
+		defer recv.Close()
+		if s := recv.Stats(); s.Replayed > 0 {
+			logger.Printf("%d spans of %d runs read back from the write-ahead log", s.Replayed, s.PendingRuns)
+		}
 		srv := &http.Server{Handler: recv.Handler(g), ReadHeaderTimeout: 10 * time.Second}
 		runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 		defer stopRun()
@@ -98,4 +116,18 @@ func receiveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) err
 		}
 		return nil
 	}
+}
+
+// defaultReceiveDir is where receive keeps its log unless told:
+// $XDG_STATE_HOME/flamediff/receive, else ~/.local/state/flamediff/receive.
+func defaultReceiveDir() string {
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), "flamediff-receive")
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "flamediff", "receive")
 }

@@ -7,3 +7,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 }
+
+// The signals that freeze and thaw a server (Pause, Resume).
+var stopSignal, continueSignal = syscall.SIGSTOP, syscall.SIGCONT

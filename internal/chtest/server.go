@@ -191,6 +191,20 @@ func (s *Server) Kill() {
 	s.cmd = nil
 }
 
+// Pause stops the server process (SIGSTOP), as a frozen server would be:
+// connections open, nothing answered. Resume continues it.
+func (s *Server) Pause() error { return s.signal(stopSignal) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() error { return s.signal(continueSignal) }
+
+func (s *Server) signal(sig os.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("clickhouse is not running")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
 // Restart starts a killed server again on its directory and ports.
 func (s *Server) Restart(ctx context.Context) error {
 	if s.cmd != nil {

@@ -42,6 +42,17 @@ func (s *Span) RunID() string {
 	return hex.EncodeToString(s.Trace[:])
 }
 
+// RunKey identifies a span's run: its trace id when traces are runs;
+// when an attribute groups spans into runs, its value with the span's app
+// and build (service.name and service.version), so that run "1" of two
+// apps, or of two builds, stays two runs.
+func (s *Span) RunKey() string {
+	if s.Group == "" {
+		return s.RunID()
+	}
+	return s.Service + "\x00" + s.Version + "\x00" + s.Group
+}
+
 // TraceSummary counts what building span runs met.
 type TraceSummary struct {
 	Spans, Traces int
@@ -141,19 +152,27 @@ func TraceRuns(o TraceOptions, name string, batches ...ptrace.Traces) ([]Run, Tr
 			return nil, sum, fmt.Errorf("%s: message %d: %w", name, i+1, err)
 		}
 		for _, s := range spans {
-			id := o.Run
-			if id == "" {
-				id = s.RunID()
+			key := o.Run
+			switch {
+			case key != "":
+			case o.App != "" || o.Build != "": // they name every run: the group alone tells runs apart
+				key = s.RunID()
+			default:
+				key = s.RunKey()
 			}
-			if byRun[id] == nil {
-				order = append(order, id)
+			if byRun[key] == nil {
+				order = append(order, key)
 			}
-			byRun[id] = append(byRun[id], s)
+			byRun[key] = append(byRun[key], s)
 		}
 	}
 	runs := make([]Run, 0, len(order))
-	for _, id := range order {
-		r, s, err := SpanRun(byRun[id], id, o, name)
+	for _, key := range order {
+		id := o.Run
+		if id == "" {
+			id = byRun[key][0].RunID()
+		}
+		r, s, err := SpanRun(byRun[key], id, o, name)
 		sum.Add(s)
 		if err != nil {
 			return nil, sum, err
@@ -341,4 +360,40 @@ func (b *spanBuilder) visit(i int, lo, hi uint64, clip bool) {
 		b.visit(k, start, end, true)
 		b.stack = b.stack[:depth]
 	}
+}
+
+// TracesOf is the inverse of SpansOf: spans as OTLP traces, a resource
+// per app and build, the group under runAttribute and the source
+// position under the current code attributes, so that SpansOf reads
+// them back as they were.
+func TracesOf(spans []Span, runAttribute string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	scopes := map[[2]string]ptrace.SpanSlice{}
+	for _, s := range spans {
+		ss, ok := scopes[[2]string{s.Service, s.Version}]
+		if !ok {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", s.Service)
+			rs.Resource().Attributes().PutStr("service.version", s.Version)
+			ss = rs.ScopeSpans().AppendEmpty().Spans()
+			scopes[[2]string{s.Service, s.Version}] = ss
+		}
+		sp := ss.AppendEmpty()
+		sp.SetTraceID(s.Trace)
+		sp.SetSpanID(s.ID)
+		sp.SetParentSpanID(s.Parent)
+		sp.SetName(s.Name)
+		sp.SetStartTimestamp(pcommon.Timestamp(s.Start))
+		sp.SetEndTimestamp(pcommon.Timestamp(s.End))
+		if runAttribute != "" && s.Group != "" {
+			sp.Attributes().PutStr(runAttribute, s.Group)
+		}
+		if s.File != "" {
+			sp.Attributes().PutStr("code.file.path", s.File)
+		}
+		if s.Line != 0 {
+			sp.Attributes().PutInt("code.line.number", s.Line)
+		}
+	}
+	return td
 }

@@ -142,3 +142,33 @@ func TestSpanFramesCarryCodePosition(t *testing.T) {
 		t.Errorf("frames %q, want %q", got, want)
 	}
 }
+
+// TestSpanRunsOfTwoApps: files, like the receiver, keep run "1" of two
+// apps apart; TracesOf gives back what SpansOf read.
+func TestSpanRunsOfTwoApps(t *testing.T) {
+	a, b := otlptest.Service("A", "b1"), otlptest.Service("B", "b7")
+	a["flamediff.run"], b["flamediff.run"] = "1", "1"
+	td := otlptest.Traces(
+		otlptest.Resource{Attrs: a, Spans: []otlptest.Span{{Trace: 1, ID: 1, Name: "a", End: 10,
+			Attrs: map[string]string{"code.file.path": "a.go"}, IntAttrs: map[string]int64{"code.line.number": 3}}}},
+		otlptest.Resource{Attrs: b, Spans: []otlptest.Span{{Trace: 2, ID: 1, Name: "b", End: 20}, {Trace: 2, ID: 2, Parent: 1, Name: "c", End: 5}}})
+	runs, _, err := TraceRuns(TraceOptions{RunAttribute: "flamediff.run"}, "t", td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.App+"/"+r.Build+"/"+r.Run+" "+strings.Join(samples(r.Profile), ","))
+	}
+	if want := []string{"A/b1/1 A: a 10 @0", "B/b7/1 B: b 15 @0,B: b;B: c 5 @0"}; !slices.Equal(got, want) {
+		t.Errorf("runs %q, want %q", got, want)
+	}
+	spans, err := SpansOf(td, "flamediff.run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := SpansOf(TracesOf(spans, "flamediff.run"), "flamediff.run")
+	if err != nil || !slices.Equal(back, spans) {
+		t.Errorf("TracesOf then SpansOf: %+v, %v; want %+v", back, err, spans)
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,112 +33,13 @@ import (
 	"github.com/flamediff/flamediff/pkg/web/guard"
 )
 
-// Store is where runs go: *storage.Store.
-type Store interface {
-	IngestRuns(ctx context.Context, runs []storage.Ingestion, progress func(done, total int)) error
-}
-
-// Options configure a Receiver; zero fields take the defaults.
-type Options struct {
-	// Wait is how long a run's spans must stop coming, once a root span
-	// has arrived, before the run is stored (default 10 s, the Collector's
-	// tail sampling wait).
-	Wait time.Duration
-	// RootWait is how long a run without a root span waits (default 10 x
-	// Wait); it is then stored, its spans under otlp.MissingParent.
-	RootWait time.Duration
-	// MaxPendingSpans bounds the spans held for runs not yet stored
-	// (default 1,000,000); a request that would pass it gets 429.
-	MaxPendingSpans int
-	// MaxBodyBytes bounds a request body, and what it inflates to
-	// (default 16 MiB); over it the answer is 413.
-	MaxBodyBytes int64
-	// RunAttribute groups spans into runs (otlp.TraceOptions); "" makes
-	// each trace a run. Profiles name their runs by
-	// otlp.DefaultRunAttribute.
-	RunAttribute string
-	// Logf logs what the receiver does in the background (runs stored,
-	// late spans, store failures); nil logs nothing.
-	Logf func(format string, args ...any)
-}
-
-// Stats counts what a receiver did.
-type Stats struct {
-	// Spans accepted, and runs stored from them.
-	Spans, TraceRuns int
-	// LateSpans came for a run already stored: counted, not stored.
-	LateSpans int
-	// PendingSpans wait in memory for their run.
-	PendingSpans int
-	// Profiles are the profile runs stored.
-	ProfileRuns int
-	// Summary adds up the span runs' build summaries.
-	Summary otlp.TraceSummary
-	// Failing says that the last attempt to store runs failed: spans are
-	// refused (503) until one succeeds.
-	Failing bool
-}
-
-// Receiver receives OTLP over HTTP.
-type Receiver struct {
-	store Store
-	o     Options
-
-	mu        sync.Mutex
-	pending   map[string]*pendingRun
-	committed map[string]bool // runs stored, for late spans; bounded
-	order     []string        // committed in commit order
-	stats     Stats
-	failing   bool // the last store attempt failed
-	ingest    sync.Mutex
-}
-
-type pendingRun struct {
-	spans         []otlp.Span
-	root          bool
-	first, latest time.Time
-}
-
-// maxCommitted bounds the runs remembered as stored, to tell late spans.
-const maxCommitted = 100_000
-
-// New returns a receiver storing into store. Call Run to store the
-// runs of spans.
-func New(store Store, o Options) *Receiver {
-	if o.Wait <= 0 {
-		o.Wait = 10 * time.Second
-	}
-	if o.RootWait <= 0 {
-		o.RootWait = 10 * o.Wait
-	}
-	if o.MaxPendingSpans <= 0 {
-		o.MaxPendingSpans = 1_000_000
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 16 << 20
-	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-	return &Receiver{store: store, o: o, pending: map[string]*pendingRun{}, committed: map[string]bool{}}
-}
-
-// Stats returns the counts so far.
-func (r *Receiver) Stats() Stats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stats
-	s.Failing = r.failing
-	return s
-}
-
 // The content types of OTLP/HTTP.
 const (
 	protobufType = "application/x-protobuf"
 	jsonType     = "application/json"
 )
 
-// Handler serves POST /v1/traces and /v1/profiles behind g: its Host
+// Handler serves POST /v1/traces and /v1/profiles, and GET /health, behind g: its Host
 // check (421), token (401) and refusal of other origins (403) and of
 // other content types (415). Make g with Refuse as its refusal, so that
 // these answers are OTLP's too.
@@ -147,7 +47,10 @@ func (r *Receiver) Handler(g *guard.Guard) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/traces", r.traces)
 	mux.HandleFunc("/v1/profiles", r.profiles)
-	return g.Site(g.Data(mux, protobufType, jsonType))
+	site := http.NewServeMux()
+	site.HandleFunc("GET /health", r.health)
+	site.Handle("/", g.Data(mux, protobufType, jsonType))
+	return g.Site(site)
 }
 
 // Refuse answers a refusal as OTLP/HTTP asks: a google.rpc.Status in the
@@ -160,113 +63,6 @@ func Refuse(w http.ResponseWriter, req *http.Request, status int, msg string) {
 func wantsJSON(req *http.Request) bool {
 	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	return mt == jsonType
-}
-
-// Run stores runs whose spans stopped coming, until ctx is done; it then
-// stores every pending run and returns.
-func (r *Receiver) Run(ctx context.Context) {
-	tick := time.NewTicker(max(10*time.Millisecond, r.o.Wait/4))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			r.commitReady(flush, time.Time{})
-			return
-		case now := <-tick.C:
-			r.commitReady(ctx, now)
-		}
-	}
-}
-
-// commitReady stores the runs ready at now (every pending run when now is
-// zero), all in one commit. Runs the store refuses stay pending, to be
-// tried again.
-func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
-	r.ingest.Lock() // one commit pass at a time: a run is stored once
-	defer r.ingest.Unlock()
-	r.mu.Lock()
-	ready := map[string][]otlp.Span{}
-	for id, p := range r.pending {
-		if now.IsZero() || p.root && now.Sub(p.latest) >= r.o.Wait || now.Sub(p.first) >= r.o.RootWait {
-			ready[id] = p.spans
-		}
-	}
-	r.mu.Unlock()
-	if len(ready) == 0 {
-		return
-	}
-	var runs []storage.Ingestion
-	stored := map[string]otlp.TraceSummary{}
-	for id, spans := range ready {
-		run, sum, err := otlp.SpanRun(spans, id, otlp.TraceOptions{RunAttribute: r.o.RunAttribute}, "traces")
-		if err == nil && run.Profile == nil {
-			continue
-		}
-		var in storage.Ingestion
-		if err == nil {
-			// A run the store refuses would fail every commit it is in,
-			// for ever: like spans that make no run, keeping it would not
-			// help.
-			in = otlp.Ingestions([]otlp.Run{run}, storage.RunMeta{})[0]
-			err = in.Check()
-		}
-		if err != nil {
-			r.o.Logf("run %s of %d spans not stored: %v", id, len(spans), err)
-			continue
-		}
-		runs = append(runs, in)
-		stored[id] = sum
-	}
-	var err error
-	if len(runs) > 0 {
-		err = r.store.IngestRuns(ctx, runs, nil)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failing = err != nil && !now.IsZero()
-	for id, spans := range ready {
-		sum, ok := stored[id]
-		if ok && r.failing {
-			continue // kept to retry
-		}
-		p := r.pending[id]
-		if len(p.spans) > len(spans) {
-			// Spans came while the run was stored: it stays pending and is
-			// stored again with them, replacing this version.
-			continue
-		}
-		delete(r.pending, id)
-		r.stats.PendingSpans -= len(p.spans)
-		r.remember(id)
-		if ok && err == nil {
-			r.stats.TraceRuns++
-			r.stats.Summary.Add(sum)
-		}
-	}
-	switch {
-	case r.failing:
-		r.o.Logf("storing %d runs failed, kept to retry: %v", len(runs), err)
-	case err != nil:
-		r.o.Logf("%d runs lost at shutdown: %v", len(runs), err)
-	case len(runs) > 0:
-		r.o.Logf("stored %d runs", len(runs))
-	}
-}
-
-// remember notes run id as stored; the oldest are forgotten past
-// maxCommitted. Called with mu held.
-func (r *Receiver) remember(id string) {
-	if r.committed[id] {
-		return
-	}
-	r.committed[id] = true
-	r.order = append(r.order, id)
-	if len(r.order) > maxCommitted {
-		delete(r.committed, r.order[0])
-		r.order = r.order[1:]
-	}
 }
 
 // request is a decoded request body and how to answer it.
@@ -331,13 +127,16 @@ type message interface {
 
 // decode reads a request into msg, or answers its refusal and reports
 // false.
-func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message, what string) (isJSON, ok bool) {
+func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message, what string) (request, bool) {
 	in, herr := r.read(w, req)
 	if herr == nil {
-		var err error
-		if in.isJSON {
+		// Before pdata, whose recursion a deep request would overflow.
+		err := otlp.CheckNesting(in.body, in.isJSON)
+		switch {
+		case err != nil:
+		case in.isJSON:
 			err = msg.UnmarshalJSON(in.body)
-		} else {
+		default:
 			err = msg.UnmarshalProto(in.body)
 		}
 		if err != nil {
@@ -346,9 +145,9 @@ func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message,
 	}
 	if herr != nil {
 		fail(w, in.isJSON, herr)
-		return in.isJSON, false
+		return in, false
 	}
-	return in.isJSON, true
+	return in, true
 }
 
 // succeed answers 200 with resp in the request's encoding.
@@ -365,10 +164,11 @@ func succeed(w http.ResponseWriter, isJSON bool, resp message) {
 
 func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 	er := ptraceotlp.NewExportRequest()
-	isJSON, ok := r.decode(w, req, er, "traces")
+	in, ok := r.decode(w, req, er, "traces")
 	if !ok {
 		return
 	}
+	isJSON := in.isJSON
 	spans, err := otlp.SpansOf(er.Traces(), r.o.RunAttribute)
 	if err == nil {
 		err = storable(spans)
@@ -377,7 +177,12 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
 		return
 	}
-	late, herr := r.accept(spans)
+	fresh, late, herr := r.admit(spans)
+	if herr == nil {
+		var more int
+		more, herr = r.accept(fresh)
+		late += more
+	}
 	if herr != nil {
 		fail(w, isJSON, herr)
 		return
@@ -412,72 +217,44 @@ func storable(spans []otlp.Span) error {
 	return nil
 }
 
-// accept adds spans to their pending runs, all or none: over the
-// pending bound, or while the store fails, nothing is taken. Spans of a
-// run already stored are counted as late and not kept.
-func (r *Receiver) accept(spans []otlp.Span) (late int, herr *httpError) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fresh := 0
-	for i := range spans {
-		if !r.committed[spans[i].RunID()] {
-			fresh++
-		}
-	}
-	if r.failing {
-		return 0, &httpError{status: http.StatusServiceUnavailable, reason: "the store is failing; spans are kept for a retry", retry: r.retryAfter()}
-	}
-	if r.stats.PendingSpans+fresh > r.o.MaxPendingSpans {
-		return 0, &httpError{status: http.StatusTooManyRequests, retry: r.retryAfter(),
-			reason: fmt.Sprintf("%d spans wait for their runs to end; %d more would pass the bound of %d", r.stats.PendingSpans, fresh, r.o.MaxPendingSpans)}
-	}
-	now := time.Now()
-	for _, s := range spans {
-		id := s.RunID()
-		if r.committed[id] {
-			late++
-			continue
-		}
-		p := r.pending[id]
-		if p == nil {
-			p = &pendingRun{first: now}
-			r.pending[id] = p
-		}
-		p.spans = append(p.spans, s)
-		p.latest = now
-		p.root = p.root || s.Parent == [8]byte{}
-	}
-	r.stats.Spans += len(spans) - late
-	r.stats.PendingSpans += len(spans) - late
-	if late > 0 {
-		r.stats.LateSpans += late
-		r.o.Logf("%d spans came after their run was stored: not stored", late)
-	}
-	return late, nil
-}
-
 func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
-	runs, isJSON, ok := r.profileRuns(w, req)
+	runs, in, ok := r.profileRuns(w, req)
 	if !ok {
 		return
 	}
-	if err := r.store.IngestRuns(req.Context(), runs, nil); err != nil {
-		r.o.Logf("storing %d profile runs failed: %v", len(runs), err)
-		fail(w, isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "storing the runs failed: " + err.Error(), retry: r.retryAfter()})
-		return
+	// Stored before the answer: a 200 means stored (or set aside).
+	ctx, cancel := context.WithTimeout(req.Context(), r.o.CommitTimeout)
+	err := r.store.IngestRuns(ctx, runs, nil)
+	cancel()
+	if err != nil {
+		if why := r.storeDown(req.Context()); why != "" {
+			r.o.Logf("storing %d profile runs failed: %v", len(runs), err)
+			fail(w, in.isJSON, &httpError{status: http.StatusServiceUnavailable, reason: why + ": the profiles are not stored", retry: r.retryAfter()})
+			return
+		}
+		// The store answers and refuses these runs: retrying would not
+		// help, so the request is kept aside and acknowledged.
+		kept := r.keep("profiles", in.body)
+		r.o.Logf("a profiles request of %d runs set aside (the store refuses it: %v); kept: %s", len(runs), err, errOr(kept, "yes"))
+		r.countSetAside()
+		if kept != nil {
+			fail(w, in.isJSON, &httpError{status: http.StatusServiceUnavailable, reason: "the store refuses the runs and the receiver cannot keep them", retry: r.retryAfter()})
+			return
+		}
+	} else {
+		r.mu.Lock()
+		r.stats.ProfileRuns += len(runs)
+		r.mu.Unlock()
 	}
-	r.mu.Lock()
-	r.stats.ProfileRuns += len(runs)
-	r.mu.Unlock()
-	succeed(w, isJSON, pprofileotlp.NewExportResponse())
+	succeed(w, in.isJSON, pprofileotlp.NewExportResponse())
 }
 
 // profileRuns reads a profiles request into runs the store takes, or
 // answers its refusal and reports false.
-func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingestions []storage.Ingestion, isJSON, ok bool) {
+func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingestions []storage.Ingestion, in request, ok bool) {
 	er := pprofileotlp.NewExportRequest()
-	if isJSON, ok = r.decode(w, req, er, "profiles"); !ok {
-		return nil, isJSON, false
+	if in, ok = r.decode(w, req, er, "profiles"); !ok {
+		return nil, in, false
 	}
 	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
 	if err == nil {
@@ -490,10 +267,10 @@ func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingest
 		}
 	}
 	if err != nil {
-		fail(w, isJSON, refuse(http.StatusBadRequest, "%v", err))
-		return nil, isJSON, false
+		fail(w, in.isJSON, refuse(http.StatusBadRequest, "%v", err))
+		return nil, in, false
 	}
-	return ingestions, isJSON, true
+	return ingestions, in, true
 }
 
 // fail answers a refusal with a google.rpc.Status body, as OTLP/HTTP

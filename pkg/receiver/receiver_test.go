@@ -43,7 +43,13 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 
 func newStore(t testing.TB) *storage.Store {
 	t.Helper()
-	s, err := teststore.Open(chtest.DSN(t), storage.Tables{})
+	return openStore(t, chtest.DSN(t))
+}
+
+// openStore opens dsn's database, migrated.
+func openStore(t testing.TB, dsn string) *storage.Store {
+	t.Helper()
+	s, err := teststore.Open(dsn, storage.Tables{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +78,20 @@ var loopback = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4318}
 // ("": none), and runs its commit loop until the test ends.
 func start(t testing.TB, store Store, o Options, token string) (*Receiver, *httptest.Server) {
 	t.Helper()
-	r := New(store, o)
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	r, err := Open(store, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.Handler = r.Handler(guardFor(t, srv.Listener.Addr(), token))
 	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
-	t.Cleanup(func() { srv.Close(); cancel(); <-done })
+	t.Cleanup(func() { srv.Close(); cancel(); <-done; r.Close() })
 	return r, srv
 }
 
@@ -578,11 +590,11 @@ func fuzzRequests(f *testing.F, path string, seed message, check func(t *testing
 
 // TestRootlessRunAndStoreFailure: a run whose root span never comes is
 // stored after RootWait under [missing parent]; when the store fails,
-// profiles get 503 with Retry-After, spans stay pending and new spans
-// get 503 too.
+// profiles get 503 with Retry-After, spans are taken into the log up to
+// the pending bound, then get 503 too, and health says why.
 func TestRootlessRunAndStoreFailure(t *testing.T) {
 	store := newStore(t)
-	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond}, "")
+	r, srv := start(t, store, Options{Wait: 50 * time.Millisecond, RootWait: 300 * time.Millisecond, MaxPendingSpans: len(otlptest.Scenario) + 1}, "")
 	orphans := otlptest.Traces(otlptest.Resource{Attrs: otlptest.Service("svc", "v1"), Spans: []otlptest.Span{
 		{Trace: 5, ID: 2, Parent: 1, Name: "child", Start: 0, End: 10}}})
 	pb, err := ptraceotlp.NewExportRequestFromTraces(orphans).MarshalProto()
@@ -620,9 +632,13 @@ func TestRootlessRunAndStoreFailure(t *testing.T) {
 	if code, _, answer := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 200 {
 		t.Fatalf("spans: %d %s", code, answer)
 	}
-	waitFor(t, "a failed commit", func() bool { return r.Stats().Failing })
-	if code, h, answer := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 503 || h.Get("Retry-After") == "" {
-		t.Errorf("spans with the store down: %d %q %s", code, h.Get("Retry-After"), answer)
+	waitFor(t, "a failed commit", func() bool { return r.Stats().Failing != "" })
+	if code, h, answer := post(t, srv.URL+"/v1/traces", protobufType, pb); code != 503 || h.Get("Retry-After") == "" ||
+		!strings.Contains(status(t, answer), "ClickHouse is unavailable and 7 spans wait") {
+		t.Errorf("spans over the bound with the store down: %d %q %s", code, h.Get("Retry-After"), status(t, answer))
+	}
+	if code, _, answer := send(t, http.MethodGet, srv.URL+"/health", nil); code != 503 || !strings.Contains(string(answer), `"status":"ClickHouse is unavailable"`) {
+		t.Errorf("health with the store down: %d %s", code, answer)
 	}
 	if s := r.Stats(); s.PendingSpans != len(otlptest.Scenario) || s.TraceRuns != 1 {
 		t.Errorf("spans of the failed commit not kept: %+v", s)

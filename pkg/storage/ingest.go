@@ -600,21 +600,51 @@ func (s *Store) runRows(ctx context.Context, st *staging) ([]runRow, error) {
 }
 
 // lastVersions adds the last commit version of app's runs named runs (of
-// any build) to versions, keyed by app, build and run.
+// any build) to versions, keyed by app, build and run. The names go in
+// lists of at most listBytes, so that a commit of any number of runs stays
+// under ClickHouse's max_query_size.
 func (s *Store) lastVersions(ctx context.Context, app string, runs []string, versions map[[3]string]uint64) error {
-	rows, err := s.conn.Query(ctx, "SELECT build, run, max(committed_ns) FROM "+s.q.runs+
-		" WHERE app = ? AND run IN ? GROUP BY build, run", app, groupSet(runs))
-	if err != nil {
-		return fmt.Errorf("read the runs' last commits: %w", err)
+	for _, part := range nameLists(runs) {
+		rows, err := s.conn.Query(ctx, "SELECT build, run, max(committed_ns) FROM "+s.q.runs+
+			" WHERE app = ? AND run IN ? GROUP BY build, run", app, groupSet(part))
+		if err != nil {
+			return fmt.Errorf("read the runs' last commits: %w", err)
+		}
+		_, err = collect(rows, "read the runs' last commits", func(scan func(...any) error) (struct{}, error) {
+			var build, run string
+			var v uint64
+			err := scan(&build, &run, &v)
+			versions[[3]string{app, build, run}] = v
+			return struct{}{}, err
+		})
+		if err != nil {
+			return err
+		}
 	}
-	_, err = collect(rows, "read the runs' last commits", func(scan func(...any) error) (struct{}, error) {
-		var build, run string
-		var v uint64
-		err := scan(&build, &run, &v)
-		versions[[3]string{app, build, run}] = v
-		return struct{}{}, err
-	})
-	return err
+	return nil
+}
+
+// listBytes bounds the names of one IN list: ClickHouse's max_query_size
+// is 256 KiB by default, and a name is quoted and escaped in the query.
+const listBytes = 64 << 10
+
+// nameLists splits names into lists whose quoted names fit listBytes
+// (a longer name goes alone).
+func nameLists(names []string) [][]string {
+	var out [][]string
+	lo, size := 0, 0
+	for i, n := range names {
+		cost := 2*len(n) + 4 // every byte escaped at worst, quotes, comma
+		if i > lo && size+cost > listBytes {
+			out = append(out, names[lo:i])
+			lo, size = i, 0
+		}
+		size += cost
+	}
+	if lo < len(names) {
+		out = append(out, names[lo:])
+	}
+	return out
 }
 
 // nextVersion returns a commit version above every earlier one of the run.

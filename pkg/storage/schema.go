@@ -333,11 +333,14 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	err = s.conn.Exec(syncInserts(ctx), "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+
-		") SELECT app, ingest_id, stack_hash, sum(value), min(first_seen) FROM "+
-		s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(ids))
-	if err != nil {
-		return fmt.Errorf("sum the stacks of %d earlier ingests: %w", len(ids), err)
+	for lo := 0; lo < len(ids); lo += gcChunk { // lists of ids as short as the collector's
+		part := ids[lo:min(len(ids), lo+gcChunk)]
+		err = s.conn.Exec(syncInserts(ctx), "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+
+			") SELECT app, ingest_id, stack_hash, sum(value), min(first_seen) FROM "+
+			s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(part))
+		if err != nil {
+			return fmt.Errorf("sum the stacks of %d earlier ingests: %w", len(ids), err)
+		}
 	}
 	return nil
 }
