@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,22 +19,22 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/otlptest"
 	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// atPaths writes the real Go CPU profiles of testdata/pprof's base runs
+// atPath returns the real Go CPU profiles of testdata/pprof's base runs
 // with their executable mapping (the first, by pprof's convention) moved
 // to exe, as a build installed or copied there records them.
-func atPaths(t *testing.T, exe string) []string {
+func atPath(t *testing.T, exe string) []*pprof.Profile {
 	t.Helper()
 	srcs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
 	if len(srcs) != 3 {
 		t.Fatalf("testdata/pprof has %d base runs, want 3", len(srcs))
 	}
-	dir := t.TempDir()
-	var files []string
-	for i, src := range srcs {
+	var ps []*pprof.Profile
+	for _, src := range srcs {
 		f, err := os.Open(src)
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +48,18 @@ func atPaths(t *testing.T, exe string) []string {
 			t.Fatalf("%s: first mapping %q, not the executable", src, p.Mapping[0].File)
 		}
 		p.Mapping[0].File = exe
-		name := filepath.Join(dir, filepath.Base(exe)+"-"+string(rune('1'+i))+".pb.gz")
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// atPaths writes atPath's profiles to files.
+func atPaths(t *testing.T, exe string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var files []string
+	for i, p := range atPath(t, exe) {
+		name := filepath.Join(dir, filepath.Base(exe)+"-"+strconv.Itoa(i+1)+".pb.gz")
 		out, err := os.Create(name)
 		if err != nil {
 			t.Fatal(err)
@@ -315,7 +327,7 @@ func TestDataStoredBeforeIdentity(t *testing.T) {
 			old := answerTree(t, mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model", diff("head", "base")))
 			unchanged(t, "old runs", old)
 			for i, f := range now {
-				mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", "now", "--run", string(rune('1'+i)), f)
+				mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", "now", "--run", strconv.Itoa(i+1), f)
 			}
 			for _, migrated := range []bool{false, true} {
 				if migrated && name == "cluster" {
@@ -334,4 +346,59 @@ func TestDataStoredBeforeIdentity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// perf script of one program from two builds: the executable at another
+// path under another name (so its process too), the C library upgraded
+// from glibc 2.24's file name to libc.so.6, the kernel image of another
+// version. The diff is empty: the programs' stacks meet, and the other
+// process of the capture (cksum) stays itself.
+func TestPerfAcrossBuilds(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "perf-script", "perf-cycles-instructions-01.perf.txt")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.NewReplacer(
+		"noploop ", "noploop-v2 ", // the process name, in each event's header
+		"(/root/noploop)", "(/opt/noploop/2.0/noploop-v2)",
+		"(/lib/x86_64-linux-gnu/libc-2.24.so)", "(/usr/lib/x86_64-linux-gnu/libc.so.6)",
+		"(/lib/modules/4.13.0-rc1/build/vmlinux)", "(/usr/lib/debug/boot/vmlinux-6.1.0-13-amd64)",
+	).Replace(string(data))
+	if head == string(data) || !strings.Contains(head, "noploop-v2 21796") {
+		t.Fatal("the rewrite changed nothing")
+	}
+	dir := t.TempDir()
+	h := filepath.Join(dir, "head.perf.txt")
+	if err := os.WriteFile(h, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"query", "--type", "diff", "--output", "json", "--head", h, h, "--base", src, src}
+	d := answerTree(t, mustRun(t, args...))
+	unchanged(t, "perf", d)
+	// noploop and cksum stay two processes: the tree is the base's alone.
+	single := answerTree(t, mustRun(t, "query", "--type", "flamegraph", "--output", "json", "--head", src))
+	if len(single.Base) != len(d.Base) {
+		t.Errorf("the diff has %d nodes, base alone %d", len(d.Base), len(single.Base))
+	}
+}
+
+// OTLP profiles whose mappings name the executable at two paths: one
+// program, as in pprof.
+func TestOTLPAcrossBuilds(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	dir := t.TempDir()
+	for build, exe := range map[string]string{"base": "/opt/app/1.2/app-base", "head": "/srv/checkout-2/app-head"} {
+		for i, p := range atPath(t, exe) {
+			f := filepath.Join(dir, build+strconv.Itoa(i)+".otlp")
+			if err := os.WriteFile(f, otlptest.Encodings(t, otlptest.FromPprof(p, "app", build, strconv.Itoa(i)))["protobuf"], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, "ingest", "--dsn", dsn, "--format", "otlp", "--build", build, f)
+		}
+	}
+	d := answerTree(t, mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model",
+		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`))
+	unchanged(t, "OTLP", d)
 }
