@@ -254,7 +254,7 @@ func loadOldDatabase(t *testing.T, dsn string) {
 	if err := conn.QueryRow(ctx, "SELECT frame_hash, name FROM frames WHERE module = '/opt/app/1.2/app-base' AND name = 'runtime.main' LIMIT 1").Scan(&hash, &name); err != nil {
 		t.Fatal(err)
 	}
-	if hash != xxhash.Sum64String(name+"\x00/opt/app/1.2/app-base") || hash == storage.FrameHash(name, "/opt/app/1.2/app-base") {
+	if hash != xxhash.Sum64String(name+"\x00/opt/app/1.2/app-base") || hash == storage.FrameHash(name, "/opt/app/1.2/app-base", false) {
 		t.Fatalf("frame %s of the old database has hash %x: not the old key", name, hash)
 	}
 }
@@ -323,7 +323,17 @@ func TestDataStoredBeforeIdentity(t *testing.T) {
 	}
 	for name, dsn := range targets(t) {
 		t.Run(name, func(t *testing.T) {
-			loadOldDatabase(t, dsn)
+			if name == "one server" {
+				// The schema f7053c9 made: frames had no inline mark, which
+				// migrate adds as it adds any column.
+				if err := chtest.Conn(t, dsn).Exec(context.Background(), "ALTER TABLE frames DROP COLUMN inlined"); err != nil {
+					t.Fatal(err)
+				}
+				loadOldDatabase(t, dsn)
+				mustRun(t, "migrate", "--dsn", dsn)
+			} else {
+				loadOldDatabase(t, dsn)
+			}
 			old := answerTree(t, mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model", diff("head", "base")))
 			unchanged(t, "old runs", old)
 			for i, f := range now {
