@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -411,4 +412,64 @@ func TestOTLPAcrossBuilds(t *testing.T) {
 	d := answerTree(t, mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model",
 		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`))
 	unchanged(t, "OTLP", d)
+}
+
+// pprofMarks runs `go tool pprof -top` on file and returns each
+// function's inline mark as pprof prints it: "(inline)",
+// "(partial-inline)" or "".
+func pprofMarks(t *testing.T, file string) map[string]string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-trim=false", "-nodefraction=0", "-edgefraction=0", file).Output()
+	if err != nil {
+		t.Fatalf("pprof -top %s: %v", file, err)
+	}
+	marks := map[string]string{}
+	rows := false
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "flat":
+			rows = true
+		case rows && len(f) >= 6:
+			name, mark := strings.Join(f[5:], " "), ""
+			for _, m := range []string{" (inline)", " (partial-inline)"} {
+				if n, ok := strings.CutSuffix(name, m); ok {
+					name, mark = n, m[1:]
+				}
+			}
+			marks[name] = mark
+		}
+	}
+	return marks
+}
+
+// A run exported keeps what its profile said about inlining: pprof's -top
+// of the export marks the same functions "(inline)" as of the file.
+func TestExportKeepsInlineMarks(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "pprof", "base-run1.pb.gz")
+	want := pprofMarks(t, src)
+	inline := 0
+	for _, m := range want {
+		if m != "" {
+			inline++
+		}
+	}
+	if inline < 10 {
+		t.Fatalf("the reference marks %d functions inlined: not a profile with inlining", inline)
+	}
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	mustRun(t, "ingest", "--dsn", dsn, "--app", "go", "--build", "1", "--run", "r", src)
+	out := filepath.Join(t.TempDir(), "export.pb.gz")
+	if err := os.WriteFile(out, []byte(mustRun(t, "export", "--dsn", dsn, "--app", "go", "--build", "1", "--run", "r", "--output", "pprof")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := pprofMarks(t, out); !reflect.DeepEqual(got, want) {
+		for name, m := range want {
+			if got[name] != m {
+				t.Errorf("%s: export marked %q, file %q", name, got[name], m)
+			}
+		}
+		t.Errorf("export has %d functions, file %d", len(got), len(want))
+	}
 }
