@@ -6,13 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -28,11 +31,14 @@ import (
 // atPath returns the real Go CPU profiles of testdata/pprof's base runs
 // with their executable mapping (the first, by pprof's convention) moved
 // to exe, as a build installed or copied there records them.
-func atPath(t *testing.T, exe string) []*pprof.Profile {
+func atPath(t *testing.T, exe string) []*pprof.Profile { return runsAt(t, "base", exe) }
+
+// runsAt is atPath of testdata/pprof's runs of side ("base", "head").
+func runsAt(t *testing.T, side, exe string) []*pprof.Profile {
 	t.Helper()
-	srcs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
+	srcs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
 	if len(srcs) != 3 {
-		t.Fatalf("testdata/pprof has %d base runs, want 3", len(srcs))
+		t.Fatalf("testdata/pprof has %d %s runs, want 3", len(srcs), side)
 	}
 	var ps []*pprof.Profile
 	for _, src := range srcs {
@@ -55,12 +61,15 @@ func atPath(t *testing.T, exe string) []*pprof.Profile {
 }
 
 // atPaths writes atPath's profiles to files.
-func atPaths(t *testing.T, exe string) []string {
+func atPaths(t *testing.T, exe string) []string { return writeRuns(t, runsAt(t, "base", exe)) }
+
+// writeRuns writes profiles to files.
+func writeRuns(t *testing.T, runs []*pprof.Profile) []string {
 	t.Helper()
 	dir := t.TempDir()
 	var files []string
-	for i, p := range atPath(t, exe) {
-		name := filepath.Join(dir, filepath.Base(exe)+"-"+strconv.Itoa(i+1)+".pb.gz")
+	for i, p := range runs {
+		name := filepath.Join(dir, strconv.Itoa(i+1)+".pb.gz")
 		out, err := os.Create(name)
 		if err != nil {
 			t.Fatal(err)
@@ -471,5 +480,50 @@ func TestExportKeepsInlineMarks(t *testing.T) {
 			}
 		}
 		t.Errorf("export has %d functions, file %d", len(got), len(want))
+	}
+}
+
+// Builds installed in versioned directories (/opt/app/v0/app, ...) are one
+// program over time: no change point while the runs are the same, and
+// the build whose runs are testdata's head ones is a change point of the
+// function whose inclusive time pprof's diff gives the largest growth.
+func TestChangePointsAcrossInstallDirs(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	epoch := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	ingest := func(b int, side string) []string {
+		files := writeRuns(t, runsAt(t, side, fmt.Sprintf("/opt/app/v%d/app", b)))
+		for r, f := range files {
+			mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", fmt.Sprintf("v%d", b), "--run", strconv.Itoa(r),
+				"--time", epoch.Add(time.Duration(b)*time.Hour+time.Duration(r)*time.Minute).Format(time.RFC3339), f)
+		}
+		return files
+	}
+	var base []string
+	for b := range 4 {
+		base = ingest(b, "base")
+	}
+	model := `{"queryType":"changepoints","app":"app"}`
+	if table := mustRun(t, "query", "--dsn", dsn, "--model", model, "--fail-on-regression"); !strings.Contains(table, "no change points") {
+		t.Errorf("one program in four install directories: %s", table)
+	}
+	head := ingest(4, "head")
+	before, err := pproftop.Top(base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change, err := pproftop.Top(head, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, most := "", int64(0)
+	for fn, e := range change {
+		if before[fn].Cum > 0 && e.Cum > most {
+			top, most = fn, e.Cum
+		}
+	}
+	table, _ := flamediff(t, "query", "--dsn", dsn, "--model", model)
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(top) + ` +v4 `).MatchString(table) {
+		t.Errorf("pprof's largest growth of a function of both, %s (+%d), is no change point at v4:\n%s", top, most, table)
 	}
 }
