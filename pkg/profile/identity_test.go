@@ -1,6 +1,9 @@
 package profile
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Module paths as profilers write them (pprof mappings of Go and C
 // programs, perf script DSOs, OTLP mapping file names) and what stands for
@@ -80,4 +83,24 @@ func TestFrameIdentity(t *testing.T) {
 			t.Errorf("%+v and %+v: one identity %q, want two", s[0], s[1], a)
 		}
 	}
+}
+
+// A module's identity does not depend on its directory, nor on the
+// " (deleted)" of a binary replaced while it ran; no path makes it panic.
+func FuzzModuleIdentity(f *testing.F) {
+	for _, s := range []string{"app-base", "libc-2.31.so", "libfoo.so.1.2.3", "perf-123.map", "jitted-1-2.so", "[vdso]", "libssl.1.1.dylib", "KERNEL32.DLL", "vmlinux-6.1", "x.so.", ".so"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, base string) {
+		if base == "" || base[0] == '[' || strings.ContainsAny(base, `/\`) || strings.HasSuffix(base, " (deleted)") {
+			return
+		}
+		id := ModuleIdentity("/opt/app/1.2/" + base)
+		if other := ModuleIdentity(`C:\builds\7\` + base + " (deleted)"); other != id {
+			t.Errorf("%q: identity %q in one directory, %q in another", base, id, other)
+		}
+		if a, b := FrameIdentity("["+base+"]", "/a/"+base), FrameIdentity("["+base+"]", "/b/c/"+base); a != b {
+			t.Errorf("%q: made names differ by directory: %q, %q", base, a, b)
+		}
+	})
 }
