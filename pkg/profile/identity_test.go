@@ -24,6 +24,7 @@ func TestModuleIdentity(t *testing.T) {
 		{"[vdso]", "[vdso]"},
 		{"[unknown]", "[unknown]"},
 		{"[anon:Mem]", "[anon:Mem]"},
+		{"//anon", "//anon"},
 		{"/usr/lib/debug/boot/vmlinux-6.1.0-13-amd64", "vmlinux"},
 		// shared libraries: the file name without its version
 		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so"},
@@ -75,6 +76,7 @@ func TestFrameIdentity(t *testing.T) {
 		{{Name: "app-base+0x1f00", Module: "/a/app-base"}, {Name: "app-head+0x2f00", Module: "/b/app-head"}},
 		{{Name: "[libfoo.so.1]", Module: "/x/libfoo.so.1"}, {Name: "[libbar.so.1]", Module: "/x/libbar.so.1"}},
 		{{Name: "f", Module: "[kernel.kallsyms]"}, {Name: "f", Module: ""}},
+		{{Name: "[anon]", Module: "//anon"}, {Name: "[app]", Module: "/a/app"}}, // perf's unknown symbols of JIT code and of the executable
 		{{Name: "app", Module: ""}, {Name: "app", Module: ProgramModule}},                  // another process's frame is its name
 		{{Name: "cksum", Module: "/usr/bin/cksum"}, {Name: "sum", Module: "/usr/bin/sum"}}, // functions named after their binaries
 	}
