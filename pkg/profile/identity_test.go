@@ -76,7 +76,7 @@ func TestFrameIdentity(t *testing.T) {
 		{{Name: "app-base+0x1f00", Module: "/a/app-base"}, {Name: "app-head+0x2f00", Module: "/b/app-head"}},
 		{{Name: "[libfoo.so.1]", Module: "/x/libfoo.so.1"}, {Name: "[libbar.so.1]", Module: "/x/libbar.so.1"}},
 		{{Name: "f", Module: "[kernel.kallsyms]"}, {Name: "f", Module: ""}},
-		{{Name: "[anon]", Module: "//anon"}, {Name: "[app]", Module: "/a/app"}}, // perf's unknown symbols of JIT code and of the executable
+		{{Name: "[anon]", Module: "//anon"}, {Name: "[app]", Module: "/a/app"}},            // perf's unknown symbols of JIT code and of the executable
 		{{Name: "app", Module: ""}, {Name: "app", Module: ProgramModule}},                  // another process's frame is its name
 		{{Name: "cksum", Module: "/usr/bin/cksum"}, {Name: "sum", Module: "/usr/bin/sum"}}, // functions named after their binaries
 	}
