@@ -7,11 +7,11 @@ import (
 )
 
 func TestHashes(t *testing.T) {
-	if FrameHash("a", "b") == FrameHash("ab", "") || FrameHash("f", "libc") == FrameHash("f", "app") {
+	if FrameHash("a", "libb.so", false) == FrameHash("alibb.so", "", false) || FrameHash("f", "/lib/libc.so.6", false) == FrameHash("f", "/bin/app", false) || FrameHash("f", "/bin/app", true) == FrameHash("f", "/bin/app", false) {
 		t.Error("frame hash ignores the name/module boundary or the module")
 	}
-	if FrameHash("f", "m") != xxhash.Sum64String("f\x00m") {
-		t.Error("frame hash is not xxhash64(name NUL module)")
+	if FrameHash("f", "/usr/lib/libm.so.6", false) != xxhash.Sum64String("f\x00libm.so") || FrameHash("f", "/opt/app/1.2/app", true) != xxhash.Sum64String("f\x00\x00i") {
+		t.Error("frame hash is not xxhash64(name NUL module identity)")
 	}
 	long := make([]uint64, 200) // crosses StackHash's 64-word chunks
 	for i := range long {
