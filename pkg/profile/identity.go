@@ -66,6 +66,10 @@ func moduleNamed(name, base string) (string, bool) {
 //     libfoo.1.dylib is libfoo.dylib, a macOS framework its binary's name,
 //     a DLL its lower-cased name; a Linux kernel image (vmlinux-6.1) is
 //     "vmlinux";
+//   - a script or bytecode file (app.js, handler.py, app.jar: what V8,
+//     speedscope and callgrind name as a frame's module in interpreted and
+//     JIT-compiled runtimes) is its file name: two scripts' "(anonymous)" or
+//     "run" are two functions, whatever directory the build put them in;
 //   - anything else is an executable, and every executable is one module,
 //     "": the build names its binary (app-base, app-head, /opt/app/1.2/app).
 //
@@ -84,7 +88,7 @@ func ModuleIdentity(module string) string {
 		return "vmlinux"
 	case strings.HasSuffix(lower, ".dll"):
 		return lower
-	case strings.Contains(module, ".framework/"):
+	case strings.Contains(module, ".framework/"), isScript(lower):
 		return base
 	}
 	if stem, ok := strings.CutSuffix(base, ".dylib"); ok {
@@ -181,4 +185,20 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// scriptExtensions are the file endings of scripts and bytecode archives:
+// the code of one is told apart from another's by its file name.
+var scriptExtensions = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx",
+	".py", ".pyc", ".rb", ".php", ".pl", ".pm", ".lua", ".jar", ".war", ".class", ".dex", ".wasm"}
+
+// isScript reports whether the lower-cased file name base ends like a
+// script or bytecode file.
+func isScript(base string) bool {
+	for _, ext := range scriptExtensions {
+		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
+			return true
+		}
+	}
+	return false
 }

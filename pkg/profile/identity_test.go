@@ -49,6 +49,12 @@ func TestModuleIdentity(t *testing.T) {
 		{"/tmp/perf-99.map", "[jit]"},
 		{"/home/ci/.debug/jit/java-jit-20260101.XXabc/jitted-12345-42.so", "[jit]"},
 		{"/tmp/perf-x.map", ""},
+		// scripts are their file name: two scripts' functions of one name stay apart
+		{"/home/ci/builds/4711/app/handlers.js", "handlers.js"},
+		{"/srv/app-1.2/src/util.py", "util.py"},
+		{"app.jar", "app.jar"},
+		{"/usr/lib/node_modules/npm/lib/cli.MJS", "cli.MJS"},
+		{".js", ""}, // no name before the ending: not a script
 	} {
 		if got := ModuleIdentity(tt.path); got != tt.want {
 			t.Errorf("ModuleIdentity(%q) = %q, want %q", tt.path, got, tt.want)
