@@ -69,9 +69,13 @@ async function timeLoad(browser, url) {
 async function pages(bin, name, dsn) {
   const report = join(dir, `${name}.html`);
   const pprof = (side) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
-  execFileSync(bin, ['report', '--type', 'diff', '--base', ...pprof('base'), '--head', ...pprof('head'), '-o', report], {
-    cwd: repo,
-  });
+  execFileSync(
+    bin,
+    ['report', '--type', 'diff', '--base', ...pprof('base'), '--head', ...pprof('head'), '-o', report],
+    {
+      cwd: repo,
+    }
+  );
   const server = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = (await firstLine(server)).replace('flamediff serve: ', '');
   return {
@@ -102,7 +106,12 @@ try {
   execFileSync(bin, ['migrate', '--dsn', dsn], { stdio: 'ignore' });
   execFileSync(bin, ['seed', '--dsn', dsn], { stdio: 'ignore' });
   const before = process.env.FLAMEDIFF_BENCH_BEFORE;
-  for (const [name, b] of before ? [['before', before], ['this', bin]] : [['this', bin]]) {
+  for (const [name, b] of before
+    ? [
+        ['before', before],
+        ['this', bin],
+      ]
+    : [['this', bin]]) {
     sides.push({ name, urls: await pages(b, name, dsn), runs: { serve: [], report: [] } });
   }
   for (let k = 0; k < ROUNDS; k++) {
@@ -112,8 +121,12 @@ try {
       }
     }
   }
-  console.log(`${ROUNDS} loads each, ${chromiumPath}, load average ${execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ')}`);
-  console.log('page            code       first drawn diff   script    query  first paint   (ms; medians, then each load)');
+  console.log(
+    `${ROUNDS} loads each, ${chromiumPath}, load average ${execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ')}`
+  );
+  console.log(
+    'page            code       first drawn diff   script    query  first paint   (ms; medians, then each load)'
+  );
   for (const which of ['serve', 'report']) {
     for (const s of sides) {
       const r = s.runs[which];
