@@ -169,6 +169,31 @@ test.describe('stored runs', () => {
     expect(requests.filter((r) => !r.startsWith(`${api}/api/`) && !r.endsWith('/favicon.ico'))).toEqual([]);
   });
 
+  test('serve and a report load without a console error or warning', async ({ page }) => {
+    const logged: string[] = [];
+    page.on('console', (m) => ['error', 'warning'].includes(m.type()) && logged.push(`${m.type()}: ${m.text()}`));
+    page.on('pageerror', (e) => logged.push(`page error: ${e.message}`));
+    const file = join(dir, 'console.html');
+    await run(['report', '--type', 'diff', '--base', ...pprof('base'), '--head', ...pprof('head'), '-o', file]);
+    const own = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((ok) => createInterface({ input: own.stdout! }).once('line', ok));
+      const url = line.replace('flamediff serve: ', '');
+      for (const address of [
+        `${url}#app=${checkout.app}&type=diff&head=${checkout.head}&base=${checkout.base}`,
+        pathToFileURL(file).href,
+      ]) {
+        await page.goto(address);
+        await drawnCount(page);
+        // The table comes after the graph's first paint (serve's from a query of its own): wait for it too.
+        await expect(page.getByTestId(selectors.panel.tableRow).first()).toBeVisible();
+      }
+    } finally {
+      own.kill('SIGTERM');
+    }
+    expect(logged).toEqual([]);
+  });
+
   test('serve: choose changepoints, pick its builds, run it', async ({ page }) => {
     const own = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {

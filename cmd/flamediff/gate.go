@@ -114,6 +114,9 @@ func share(s float64) string {
 	if s != s {
 		return "-"
 	}
+	if s == 0 {
+		return "0"
+	}
 	return fmt.Sprintf("%.0f%%", 100*s)
 }
 

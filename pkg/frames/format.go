@@ -10,10 +10,15 @@ import (
 // (src/panel/format.ts: Grafana's value formats with 2 decimals), so that
 // the CLI's tables and comments read like the panel: 17.40 s, 1.12 GiB.
 // Units: ns, µs, ms, s, bytes, percentunit; anything else is Grafana's
-// "short" (1.20 K, 3.40 Mil). Not finite: "-".
+// "short" (1.20 K, 3.40 Mil). Not finite: "-". Zero is a plain "0" in
+// every unit: "0.00 ns" reads like a rounded measurement, and nothing was
+// measured.
 func FormatValue(v float64, unit string) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
+	}
+	if v == 0 {
+		return "0"
 	}
 	switch unit {
 	case "ns":
@@ -25,9 +30,6 @@ func FormatValue(v float64, unit string) string {
 		return byRanges(v, []timeRange{{1e3, 1, " ms"}, {6e4, 1e3, " s"}, {36e5, 6e4, " min"}, {864e5, 36e5, " hour"},
 			{31536e6, 864e5, " day"}, {math.Inf(1), 31536e6, " year"}})
 	case "s":
-		if v == 0 {
-			return "0 s"
-		}
 		return byRanges(v, []timeRange{{1e-6, 1e-9, " ns"}, {1e-3, 1e-6, " µs"}, {1, 1e-3, " ms"}, {60, 1, " s"},
 			{3600, 60, " min"}, {86400, 3600, " hour"}, {604800, 86400, " day"}, {31536e3, 604800, " week"},
 			{math.Inf(1), 31556900, " year"}})
@@ -87,9 +89,6 @@ func scaled(v, factor float64, suffixes []string) string {
 // second decimal, print the shortest form of the result, pad to 2
 // decimals.
 func toFixed(v float64) string {
-	if v == 0 {
-		return "0.00"
-	}
 	r := math.Floor(v*100+0.5) / 100
 	if r == 0 {
 		r = 0 // no "-0"

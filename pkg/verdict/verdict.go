@@ -461,10 +461,14 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// Percent prints a share or change with its sign ("-" when not finite).
+// Percent prints a share or change with its sign ("-" when not finite, a
+// plain "0" for none).
 func Percent(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
+	}
+	if v == 0 {
+		return "0"
 	}
 	return fmt.Sprintf("%+.2f%%", 100*v)
 }

@@ -20,13 +20,17 @@ import (
 //go:embed dist/report.js.gz dist/serve.js.gz dist/page.css.gz
 var dist embed.FS
 
-// loader inflates the page's gzipped, base64-encoded parts in document
-// order: stylesheets, the data, then the script, which reads the data.
-// DecompressionStream is in every browser since 2023; nothing is fetched.
+// loader inflates the page's gzipped, base64-encoded parts, all at once,
+// and applies them in document order: stylesheets, the data, then the
+// script, which reads the data. DecompressionStream is in every browser
+// since 2023 (Uint8Array.fromBase64 since 2025, else atob); nothing is
+// fetched.
 const loader = `(async () => {
-  for (const el of document.querySelectorAll('script[data-gzip]')) {
-    const bytes = Uint8Array.from(atob(el.textContent), (c) => c.charCodeAt(0));
-    const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+  const bytes = (b64) => Uint8Array.fromBase64 ? Uint8Array.fromBase64(b64) : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const inflate = (el) => new Response(new Blob([bytes(el.textContent)]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+  const parts = [...document.querySelectorAll('script[data-gzip]')].map((el) => [el, inflate(el)]);
+  for (const [el, pending] of parts) {
+    const text = await pending;
     if (el.dataset.gzip === 'css') {
       const style = document.createElement('style');
       style.textContent = text;
@@ -67,6 +71,8 @@ func writeServePage(w io.Writer) error {
 	return page(w, "Flamediff", "serve.js.gz", "")
 }
 
+// page writes a page; its icon is empty, so that the browser asks no server
+// for one (serve answered /favicon.ico with a 404 in the console).
 func page(w io.Writer, title, script, data string) error {
 	css, err := dist.ReadFile("dist/page.css.gz")
 	if err != nil {
@@ -83,6 +89,7 @@ func page(w io.Writer, title, script, data string) error {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>`+html.EscapeString(title)+`</title>
+<link rel="icon" href="data:,">
 </head>
 <body>
 <div id="root"></div>

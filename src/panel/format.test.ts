@@ -1,7 +1,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 
-import { formatP, formatValue } from './format';
+import { formatP, formatShare, formatValue } from './format';
 
 describe('formatP', () => {
   it('prints two significant digits, exponents under 1e-4, and a bound under 1e-15', () => {
@@ -27,5 +27,14 @@ describe('formatValue', () => {
 
   it.each(cases)('$value $unit is $text', ({ unit, value, text }) => {
     expect(formatValue(value, unit)).toBe(text);
+  });
+});
+
+describe('formatShare', () => {
+  it('prints zero as a plain 0, signed or not', () => {
+    expect(formatShare(0)).toBe('0');
+    expect(formatShare(-0, true)).toBe('0');
+    expect(formatShare(0.0123, true)).toBe('+1.23%');
+    expect(formatShare(-0.0005, true)).toBe('-0.050%');
   });
 });

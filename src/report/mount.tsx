@@ -30,6 +30,8 @@ export function grafanaElements(theme: GrafanaTheme2) {
  * colour scheme, with Grafana's element styles (grafanaElements).
  */
 export function mount(page: React.ReactElement) {
+  // The page's script has loaded and run this far (e2e/bench/pages.mjs reads it).
+  performance.mark('flamediff:mount');
   const mode = window.matchMedia?.('(prefers-color-scheme: light)').matches ? 'light' : 'dark';
   const theme = createTheme({ colors: { mode } });
   injectGlobal(grafanaElements(theme));

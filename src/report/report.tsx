@@ -1,5 +1,6 @@
 // The script of `flamediff report`'s page: the frames and the title are
 // inline in the page (#flamediff-data, written by pkg/web), nothing is fetched.
+import './boot';
 import React from 'react';
 
 import { DataFrameJSON, dataFrameFromJSON } from '@grafana/data';

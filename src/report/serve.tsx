@@ -1,6 +1,7 @@
 // The script of `flamediff serve`'s page: the data source's query editor on
 // top (its pickers read GET /api/resources/...), the panel below (frames
 // from POST /api/query), both answered by the same Go code as in Grafana.
+import './boot';
 import { css } from '@emotion/css';
 import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 

@@ -4,6 +4,7 @@ import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Side } from '../model/flameData';
 import { Move, isOther, move } from '../model/focus';
+import { NodeColors } from '../render/colors';
 import { DrawStyle, Scratch, draw, newScratch } from '../render/draw';
 import {
   Geometry,
@@ -29,7 +30,7 @@ export interface Focus {
 interface Props {
   data: FlameData;
   side: Side;
-  colorIndex: Uint8Array;
+  colorIndex: NodeColors;
   match?: Uint8Array;
   style: DrawStyle;
   width: number;

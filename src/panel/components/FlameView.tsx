@@ -163,6 +163,20 @@ export function FlameView({ series, querier, options, width, height }: FlameView
       clearTimeout(id);
     };
   }, [wantFunctions, querier, series, norm]);
+  // The table waits for the graph's first paint (the canvas draws in the
+  // first animation frame): on a page's first load it would delay it.
+  const [tableDue, setTableDue] = useState(false);
+  useEffect(() => {
+    if (tableDue) {
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const frame = requestAnimationFrame(() => (timer = setTimeout(() => setTableDue(true))));
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+  }, [tableDue]);
   const rows = functions?.value;
   const table = useMemo(() => rows && withSelfDeltas(rows, totals), [rows, totals]);
 
@@ -449,7 +463,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
             />
           )}
         </div>
-        {showTable && table && (
+        {showTable && table && tableDue && (
           <TopTable
             functions={table}
             selected={exact ? text : undefined}

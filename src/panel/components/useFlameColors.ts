@@ -6,6 +6,7 @@ import { FlameData } from '../model/flameData';
 import {
   autoDiffScale,
   diffColorIndex,
+  NodeColors,
   diffPaletteCSS,
   packageColorIndex,
   packagePaletteCSS,
@@ -14,6 +15,9 @@ import {
 } from '../render/colors';
 import { DrawStyle } from '../render/draw';
 import { PanelOptions } from '../types';
+
+/** The colours of no tree: nothing is drawn. */
+const noColors: NodeColors = { keyOf: () => 0 };
 
 /**
  * useFlameColors colours a tree as the panel options say: the diff scale
@@ -36,7 +40,7 @@ export function useFlameColors(
   );
   const colorIndex = useMemo(() => {
     if (!data) {
-      return new Uint8Array(0);
+      return noColors;
     }
     if (data.head) {
       return diffColorIndex(data, scale, significantOnly, culprits);

@@ -117,43 +117,71 @@ function numbers(f: Field, n: number, name: string): ArrayLike<number> {
 /** nullable reads a nullable float field: null (and absent rows) become NaN. */
 function nullable(f: Field, n: number): Float64Array {
   const out = new Float64Array(n);
+  const values = f.values;
   for (let i = 0; i < n; i++) {
-    const v = f.values[i];
+    const v = values[i];
     out[i] = v === null || v === undefined ? NaN : Number(v);
   }
   return out;
 }
 
-/** statsOf reads the statistics fields of a diff frame; undefined when it has none. */
+/**
+ * statsOf reads the statistics fields of a diff frame; undefined when it has
+ * none. Only `significant` colours the first frame: the fields a tooltip
+ * shows are decoded on first use (four to six passes over a million rows
+ * less before the first paint).
+ */
 function statsOf(frame: DataFrame, n: number): NodeStats | undefined {
   const sig = field(frame, 'significant');
   if (!sig) {
     return undefined;
   }
   const significant = new Int8Array(n);
+  const sv = sig.values;
   for (let i = 0; i < n; i++) {
-    const v = sig.values[i];
+    const v = sv[i];
     significant[i] = v === null || v === undefined ? -1 : v ? 1 : 0;
   }
-  const nulls = (name: string) => {
-    const f = field(frame, name);
-    return f ? nullable(f, n) : new Float64Array(n).fill(NaN);
+  // A bad per-node number reads as missing (NaN): unlike a bad width, it
+  // cannot misdraw the graph, and a tooltip is no place to fail.
+  const lazy = (name: string, missing: number) => {
+    let out: Float64Array | undefined;
+    return () => {
+      if (!out) {
+        const f = field(frame, name);
+        out = f ? nullable(f, n) : new Float64Array(n).fill(missing);
+      }
+      return out;
+    };
   };
-  const strings = (name: string): ArrayLike<string | null> => field(frame, name)?.values ?? [];
-  const plain = (name: string): ArrayLike<number> => {
-    const f = field(frame, name);
-    return f ? numbers(f, n, name) : new Float64Array(n);
-  };
+  const pValue = lazy('pValue', NaN);
+  const qValue = lazy('qValue', NaN);
+  const deltaLow = lazy('deltaLow', NaN);
+  const deltaHigh = lazy('deltaHigh', NaN);
+  const otherCount = lazy('otherCount', 0);
+  const otherMaxDelta = lazy('otherMaxDelta', 0);
   return {
     significant,
-    pValue: nulls('pValue'),
-    qValue: nulls('qValue'),
-    deltaLow: nulls('deltaLow'),
-    deltaHigh: nulls('deltaHigh'),
-    headRuns: strings('headRuns'),
-    baseRuns: strings('baseRuns'),
-    otherCount: plain('otherCount'),
-    otherMaxDelta: plain('otherMaxDelta'),
+    get pValue() {
+      return pValue();
+    },
+    get qValue() {
+      return qValue();
+    },
+    get deltaLow() {
+      return deltaLow();
+    },
+    get deltaHigh() {
+      return deltaHigh();
+    },
+    headRuns: field(frame, 'headRuns')?.values ?? [],
+    baseRuns: field(frame, 'baseRuns')?.values ?? [],
+    get otherCount() {
+      return otherCount();
+    },
+    get otherMaxDelta() {
+      return otherMaxDelta();
+    },
   };
 }
 
@@ -214,20 +242,30 @@ function labelsOf(f: Field, n: number, name = 'label'): { labels: string[]; labe
 }
 
 /**
- * structure checks the pre-order levels and computes each node's subtree end.
- * A level may rise by at most one from one row to the next.
+ * structure reads the level field (one pass: the levels, each node's subtree
+ * end and the deepest level) and checks the pre-order: a level may rise by
+ * at most one from one row to the next.
  */
-function structure(level: Int32Array): { end: Int32Array; maxLevel: number } {
-  const n = level.length;
+function structure(f: Field, n: number): { level: Int32Array; end: Int32Array; maxLevel: number } {
+  const values = f.values as ArrayLike<number>;
+  if (values.length < n) {
+    throw new Error(`field level: ${values.length} values for ${n} rows`);
+  }
+  const level = new Int32Array(n);
   const end = new Int32Array(n);
   const stack = new Int32Array(n + 1);
   let depth = 0;
   let maxLevel = 0;
+  let prev = -1;
   for (let i = 0; i < n; i++) {
-    const l = level[i];
-    if (l < 0 || (i === 0 && l !== 0) || (i > 0 && l > level[i - 1] + 1)) {
-      throw new Error(`field level: row ${i} has level ${l} after level ${i > 0 ? level[i - 1] : 'none'}`);
+    const v = values[i];
+    const l = v | 0;
+    // l === v rejects fractions, NaN, strings and nulls alike.
+    if (l !== v || l < 0 || l > prev + 1) {
+      throw new Error(`field level: row ${i} has level ${v} after level ${i > 0 ? values[i - 1] : 'none'}`);
     }
+    level[i] = l;
+    prev = l;
     while (depth > l) {
       end[stack[--depth]] = i;
     }
@@ -239,7 +277,7 @@ function structure(level: Int32Array): { end: Int32Array; maxLevel: number } {
   while (depth > 0) {
     end[stack[--depth]] = n;
   }
-  return { end, maxLevel };
+  return { level, end, maxLevel };
 }
 
 /**
@@ -295,8 +333,7 @@ export function toFlameData(frame: DataFrame): FlameData {
     throw new Error(`not a flame graph frame: missing field(s) ${missing.join(', ')}`);
   }
   const n = frame.length ?? field(frame, 'level')!.values.length;
-  const level = new Int32Array(numbers(field(frame, 'level')!, n, 'level'));
-  const { end, maxLevel } = structure(level);
+  const { level, end, maxLevel } = structure(field(frame, 'level')!, n);
   const { labels, labelIdx } = labelsOf(field(frame, 'label')!, n);
   const valueField = field(frame, 'value')!;
   const base = layoutSide(level, end, numbers(valueField, n, 'value'), numbers(field(frame, 'self')!, n, 'self'));

@@ -12,6 +12,7 @@ import {
   fnv1a,
   packageColorIndex,
   NEUTRAL,
+  NodeColors,
   selfColorIndex,
 } from './colors';
 
@@ -47,7 +48,7 @@ describe('diff colours', () => {
   it('colours only-head nodes slowest and only-base nodes fastest, whatever the scale', () => {
     const d = toFlameData(flameFrame(diffRows));
     const idx = diffColorIndex(d, 1);
-    const byLabel = (l: string) => idx[d.labels.indexOf(l)];
+    const byLabel = (l: string) => idx.keyOf(d.labels.indexOf(l));
     expect(byLabel('c')).toBe(2 * DIFF_STEPS); // only in head
     expect(byLabel('gc')).toBe(2 * DIFF_STEPS);
     expect(byLabel('d')).toBe(0); // only in base
@@ -64,7 +65,7 @@ describe('diff colours', () => {
     };
     const d = toFlameData(flameFrame(diffRows, { extra: [sig] }));
     const greyed = diffColorIndex(d, 0.1, true);
-    const byLabel = (idx: Uint8Array, l: string) => idx[d.labels.indexOf(l)];
+    const byLabel = (idx: NodeColors, l: string) => idx.keyOf(d.labels.indexOf(l));
     expect(byLabel(greyed, 'c')).toBe(NEUTRAL); // only in head, not significant
     expect(byLabel(greyed, 'gc')).toBe(NEUTRAL);
     expect(byLabel(greyed, 'total')).toBe(NEUTRAL); // no test possible
@@ -101,9 +102,9 @@ describe('single graph colours', () => {
       config: { type: { enum: { text: ['java/lang'] } } },
     };
     const withPkg = packageColorIndex(toFlameData(flameFrame(rows, { extra: [pkg] })));
-    expect(new Set(withPkg).size).toBe(1);
+    expect(new Set([0, 1, 2].map((i) => withPkg.keyOf(i))).size).toBe(1);
     const byLabel = packageColorIndex(toFlameData(flameFrame(rows)));
-    expect(byLabel[0]).toBe(byLabel[2]);
+    expect(byLabel.keyOf(0)).toBe(byLabel.keyOf(2));
   });
 
   it('hashes are stable, so a package keeps its colour', () => {
@@ -114,7 +115,8 @@ describe('single graph colours', () => {
 
   it('selfColorIndex grows with the self share', () => {
     const d = toFlameData(flameFrame(recursiveRows));
-    expect(Array.from(selfColorIndex(d.base))).toEqual([0, 10, 6, 21, 50]);
+    const self = selfColorIndex(d.base);
+    expect([0, 1, 2, 3, 4].map((i) => self.keyOf(i))).toEqual([0, 10, 6, 21, 50]);
   });
 });
 

@@ -92,6 +92,31 @@ export function autoDiffScale(
 export const NEUTRAL = DIFF_STEPS;
 
 /**
+ * NodeColors is each node's index into the palette, computed the first time
+ * a drawing asks for it: the first frame of a million-node tree colours the
+ * few thousand nodes it draws, not the million it has.
+ */
+export interface NodeColors {
+  keyOf(i: number): number;
+}
+
+/** Not yet computed: no palette has 255 colours. */
+const UNSET = 255;
+
+function lazyColors(n: number, colour: (i: number) => number): NodeColors {
+  const keys = new Uint8Array(n).fill(UNSET);
+  return {
+    keyOf(i) {
+      let k = keys[i];
+      if (k === UNSET) {
+        k = keys[i] = colour(i);
+      }
+      return k;
+    },
+  };
+}
+
+/**
  * diffColorIndex colours every node of a diff from its delta: a node only in
  * head takes the slowest colour, a node only in base the fastest; both views
  * (head and base) use the same indices. With significantOnly and statistics
@@ -103,24 +128,23 @@ export function diffColorIndex(
   scale: number,
   significantOnly = false,
   culprits?: ReadonlyMap<number, unknown>
-): Uint8Array {
-  const out = new Uint8Array(data.n);
-  const head = data.head;
+): NodeColors {
+  const base = data.base.total;
+  const head = data.head?.total ?? base;
+  const { delta } = data;
   const sig = significantOnly ? data.stats?.significant : undefined;
-  for (let i = 0; i < data.n; i++) {
-    const b = data.base.total[i];
-    const h = head ? head.total[i] : b;
+  return lazyColors(data.n, (i) => {
+    const b = base[i];
+    const h = head[i];
     if (sig && sig[i] !== 1 && !culprits?.has(i)) {
-      out[i] = NEUTRAL;
+      return NEUTRAL;
     } else if (b === 0 && h > 0) {
-      out[i] = 2 * DIFF_STEPS;
+      return 2 * DIFF_STEPS;
     } else if (h === 0 && b > 0) {
-      out[i] = 0;
-    } else {
-      out[i] = diffBucket(data.delta[i], scale);
+      return 0;
     }
-  }
-  return out;
+    return diffBucket(delta[i], scale);
+  });
 }
 
 // Hues spread around the wheel so that neighbouring packages differ.
@@ -148,14 +172,19 @@ export function fnv1a(s: string): number {
  * the backend's `package` field (the evolution matrix's rule). A frame from
  * another source has no such field: its nodes are coloured by label.
  */
-export function packageColorIndex(data: FlameData): Uint8Array {
+export function packageColorIndex(data: FlameData): NodeColors {
   const { idx, names } = data.packages ?? { idx: data.labelIdx, names: data.labels };
-  const perName = names.map((l) => fnv1a(l) % packageHues.length);
-  const out = new Uint8Array(data.n);
-  for (let i = 0; i < data.n; i++) {
-    out[i] = perName[idx[i]];
-  }
-  return out;
+  const perName = new Uint8Array(names.length).fill(UNSET);
+  return {
+    keyOf(i) {
+      const p = idx[i];
+      let k = perName[p];
+      if (k === UNSET) {
+        k = perName[p] = fnv1a(names[p]) % packageHues.length;
+      }
+      return k;
+    },
+  };
 }
 
 /** selfPaletteCSS goes from pale yellow (no self time) to red (all self time). */
@@ -169,12 +198,10 @@ export function selfPaletteCSS(): string[] {
 }
 
 /** selfColorIndex colours a node by its self share of its own total. */
-export function selfColorIndex(side: Side): Uint8Array {
-  const n = side.total.length;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const t = side.total[i] > 0 ? side.self[i] / side.total[i] : 0;
-    out[i] = Math.round(Math.max(0, Math.min(1, t)) * DIFF_STEPS);
-  }
-  return out;
+export function selfColorIndex(side: Side): NodeColors {
+  const { total, self } = side;
+  return lazyColors(total.length, (i) => {
+    const t = total[i] > 0 ? self[i] / total[i] : 0;
+    return Math.round(Math.max(0, Math.min(1, t)) * DIFF_STEPS);
+  });
 }

@@ -1,4 +1,5 @@
 import { FlameData, Side } from '../model/flameData';
+import { NodeColors } from './colors';
 import { Geometry, Viewport, rowTop, scaleOf, visibleNodes } from './layout';
 
 /** What to draw: one side of the data through a viewport. */
@@ -8,7 +9,7 @@ export interface Scene {
   view: Viewport;
   geo: Geometry;
   /** Per-node index into style.colors. */
-  colorIndex: Uint8Array;
+  colorIndex: NodeColors;
   /** Search matches; when set, other nodes are dimmed. */
   match?: Uint8Array;
   /** The keyboard's node, outlined; -1 or undefined for none. */
@@ -56,7 +57,7 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
   const nodes = visibleNodes(data, side, view, geo, scratch.visible);
   const scale = scaleOf(view, geo);
   const dimKey = style.colors.length;
-  const keyOf = (i: number) => (match && !match[i] ? dimKey : colorIndex[i]);
+  const keyOf = (i: number) => (match && !match[i] ? dimKey : colorIndex.keyOf(i));
 
   // Counting sort of the visible nodes by colour key.
   const counts = new Int32Array(dimKey + 2);

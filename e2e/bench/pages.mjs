@@ -1,0 +1,150 @@
+// Browser benchmark of the pages users open first (npm run bench:pages):
+// `flamediff serve` on the seeded demo's checkout-service 1.7.0 against
+// 1.6.0, opened from its URL, and a report of testdata/pprof opened from
+// disk, in Debian's Chromium. Time from navigation to the first drawn diff
+// (the canvas's first data-drawn), with its breakdown:
+//   script      navigation to the page's script mounting (the mark
+//               flamediff:mount): loading, inflating and running the script
+//   query       serve's POST api/query, request to response (0 for a report)
+//   first paint the rest: decoding the frames, the panel's first render and
+//               its first drawn canvas
+// FLAMEDIFF_BENCH_BEFORE=PATH (a flamediff binary built from other code)
+// alternates that binary's pages with this checkout's, for a comparison in
+// one sitting. ClickHouse: FLAMEDIFF_CLICKHOUSE_ADDR, else a private one.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'flamediff-bench-'));
+
+const firstLine = (p) => new Promise((ok) => createInterface({ input: p.stdout }).once('line', ok));
+
+function goBuild(pkg) {
+  const out = join(dir, pkg.split('/').pop());
+  execFileSync('go', ['build', '-o', out, pkg], { cwd: repo, stdio: 'inherit' });
+  return out;
+}
+
+/** Runs in the page: records when the canvas first reports a drawing. */
+function watchFirstDraw() {
+  new MutationObserver((records, observer) => {
+    if (records.some((r) => r.target.dataset?.drawn)) {
+      window.firstDrawn = performance.now();
+      observer.disconnect();
+    }
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-drawn'] });
+}
+
+async function timeLoad(browser, url) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  const problems = [];
+  page.on('console', (m) => ['error', 'warning'].includes(m.type()) && problems.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.addInitScript(watchFirstDraw);
+  await page.goto(url);
+  await page.waitForFunction(() => window.firstDrawn !== undefined, undefined, { timeout: 60_000 });
+  const t = await page.evaluate(() => {
+    const mount = performance.getEntriesByName('flamediff:mount')[0];
+    const query = performance.getEntriesByType('resource').find((r) => r.name.endsWith('/api/query'));
+    return {
+      total: window.firstDrawn,
+      script: mount ? mount.startTime : NaN,
+      query: query ? query.responseEnd - query.startTime : 0,
+      queryEnd: query ? query.responseEnd : 0,
+    };
+  });
+  await page.close();
+  const script = t.script;
+  return { total: t.total, script, query: t.query, paint: t.total - Math.max(script, t.queryEnd), problems };
+}
+
+/** pages starts bin's serve and writes its report; returns their URLs and a stop. */
+async function pages(bin, name, dsn) {
+  const report = join(dir, `${name}.html`);
+  const pprof = (side) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
+  execFileSync(
+    bin,
+    ['report', '--type', 'diff', '--base', ...pprof('base'), '--head', ...pprof('head'), '-o', report],
+    {
+      cwd: repo,
+    }
+  );
+  const server = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = (await firstLine(server)).replace('flamediff serve: ', '');
+  return {
+    serve: `${url}#app=checkout-service&type=diff&head=1.7.0&base=1.6.0`,
+    report: pathToFileURL(report).href,
+    stop: () => server.kill('SIGTERM'),
+  };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const ms = (v) => (Number.isNaN(v) ? '-' : `${Math.round(v)}`).padStart(8);
+
+let ch;
+const sides = [];
+const chromiumPath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+});
+try {
+  let addr = process.env.FLAMEDIFF_CLICKHOUSE_ADDR;
+  if (!addr) {
+    ch = spawn(goBuild('./internal/chtest/cmd/chserver'), [], { stdio: ['ignore', 'pipe', 'inherit'] });
+    addr = (await firstLine(ch)).split(' ')[0];
+  }
+  const dsn = `clickhouse://${addr}/bench_pages_${process.pid}`;
+  const bin = goBuild('./cmd/flamediff');
+  execFileSync(bin, ['migrate', '--dsn', dsn], { stdio: 'ignore' });
+  execFileSync(bin, ['seed', '--dsn', dsn], { stdio: 'ignore' });
+  const before = process.env.FLAMEDIFF_BENCH_BEFORE;
+  for (const [name, b] of before
+    ? [
+        ['before', before],
+        ['this', bin],
+      ]
+    : [['this', bin]]) {
+    sides.push({ name, urls: await pages(b, name, dsn), runs: { serve: [], report: [] } });
+  }
+  for (let k = 0; k < ROUNDS; k++) {
+    for (const s of sides) {
+      for (const which of ['serve', 'report']) {
+        s.runs[which].push(await timeLoad(browser, s.urls[which]));
+      }
+    }
+  }
+  console.log(
+    `${ROUNDS} loads each, ${chromiumPath}, load average ${execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ')}`
+  );
+  console.log(
+    'page            code       first drawn diff   script    query  first paint   (ms; medians, then each load)'
+  );
+  for (const which of ['serve', 'report']) {
+    for (const s of sides) {
+      const r = s.runs[which];
+      const col = (f) => median(r.map(f));
+      console.log(
+        `${which.padEnd(16)}${s.name.padEnd(10)}${ms(col((x) => x.total))}${' '.repeat(11)}${ms(col((x) => x.script))} ${ms(col((x) => x.query))}  ${ms(col((x) => x.paint))}   [${r.map((x) => Math.round(x.total)).join(', ')}]`
+      );
+      const problems = [...new Set(r.flatMap((x) => x.problems))];
+      for (const p of problems) {
+        console.log(`    console: ${p}`);
+      }
+    }
+  }
+} finally {
+  await browser.close();
+  for (const s of sides) {
+    s.urls.stop();
+  }
+  ch?.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+}
