@@ -28,26 +28,28 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int
 	groups := EachRun(runs)
 	perRun := uint64(max(functions, 1)) // #nosec G115 -- a positive count
 	for _, read := range s.reads(groups, func(Run) uint64 { return perRun }) {
-		g, err := newGrouping(pick(groups, read))
+		all, err := newGrouping(pick(groups, read))
 		if err != nil {
 			return false, fmt.Errorf("read function values: %w", err)
 		}
-		key, args := g.keyExpr()
-		q := "SELECT " + key + " AS k, function_hash, value FROM " + s.q.runFunctions +
-			" WHERE app = ? AND ingest_id IN ? AND function_hash != 0 LIMIT ?"
-		var hash uint64
-		var value int64
-		err = s.scanRows(ctx, "read function values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value},
-			func(k uint32) error {
-				for _, gi := range g.keys[k] {
-					if err := visit(read[gi], hash, value); err != nil {
-						return err
+		for _, g := range all.parts() {
+			key, args := g.keyExpr()
+			q := "SELECT " + key + " AS k, function_hash, value FROM " + s.q.runFunctions +
+				" WHERE app = ? AND ingest_id IN ? AND function_hash != 0 LIMIT ?"
+			var hash uint64
+			var value int64
+			err = s.scanRows(ctx, "read function values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value},
+				func(k uint32) error {
+					for _, gi := range g.keys[k] {
+						if err := visit(read[gi], hash, value); err != nil {
+							return err
+						}
 					}
-				}
-				return nil
-			})
-		if err != nil {
-			return false, err
+					return nil
+				})
+			if err != nil {
+				return false, err
+			}
 		}
 	}
 	return true, nil
@@ -74,13 +76,17 @@ func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 	for id := range check {
 		ids = append(ids, id)
 	}
-	var n uint64
-	err := s.conn.QueryRow(ctx, "SELECT uniqExact(ingest_id) FROM "+s.q.runFunctions+
-		" WHERE app = ? AND ingest_id IN ? AND function_hash = 0", runs[0].App, groupSet(ids)).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("read function values: %w", err)
+	var total uint64
+	for _, part := range idLists(ids) { // disjoint: their counts add up
+		var n uint64
+		err := s.conn.QueryRow(ctx, "SELECT uniqExact(ingest_id) FROM "+s.q.runFunctions+
+			" WHERE app = ? AND ingest_id IN ? AND function_hash = 0", runs[0].App, groupSet(part)).Scan(&n)
+		if err != nil {
+			return false, fmt.Errorf("read function values: %w", err)
+		}
+		total += n
 	}
-	return n == uint64(len(ids)), nil
+	return total == uint64(len(ids)), nil
 }
 
 // FunctionTimeline calls visit with each run's inclusive sum of each of
@@ -90,10 +96,21 @@ func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 // accepts; the others have no rows.
 func (s *Store) FunctionTimeline(ctx context.Context, runs []Run, functions []uint64,
 	visit func(run int, function uint64, bucket int, value int64) error) error {
-	g, err := newGrouping(EachRun(runs)) // the key is the run
+	all, err := newGrouping(EachRun(runs)) // the key is the run
 	if err != nil {
 		return fmt.Errorf("read function timelines: %w", err)
 	}
+	for _, g := range all.parts() {
+		if err := s.functionTimeline(ctx, g, functions, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// functionTimeline is FunctionTimeline for the runs of g.
+func (s *Store) functionTimeline(ctx context.Context, g *grouping, functions []uint64,
+	visit func(run int, function uint64, bucket int, value int64) error) error {
 	// The table is ordered by function: reads of a few functions each
 	// (as many as Options.MaxRows allows: every run may have every
 	// bucket) take disjoint key ranges.
@@ -107,7 +124,7 @@ func (s *Store) FunctionTimeline(ctx context.Context, runs []Run, functions []ui
 	var value int64
 	for lo := 0; lo < len(functions); lo += perRead {
 		fs := functions[lo:min(len(functions), lo+perRead)]
-		err = s.scanRows(ctx, "read function timelines", q, append(slices.Clone(keyArgs), g.app, groupSet(fs), groupSet(g.ids)),
+		err := s.scanRows(ctx, "read function timelines", q, append(slices.Clone(keyArgs), g.app, groupSet(fs), groupSet(g.ids)),
 			[]any{&hash, &bucket, &value}, func(k uint32) error {
 				for _, r := range g.keys[k] {
 					if err := visit(r, hash, int(bucket), value); err != nil {
@@ -372,19 +389,24 @@ func (s *Store) timelinesWritten(ctx context.Context, runs []Run) (map[uint64]bo
 	for i, r := range runs {
 		ids[i] = r.IngestID
 	}
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.functionTimelines+
-		" WHERE app = ? AND function_hash = 0 AND ingest_id IN ?", runs[0].App, groupSet(ids))
-	if err != nil {
-		return nil, fmt.Errorf("find written timelines: %w", err)
-	}
 	written := map[uint64]bool{}
-	_, err = collect(rows, "find written timelines", func(scan func(...any) error) (struct{}, error) {
-		var id uint64
-		err := scan(&id)
-		written[id] = true
-		return struct{}{}, err
-	})
-	return written, err
+	for _, part := range idLists(ids) {
+		rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.functionTimelines+
+			" WHERE app = ? AND function_hash = 0 AND ingest_id IN ?", runs[0].App, groupSet(part))
+		if err != nil {
+			return nil, fmt.Errorf("find written timelines: %w", err)
+		}
+		_, err = collect(rows, "find written timelines", func(scan func(...any) error) (struct{}, error) {
+			var id uint64
+			err := scan(&id)
+			written[id] = true
+			return struct{}{}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return written, nil
 }
 
 // functionSums adds up one run's rows per function (FunctionHash): the
