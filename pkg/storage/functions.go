@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
@@ -171,11 +172,12 @@ func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, s
 	if 2*len(reps) <= len(runs) {
 		return s.stackSetRuns(ctx, reps, members, visit)
 	}
-	g, where, args, err := s.stackPairs(ctx, runs)
+	g, where, args, ids, err := s.stackPairs(ctx, runs)
 	if err != nil {
 		return err
 	}
-	rows, err := s.conn.Query(ctx, "SELECT stack_hash, count() FROM "+where+" GROUP BY stack_hash", args...)
+	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithExternalTable(ids...)),
+		"SELECT stack_hash, count() FROM "+where+" GROUP BY stack_hash", args...)
 	if err != nil {
 		return fmt.Errorf("count stack runs: %w", err)
 	}
@@ -198,37 +200,47 @@ func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, s
 	if err != nil {
 		return fmt.Errorf("read stack runs: %w", err)
 	}
-	key, keyArgs := g.keyExpr()
 	var stack uint64
-	return s.scanRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)), "read stack runs",
-		"SELECT "+key+" AS k, stack_hash FROM "+where+" WHERE stack_hash "+s.in(ctx)+" _stack_hashes LIMIT ?",
-		append(keyArgs, args...), []any{&stack}, func(k uint32) error {
-			for _, r := range g.keys[k] {
-				if err := visit(r, stack); err != nil {
-					return err
+	return s.pairRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(append(ids, t)...)), g, where, args,
+		"stack_hash "+s.in(ctx)+" _stack_hashes", &stack, func(r int) error { return visit(r, stack) })
+}
+
+// pairRows reads the (run, stack) pairs of stackPairs that match cond
+// into stack, a list of ingests (idLists) at a time, and calls visit with
+// each pair's run.
+func (s *Store) pairRows(ctx context.Context, all *grouping, where string, args []any, cond string,
+	stack *uint64, visit func(run int) error) error {
+	for _, g := range all.parts() {
+		key, keyArgs := g.keyExpr()
+		err := s.scanRows(ctx, "read stack runs", "SELECT "+key+" AS k, stack_hash FROM "+where+" WHERE "+cond+" AND ingest_id IN ? LIMIT ?",
+			append(append(keyArgs, args...), groupSet(g.ids)), []any{stack}, func(k uint32) error {
+				for _, r := range g.keys[k] {
+					if err := visit(r); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
-		})
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stackSetRuns is StackRuns from one run of each stack set: reps[i]'s
 // stacks are those of the runs members[i].
 func (s *Store) stackSetRuns(ctx context.Context, reps []Run, members [][]int, visit func(run int, stack uint64) error) error {
-	g, where, args, err := s.stackPairs(ctx, reps)
+	g, where, args, ids, err := s.stackPairs(ctx, reps)
 	if err != nil {
 		return err
 	}
 	in := map[uint64][]int{} // stack -> the places in reps that have it
-	key, keyArgs := g.keyExpr()
 	var stack uint64
-	err = s.scanRows(ctx, "read stack sets", "SELECT "+key+" AS k, stack_hash FROM "+where+" LIMIT ?",
-		append(keyArgs, args...), []any{&stack}, func(k uint32) error {
-			for _, r := range g.keys[k] {
-				in[stack] = append(in[stack], r)
-			}
-			return nil
-		})
+	err = s.pairRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(ids...)), g, where, args, "1", &stack, func(r int) error {
+		in[stack] = append(in[stack], r)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -252,29 +264,41 @@ func (s *Store) stackSetRuns(ctx context.Context, reps []Run, members [][]int, v
 }
 
 // stackPairs groups runs one per group (the key is the run) and gives the
-// SQL of their (ingest_id, stack_hash) pairs, with its arguments: the run
-// stacks rows of the ingests with sums, the samples of the others (as
+// SQL of their (ingest_id, stack_hash) pairs, with its arguments and the
+// external tables of ingest ids it reads (so that it holds no list): the
+// run stacks rows of the ingests with sums, the samples of the others (as
 // StackValues reads them).
-func (s *Store) stackPairs(ctx context.Context, runs []Run) (*grouping, string, []any, error) {
+func (s *Store) stackPairs(ctx context.Context, runs []Run) (*grouping, string, []any, []*ext.Table, error) {
 	g, err := newGrouping(EachRun(runs))
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("read stack runs: %w", err)
+		return nil, "", nil, nil, fmt.Errorf("read stack runs: %w", err)
 	}
 	summed, rest, err := s.summedIngests(ctx, g)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("read stack runs: %w", err)
+		return nil, "", nil, nil, fmt.Errorf("read stack runs: %w", err)
 	}
 	var parts []string
 	var args []any
+	var tables []*ext.Table
+	from := func(name, sql string, ids []uint64) error {
+		t, err := hashTable(name, ids)
+		if err != nil {
+			return fmt.Errorf("read stack runs: %w", err)
+		}
+		parts, args, tables = append(parts, sql+" "+s.in(ctx)+" "+name), append(args, g.app), append(tables, t)
+		return nil
+	}
 	if len(summed) > 0 {
-		parts = append(parts, "SELECT ingest_id, stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL)
-		args = append(args, g.app, groupSet(summed))
+		if err := from("_summed_ids", "SELECT ingest_id, stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND first_seen != "+unsummedSQL+" AND ingest_id", summed); err != nil {
+			return nil, "", nil, nil, err
+		}
 	}
 	if len(rest) > 0 {
-		parts = append(parts, "SELECT DISTINCT ingest_id, stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ?")
-		args = append(args, g.app, groupSet(rest))
+		if err := from("_rest_ids", "SELECT DISTINCT ingest_id, stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id", rest); err != nil {
+			return nil, "", nil, nil, err
+		}
 	}
-	return g, "(" + strings.Join(parts, " UNION ALL ") + ")", args, nil
+	return g, "(" + strings.Join(parts, " UNION ALL ") + ")", args, tables, nil
 }
 
 // backfillFunctions writes the run functions and function timelines rows

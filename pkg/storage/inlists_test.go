@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,7 +14,7 @@ import (
 // that lists ingest ids, and checks each against the sums of the profiles
 // stored.
 func TestReadsOfManyRuns(t *testing.T) {
-	const perBuild = 10_000
+	const perBuild, bits = 10_000, 14
 	ctx := context.Background()
 	s := newStore(t, Options{})
 	var in []Ingestion
@@ -20,7 +22,13 @@ func TestReadsOfManyRuns(t *testing.T) {
 	for _, b := range []string{"base", "head"} {
 		want[b] = map[string]int64{}
 		for i := range perBuild {
-			p := build(fmt.Sprintf("main;f %d @t0", 1+i%3), fmt.Sprintf("main;g %d @t0", 1+i%7))
+			lines := []string{fmt.Sprintf("main;f %d @t0", 1+i%3), fmt.Sprintf("main;g %d @t0", 1+i%7)}
+			for j := range bits { // a stack set of its own for most runs
+				if i&(1<<j) != 0 {
+					lines = append(lines, fmt.Sprintf("main;s%d 1 @t0", j))
+				}
+			}
+			p := build(lines...)
 			in = append(in, Ingestion{Meta: meta("app", b, fmt.Sprint(i)), Profile: p})
 			for k, v := range totals(p) {
 				want[b][k] += v
@@ -58,8 +66,40 @@ func TestReadsOfManyRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(text) != 2 {
-		t.Fatalf("Stacks: %d stacks, want 2", len(text))
+	if len(text) != 2+bits {
+		t.Fatalf("Stacks: %d stacks, want %d", len(text), 2+bits)
+	}
+
+	// Stack s<j> is in the runs whose number has bit j, f and g in all.
+	runsOf := map[string]int{}
+	err = s.StackRuns(ctx, all, func(r int, h uint64) error {
+		name := strings.TrimSuffix(text[h][strings.Index(text[h], ";")+1:], "@")
+		if r == EveryRun {
+			runsOf[name] = len(all)
+			return nil
+		}
+		var i, j int
+		fmt.Sscan(all[r].Run, &i)
+		if _, err := fmt.Sscanf(name, "s%d", &j); err != nil || i&(1<<j) == 0 {
+			return fmt.Errorf("stack %s in run %s", name, all[r].Run)
+		}
+		runsOf[name]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runsOf["f"] != len(all) || runsOf["g"] != len(all) {
+		t.Errorf("f in %d runs, g in %d, want %d", runsOf["f"], runsOf["g"], len(all))
+	}
+	for j := range bits {
+		want := 0
+		for i := range perBuild {
+			want += 2 * (i >> j & 1)
+		}
+		if n := runsOf[fmt.Sprint("s", j)]; n != want {
+			t.Errorf("s%d in %d runs, want %d", j, n, want)
+		}
 	}
 
 	// One group per build: the server sums thousands of runs per key.
@@ -104,7 +144,7 @@ func TestReadsOfManyRuns(t *testing.T) {
 		wantFn[FunctionHash(strings.TrimSuffix(k[strings.Index(k, ";")+1:], "@"))] += v
 	}
 	gotFn := map[uint64]int64{}
-	ok, err := s.RunFunctionValues(ctx, all, 3, func(_ int, f uint64, v int64) error {
+	ok, err := s.RunFunctionValues(ctx, all, len(wantFn), func(_ int, f uint64, v int64) error {
 		gotFn[f] += v
 		return nil
 	})
@@ -115,7 +155,7 @@ func TestReadsOfManyRuns(t *testing.T) {
 		t.Errorf("function values %v, want %v", gotFn, wantFn)
 	}
 	gotTimeline := map[uint64]int64{}
-	err = s.FunctionTimeline(ctx, all, []uint64{FunctionHash("f"), FunctionHash("g"), FunctionHash("main")},
+	err = s.FunctionTimeline(ctx, all, slices.Collect(maps.Keys(wantFn)),
 		func(_ int, f uint64, _ int, v int64) error {
 			if f != 0 {
 				gotTimeline[f] += v
@@ -132,8 +172,9 @@ func TestReadsOfManyRuns(t *testing.T) {
 	// Storing 3,500 runs again leaves more superseded ingests to collect
 	// than one list holds (idLists: 2,978), in less time than all would
 	// take (each list's deletion waits for its mutations).
-	again := in[:3500]
+	again, rows := in[:3500], 0
 	for i := range again {
+		rows += len(again[i].Profile.Samples) // one stack each, one bucket
 		again[i].Profile = build("main;h 1 @t0")
 	}
 	if err := s.IngestRuns(ctx, again, nil); err != nil {
@@ -143,7 +184,7 @@ func TestReadsOfManyRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Superseded != len(again) || res.SampleRows != uint64(2*len(again)) {
-		t.Errorf("GC %+v, want %d superseded ingests of %d sample rows", res, len(again), 2*len(again))
+	if res.Superseded != len(again) || res.SampleRows != uint64(rows) {
+		t.Errorf("GC %+v, want %d superseded ingests of %d sample rows", res, len(again), rows)
 	}
 }
