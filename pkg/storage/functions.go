@@ -28,32 +28,23 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int
 	}
 	groups := EachRun(runs)
 	perRun := uint64(max(functions, 1)) // #nosec G115 -- a positive count
-	for _, read := range s.reads(groups, func(Run) uint64 { return perRun }) {
-		all, err := newGrouping(pick(groups, read))
-		if err != nil {
-			return false, fmt.Errorf("read function values: %w", err)
-		}
-		for _, g := range all.parts() {
-			key, args := g.keyExpr()
-			q := "SELECT " + key + " AS k, function_hash, value FROM " + s.q.runFunctions +
-				" WHERE app = ? AND ingest_id IN ? AND function_hash != 0 LIMIT ?"
-			var hash uint64
-			var value int64
-			err = s.scanRows(ctx, "read function values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value},
-				func(k uint32) error {
-					for _, gi := range g.keys[k] {
-						if err := visit(read[gi], hash, value); err != nil {
-							return err
-						}
+	err = s.eachRead(groups, func(Run) uint64 { return perRun }, "read function values", func(read []int, g *grouping) error {
+		key, args := g.keyExpr()
+		q := "SELECT " + key + " AS k, function_hash, value FROM " + s.q.runFunctions +
+			" WHERE app = ? AND ingest_id IN ? AND function_hash != 0 LIMIT ?"
+		var hash uint64
+		var value int64
+		return s.scanRows(ctx, "read function values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value},
+			func(k uint32) error {
+				for _, gi := range g.keys[k] {
+					if err := visit(read[gi], hash, value); err != nil {
+						return err
 					}
-					return nil
-				})
-			if err != nil {
-				return false, err
-			}
-		}
-	}
-	return true, nil
+				}
+				return nil
+			})
+	})
+	return err == nil, err
 }
 
 // FunctionsSummed reports whether every run has its run functions and

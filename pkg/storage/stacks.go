@@ -401,28 +401,37 @@ func (s *Store) Timeline(ctx context.Context, groups [][]Run,
 	if len(groups) == 0 {
 		return fmt.Errorf("read timeline: %w", ErrNoRuns)
 	}
-	for _, read := range s.reads(groups, rows) {
-		all, err := newGrouping(pick(groups, read))
-		if err != nil {
-			return fmt.Errorf("read timeline: %w", err)
-		}
-		for _, g := range all.parts() { // a group's rows may come in several parts: they add up
-			key, args := g.keyExpr()
-			q := "SELECT " + key + " AS k, stack_hash, time_frame, value FROM " + s.q.samples +
-				" WHERE app = ? AND ingest_id IN ? LIMIT ?"
-			var hash uint64
-			var frame uint8
-			var value int64
-			err = s.scanRows(ctx, "read timeline", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &frame, &value},
-				func(k uint32) error {
-					for _, gi := range g.keys[k] {
-						if err := visit(read[gi], hash, int(frame), value); err != nil {
-							return err
-						}
+	// a group's rows may come in several reads: they add up
+	return s.eachRead(groups, rows, "read timeline", func(read []int, g *grouping) error {
+		key, args := g.keyExpr()
+		q := "SELECT " + key + " AS k, stack_hash, time_frame, value FROM " + s.q.samples +
+			" WHERE app = ? AND ingest_id IN ? LIMIT ?"
+		var hash uint64
+		var frame uint8
+		var value int64
+		return s.scanRows(ctx, "read timeline", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &frame, &value},
+			func(k uint32) error {
+				for _, gi := range g.keys[k] {
+					if err := visit(read[gi], hash, int(frame), value); err != nil {
+						return err
 					}
-					return nil
-				})
-			if err != nil {
+				}
+				return nil
+			})
+	})
+}
+
+// eachRead calls read with each read of groups (see reads), a list of
+// ingests (grouping.parts) at a time: the places in groups its grouping's
+// groups stand for, and the grouping.
+func (s *Store) eachRead(groups [][]Run, rows func(Run) uint64, what string, read func(at []int, g *grouping) error) error {
+	for _, at := range s.reads(groups, rows) {
+		all, err := newGrouping(pick(groups, at))
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		for _, g := range all.parts() {
+			if err := read(at, g); err != nil {
 				return err
 			}
 		}
