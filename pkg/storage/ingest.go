@@ -629,8 +629,8 @@ func (s *Store) lastVersions(ctx context.Context, app string, runs []string, ver
 
 // listBytes bounds the values of one IN list or array argument: ClickHouse's
 // max_query_size is 256 KiB by default (and a readonly user cannot raise
-// it), and a query carries at most three such lists (docs/SCHEMA.md,
-// "Reads").
+// it), and a query holds a list's ids at most three times over (its IN
+// lists and the key arrays of grouping.keyExpr; docs/SCHEMA.md, "Reads").
 const listBytes = 64 << 10
 
 // lists splits vals into lists whose SQL text (cost each, with its
