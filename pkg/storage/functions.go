@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
@@ -27,17 +28,13 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int
 	}
 	groups := EachRun(runs)
 	perRun := uint64(max(functions, 1)) // #nosec G115 -- a positive count
-	for _, read := range s.reads(groups, func(Run) uint64 { return perRun }) {
-		g, err := newGrouping(pick(groups, read))
-		if err != nil {
-			return false, fmt.Errorf("read function values: %w", err)
-		}
+	err = s.eachRead(groups, func(Run) uint64 { return perRun }, "read function values", func(read []int, g *grouping) error {
 		key, args := g.keyExpr()
 		q := "SELECT " + key + " AS k, function_hash, value FROM " + s.q.runFunctions +
 			" WHERE app = ? AND ingest_id IN ? AND function_hash != 0 LIMIT ?"
 		var hash uint64
 		var value int64
-		err = s.scanRows(ctx, "read function values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value},
+		return s.scanRows(ctx, "read function values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value},
 			func(k uint32) error {
 				for _, gi := range g.keys[k] {
 					if err := visit(read[gi], hash, value); err != nil {
@@ -46,11 +43,8 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int
 				}
 				return nil
 			})
-		if err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	})
+	return err == nil, err
 }
 
 // FunctionsSummed reports whether every run has its run functions and
@@ -74,13 +68,17 @@ func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 	for id := range check {
 		ids = append(ids, id)
 	}
-	var n uint64
-	err := s.conn.QueryRow(ctx, "SELECT uniqExact(ingest_id) FROM "+s.q.runFunctions+
-		" WHERE app = ? AND ingest_id IN ? AND function_hash = 0", runs[0].App, groupSet(ids)).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("read function values: %w", err)
+	var total uint64
+	for _, part := range idLists(ids) { // disjoint: their counts add up
+		var n uint64
+		err := s.conn.QueryRow(ctx, "SELECT uniqExact(ingest_id) FROM "+s.q.runFunctions+
+			" WHERE app = ? AND ingest_id IN ? AND function_hash = 0", runs[0].App, groupSet(part)).Scan(&n)
+		if err != nil {
+			return false, fmt.Errorf("read function values: %w", err)
+		}
+		total += n
 	}
-	return n == uint64(len(ids)), nil
+	return total == uint64(len(ids)), nil
 }
 
 // FunctionTimeline calls visit with each run's inclusive sum of each of
@@ -90,10 +88,21 @@ func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 // accepts; the others have no rows.
 func (s *Store) FunctionTimeline(ctx context.Context, runs []Run, functions []uint64,
 	visit func(run int, function uint64, bucket int, value int64) error) error {
-	g, err := newGrouping(EachRun(runs)) // the key is the run
+	all, err := newGrouping(EachRun(runs)) // the key is the run
 	if err != nil {
 		return fmt.Errorf("read function timelines: %w", err)
 	}
+	for _, g := range all.parts() {
+		if err := s.functionTimeline(ctx, g, functions, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// functionTimeline is FunctionTimeline for the runs of g.
+func (s *Store) functionTimeline(ctx context.Context, g *grouping, functions []uint64,
+	visit func(run int, function uint64, bucket int, value int64) error) error {
 	// The table is ordered by function: reads of a few functions each
 	// (as many as Options.MaxRows allows: every run may have every
 	// bucket) take disjoint key ranges.
@@ -107,7 +116,7 @@ func (s *Store) FunctionTimeline(ctx context.Context, runs []Run, functions []ui
 	var value int64
 	for lo := 0; lo < len(functions); lo += perRead {
 		fs := functions[lo:min(len(functions), lo+perRead)]
-		err = s.scanRows(ctx, "read function timelines", q, append(slices.Clone(keyArgs), g.app, groupSet(fs), groupSet(g.ids)),
+		err := s.scanRows(ctx, "read function timelines", q, append(slices.Clone(keyArgs), g.app, groupSet(fs), groupSet(g.ids)),
 			[]any{&hash, &bucket, &value}, func(k uint32) error {
 				for _, r := range g.keys[k] {
 					if err := visit(r, hash, int(bucket), value); err != nil {
@@ -154,11 +163,12 @@ func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, s
 	if 2*len(reps) <= len(runs) {
 		return s.stackSetRuns(ctx, reps, members, visit)
 	}
-	g, where, args, err := s.stackPairs(ctx, runs)
+	g, where, args, ids, err := s.stackPairs(ctx, runs)
 	if err != nil {
 		return err
 	}
-	rows, err := s.conn.Query(ctx, "SELECT stack_hash, count() FROM "+where+" GROUP BY stack_hash", args...)
+	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithExternalTable(ids...)),
+		"SELECT stack_hash, count() FROM "+where+" GROUP BY stack_hash", args...)
 	if err != nil {
 		return fmt.Errorf("count stack runs: %w", err)
 	}
@@ -181,37 +191,47 @@ func (s *Store) StackRuns(ctx context.Context, runs []Run, visit func(run int, s
 	if err != nil {
 		return fmt.Errorf("read stack runs: %w", err)
 	}
-	key, keyArgs := g.keyExpr()
 	var stack uint64
-	return s.scanRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)), "read stack runs",
-		"SELECT "+key+" AS k, stack_hash FROM "+where+" WHERE stack_hash "+s.in(ctx)+" _stack_hashes LIMIT ?",
-		append(keyArgs, args...), []any{&stack}, func(k uint32) error {
-			for _, r := range g.keys[k] {
-				if err := visit(r, stack); err != nil {
-					return err
+	return s.pairRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(append(ids, t)...)), g, where, args,
+		"stack_hash "+s.in(ctx)+" _stack_hashes", &stack, func(r int) error { return visit(r, stack) })
+}
+
+// pairRows reads the (run, stack) pairs of stackPairs that match cond
+// into stack, a list of ingests (idLists) at a time, and calls visit with
+// each pair's run.
+func (s *Store) pairRows(ctx context.Context, all *grouping, where string, args []any, cond string,
+	stack *uint64, visit func(run int) error) error {
+	for _, g := range all.parts() {
+		key, keyArgs := g.keyExpr()
+		err := s.scanRows(ctx, "read stack runs", "SELECT "+key+" AS k, stack_hash FROM "+where+" WHERE "+cond+" AND ingest_id IN ? LIMIT ?",
+			append(append(keyArgs, args...), groupSet(g.ids)), []any{stack}, func(k uint32) error {
+				for _, r := range g.keys[k] {
+					if err := visit(r); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
-		})
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stackSetRuns is StackRuns from one run of each stack set: reps[i]'s
 // stacks are those of the runs members[i].
 func (s *Store) stackSetRuns(ctx context.Context, reps []Run, members [][]int, visit func(run int, stack uint64) error) error {
-	g, where, args, err := s.stackPairs(ctx, reps)
+	g, where, args, ids, err := s.stackPairs(ctx, reps)
 	if err != nil {
 		return err
 	}
 	in := map[uint64][]int{} // stack -> the places in reps that have it
-	key, keyArgs := g.keyExpr()
 	var stack uint64
-	err = s.scanRows(ctx, "read stack sets", "SELECT "+key+" AS k, stack_hash FROM "+where+" LIMIT ?",
-		append(keyArgs, args...), []any{&stack}, func(k uint32) error {
-			for _, r := range g.keys[k] {
-				in[stack] = append(in[stack], r)
-			}
-			return nil
-		})
+	err = s.pairRows(clickhouse.Context(ctx, clickhouse.WithExternalTable(ids...)), g, where, args, "1", &stack, func(r int) error {
+		in[stack] = append(in[stack], r)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -235,29 +255,41 @@ func (s *Store) stackSetRuns(ctx context.Context, reps []Run, members [][]int, v
 }
 
 // stackPairs groups runs one per group (the key is the run) and gives the
-// SQL of their (ingest_id, stack_hash) pairs, with its arguments: the run
-// stacks rows of the ingests with sums, the samples of the others (as
+// SQL of their (ingest_id, stack_hash) pairs, with its arguments and the
+// external tables of ingest ids it reads (so that it holds no list): the
+// run stacks rows of the ingests with sums, the samples of the others (as
 // StackValues reads them).
-func (s *Store) stackPairs(ctx context.Context, runs []Run) (*grouping, string, []any, error) {
+func (s *Store) stackPairs(ctx context.Context, runs []Run) (*grouping, string, []any, []*ext.Table, error) {
 	g, err := newGrouping(EachRun(runs))
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("read stack runs: %w", err)
+		return nil, "", nil, nil, fmt.Errorf("read stack runs: %w", err)
 	}
 	summed, rest, err := s.summedIngests(ctx, g)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("read stack runs: %w", err)
+		return nil, "", nil, nil, fmt.Errorf("read stack runs: %w", err)
 	}
 	var parts []string
 	var args []any
+	var tables []*ext.Table
+	from := func(name, sql string, ids []uint64) error {
+		t, err := hashTable(name, ids)
+		if err != nil {
+			return fmt.Errorf("read stack runs: %w", err)
+		}
+		parts, args, tables = append(parts, sql+" "+s.in(ctx)+" "+name), append(args, g.app), append(tables, t)
+		return nil
+	}
 	if len(summed) > 0 {
-		parts = append(parts, "SELECT ingest_id, stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL)
-		args = append(args, g.app, groupSet(summed))
+		if err := from("_summed_ids", "SELECT ingest_id, stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND first_seen != "+unsummedSQL+" AND ingest_id", summed); err != nil {
+			return nil, "", nil, nil, err
+		}
 	}
 	if len(rest) > 0 {
-		parts = append(parts, "SELECT DISTINCT ingest_id, stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id IN ?")
-		args = append(args, g.app, groupSet(rest))
+		if err := from("_rest_ids", "SELECT DISTINCT ingest_id, stack_hash FROM "+s.q.samples+" WHERE app = ? AND ingest_id", rest); err != nil {
+			return nil, "", nil, nil, err
+		}
 	}
-	return g, "(" + strings.Join(parts, " UNION ALL ") + ")", args, nil
+	return g, "(" + strings.Join(parts, " UNION ALL ") + ")", args, tables, nil
 }
 
 // backfillFunctions writes the run functions and function timelines rows
@@ -372,19 +404,24 @@ func (s *Store) timelinesWritten(ctx context.Context, runs []Run) (map[uint64]bo
 	for i, r := range runs {
 		ids[i] = r.IngestID
 	}
-	rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.functionTimelines+
-		" WHERE app = ? AND function_hash = 0 AND ingest_id IN ?", runs[0].App, groupSet(ids))
-	if err != nil {
-		return nil, fmt.Errorf("find written timelines: %w", err)
-	}
 	written := map[uint64]bool{}
-	_, err = collect(rows, "find written timelines", func(scan func(...any) error) (struct{}, error) {
-		var id uint64
-		err := scan(&id)
-		written[id] = true
-		return struct{}{}, err
-	})
-	return written, err
+	for _, part := range idLists(ids) {
+		rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.functionTimelines+
+			" WHERE app = ? AND function_hash = 0 AND ingest_id IN ?", runs[0].App, groupSet(part))
+		if err != nil {
+			return nil, fmt.Errorf("find written timelines: %w", err)
+		}
+		_, err = collect(rows, "find written timelines", func(scan func(...any) error) (struct{}, error) {
+			var id uint64
+			err := scan(&id)
+			written[id] = true
+			return struct{}{}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return written, nil
 }
 
 // functionSums adds up one run's rows per function (FunctionHash): the

@@ -22,10 +22,6 @@ type GCResult struct {
 	SampleRows uint64
 }
 
-// gcChunk bounds the ingest ids of one DELETE, keeping its SQL text well
-// under the server's max_query_size (256 KiB by default).
-const gcChunk = 5000
-
 // GC deletes the rows no reader can see and waits until the server has
 // removed them:
 //   - the samples and stack lists of superseded ingests (a newer ingest of
@@ -172,10 +168,9 @@ func ingestIDs(ctx context.Context, conn driver.Conn, query string, args ...any)
 // countIngestRows counts the sample rows of ingests.
 func (s *Store) countIngestRows(ctx context.Context, ids []uint64) (uint64, error) {
 	var total uint64
-	for lo := 0; lo < len(ids); lo += gcChunk {
+	for _, part := range idLists(ids) {
 		var n uint64
-		err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.q.samples+" WHERE ingest_id IN ?",
-			groupSet(ids[lo:min(len(ids), lo+gcChunk)])).Scan(&n)
+		err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.q.samples+" WHERE ingest_id IN ?", groupSet(part)).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("count sample rows: %w", err)
 		}
@@ -188,8 +183,8 @@ func (s *Store) countIngestRows(ctx context.Context, ids []uint64) (uint64, erro
 // gone (mutations run in the background). The ids are literal: 18.16 does
 // not finish a mutation whose IN holds a subquery.
 func (s *Store) deleteIngests(ctx context.Context, st storedTable, ids []uint64) error {
-	for lo := 0; lo < len(ids); lo += gcChunk {
-		chunk := groupSet(ids[lo:min(len(ids), lo+gcChunk)])
+	for _, part := range idLists(ids) {
+		chunk := groupSet(part)
 		if err := st.conn.Exec(ctx, "ALTER TABLE "+st.quoted+" DELETE WHERE ingest_id IN ?", chunk); err != nil {
 			return fmt.Errorf("delete from %s: %w", st.name, err)
 		}

@@ -627,27 +627,39 @@ func (s *Store) lastVersions(ctx context.Context, app string, runs []string, ver
 	return nil
 }
 
-// listBytes bounds the names of one IN list: ClickHouse's max_query_size
-// is 256 KiB by default, and a name is quoted and escaped in the query.
+// listBytes bounds the values of one IN list or array argument: ClickHouse's
+// max_query_size is 256 KiB by default (and a readonly user cannot raise
+// it), and a query holds a list's ids at most three times over (its IN
+// lists and the key arrays of grouping.keyExpr; docs/SCHEMA.md, "Reads").
 const listBytes = 64 << 10
 
-// nameLists splits names into lists whose quoted names fit listBytes
-// (a longer name goes alone).
-func nameLists(names []string) [][]string {
-	var out [][]string
+// lists splits vals into lists whose SQL text (cost each, with its
+// separator) fits listBytes; a longer value goes alone.
+func lists[T any](vals []T, cost func(T) int) [][]T {
+	var out [][]T
 	lo, size := 0, 0
-	for i, n := range names {
-		cost := 2*len(n) + 4 // every byte escaped at worst, quotes, comma
-		if i > lo && size+cost > listBytes {
-			out = append(out, names[lo:i])
+	for i, v := range vals {
+		c := cost(v)
+		if i > lo && size+c > listBytes {
+			out = append(out, vals[lo:i])
 			lo, size = i, 0
 		}
-		size += cost
+		size += c
 	}
-	if lo < len(names) {
-		out = append(out, names[lo:])
+	if lo < len(vals) {
+		out = append(out, vals[lo:])
 	}
 	return out
+}
+
+// nameLists splits names into lists that fit listBytes quoted.
+func nameLists(names []string) [][]string {
+	return lists(names, func(n string) int { return 2*len(n) + 4 }) // every byte escaped at worst, quotes, comma
+}
+
+// idLists splits ingest ids (or hashes) into lists that fit listBytes.
+func idLists(ids []uint64) [][]uint64 {
+	return lists(ids, func(uint64) int { return 22 }) // 20 digits at most, comma, space
 }
 
 // nextVersion returns a commit version above every earlier one of the run.

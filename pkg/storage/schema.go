@@ -334,8 +334,7 @@ func (s *Store) backfillRunStacks(ctx context.Context) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	for lo := 0; lo < len(ids); lo += gcChunk { // lists of ids as short as the collector's
-		part := ids[lo:min(len(ids), lo+gcChunk)]
+	for _, part := range idLists(ids) {
 		err = s.conn.Exec(syncInserts(ctx), "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+
 			") SELECT app, ingest_id, stack_hash, sum(value), min(first_seen) FROM "+
 			s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(part))

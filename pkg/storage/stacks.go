@@ -97,6 +97,23 @@ func (g *grouping) perIngest() bool {
 	return true
 }
 
+// parts splits g into groupings of one id list each (idLists), keeping
+// the server keys: a key's ingests may then be in several parts.
+func (g *grouping) parts() []*grouping {
+	ls := idLists(g.ids)
+	if len(ls) == 1 {
+		return []*grouping{g}
+	}
+	out := make([]*grouping, len(ls))
+	lo := 0
+	for i, ids := range ls {
+		hi := lo + len(ids)
+		out[i] = &grouping{app: g.app, ids: ids, stacks: g.stacks[lo:hi], summed: g.summed[lo:hi], key: g.key[lo:hi], keys: g.keys}
+		lo = hi
+	}
+	return out
+}
+
 // keyExpr is the SQL of the server key, with its bound arguments.
 func (g *grouping) keyExpr() (string, []any) {
 	return "toUInt32(transform(ingest_id, ?, ?, 0))", []any{g.ids, g.key}
@@ -153,10 +170,60 @@ func (s *Store) StackValues(ctx context.Context, groups [][]Run,
 // that does not order stacks decodes for nothing.
 func (s *Store) stackValues(ctx context.Context, groups [][]Run, firstSeen bool,
 	visit func(group int, stackHash uint64, value int64, firstSeen uint64) error) error {
-	g, err := newGrouping(groups)
+	all, err := newGrouping(groups)
 	if err != nil {
 		return fmt.Errorf("read stack values: %w", err)
 	}
+	fanOut := func(k uint32, hash uint64, value int64, seen uint64) error {
+		for _, gi := range all.keys[k] {
+			if err := visit(gi, hash, value, seen); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	parts := all.parts()
+	if len(parts) == 1 || all.perIngest() { // no key in two parts
+		for _, g := range parts {
+			if err := s.keyStackValues(ctx, g, firstSeen, fanOut); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	type sum struct {
+		value int64
+		seen  uint64
+	}
+	sums := map[[2]uint64]sum{} // a key's sums over the parts, by key and stack
+	for _, g := range parts {
+		err := s.keyStackValues(ctx, g, firstSeen, func(k uint32, hash uint64, value int64, seen uint64) error {
+			at := [2]uint64{uint64(k), hash}
+			was, ok := sums[at]
+			if ok {
+				value, seen = value+was.value, min(seen, was.seen)
+			} else if len(sums) == s.maxRows {
+				return fmt.Errorf("read stack values: %w: more than %d rows; select fewer runs or raise the cap", ErrTooManyRows, s.maxRows)
+			}
+			sums[at] = sum{value, seen}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for at, v := range sums {
+		if err := fanOut(uint32(at[0]), at[1], v.value, v.seen); err != nil { // #nosec G115 -- a server key
+			return err
+		}
+	}
+	return nil
+}
+
+// keyStackValues is stackValues for the ingests of g: visit gets each
+// server key's sums.
+func (s *Store) keyStackValues(ctx context.Context, g *grouping, firstSeen bool,
+	visit func(k uint32, stackHash uint64, value int64, firstSeen uint64) error) error {
 	summed, rest, err := s.summedIngests(ctx, g)
 	if err != nil {
 		return fmt.Errorf("read stack values: %w", err)
@@ -194,14 +261,7 @@ func (s *Store) stackValues(ctx context.Context, groups [][]Run, firstSeen bool,
 		dest = dest[:2]
 	}
 	return s.scanRows(ctx, "read stack values", q, args, dest,
-		func(k uint32) error {
-			for _, gi := range g.keys[k] {
-				if err := visit(gi, hash, value, seen); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		func(k uint32) error { return visit(k, hash, value, seen) })
 }
 
 // RunStackValues is StackValues with one group per run, for readers that
@@ -297,20 +357,22 @@ func (s *Store) summedIngests(ctx context.Context, g *grouping) (summed, rest []
 	if len(check) == 0 {
 		return summed, nil, nil
 	}
-	rows, err := s.conn.Query(ctx, "SELECT ingest_id, count() FROM "+s.q.runStacks+
-		" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL+" GROUP BY ingest_id", g.app, groupSet(checkIDs))
-	if err != nil {
-		return nil, nil, err
-	}
 	count := map[uint64]uint64{}
-	_, err = collect(rows, "count summed stacks", func(scan func(...any) error) (struct{}, error) {
-		var id, n uint64
-		err := scan(&id, &n)
-		count[id] = n
-		return struct{}{}, err
-	})
-	if err != nil {
-		return nil, nil, err
+	for _, part := range idLists(checkIDs) {
+		rows, err := s.conn.Query(ctx, "SELECT ingest_id, count() FROM "+s.q.runStacks+
+			" WHERE app = ? AND ingest_id IN ? AND first_seen != "+unsummedSQL+" GROUP BY ingest_id", g.app, groupSet(part))
+		if err != nil {
+			return nil, nil, err
+		}
+		_, err = collect(rows, "count summed stacks", func(scan func(...any) error) (struct{}, error) {
+			var id, n uint64
+			err := scan(&id, &n)
+			count[id] = n
+			return struct{}{}, err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, i := range check {
 		if id := g.ids[i]; count[id] == g.stacks[i] {
@@ -339,18 +401,15 @@ func (s *Store) Timeline(ctx context.Context, groups [][]Run,
 	if len(groups) == 0 {
 		return fmt.Errorf("read timeline: %w", ErrNoRuns)
 	}
-	for _, read := range s.reads(groups, rows) {
-		g, err := newGrouping(pick(groups, read))
-		if err != nil {
-			return fmt.Errorf("read timeline: %w", err)
-		}
+	// a group's rows may come in several reads: they add up
+	return s.eachRead(groups, rows, "read timeline", func(read []int, g *grouping) error {
 		key, args := g.keyExpr()
 		q := "SELECT " + key + " AS k, stack_hash, time_frame, value FROM " + s.q.samples +
 			" WHERE app = ? AND ingest_id IN ? LIMIT ?"
 		var hash uint64
 		var frame uint8
 		var value int64
-		err = s.scanRows(ctx, "read timeline", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &frame, &value},
+		return s.scanRows(ctx, "read timeline", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &frame, &value},
 			func(k uint32) error {
 				for _, gi := range g.keys[k] {
 					if err := visit(read[gi], hash, int(frame), value); err != nil {
@@ -359,8 +418,22 @@ func (s *Store) Timeline(ctx context.Context, groups [][]Run,
 				}
 				return nil
 			})
+	})
+}
+
+// eachRead calls read with each read of groups (see reads), a list of
+// ingests (grouping.parts) at a time: the places in groups its grouping's
+// groups stand for, and the grouping.
+func (s *Store) eachRead(groups [][]Run, rows func(Run) uint64, what string, read func(at []int, g *grouping) error) error {
+	for _, at := range s.reads(groups, rows) {
+		all, err := newGrouping(pick(groups, at))
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		for _, g := range all.parts() {
+			if err := read(at, g); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -429,8 +502,13 @@ func (s *Store) RunStackFrames(ctx context.Context, runs []Run, visit func(stack
 	if err != nil {
 		return fmt.Errorf("read stacks: %w", err)
 	}
-	return s.readStacks(ctx, "stack_hash "+s.in(ctx)+" (SELECT stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id IN ?)",
-		[]any{g.app, g.app, groupSet(g.ids)}, nil, visit)
+	t, err := hashTable("_ingest_ids", g.ids) // any number of runs in one query
+	if err != nil {
+		return fmt.Errorf("read stacks: %w", err)
+	}
+	in := s.in(ctx)
+	return s.readStacks(ctx, "stack_hash "+in+" (SELECT stack_hash FROM "+s.q.runStacks+" WHERE app = ? AND ingest_id "+in+" _ingest_ids)",
+		[]any{g.app, g.app}, t, visit)
 }
 
 // AppStackCount is the number of rows the stacks table holds for app:
