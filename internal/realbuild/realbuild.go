@@ -124,29 +124,64 @@ func Install(t testing.TB, src, dst string) {
 	}
 }
 
-// RunInterleaved runs each binary n times, round by round (one run of
-// every binary per round, in turn), so that a machine's drift falls on all
-// of them alike. Asynchronous preemption is off (GODEBUG=asyncpreemptoff=1):
-// the signal that preempts a long loop every 10 ms makes the loop's
-// profiling signal land in runtime.asyncPreempt, which then took a fifth of
-// the samples of a tight loop from the function that ran it, at random.
-// Run i of binary b writes its profile to
-// dir/<name>-<i>.pb.gz, where name is the binary's key; the files are
-// returned by key, oldest first.
-func RunInterleaved(t testing.TB, dir string, n int, bins map[string]string) map[string][]string {
+// A Runner runs a binary once so that a profile of the run is written to
+// file.
+type Runner func(t testing.TB, bin, file string)
+
+// GoProfile runs a binary of Main, which profiles itself into the file
+// named by its argument. Asynchronous preemption is off
+// (GODEBUG=asyncpreemptoff=1): the signal that preempts a long loop every
+// 10 ms makes the loop's profiling signal land in runtime.asyncPreempt,
+// which then took a fifth of the samples of a tight loop from the function
+// that ran it, at random.
+func GoProfile(t testing.TB, bin, file string) {
+	t.Helper()
+	cmd := exec.Command(bin, file)
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
+	run(t, cmd)
+}
+
+// PerfProfile runs a binary under `perf record -g` (frame pointers) and
+// writes what `perf script` prints of the recording to file.
+func PerfProfile(t testing.TB, bin, file string) {
+	t.Helper()
+	data := file + ".data"
+	run(t, exec.Command("perf", "record", "-q", "-g", "-o", data, "--", bin))
+	out, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := exec.Command("perf", "script", "-i", data)
+	script.Stdout = out
+	var stderr bytes.Buffer
+	script.Stderr = &stderr
+	err = script.Run()
+	if err := errors.Join(err, out.Close(), os.Remove(data)); err != nil {
+		t.Fatalf("perf script -i %s: %v\n%s", data, err, stderr.Bytes())
+	}
+}
+
+func run(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("running %s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.Bytes())
+	}
+}
+
+// RunInterleaved runs each binary n times with run, round by round (one
+// run of every binary per round, in turn), so that a machine's drift falls
+// on all of them alike. Run i of the binary named name writes its profile
+// to dir/<name>-<i><ext>; the files are returned by name, oldest first.
+func RunInterleaved(t testing.TB, dir string, n int, bins map[string]string, run Runner, ext string) map[string][]string {
 	t.Helper()
 	names := slices.Sorted(maps.Keys(bins))
 	files := make(map[string][]string, len(bins))
 	for i := range n {
 		for _, name := range names {
-			file := filepath.Join(dir, fmt.Sprintf("%s-%02d.pb.gz", name, i))
-			cmd := exec.Command(bins[name], file)
-			var stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-			cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("running %s: %v\n%s", bins[name], err, stderr.Bytes())
-			}
+			file := filepath.Join(dir, fmt.Sprintf("%s-%02d%s", name, i, ext))
+			run(t, bins[name], file)
 			files[name] = append(files[name], file)
 		}
 	}

@@ -114,7 +114,7 @@ func buildApp(t testing.TB) fixture {
 		bins[name] = filepath.Join(root, "releases", name, "app-"+name)
 		Build(t, dir, bins[name], flags...)
 	}
-	return fixture{files: RunInterleaved(t, t.TempDir(), runsPerSide(), bins)}
+	return fixture{files: RunInterleaved(t, t.TempDir(), runsPerSide(), bins, GoProfile, ".pb.gz")}
 }
 
 // checkClaims fails when a culprit claims more than the cost change it

@@ -91,7 +91,7 @@ func TestLibraryRelease(t *testing.T) {
 			t.Fatalf("the sources of %s and %s do not differ in %s (changed: %v)", before, after, fn, slices.Sorted(maps.Keys(changed)))
 		}
 	}
-	files := RunInterleaved(t, t.TempDir(), runsPerSide(), bins)
+	files := RunInterleaved(t, t.TempDir(), runsPerSide(), bins, GoProfile, ".pb.gz")
 	base, head := files[before], files[after]
 	flat := FlatDiff(t, base, head)
 	var total int64
