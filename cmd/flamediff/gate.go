@@ -80,7 +80,11 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 			if n := len(c.OtherSites); n > 0 {
 				caller += fmt.Sprintf(" (+%d)", n)
 			}
-			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", codeSpan(c.Function), c.Kind, caller,
+			kind := c.Kind
+			if c.Replaced != "" {
+				kind += fmt.Sprintf(" (%s by %s)", codeSpan(c.Replaced), codeSpan(c.Callee))
+			}
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", codeSpan(c.Function), kind, caller,
 				verdict.Percent(float64(c.Delta)), verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)),
 				verdict.PValue(float64(c.QValue)), share(float64(c.Share)), source(c))
 		}
@@ -88,8 +92,21 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 			fmt.Fprintf(&sb, "\n… and %d more.\n", len(list.rows)-len(rows))
 		}
 	}
+	writeMoves(&sb, v.Moved)
 	_, err := io.WriteString(out, sb.String())
 	return err
+}
+
+// writeMoves lists the work that moved between functions: no change of
+// cost by itself (docs/CULPRITS.md).
+func writeMoves(sb *strings.Builder, moves []verdict.Move) {
+	if len(moves) == 0 {
+		return
+	}
+	fmt.Fprintf(sb, "\n#### Moved work (%d): no change of cost by itself\n\n", len(moves))
+	for _, m := range moves {
+		fmt.Fprintf(sb, "- %s\n", m.Sentence())
+	}
 }
 
 // share prints a culprit's share of the change.

@@ -156,3 +156,47 @@ func TestQueryTable(t *testing.T) {
 func isRegression(err error) bool {
 	return errors.As(err, new(regressionError))
 }
+
+// Work that moved is no regression: head splits regexp.compile off into a
+// new compileOnce and parses twice as fast: PASS, parse the first culprit,
+// the split listed as moved work. A callee replaced by a dearer one is one
+// regression at its caller.
+func TestQueryGateMovedWork(t *testing.T) {
+	jitter := func(run int) int { return []int{-2, 1, 0, 2, -1, 1, -2, 0}[run] }
+	stacks := []string{"main;parse", "main;price;regexp.compile", "main;price;sum", "main;render"}
+	base := foldedRuns(t, "base", 8, stacks, func(s string, run int) int { return 1000 + jitter(run) })
+	split := foldedRuns(t, "split", 8, []string{"main;parse", "main;price;compileOnce;regexp.compile", "main;price;sum", "main;render"},
+		func(s string, run int) int {
+			if s == "main;parse" {
+				return 500 + jitter((run+3)%8)
+			}
+			return 1000 + jitter((run+5)%8)
+		})
+	replaced := foldedRuns(t, "replaced", 8, []string{"main;parse", "main;price;strings.Index", "main;price;sum", "main;render"},
+		func(s string, run int) int {
+			if s == "main;price;strings.Index" {
+				return 1300 + jitter(run)
+			}
+			return 1000 + jitter((run+5)%8)
+		})
+	diff := func(head []string) []string {
+		args := append([]string{"query", "--type", "diff", "--fail-on-regression", "--output", "markdown", "--head"}, head...)
+		return append(args, "--base", base[0], base[1], base[2], base[3], base[4], base[5], base[6], base[7])
+	}
+	_, code := runBinary(t, diff(split)...)
+	out, _ := flamediff(t, diff(split)...)
+	for _, want := range []string{"**PASS**: `parse`'s own code shrank", "#### Regressions (0)",
+		"#### Moved work (1): no change of cost by itself", "- `compileOnce` is new, called from `price`; it took over `regexp.compile`: 25.00% of the base total moved, net"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("split: exit %d, markdown lacks %q:\n%s", code, want, out)
+		}
+	}
+	_, code = runBinary(t, diff(replaced)...)
+	out, _ = flamediff(t, diff(replaced)...)
+	for _, want := range []string{"**FAIL**: `strings.Index` replaced `regexp.compile` under `price`: net +7.50% of the base total",
+		"| `price` | replaced (`regexp.compile` by `strings.Index`) | `main` | +7.50% |"} {
+		if code != 3 || !strings.Contains(out, want) {
+			t.Errorf("replaced: exit %d, markdown lacks %q:\n%s", code, want, out)
+		}
+	}
+}

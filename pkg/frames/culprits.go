@@ -13,9 +13,11 @@ import (
 // as a frame named "culprits", largest change first: culprit (the
 // function's name: a field named "function" would make the panel take the
 // frame for a functions table), module,
-// kind (new, removed, self, spread), path and otherSites (JSON arrays of
-// call paths, root first), callee, delta, deltaLow, deltaHigh, pValue,
-// qValue and share (nullable), regression, file, line and modified.
+// kind (new, removed, self, spread, replaced), path and otherSites (JSON
+// arrays of call paths, root first), callee, replaced (the callee a
+// replaced culprit no longer calls), delta, deltaLow, deltaHigh, pValue,
+// qValue and share (nullable), regression, file, line, modified and moved
+// (found in work that moved: the delta is the cost change inside it).
 // Meta.Custom holds "variant" (the tree's, "" for a single one) and
 // "verdict", the diff's verdict (pkg/verdict), the same on every culprits
 // frame of an answer.
@@ -42,9 +44,9 @@ func Culprits(cs []verdict.Culprit, v *verdict.Verdict, variant string) *data.Fr
 		}
 		return out
 	}
-	regression, modified, line := make([]bool, n), make([]bool, n), make([]int64, n)
+	regression, modified, moved, line := make([]bool, n), make([]bool, n), make([]bool, n), make([]int64, n)
 	for i, c := range cs {
-		regression[i], modified[i], line[i] = c.Regression, c.Modified, c.Line
+		regression[i], modified[i], moved[i], line[i] = c.Regression, c.Modified, c.Moved, c.Line
 	}
 	share := &data.FieldConfig{Unit: "percentunit"}
 	f := data.NewFrame(FrameCulprits,
@@ -54,6 +56,7 @@ func Culprits(cs []verdict.Culprit, v *verdict.Verdict, variant string) *data.Fr
 		data.NewField("path", nil, raw(func(c verdict.Culprit) any { return nonNil(c.Path) })),
 		data.NewField("otherSites", nil, raw(func(c verdict.Culprit) any { return nonNil(c.OtherSites) })),
 		data.NewField("callee", nil, str(func(c verdict.Culprit) string { return c.Callee })),
+		data.NewField("replaced", nil, str(func(c verdict.Culprit) string { return c.Replaced })),
 		data.NewField("delta", nil, num(func(c verdict.Culprit) verdict.Number { return c.Delta })).SetConfig(share),
 		data.NewField("deltaLow", nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaLow })).SetConfig(share),
 		data.NewField("deltaHigh", nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaHigh })).SetConfig(share),
@@ -64,6 +67,7 @@ func Culprits(cs []verdict.Culprit, v *verdict.Verdict, variant string) *data.Fr
 		data.NewField("file", nil, str(func(c verdict.Culprit) string { return c.File })),
 		data.NewField("line", nil, line),
 		data.NewField("modified", nil, modified),
+		data.NewField("moved", nil, moved),
 	)
 	f.Meta = &data.FrameMeta{Custom: map[string]any{"variant": variant, "verdict": v}}
 	return f

@@ -17,13 +17,15 @@ type Frame struct {
 	// perf/folded input the text of the frame).
 	Name string
 	// Module is the binary or library the code lives in (the pprof mapping's
-	// file, the perf DSO); "" when the source does not say. It feeds the
-	// system-frame rules used by "collapse system calls".
+	// file, the perf DSO, as the profile gives it); "" when the source does
+	// not say. It feeds the system-frame rules used by "collapse system
+	// calls" and is shown; only its identity across builds
+	// (ModuleIdentity) tells frames apart.
 	Module string
 	// File is the source file of the function (pprof's function filename)
 	// and Line its first line (pprof's start line); "" and 0 when the
 	// source does not say (folded and perf input). They describe a frame,
-	// they do not identify it: Name and Module do (see Intern).
+	// they do not identify it: Name and Module do (see FrameIdentity).
 	File string
 	Line int64
 }
@@ -47,28 +49,25 @@ type Profile struct {
 	Frames     []Frame
 	Samples    []Sample
 
-	index map[frameKey]uint32
+	index map[Identity]uint32
 }
 
-// frameKey is what identifies a frame: its name and module. Storage hashes
-// the same two (storage.FrameHash), so adding source positions changed no
-// stored frame or stack.
-type frameKey struct{ name, module string }
-
-// Intern returns the index of the frame f's Name and Module identify,
-// appending f if it is new. When the frame is known without a source file
-// and f has one, f's File and Line fill it in: the first non-empty
-// position wins.
+// Intern returns the index of the frame f's identity (FrameIdentity of its
+// Name and Module: storage hashes the same, storage.FrameHash), appending
+// f if it is new; the first frame of an identity keeps its module path.
+// When the frame is known without a source file and f has one, f's File
+// and Line fill it in: the first non-empty position wins.
 func (p *Profile) Intern(f Frame) uint32 {
 	if p.index == nil {
-		p.index = make(map[frameKey]uint32, len(p.Frames))
+		p.index = make(map[Identity]uint32, len(p.Frames))
 		for i, g := range p.Frames {
-			if _, ok := p.index[frameKey{g.Name, g.Module}]; !ok {
-				p.index[frameKey{g.Name, g.Module}] = uint32(i) // #nosec G115 -- frame ids are uint32 by design
+			k := FrameIdentity(g.Name, g.Module)
+			if _, ok := p.index[k]; !ok {
+				p.index[k] = uint32(i) // #nosec G115 -- frame ids are uint32 by design
 			}
 		}
 	}
-	k := frameKey{f.Name, f.Module}
+	k := FrameIdentity(f.Name, f.Module)
 	if i, ok := p.index[k]; ok {
 		if g := &p.Frames[i]; g.File == "" && f.File != "" {
 			g.File, g.Line = f.File, f.Line

@@ -15,8 +15,11 @@ func TestInternSourcePositions(t *testing.T) {
 	if got := p.Frames[a]; got.File != "f.go" || got.Line != 3 {
 		t.Errorf("frame %+v, want the first position given, f.go:3", got)
 	}
-	if d := p.Intern(Frame{Name: "f", Module: "n"}); d == a || len(p.Frames) != 2 {
+	if d := p.Intern(Frame{Name: "f", Module: "/usr/lib/libn.so.1"}); d == a || len(p.Frames) != 2 {
 		t.Errorf("another module is another frame: %d, %d frames", d, len(p.Frames))
+	}
+	if e := p.Intern(Frame{Name: "f", Module: "/opt/app/1.2/m"}); e != a || len(p.Frames) != 2 || p.Frames[a].Module != "m" {
+		t.Errorf("the executable at another path is another frame (%d, %d frames) or changed the first path: %+v", e, len(p.Frames), p.Frames[a])
 	}
 	// An index rebuilt from Frames (a Profile made by hand) agrees.
 	q := Profile{Frames: []Frame{{Name: "g"}, {Name: "g", File: "dup.go"}}}

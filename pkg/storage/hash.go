@@ -5,15 +5,22 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 // FrameHash is a frame's key in the frames table: xxhash64 of
-// name + "\x00" + module. Same function in two modules = two frames.
+// name + "\x00" + module of its identity (profile.FrameIdentity), so a
+// function is one frame at any path of its binary; the same function in
+// two modules is two frames. Rows stored before the identity keyed the
+// hash hold xxhash64 of the full path; readers meet them by the identity
+// of the name and module stored with them (tree.Frames.Intern).
 func FrameHash(name, module string) uint64 {
+	id := profile.FrameIdentity(name, module)
 	d := xxhash.New()
-	_, _ = d.WriteString(name)
+	_, _ = d.WriteString(id.Name)
 	_, _ = d.Write([]byte{0})
-	_, _ = d.WriteString(module)
+	_, _ = d.WriteString(id.Module)
 	return d.Sum64()
 }
 

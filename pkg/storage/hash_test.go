@@ -7,11 +7,11 @@ import (
 )
 
 func TestHashes(t *testing.T) {
-	if FrameHash("a", "b") == FrameHash("ab", "") || FrameHash("f", "libc") == FrameHash("f", "app") {
+	if FrameHash("a", "libb.so") == FrameHash("alibb.so", "") || FrameHash("f", "/lib/libc.so.6") == FrameHash("f", "/bin/app") {
 		t.Error("frame hash ignores the name/module boundary or the module")
 	}
-	if FrameHash("f", "m") != xxhash.Sum64String("f\x00m") {
-		t.Error("frame hash is not xxhash64(name NUL module)")
+	if FrameHash("f", "/usr/lib/libm.so.6") != xxhash.Sum64String("f\x00libm.so") || FrameHash("f", "/opt/app/1.2/app") != xxhash.Sum64String("f\x00") {
+		t.Error("frame hash is not xxhash64(name NUL module identity)")
 	}
 	long := make([]uint64, 200) // crosses StackHash's 64-word chunks
 	for i := range long {

@@ -422,7 +422,7 @@ func TestIngestExportRoundTrip(t *testing.T) {
 	}{
 		{"untimed", meta("app", "1.0", "r1"), build("main;a;b 5", "main;a 2", "main;a;b 7", "main;c 1")},
 		{"timed", meta("app", "1.0", "r2"), build("main;a 5 @t10", "main;b 3 @t900", "main;a 1 @t999")},
-		{"modules", meta("app", "1.0", "r3"), build("main@/bin/app;read@libc.so.6 4", "main@/bin/app;read@/bin/app 6")},
+		{"modules", meta("mods", "1.0", "r3"), build("main@/bin/app;read@libc.so.6 4", "main@/bin/app;read@/bin/app 6")}, // an app of its own: its main is the main of the others
 		{"hostile names", RunMeta{App: `o'hare "app"`, Build: `b\'; DROP TABLE runs; --`, Run: "ран 🚀"},
 			build(`it's;back\slash;'; DROP TABLE frames; -- 3`, "日本語;\t tab;?;%_ 4", `\0;\';\\ 1`)},
 		{"zero value", meta("app", "1.0", "r4"), build("main;idle 0", "main;busy 9")},

@@ -21,11 +21,14 @@ const (
 	// CulpritSpread is a node whose whole subtree changed in proportion:
 	// called more or less often, or doing more or less of everything.
 	CulpritSpread
+	// CulpritReplaced is a caller whose callees were replaced by others
+	// (new ones where base had removed ones) with a net change of cost.
+	CulpritReplaced
 )
 
-// String is "new", "removed", "self" or "spread".
+// String is "new", "removed", "self", "spread" or "replaced".
 func (k CulpritKind) String() string {
-	return [...]string{"new", "removed", "self", "spread"}[k]
+	return [...]string{"new", "removed", "self", "spread", "replaced"}[k]
 }
 
 // Culprit is a place where a diff's change enters the tree: the nodes
@@ -37,13 +40,23 @@ type Culprit struct {
 	Sites []int
 	// Callee is the child of Sites[0] that holds most (80% or more) of a
 	// new, removed or spread culprit's change, the call to look at
-	// first; -1 when none does.
+	// first; the new callee of a replaced culprit; -1 when none does.
 	Callee int
-	Frame  uint32
-	Kind   CulpritKind
+	// Replaced is the removed callee (the largest) of a replaced culprit;
+	// -1 for the other kinds.
+	Replaced int
+	// Moved says that the culprit was found within work that moved (a
+	// Move): its delta is the cost change inside it.
+	Moved bool
+	Frame uint32
+	Kind  CulpritKind
 	// Delta is the change of the sites' totals (self values for
 	// CulpritSelf) in the tree's delta units, with its 95% interval and
-	// Welch's p-value over the sites' summed per-run values.
+	// Welch's p-value over the sites' summed per-run values. Where work
+	// moved (Move), it is the cost change the culprit explains: a
+	// function's self values summed over the moved work's subtrees, or the
+	// net change of the new, removed or replaced callees and their caller's
+	// self time.
 	Delta, DeltaLow, DeltaHigh, PValue float64
 	// QValue is the smallest adjusted p-value of its sites: a site's
 	// p-value over half its weight, its share of the root totals
@@ -74,17 +87,46 @@ func (t *Tree) Path(node int) []uint32 {
 	return path
 }
 
-// Culprits returns the places where the change of a diff with statistics
-// enters the tree, largest change first: nil when t has no statistics or
-// nothing changed significantly. See docs/CULPRITS.md for the method.
+// Move is work that moved in the tree between base and head: under
+// Parent, callees new or gone (a function split off, a wrapper added or
+// removed, a change of inlining, a rename, a callee replaced) took over
+// work that other parts of Parent (callees, or Parent's own self time) did.
+// A move is no cost change: the cost changes within it are culprits.
+type Move struct {
+	// Parent is the node under which the work moved.
+	Parent int
+	// To are the parts of Parent that gained work, From those that lost
+	// it, significantly, largest first: child nodes, or Parent itself for
+	// its own (self) time.
+	To, From []int
+	// Moved is the work that moved, the smaller of what To gained and
+	// From lost, in the tree's delta units (a share of the base total).
+	Moved float64
+	// Net is the change of Parent's self time and of every callee taking
+	// part, with its 95% interval and Welch's p-value.
+	Net, NetLow, NetHigh, PValue float64
+}
+
+// Culprits returns the places where the cost of a diff with statistics
+// changed, largest change first: nil when t has no statistics or nothing
+// changed significantly. See docs/CULPRITS.md for the method.
 func (t *Tree) Culprits() []Culprit {
+	cs, _ := t.Changes()
+	return cs
+}
+
+// Changes returns the culprits (Culprits) and the places where work moved
+// without being a change of cost by itself (docs/CULPRITS.md), largest
+// moved first.
+func (t *Tree) Changes() ([]Culprit, []Move) {
 	if t.Stats == nil || len(t.Nodes) == 0 {
-		return nil
+		return nil, nil
 	}
 	c := newCulpritFinder(t)
 	var found []site
 	c.find(0, &found)
-	return c.group(found)
+	slices.SortStableFunc(c.moves, func(a, b Move) int { return cmp.Compare(b.Moved, a.Moved) })
+	return c.group(found), c.moves
 }
 
 // site is one node found a culprit, before sites of one function are
@@ -92,6 +134,16 @@ func (t *Tree) Culprits() []Culprit {
 type site struct {
 	node int
 	kind CulpritKind
+	// q is the site's adjusted p-value.
+	q float64
+	// runs are the site's per-run values when they are not the node's
+	// (a function's self values over moved work, or a net change); nil
+	// otherwise.
+	runs []float64
+	// moved says that the site was found in moved work (a moveGroup).
+	moved bool
+	// replaced is a replaced culprit's removed callee (-1: none).
+	replaced int
 }
 
 type culpritFinder struct {
@@ -112,6 +164,7 @@ type culpritFinder struct {
 	// have changed differently from the node's culprits.
 	partAlpha float64
 	x, y      []float64
+	moves     []Move
 }
 
 func newCulpritFinder(t *Tree) *culpritFinder {
@@ -219,19 +272,23 @@ func (c *culpritFinder) find(i int, out *[]site) {
 	if i > 0 && c.significant(i) {
 		switch {
 		case nd.BaseTotal == 0 && nd.HeadTotal > 0:
-			*out = append(*out, site{i, CulpritNew})
+			*out = append(*out, site{node: i, kind: CulpritNew, q: c.q[i], replaced: -1})
 			return
 		case nd.HeadTotal == 0 && nd.BaseTotal > 0:
-			*out = append(*out, site{i, CulpritRemoved})
+			*out = append(*out, site{node: i, kind: CulpritRemoved, q: c.q[i], replaced: -1})
 			return
 		}
 	}
 	c.testParts(i)
+	g := c.moveGroup(i)
 	start := len(*out)
-	if i > 0 && c.selfSignificant(i) {
-		*out = append(*out, site{i, CulpritSelf})
+	if i > 0 && c.selfSignificant(i) && g == nil {
+		*out = append(*out, site{node: i, kind: CulpritSelf, q: c.selfQ[i], replaced: -1})
 	}
 	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		if g != nil && g.member[ch] {
+			continue
+		}
 		// A child that is i's only part is i: i's entry stands for it
 		// (a chain, or the one child of the root in a relative diff,
 		// whose share is always 1).
@@ -243,6 +300,9 @@ func (c *culpritFinder) find(i int, out *[]site) {
 			c.find(ch, out)
 		}
 	}
+	if g != nil {
+		c.locate(g, out)
+	}
 	if !c.significant(i) || nd.Size == 1 {
 		return
 	}
@@ -251,9 +311,9 @@ func (c *culpritFinder) find(i int, out *[]site) {
 	case len(found) == 0 && i > 0:
 		// Changed, but no part of it is: the change is spread over
 		// parts too small to show it one by one.
-		*out = append(*out, site{i, CulpritSpread})
+		*out = append(*out, site{node: i, kind: CulpritSpread, q: c.q[i], replaced: -1})
 	case len(found) > 0 && c.spread(i, found):
-		*out = append((*out)[:start], site{i, CulpritSpread})
+		*out = append((*out)[:start], site{node: i, kind: CulpritSpread, q: c.q[i], replaced: -1})
 	}
 }
 
@@ -272,7 +332,7 @@ func (c *culpritFinder) spread(i int, found []site) bool {
 	t := c.t
 	nd := t.Nodes[i]
 	for _, s := range found {
-		if s.kind == CulpritNew || s.kind == CulpritRemoved {
+		if s.kind == CulpritNew || s.kind == CulpritRemoved || s.kind == CulpritReplaced || s.moved {
 			return false
 		}
 	}
@@ -353,15 +413,23 @@ func (c *culpritFinder) group(found []site) []Culprit {
 	}
 	index := map[key]int{}
 	var out []Culprit
+	var sites [][]site
 	for _, s := range found {
 		k := key{t.Nodes[s.node].Frame, s.kind}
 		at, ok := index[k]
 		if !ok {
 			at = len(out)
 			index[k] = at
-			out = append(out, Culprit{Frame: k.frame, Kind: s.kind})
+			out = append(out, Culprit{Frame: k.frame, Kind: s.kind, Replaced: -1, QValue: math.Inf(1)})
+			sites = append(sites, nil)
 		}
 		out[at].Sites = append(out[at].Sites, s.node)
+		out[at].QValue = min(out[at].QValue, s.q)
+		if s.replaced >= 0 {
+			out[at].Replaced = s.replaced
+		}
+		out[at].Moved = out[at].Moved || s.moved
+		sites[at] = append(sites[at], s)
 	}
 	c.runs = make([][]float64, len(out))
 	for k := range out {
@@ -369,12 +437,17 @@ func (c *culpritFinder) group(found []site) []Culprit {
 		runs := make([]float64, w)
 		c.runs[k] = runs
 		var head, base float64
-		for _, i := range cu.Sites {
+		for _, s := range sites[k] {
+			i := s.node
 			nd, st := t.Nodes[i], t.Stats[i]
-			if cu.Kind == CulpritSelf {
+			switch {
+			case s.runs != nil:
+				addRuns(runs, s.runs)
+				head, base = head+meanOf(s.runs[:c.hr]), base+meanOf(s.runs[c.hr:])
+			case cu.Kind == CulpritSelf:
 				addRuns(runs, c.selfRuns(i))
 				head, base = head+nd.HeadSelf, base+nd.BaseSelf
-			} else {
+			default:
 				addRuns(runs[:c.hr], st.HeadRuns)
 				addRuns(runs[c.hr:], st.BaseRuns)
 				head, base = head+nd.HeadTotal, base+nd.BaseTotal
@@ -384,7 +457,11 @@ func (c *culpritFinder) group(found []site) []Culprit {
 			return cmp.Compare(math.Abs(c.siteDelta(b, cu.Kind)), math.Abs(c.siteDelta(a, cu.Kind)))
 		})
 		cu.Delta = deltaOf(head, base, c.test.root, t.Normalize)
-		cu.Callee = c.callee(cu.Sites[0], cu.Kind)
+		if cu.Kind == CulpritReplaced {
+			cu.Callee = c.largest(cu.Sites[0], func(k Node) bool { return k.BaseTotal == 0 }, func(k Node) float64 { return k.HeadTotal })
+		} else {
+			cu.Callee = c.callee(cu.Sites[0], cu.Kind)
+		}
 		s := c.test.test(runs, cu.Delta)
 		cu.DeltaLow, cu.DeltaHigh, cu.PValue = s.DeltaLow, s.DeltaHigh, s.PValue
 	}
@@ -394,14 +471,6 @@ func (c *culpritFinder) group(found []site) []Culprit {
 	var up, down float64
 	for k := range out {
 		cu := &out[k]
-		cu.QValue = math.Inf(1)
-		for _, i := range cu.Sites {
-			q := c.q[i]
-			if cu.Kind == CulpritSelf {
-				q = c.selfQ[i]
-			}
-			cu.QValue = min(cu.QValue, q)
-		}
 		if cu.Delta > 0 {
 			up += cu.Delta
 		} else {
@@ -444,7 +513,7 @@ func (c *culpritFinder) undisplaced(out []Culprit) []Culprit {
 	dominant := math.Copysign(1, up+down)
 	var head, base float64
 	sets := func(cu Culprit) bool {
-		return math.Copysign(1, cu.Delta) == dominant || cu.Kind == CulpritNew || cu.Kind == CulpritRemoved
+		return math.Copysign(1, cu.Delta) == dominant || cu.Kind == CulpritNew || cu.Kind == CulpritRemoved || cu.Kind == CulpritReplaced
 	}
 	for k, cu := range out {
 		if sets(cu) {

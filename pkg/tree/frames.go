@@ -8,14 +8,18 @@
 // pre-order array of fixed-size nodes whose labels are interned in Frames.
 package tree
 
+import "github.com/flamediff/flamediff/pkg/profile"
+
 // Frames interns frame names and modules; a frame is identified by its
-// uint32 id everywhere in the engine. One Frames is shared by everything
-// built for a query. Frames is not safe for concurrent use while Intern is
+// uint32 id everywhere in the engine. Frames of one identity across builds
+// (profile.FrameIdentity) are one id: that is what makes a diff of two
+// builds at different paths meet, whatever stored the frames. One Frames
+// is shared by everything built for a query. Frames is not safe for concurrent use while Intern is
 // being called; reading it concurrently is safe.
 type Frames struct {
 	names   []string
 	modules []string
-	index   map[frameKey]uint32
+	index   map[profile.Identity]uint32
 	// sources holds the frames' source positions (SetSource), when any.
 	sources map[uint32]Source
 }
@@ -27,18 +31,18 @@ type Source struct {
 	Line int64
 }
 
-type frameKey struct{ name, module string }
-
 // NewFrames returns an empty interner.
 func NewFrames() *Frames {
-	return &Frames{index: make(map[frameKey]uint32)}
+	return &Frames{index: make(map[profile.Identity]uint32)}
 }
 
 // Intern returns the id of the frame (name, module), adding it if it is new.
 // Ids are dense, starting at 0, in order of first Intern. Two frames with the
-// same name in different modules are different frames.
+// same name in modules of different identities (profile.ModuleIdentity) are
+// different frames; of one identity at two paths, one frame that keeps the
+// first path it was interned with (Module).
 func (f *Frames) Intern(name, module string) uint32 {
-	k := frameKey{name, module}
+	k := profile.FrameIdentity(name, module)
 	if id, ok := f.index[k]; ok {
 		return id
 	}

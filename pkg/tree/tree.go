@@ -84,6 +84,14 @@ func (t *Tree) Delta(i int) float64 {
 	return deltaOf(t.Nodes[i].HeadTotal, t.Nodes[i].BaseTotal, t.Nodes[0], t.Normalize)
 }
 
+// SelfDelta is node i's change of self value, in Delta's units.
+func (t *Tree) SelfDelta(i int) float64 {
+	if !t.Diff {
+		return 0
+	}
+	return deltaOf(t.Nodes[i].HeadSelf, t.Nodes[i].BaseSelf, t.Nodes[0], t.Normalize)
+}
+
 // EachStack calls fn for every node with a non-zero self on either side,
 // in pre-order, with the node's path from the root (excluding the root; a
 // path may contain OtherFrame) and its head and base self values. The

@@ -41,7 +41,7 @@ func (n Number) MarshalJSON() ([]byte, error) {
 type Culprit struct {
 	Function string `json:"function"`
 	Module   string `json:"module,omitempty"`
-	// Kind is new, removed, self or spread.
+	// Kind is new, removed, self, spread or replaced.
 	Kind string `json:"kind"`
 	// Path is the call path of the first site, root first (leaf first in
 	// an inverted tree), ending with the function; empty for the root.
@@ -49,8 +49,15 @@ type Culprit struct {
 	// OtherSites are the call paths of its other sites.
 	OtherSites [][]string `json:"otherSites,omitempty"`
 	// Callee is the call inside a new, removed or spread culprit that
-	// holds most of its change ("" when none does).
-	Callee     string `json:"callee,omitempty"`
+	// holds most of its change, or the new callee of a replaced one (""
+	// when none does).
+	Callee string `json:"callee,omitempty"`
+	// Replaced is the callee a replaced culprit no longer calls.
+	Replaced string `json:"replaced,omitempty"`
+	// Moved says that the culprit was found in work that moved (Moved):
+	// its delta is the cost change inside the moved work, not the moved
+	// work's total.
+	Moved      bool   `json:"moved,omitempty"`
 	Delta      Number `json:"delta"`
 	DeltaLow   Number `json:"deltaLow"`
 	DeltaHigh  Number `json:"deltaHigh"`
@@ -63,6 +70,39 @@ type Culprit struct {
 	Line int64  `json:"line,omitempty"`
 	// Modified says whether the head build's changes name the function.
 	Modified bool `json:"modified"`
+}
+
+// Move is a tree.Move in names: work that moved under one caller.
+type Move struct {
+	// Function is the part that took the work over (the largest of To),
+	// Path its call path, root first; Caller the node it moved under
+	// ("" at the root).
+	Function string   `json:"function"`
+	Path     []string `json:"path"`
+	Caller   string   `json:"caller"`
+	// To and From are the parts that gained and lost work, largest first:
+	// callees, or the caller itself for its own (self) time.
+	To   []MovePart `json:"to"`
+	From []MovePart `json:"from"`
+	// Moved is the work that moved, a share of the base total; Net the
+	// change of the caller's self time and every callee taking part, with
+	// its 95% interval and Welch's p-value.
+	Moved   Number `json:"moved"`
+	Net     Number `json:"net"`
+	NetLow  Number `json:"netLow"`
+	NetHigh Number `json:"netHigh"`
+	PValue  Number `json:"pValue"`
+}
+
+// MovePart is one part of a move: a callee (new in head, gone from it, or
+// on both sides) or the caller's own time (Self).
+type MovePart struct {
+	Function string `json:"function"`
+	// Status is "new", "removed" or "" (on both sides).
+	Status string `json:"status,omitempty"`
+	// Self says that the part is the caller's own (self) time.
+	Self  bool   `json:"self,omitempty"`
+	Delta Number `json:"delta"`
 }
 
 // Root says whether the culprit is the whole profile (a spread at the
@@ -86,6 +126,10 @@ type Verdict struct {
 	// Regressions and Improvements are the culprits, largest change first.
 	Regressions  []Culprit `json:"regressions"`
 	Improvements []Culprit `json:"improvements"`
+	// Moved is the work that moved between functions (split off, wrapped,
+	// inlined, renamed, replaced) without being a culprit by itself,
+	// largest first: never a regression.
+	Moved []Move `json:"moved"`
 	// Runs, Totals and Change compare the run totals (base and head).
 	Runs   Sides[int]       `json:"runs"`
 	Totals Sides[[]float64] `json:"totals"`
@@ -141,7 +185,12 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 		s := stats.Compare(v.Totals.Base, v.Totals.Head)
 		v.Change = Change{Number(s.Change), Number(s.ChangeLow), Number(s.ChangeHigh), Number(s.PValue)}
 	}
-	for _, named := range Culprits(t, in.Modified) {
+	cs, moves := t.Changes()
+	v.Moved = make([]Move, len(moves))
+	for i, m := range moves {
+		v.Moved[i] = nameMove(t, m)
+	}
+	for _, named := range nameAll(t, cs, in.Modified) {
 		if named.Regression {
 			v.Regressions = append(v.Regressions, named)
 		} else {
@@ -155,7 +204,10 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 // Culprits names the culprits of tree t (tree.Tree.Culprits), largest
 // change first; modified is the head build's modified functions.
 func Culprits(t *tree.Tree, modified map[string]bool) []Culprit {
-	cs := t.Culprits()
+	return nameAll(t, t.Culprits(), modified)
+}
+
+func nameAll(t *tree.Tree, cs []tree.Culprit, modified map[string]bool) []Culprit {
 	out := make([]Culprit, len(cs))
 	for i, c := range cs {
 		out[i] = name(t, c, modified)
@@ -163,18 +215,87 @@ func Culprits(t *tree.Tree, modified map[string]bool) []Culprit {
 	return out
 }
 
+// pathOf is the names of node's call path, root first.
+func pathOf(t *tree.Tree, node int) []string {
+	var out []string
+	for _, f := range t.Path(node) {
+		out = append(out, t.Frames.Name(f))
+	}
+	return out
+}
+
+// nameMove turns an engine move into names.
+func nameMove(t *tree.Tree, m tree.Move) Move {
+	part := func(node int) MovePart {
+		nd := t.Nodes[node]
+		if node == m.Parent {
+			return MovePart{Function: t.Label(node), Self: true, Delta: Number(t.SelfDelta(node))}
+		}
+		p := MovePart{Function: t.Label(node), Delta: Number(t.Delta(node))}
+		switch {
+		case nd.BaseTotal == 0:
+			p.Status = "new"
+		case nd.HeadTotal == 0:
+			p.Status = "removed"
+		}
+		return p
+	}
+	out := Move{Path: pathOf(t, m.To[0]), Function: t.Label(m.To[0]), Moved: Number(m.Moved), Net: Number(m.Net),
+		NetLow: Number(m.NetLow), NetHigh: Number(m.NetHigh), PValue: Number(m.PValue)}
+	if m.Parent > 0 {
+		out.Caller = t.Label(m.Parent)
+	}
+	for _, n := range m.To {
+		out.To = append(out.To, part(n))
+	}
+	for _, n := range m.From {
+		out.From = append(out.From, part(n))
+	}
+	return out
+}
+
+// Sentence says what moved, in one line: "`Flush` is new, called from
+// `Close`; it took over `write`: 45.89% of the base total moved, net
+// +0.40% (95% CI ...)".
+func (m *Move) Sentence() string {
+	var sb strings.Builder
+	names := func(parts []MovePart) string {
+		var out []string
+		for _, p := range parts {
+			if p.Self {
+				out = append(out, "`"+p.Function+"`'s own code")
+			} else {
+				out = append(out, "`"+p.Function+"`")
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	under := ""
+	if m.Caller != "" {
+		under = "`" + m.Caller + "`"
+	}
+	to := m.To[0]
+	switch {
+	case to.Status == "new" && under != "":
+		fmt.Fprintf(&sb, "`%s` is new, called from %s; it took over %s", to.Function, under, names(m.From))
+	case to.Status == "new":
+		fmt.Fprintf(&sb, "`%s` is new; it took over %s", to.Function, names(m.From))
+	case under != "":
+		fmt.Fprintf(&sb, "%s took over %s under %s", names(m.To), names(m.From), under)
+	default:
+		fmt.Fprintf(&sb, "%s took over %s", names(m.To), names(m.From))
+	}
+	fmt.Fprintf(&sb, ": %s of the base total moved, net %s (95%% CI %s, p %s).", strings.TrimPrefix(Percent(float64(m.Moved)), "+"),
+		Percent(float64(m.Net)), Interval(float64(m.NetLow), float64(m.NetHigh)), PValue(float64(m.PValue)))
+	return sb.String()
+}
+
 // name turns an engine culprit into names.
 func name(t *tree.Tree, c tree.Culprit, modified map[string]bool) Culprit {
-	path := func(node int) []string {
-		var out []string
-		for _, f := range t.Path(node) {
-			out = append(out, t.Frames.Name(f))
-		}
-		return out
-	}
+	path := func(node int) []string { return pathOf(t, node) }
 	out := Culprit{Kind: c.Kind.String(), Path: path(c.Sites[0]), Delta: Number(c.Delta), DeltaLow: Number(c.DeltaLow),
 		DeltaHigh: Number(c.DeltaHigh), PValue: Number(c.PValue), QValue: Number(c.QValue), Share: Number(c.Share),
-		Regression: c.Regression()}
+		Regression: c.Regression(), Moved: c.Moved}
 	if c.Sites[0] == 0 {
 		out.Function = "total"
 	} else {
@@ -187,6 +308,9 @@ func name(t *tree.Tree, c tree.Culprit, modified map[string]bool) Culprit {
 	}
 	if c.Callee >= 0 {
 		out.Callee = t.Label(c.Callee)
+	}
+	if c.Replaced >= 0 {
+		out.Replaced = t.Label(c.Replaced)
 	}
 	return out
 }
@@ -219,6 +343,10 @@ func (v *Verdict) decide(t *tree.Tree) {
 	default:
 		v.Result = Pass
 		v.Why = fmt.Sprintf("no culprit regressed significantly by %s of the base total or more.", Percent(v.MinChange))
+	}
+	if n := len(v.Moved); n > 0 {
+		v.Why = strings.TrimSuffix(v.Why, ".") + fmt.Sprintf("; work moved between functions in %d %s (%s), a move is no change of cost: the cost changes inside it are culprits.",
+			n, plural(n, "place", "places"), strings.TrimSuffix(v.Moved[0].Sentence(), "."))
 	}
 	v.Headline = v.Why
 	if top := v.top(); top != nil {
@@ -266,23 +394,35 @@ func (c *Culprit) Sentence() string {
 		what = fn + " is gone from head"
 	case "self":
 		what = fn + "'s own code " + map[bool]string{true: "grew", false: "shrank"}[c.Regression]
+	case "replaced":
+		if c.Callee != "" && c.Replaced != "" {
+			what = fmt.Sprintf("`%s` replaced `%s` under %s", c.Callee, c.Replaced, fn)
+		} else {
+			what = "callees were replaced under " + fn
+		}
 	default:
 		what = fn + " " + map[bool]string{true: "grew", false: "shrank"}[c.Regression] + " as a whole (called more or less often, or doing more or less of everything)"
 	}
 	var sb strings.Builder
 	sb.WriteString(what)
-	if caller := c.caller(); caller != "" {
+	if caller := c.caller(); caller != "" && c.Kind != "replaced" {
 		fmt.Fprintf(&sb, ", called from `%s`", caller)
 	}
 	if n := len(c.OtherSites); n > 0 {
 		fmt.Fprintf(&sb, " and %d other call %s", n, plural(n, "site", "sites"))
 	}
+	if c.Kind == "replaced" || c.Moved && c.Kind != "self" {
+		change = "net " + change
+	}
 	fmt.Fprintf(&sb, ": %s", change)
 	if s := float64(c.Share); !math.IsNaN(s) && s > 0 {
 		fmt.Fprintf(&sb, ", %.0f%% of the total's change", 100*s)
 	}
-	if c.Callee != "" {
+	if c.Callee != "" && c.Kind != "replaced" {
 		fmt.Fprintf(&sb, ", mostly in `%s`", c.Callee)
+	}
+	if c.Moved && c.Kind == "self" {
+		sb.WriteString(", summed over the work that moved")
 	}
 	if c.Modified {
 		sb.WriteString("; the head build modified it")

@@ -1,0 +1,168 @@
+package profile
+
+import "strings"
+
+// Identity is what makes two frames one function across builds: the name
+// and the module's identity (ModuleIdentity), never a path a build or a
+// machine chose. Interning (Profile.Intern, tree.Frames.Intern) and the
+// stored frame key (storage.FrameHash) all use it, so a binary run as
+// app-base and as app-head, from two checkouts or from versioned install
+// directories is one set of functions. The full module path stays in
+// Frame.Module for display and for the system-frame rules.
+// docs/SCHEMA.md ("Frame identity") gives the reasons.
+type Identity struct{ Name, Module string }
+
+// FrameIdentity returns the identity of the frame (name, module). A name
+// made from the module's own file name — perf's process frame named after
+// the executable, perf's "[app-base]" for an unknown symbol, pprof's
+// "app-base+0x1f00" for an unsymbolized address — has that file name
+// replaced by the module's identity, since the build chose it too.
+func FrameIdentity(name, module string) Identity {
+	id := ModuleIdentity(module)
+	if base := moduleBase(module); base != "" {
+		if rest, ok := moduleNamed(name, base); ok {
+			name = "\x00" + id + rest
+		}
+	}
+	return Identity{name, id}
+}
+
+// moduleNamed reports whether name is made from the module file name base
+// and returns what follows it: base itself or its first 15 bytes (Linux's
+// process name, TASK_COMM_LEN), "[base]", or "base+0x...".
+func moduleNamed(name, base string) (string, bool) {
+	switch {
+	case name == base, len(base) > 15 && name == base[:15]:
+		return "", true
+	case len(name) == len(base)+2 && name[0] == '[' && name[len(name)-1] == ']' && name[1:len(name)-1] == base:
+		return "[]", true
+	case strings.HasPrefix(name, base+"+0x"):
+		return name[len(base):], true
+	}
+	return "", false
+}
+
+// ModuleIdentity returns what stands for a module across builds, from its
+// path alone (so that it holds for every input format and for frames
+// stored before it existed):
+//   - "" and bracketed modules ("[kernel.kallsyms]", "[vdso]", "[unknown]")
+//     are themselves;
+//   - perf's JIT maps (/tmp/perf-PID.map) and jitdump files
+//     (jitted-PID-N.so) are "[jit]": the PID changes every run;
+//   - a shared library is its file name without directory or version:
+//     /usr/lib/x86_64-linux-gnu/libfoo.so.1.2.3, libfoo-1.2.so, libc-2.31.so
+//     and libc.so.6 are libfoo.so, libfoo.so, libc.so and libc.so (a
+//     soname would keep the major version, which an upgrade of the
+//     system's C library, libc-2.31.so to libc.so.6, changes);
+//     libfoo.1.dylib is libfoo.dylib, a macOS framework its binary's name,
+//     a DLL its lower-cased name; a Linux kernel image (vmlinux-6.1) is
+//     "vmlinux";
+//   - anything else is an executable, and every executable is one module,
+//     "": the build names its binary (app-base, app-head, /opt/app/1.2/app).
+//
+// A " (deleted)" suffix (a binary replaced while it ran) is ignored.
+func ModuleIdentity(module string) string {
+	if module == "" || module[0] == '[' {
+		return module
+	}
+	module = strings.TrimSuffix(module, " (deleted)")
+	base := moduleBase(module)
+	lower := strings.ToLower(base)
+	switch {
+	case isPerfMap(base), isJitDump(base):
+		return "[jit]"
+	case strings.HasPrefix(base, "vmlinux"):
+		return "vmlinux"
+	case strings.HasSuffix(lower, ".dll"):
+		return lower
+	case strings.Contains(module, ".framework/"):
+		return base
+	}
+	if stem, ok := strings.CutSuffix(base, ".dylib"); ok {
+		return versionless(stem, '.') + ".dylib"
+	}
+	for i := strings.Index(base, ".so"); i > 0; {
+		if i+3 == len(base) || base[i+3] == '.' && isVersion(base[i+4:]) {
+			return versionless(base[:i], '-') + ".so"
+		}
+		j := strings.Index(base[i+3:], ".so")
+		if j < 0 {
+			break
+		}
+		i += 3 + j
+	}
+	return ""
+}
+
+// moduleBase is the file name of a module path ("/" or "\" separated),
+// without a " (deleted)" suffix; "" for bracketed and empty modules.
+func moduleBase(module string) string {
+	if module == "" || module[0] == '[' {
+		return ""
+	}
+	module = strings.TrimSuffix(module, " (deleted)")
+	return module[strings.LastIndexAny(module, `/\`)+1:]
+}
+
+// versionless cuts a version that follows sep at the end of stem:
+// "libc-2.31" → "libc", "libfoo.1.2" → "libfoo" (sep '.'). After '-' the
+// version must have a dot (glibc's libc-2.31), so that the numbers that
+// are part of a name stay: ld-linux-x86-64, libLLVM-15, libgtk-3.
+func versionless(stem string, sep byte) string {
+	if sep == '.' {
+		for {
+			i := strings.LastIndexByte(stem, '.')
+			if i <= 0 || !isVersion(stem[i+1:]) {
+				return stem
+			}
+			stem = stem[:i]
+		}
+	}
+	if i := strings.LastIndexByte(stem, sep); i > 0 && isVersion(stem[i+1:]) && strings.Contains(stem[i+1:], ".") {
+		return stem[:i]
+	}
+	return stem
+}
+
+// isVersion reports whether s is digits and dots, starting with a digit.
+func isVersion(s string) bool {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// isPerfMap: perf-<pid>.map, the symbol map a JIT writes for perf.
+func isPerfMap(base string) bool {
+	pid, ok := strings.CutPrefix(base, "perf-")
+	if !ok {
+		return false
+	}
+	pid, ok = strings.CutSuffix(pid, ".map")
+	return ok && isDigits(pid)
+}
+
+// isJitDump: jitted-<pid>-<n>.so, perf inject --jit's per-function files.
+func isJitDump(base string) bool {
+	rest, ok := strings.CutPrefix(base, "jitted-")
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutSuffix(rest, ".so")
+	pid, n, two := strings.Cut(rest, "-")
+	return ok && two && isDigits(pid) && isDigits(n)
+}
+
+func isDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,83 @@
+package profile
+
+import "testing"
+
+// Module paths as profilers write them (pprof mappings of Go and C
+// programs, perf script DSOs, OTLP mapping file names) and what stands for
+// them across builds.
+func TestModuleIdentity(t *testing.T) {
+	for _, tt := range []struct{ path, want string }{
+		// the executable, at any path and under any name
+		{"/tmp/TestX123/001/app-base", ""},
+		{"/tmp/TestX123/002/app-head", ""},
+		{"/opt/app/1.2/app", ""},
+		{"/home/ci/builds/4711/checkout/bin/server (deleted)", ""},
+		{"/tmp/go-build2839/b001/exe/main", ""},
+		{`C:\build\app.exe`, ""},
+		{"/usr/bin/python3.11", ""},
+		{"", ""},
+		// the kernel, vdso and perf's markers are themselves
+		{"[kernel.kallsyms]", "[kernel.kallsyms]"},
+		{"[vdso]", "[vdso]"},
+		{"[unknown]", "[unknown]"},
+		{"[anon:Mem]", "[anon:Mem]"},
+		{"/usr/lib/debug/boot/vmlinux-6.1.0-13-amd64", "vmlinux"},
+		// shared libraries: the file name without its version
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so"},
+		{"/lib/x86_64-linux-gnu/libc-2.31.so", "libc.so"},
+		{"/lib/x86_64-linux-gnu/libpthread-2.31.so", "libpthread.so"},
+		{"/lib64/ld-linux-x86-64.so.2", "ld-linux-x86-64.so"},
+		{"/lib/x86_64-linux-gnu/ld-2.31.so", "ld.so"},
+		{"/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30", "libstdc++.so"},
+		{"/opt/app/1.2/lib/libfoo.so.1.2.3", "libfoo.so"},
+		{"/opt/app/1.3/lib/libfoo.so.1.2.4", "libfoo.so"},
+		{"/usr/lib/llvm-15/lib/libLLVM-15.so.1", "libLLVM-15.so"},
+		{"/usr/lib/x86_64-linux-gnu/libgtk-3.so.0.2404.29", "libgtk-3.so"},
+		{"/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so", "_json.cpython-311-x86_64-linux-gnu.so"},
+		{"/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", "libjvm.so"},
+		{"/usr/lib/libSystem.B.dylib", "libSystem.B.dylib"},
+		{"/usr/local/lib/libssl.1.1.dylib", "libssl.dylib"},
+		{"/System/Library/Frameworks/Foundation.framework/Versions/C/Foundation", "Foundation"},
+		{`C:\Windows\System32\KERNEL32.DLL`, "kernel32.dll"},
+		{"/usr/lib/libfoo.sox", ""}, // not a library: ".so" must end the name or precede a version
+		// JIT code: the PID changes every run
+		{"/tmp/perf-12345.map", "[jit]"},
+		{"/tmp/perf-99.map", "[jit]"},
+		{"/home/ci/.debug/jit/java-jit-20260101.XXabc/jitted-12345-42.so", "[jit]"},
+		{"/tmp/perf-x.map", ""},
+	} {
+		if got := ModuleIdentity(tt.path); got != tt.want {
+			t.Errorf("ModuleIdentity(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+// Names a profiler made from the module's file name follow the module.
+func TestFrameIdentity(t *testing.T) {
+	same := [][2]Frame{
+		{{Name: "main.main", Module: "/a/app-base"}, {Name: "main.main", Module: "/b/app-head"}},
+		{{Name: "app-base", Module: "/a/app-base"}, {Name: "app-head", Module: "/b/app-head"}},                         // perf's process frame
+		{{Name: "a-long-applicat", Module: "/a/a-long-application-base"}, {Name: "app", Module: "/b/app"}},             // its 15-byte comm
+		{{Name: "[app-base]", Module: "/a/app-base"}, {Name: "[app-head]", Module: "/b/app-head"}},                     // perf's unknown symbol
+		{{Name: "app-base+0x1f00", Module: "/a/app-base"}, {Name: "app-head+0x1f00", Module: "/b/app-head"}},           // pprof's unsymbolized address
+		{{Name: "[libfoo.so.1.2]", Module: "/x/libfoo.so.1.2"}, {Name: "[libfoo.so.1.3]", Module: "/y/libfoo.so.1.3"}}, // an upgraded library
+		{{Name: "memcpy", Module: "/lib/x86_64-linux-gnu/libc-2.31.so"}, {Name: "memcpy", Module: "/usr/lib/x86_64-linux-gnu/libc.so.6"}},
+	}
+	for _, s := range same {
+		if a, b := FrameIdentity(s[0].Name, s[0].Module), FrameIdentity(s[1].Name, s[1].Module); a != b {
+			t.Errorf("%+v and %+v: identities %q and %q, want one", s[0], s[1], a, b)
+		}
+	}
+	apart := [][2]Frame{
+		{{Name: "memcpy", Module: "/usr/lib/libc.so.6"}, {Name: "memcpy", Module: "/a/app"}},
+		{{Name: "app-base+0x1f00", Module: "/a/app-base"}, {Name: "app-head+0x2f00", Module: "/b/app-head"}},
+		{{Name: "[libfoo.so.1]", Module: "/x/libfoo.so.1"}, {Name: "[libbar.so.1]", Module: "/x/libbar.so.1"}},
+		{{Name: "f", Module: "[kernel.kallsyms]"}, {Name: "f", Module: ""}},
+		{{Name: "app", Module: ""}, {Name: "app", Module: "/a/app"}}, // a process frame with no module is a name
+	}
+	for _, s := range apart {
+		if a, b := FrameIdentity(s[0].Name, s[0].Module), FrameIdentity(s[1].Name, s[1].Module); a == b {
+			t.Errorf("%+v and %+v: one identity %q, want two", s[0], s[1], a)
+		}
+	}
+}

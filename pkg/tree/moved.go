@@ -1,0 +1,224 @@
+package tree
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// moveGroup is the work under an entered node that new or removed callees
+// take part in: the node's own self time, its new and removed children
+// and the children related to them (called in one of them, or calling
+// one). Work that only moved keeps the group's sum; the group's net change
+// is its cost change (docs/CULPRITS.md).
+type moveGroup struct {
+	node int
+	// member says which children of node take part.
+	member map[int]bool
+	// structural are the members new in head or gone from it.
+	structural []int
+	// runs are the per-run values of node's self plus the members' totals
+	// (head runs, then base runs); head and base their means.
+	runs       []float64
+	head, base float64
+	q          float64
+	// move is the index of its Move in the finder's moves (-1: none).
+	move int
+}
+
+// moveGroup returns the group of node i's parts that work moved between,
+// nil when no child of i that is new or gone changed significantly in
+// i's family (testParts has run). The group counts as one part of i,
+// of the weight of its members together (so the descent's weights still
+// add up), and records a Move when parts of it gained and others lost
+// work significantly.
+func (c *culpritFinder) moveGroup(i int) *moveGroup {
+	t := c.t
+	nd := t.Nodes[i]
+	var structural []int
+	changed := false
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		if k := t.Nodes[ch]; k.Frame != OtherFrame && (k.BaseTotal == 0) != (k.HeadTotal == 0) {
+			structural = append(structural, ch)
+			changed = changed || c.significant(ch)
+		}
+	}
+	if !changed {
+		return nil
+	}
+	// Frames in the new and removed subtrees, and the new and removed
+	// frames themselves: a sibling that is one of the first (the rest of
+	// a function split off in part) or calls one of the second (a wrapper
+	// that some calls still go through) takes part.
+	inside, tops := map[uint32]bool{}, map[uint32]bool{}
+	for _, s := range structural {
+		tops[t.Nodes[s].Frame] = true
+		for n := s; n < s+int(t.Nodes[s].Size); n++ {
+			inside[t.Nodes[n].Frame] = true
+		}
+	}
+	g := &moveGroup{node: i, member: map[int]bool{}, structural: structural, runs: make([]float64, c.w), move: -1}
+	if i > 0 {
+		copy(g.runs, c.selfRuns(i))
+		g.head, g.base = nd.HeadSelf, nd.BaseSelf
+	}
+	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
+		k := t.Nodes[ch]
+		if k.Frame == OtherFrame {
+			continue
+		}
+		related := slices.Contains(structural, ch) || inside[k.Frame]
+		for n := ch + 1; !related && n < ch+int(k.Size); n++ {
+			related = tops[t.Nodes[n].Frame]
+		}
+		if !related {
+			continue
+		}
+		g.member[ch] = true
+		s := t.Stats[ch]
+		addRuns(g.runs[:c.hr], s.HeadRuns)
+		addRuns(g.runs[c.hr:], s.BaseRuns)
+		g.head, g.base = g.head+k.HeadTotal, g.base+k.BaseTotal
+	}
+	net := deltaOf(g.head, g.base, c.test.root, t.Normalize)
+	s := c.test.test(g.runs, net)
+	g.q = c.weighted(s.PValue, g.head, g.base)
+	c.record(g, Move{Parent: i, Net: net, NetLow: s.DeltaLow, NetHigh: s.DeltaHigh, PValue: s.PValue})
+	return g
+}
+
+// record adds m to the moves when parts of g gained work and others lost
+// it, significantly in i's family: a new call alone is a change of cost,
+// not a move.
+func (c *culpritFinder) record(g *moveGroup, m Move) {
+	t, i := c.t, g.node
+	type part struct {
+		node  int
+		delta float64
+	}
+	var parts []part
+	if i > 0 && c.selfSignificant(i) {
+		parts = append(parts, part{i, c.selfDelta(i)})
+	}
+	for ch := range g.member {
+		if c.significant(ch) {
+			parts = append(parts, part{ch, t.Delta(ch)})
+		}
+	}
+	slices.SortFunc(parts, func(a, b part) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.delta), math.Abs(a.delta)), cmp.Compare(a.node, b.node))
+	})
+	var gain, loss float64
+	for _, p := range parts {
+		if p.delta > 0 {
+			m.To, gain = append(m.To, p.node), gain+p.delta
+		} else if p.delta < 0 {
+			m.From, loss = append(m.From, p.node), loss-p.delta
+		}
+	}
+	if len(m.To) == 0 || len(m.From) == 0 {
+		return
+	}
+	m.Moved = min(gain, loss)
+	g.move = len(c.moves)
+	c.moves = append(c.moves, m)
+}
+
+// locate finds the cost change of a group whose net changed
+// significantly. Work that moved keeps each function's self values summed
+// over the group (the flat profile of the group's subtrees): a function
+// present on both sides whose sum changed in the net's direction (tested
+// at its weight within the group's) is a self culprit, at its largest
+// head site. What the net keeps beyond those functions is the new,
+// removed or replaced callees' own: one culprit of the rest of the net,
+// at the new callee (new), the removed one (removed), or the caller when
+// callees were both added and removed (replaced).
+func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
+	if !(g.q < c.test.alpha) {
+		return
+	}
+	t, i := c.t, g.node
+	type function struct {
+		runs       []float64
+		head, base float64
+		node       int
+	}
+	fns := map[uint32]*function{}
+	var order []uint32
+	add := func(n int) {
+		k := t.Nodes[n]
+		if k.Frame == OtherFrame {
+			return
+		}
+		f := fns[k.Frame]
+		if f == nil {
+			f = &function{runs: make([]float64, c.w), node: n}
+			fns[k.Frame] = f
+			order = append(order, k.Frame)
+		}
+		addRuns(f.runs, c.selfRuns(n))
+		f.head, f.base = f.head+k.HeadSelf, f.base+k.BaseSelf
+		if k.HeadSelf > t.Nodes[f.node].HeadSelf {
+			f.node = n
+		}
+	}
+	if i > 0 {
+		add(i)
+	}
+	for ch := range g.member {
+		for n := ch; n < ch+int(t.Nodes[ch].Size); n++ {
+			add(n)
+		}
+	}
+	slices.Sort(order) // a map's order is random
+	net := deltaOf(g.head, g.base, c.test.root, t.Normalize)
+	rest := slices.Clone(g.runs)
+	for _, frame := range order {
+		f := fns[frame]
+		d := deltaOf(f.head, f.base, c.test.root, t.Normalize)
+		if f.head == 0 || f.base == 0 || d*net <= 0 {
+			continue
+		}
+		if q := c.weighted(c.test.test(f.runs, d).PValue, f.head, f.base); q < c.test.alpha {
+			*out = append(*out, site{node: f.node, kind: CulpritSelf, q: q, runs: f.runs, moved: true, replaced: -1})
+			for r, v := range f.runs {
+				rest[r] -= v
+			}
+		}
+	}
+	d := deltaOf(meanOf(rest[:c.hr]), meanOf(rest[c.hr:]), c.test.root, t.Normalize)
+	if d*net <= 0 {
+		return
+	}
+	q := c.weighted(c.test.test(rest, d).PValue, g.head, g.base)
+	if !(q < c.test.alpha) {
+		return
+	}
+	added := c.largest(i, func(k Node) bool { return k.BaseTotal == 0 }, func(k Node) float64 { return k.HeadTotal })
+	gone := c.largest(i, func(k Node) bool { return k.HeadTotal == 0 }, func(k Node) float64 { return k.BaseTotal })
+	s := site{kind: CulpritReplaced, node: i, q: q, runs: rest, moved: true, replaced: gone}
+	switch {
+	case added < 0 || i == 0 && gone >= 0 && net < 0:
+		s.kind, s.node, s.replaced = CulpritRemoved, gone, -1
+	case gone < 0 || i == 0:
+		s.kind, s.node, s.replaced = CulpritNew, added, -1
+	default:
+		// The replaced culprit says what its move would.
+		if g.move >= 0 {
+			c.moves = slices.Delete(c.moves, g.move, g.move+1)
+		}
+	}
+	*out = append(*out, s)
+}
+
+// largest is the child of node i, significant in i's family, that is
+// what is says (is) with the largest value; -1 when none is.
+func (c *culpritFinder) largest(i int, is func(Node) bool, value func(Node) float64) int {
+	t, best := c.t, -1
+	for ch := i + 1; ch < i+int(t.Nodes[i].Size); ch += int(t.Nodes[ch].Size) {
+		if k := t.Nodes[ch]; k.Frame != OtherFrame && c.significant(ch) && is(k) && (best < 0 || value(k) > value(t.Nodes[best])) {
+			best = ch
+		}
+	}
+	return best
+}
