@@ -20,7 +20,9 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   checkout_before=$(git status --porcelain --untracked-files=all)
 fi
 
-apt_install clickhouse-server chromium
+apt_install clickhouse-server chromium gcc
+# internal/realbuild records a C program with perf (Debian's linux-perf).
+command -v perf >/dev/null 2>&1 || apt_install linux-perf
 
 log "Go modules and npm packages"
 go mod download

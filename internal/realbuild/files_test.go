@@ -68,7 +68,7 @@ func TestRefactorWithSlowdown(t *testing.T) {
 		t.Errorf("first regression %s %+.2f%% (±%.2f%%); want %s at pprof's %+.2f%%:\n%s", top.Function,
 			100*float64(top.Delta), 100*half, work("validate"), 100*slowdown, Describe(v))
 	}
-	if !mentionsMove(v, work("validate")) {
+	if moveInto(v, work("validate")) == nil {
 		t.Errorf("the verdict does not report the work that moved into validate:\n%s", Describe(v))
 	}
 	checkClaims(t, v, flat)

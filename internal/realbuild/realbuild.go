@@ -294,6 +294,10 @@ func Describe(v *verdict.Verdict) string {
 		fmt.Fprintf(&b, "  %s %s %+.2f%% [%+.2f%%, %+.2f%%] at %s (callee %q)\n", c.Kind, c.Function,
 			100*float64(c.Delta), 100*float64(c.DeltaLow), 100*float64(c.DeltaHigh), strings.Join(c.Path, ";"), c.Callee)
 	}
+	for _, m := range v.Moved {
+		fmt.Fprintf(&b, "  moved %.2f%% into %s under %q, net %+.2f%% [%+.2f%%, %+.2f%%]\n", 100*float64(m.Moved), m.Function,
+			m.Caller, 100*float64(m.Net), 100*float64(m.NetLow), 100*float64(m.NetHigh))
+	}
 	return b.String()
 }
 

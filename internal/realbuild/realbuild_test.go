@@ -1,7 +1,6 @@
 package realbuild
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -158,14 +157,17 @@ func oneSided(t *testing.T, folded string) float64 {
 	return alone / all
 }
 
-// mentionsMove says whether a verdict reports work that moved into or out
-// of function (docs/CULPRITS.md): a culprit naming the function with a
-// move, or a sentence of the verdict saying so.
-func mentionsMove(v *verdict.Verdict, function string) bool {
-	raw, _ := json.Marshal(v)
-	s := strings.ToLower(string(raw))
-	short := strings.ToLower(function[strings.LastIndex(function, ".")+1:])
-	return strings.Contains(s, "moved") && strings.Contains(s, short)
+// moveInto returns the move of v (its moved list) in which function took
+// work over, or nil.
+func moveInto(v *verdict.Verdict, function string) *verdict.Move {
+	for i, m := range v.Moved {
+		for _, p := range m.To {
+			if p.Function == function {
+				return &v.Moved[i]
+			}
+		}
+	}
+	return nil
 }
 
 // find returns the culprits of v whose function is one of names.
