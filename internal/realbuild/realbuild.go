@@ -273,6 +273,43 @@ func Verdict(t testing.TB, out string) *verdict.Verdict {
 	return nil
 }
 
+// Rows reads the frame named name of `flamediff query ... --output json`
+// as rows of its fields by name (the first frame of that name).
+func Rows(t testing.TB, out, name string) []map[string]any {
+	t.Helper()
+	var frames []struct {
+		Schema struct {
+			Name   string `json:"name"`
+			Fields []struct {
+				Name string `json:"name"`
+			} `json:"fields"`
+		} `json:"schema"`
+		Data struct {
+			Values [][]any `json:"values"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &frames); err != nil {
+		t.Fatalf("reading the frames of --output json: %v: %.300s", err, out)
+	}
+	for _, f := range frames {
+		if f.Schema.Name != name {
+			continue
+		}
+		var rows []map[string]any
+		for i, field := range f.Schema.Fields {
+			for r, v := range f.Data.Values[i] {
+				if r == len(rows) {
+					rows = append(rows, map[string]any{})
+				}
+				rows[r][field.Name] = v
+			}
+		}
+		return rows
+	}
+	t.Fatalf("no frame %q in: %.300s", name, out)
+	return nil
+}
+
 // DiffVerdict is the verdict of `flamediff query --type diff` on the files
 // (--output json), with extra flags.
 func DiffVerdict(t testing.TB, base, head []string, extra ...string) *verdict.Verdict {

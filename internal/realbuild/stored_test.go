@@ -48,7 +48,8 @@ func changePoints(t *testing.T, table string) []changePoint {
 // releases/1.0.1/app-head stored as builds 1.0.0 and 1.0.1 compare as the
 // files do (no culprit, no FAIL); over time, neither that copy nor the
 // refactor with the same work (1.0.2: a split-off function and a new
-// wrapper) is a change point, and the real slowdown of the split-off code
+// wrapper) is a change point or a significant cell of the evolution
+// matrix, and the real slowdown of the split-off code
 // (1.0.3) is one, in validate, which the change point gate fails on.
 func TestStoredBuildsAtTheirPaths(t *testing.T) {
 	f := app(t)
@@ -83,6 +84,12 @@ func TestStoredBuildsAtTheirPaths(t *testing.T) {
 			}
 			if code != 0 {
 				t.Errorf("the change point gate fails on a refactor with the same work (exit %d):\n%s", code, table)
+			}
+			out, _ = Flamediff(t, "query", "--dsn", dsn, "--output", "json", "--model", `{"queryType":"evolution","app":"app"}`)
+			for _, cell := range Rows(t, out, "evolution") {
+				if cell["significant"] == true {
+					t.Errorf("the evolution matrix marks a change where nothing changed: %v", cell)
+				}
 			}
 			ingest(3)
 			table, code = Flamediff(t, "query", "--dsn", dsn, "--model", model, "--fail-on-regression")
