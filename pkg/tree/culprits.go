@@ -156,8 +156,10 @@ type culpritFinder struct {
 	// its self, once find has tested them (NaN before).
 	q, selfQ []float64
 	// holds[i] says whether node i's subtree holds a node significant in
-	// the tree's family (Stats) at the family's half of alpha.
-	holds []bool
+	// the tree's family (Stats) at the family's half of alpha, on both
+	// sides; holdsMove[i] whether it holds one only head or only base
+	// has (a new or removed frame).
+	holds, holdsMove []bool
 	// runs[k] is culprit k's summed per-run values (while grouping).
 	runs [][]float64
 	// partAlpha is the level below which a part of a node is taken to
@@ -185,16 +187,31 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 	// alpha/2): with nothing changed, a culprit needs a false rejection in
 	// one or the other (docs/CULPRITS.md). q-values are scaled to be read
 	// against alpha.
-	c.holds = make([]bool, len(t.Nodes))
+	//
+	// A frame that only one side has is always a discovery of the family,
+	// and may only have moved: those lead the descent to the moves
+	// (holdsMove), and the family that leads it to changes of cost (holds)
+	// is Benjamini-Hochberg over the other nodes, so that their number
+	// does not lower the bar for the others' noise.
+	c.holds, c.holdsMove = make([]bool, len(t.Nodes)), make([]bool, len(t.Nodes))
+	p := make([]float64, len(t.Nodes))
+	for i, s := range t.Stats {
+		p[i] = math.NaN()
+		if nd := t.Nodes[i]; !math.IsNaN(s.QValue) && nd.HeadTotal != 0 && nd.BaseTotal != 0 {
+			p[i] = s.PValue
+		}
+	}
+	family := stats.BenjaminiHochberg(p)
 	parent := parents(t.Nodes)
 	for i := len(t.Nodes) - 1; i > 0; i-- {
-		if c.holds[i] = c.holds[i] || 2*t.Stats[i].QValue < test.alpha; c.holds[i] {
-			c.holds[parent[i]] = true
-		}
+		c.holds[i] = c.holds[i] || 2*family[i] < test.alpha
+		c.holdsMove[i] = c.holdsMove[i] || math.IsNaN(family[i]) && 2*t.Stats[i].QValue < test.alpha
+		c.holds[parent[i]] = c.holds[parent[i]] || c.holds[i]
+		c.holdsMove[parent[i]] = c.holdsMove[parent[i]] || c.holdsMove[i]
 	}
 	// The root, which no family of parts holds, changed when the tree's
 	// family says so.
-	c.q[0] = 2 * t.Stats[0].QValue
+	c.q[0] = 2 * family[0]
 	// Every node is a part of its parent once, and every self once.
 	c.partAlpha = test.alpha / float64(2*len(t.Nodes))
 	return c
@@ -267,9 +284,20 @@ func (c *culpritFinder) weighted(p, head, base float64) float64 {
 // culprits found under i are replaced by one spread culprit at i when
 // i's whole subtree changed in proportion.
 func (c *culpritFinder) find(i int, out *[]site) {
+	c.enter(i, out, false)
+}
+
+// enter is find of an entered node i; quiet says that i was entered only
+// on the way to new or removed frames (holdsMove): a frame that only one
+// side has is always significant in the tree's family, and what it holds
+// may only have moved, so entering there spends no error budget: only
+// the moves and the cost of moved work (a moveGroup's own test) are
+// looked for, and i's other parts are entered only on the way to a
+// significant node of the family (holds).
+func (c *culpritFinder) enter(i int, out *[]site, quiet bool) {
 	t := c.t
 	nd := t.Nodes[i]
-	if i > 0 && c.significant(i) {
+	if i > 0 && c.significant(i) && !quiet {
 		switch {
 		case nd.BaseTotal == 0 && nd.HeadTotal > 0:
 			*out = append(*out, site{node: i, kind: CulpritNew, q: c.q[i], replaced: -1})
@@ -282,7 +310,7 @@ func (c *culpritFinder) find(i int, out *[]site) {
 	c.testParts(i)
 	g := c.moveGroup(i)
 	start := len(*out)
-	if i > 0 && c.selfSignificant(i) && g == nil {
+	if i > 0 && c.selfSignificant(i) && g == nil && !quiet {
 		*out = append(*out, site{node: i, kind: CulpritSelf, q: c.selfQ[i], replaced: -1})
 	}
 	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
@@ -293,17 +321,23 @@ func (c *culpritFinder) find(i int, out *[]site) {
 		// (a chain, or the one child of the root in a relative diff,
 		// whose share is always 1).
 		alone := ch+int(t.Nodes[ch].Size) == i+int(nd.Size) && ch == i+1 && nd.HeadSelf == 0 && nd.BaseSelf == 0
-		if t.Nodes[ch].Frame != OtherFrame && (c.significant(ch) || alone || c.holds[ch]) {
+		if t.Nodes[ch].Frame == OtherFrame {
+			continue
+		}
+		switch {
+		case alone || !quiet && c.significant(ch) || c.holds[ch]:
 			if alone {
 				c.q[ch] = c.q[i]
 			}
-			c.find(ch, out)
+			c.enter(ch, out, quiet && !c.holds[ch])
+		case c.holdsMove[ch]:
+			c.enter(ch, out, true)
 		}
 	}
 	if g != nil {
 		c.locate(g, out)
 	}
-	if !c.significant(i) || nd.Size == 1 {
+	if !c.significant(i) || nd.Size == 1 || quiet {
 		return
 	}
 	found := (*out)[start:]

@@ -141,6 +141,9 @@ func TestCulpritsPlanted(t *testing.T) {
 				b := simDiffSides(r, newCulpritProgram(r), 10, 0.03, base, head)
 				tr := mustBuild(t, b, Options{Normalize: norm})
 				cs := tr.Culprits()
+				if bad := checkClaims(tr, cs); norm == Absolute && len(bad) > 0 {
+					t.Errorf("seed %d: claims beyond the flat change: %v", seed, bad)
+				}
 				for _, c := range cs {
 					reported++
 					if k := matches(tr, c); k >= 0 {

@@ -130,7 +130,8 @@ func (c *culpritFinder) record(g *moveGroup, m Move) {
 // present on both sides whose sum changed in the net's direction (tested
 // at its weight within the group's) is a self culprit, at its largest
 // head site. What the net keeps beyond those functions is the new,
-// removed or replaced callees' own: one culprit of the rest of the net,
+// removed or replaced callees' own: one culprit of the rest of the net
+// (no more than those callees' change),
 // at the new callee (new), the removed one (removed), or the caller when
 // callees were both added and removed (replaced).
 func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
@@ -189,6 +190,20 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	d := deltaOf(meanOf(rest[:c.hr]), meanOf(rest[c.hr:]), c.test.root, t.Normalize)
 	if d*net <= 0 {
 		return
+	}
+	// The rest claims no more than the new and removed callees' change
+	// (their totals): beyond it is the noise of the caller's self time
+	// and of its other callees.
+	structural, sh, sb := make([]float64, c.w), 0.0, 0.0
+	for _, ch := range g.structural {
+		addRuns(structural[:c.hr], t.Stats[ch].HeadRuns)
+		addRuns(structural[c.hr:], t.Stats[ch].BaseRuns)
+		sh, sb = sh+t.Nodes[ch].HeadTotal, sb+t.Nodes[ch].BaseTotal
+	}
+	if o := deltaOf(sh, sb, c.test.root, t.Normalize); o*d <= 0 {
+		return
+	} else if math.Abs(o) < math.Abs(d) {
+		rest, d = structural, o
 	}
 	q := c.weighted(c.test.test(rest, d).PValue, g.head, g.base)
 	if !(q < c.test.alpha) {

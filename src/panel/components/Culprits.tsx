@@ -208,13 +208,15 @@ function List({
   );
 }
 
-/** extras are what a culprit's name cell adds after its path: other sites and the callee. */
+/** extras are what a culprit's name cell adds after its path: other sites and the callee (or what it replaced). */
 function extras(c: Culprit): string[] {
   const out: string[] = [];
   if (c.otherSites.length > 0) {
     out.push(s.otherSites(c.otherSites.length));
   }
-  if (c.callee) {
+  if (c.replaced) {
+    out.push(s.replaced(c.replaced, c.callee));
+  } else if (c.callee) {
     out.push(s.callee(c.callee));
   }
   return out;

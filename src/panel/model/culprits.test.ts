@@ -33,7 +33,7 @@ function culpritsFrame(asStrings = false): DataFrame {
     fields: [
       { name: 'culprit', type: FieldType.string, values: ['c', 'd', 'total'] },
       { name: 'module', type: FieldType.string, values: ['m', '', ''] },
-      { name: 'kind', type: FieldType.string, values: ['new', 'removed', 'spread'] },
+      { name: 'kind', type: FieldType.string, values: ['new', 'replaced', 'spread'] },
       { name: 'path', type: FieldType.other, values: path.map(j) },
       { name: 'otherSites', type: FieldType.other, values: other.map(j) },
       { name: 'callee', type: FieldType.string, values: ['', '', 'main'] },
@@ -47,6 +47,8 @@ function culpritsFrame(asStrings = false): DataFrame {
       { name: 'file', type: FieldType.string, values: ['c.go', '', ''] },
       { name: 'line', type: FieldType.number, values: [12, 0, 0] },
       { name: 'modified', type: FieldType.boolean, values: [true, false, false] },
+      { name: 'replaced', type: FieldType.string, values: ['', 'json.Marshal', ''] },
+      { name: 'moved', type: FieldType.boolean, values: [false, true, false] },
     ],
     meta: { custom: { variant: 'normal', verdict } },
   });
@@ -61,7 +63,16 @@ describe('culprits frames', () => {
       ['total', 'spread', []],
     ]);
     expect(c.improvements).toHaveLength(1);
-    expect(c.improvements[0]).toMatchObject({ function: 'd', otherSites: [['x', 'd']], share: -0.5, modified: false });
+    expect(c.improvements[0]).toMatchObject({
+      function: 'd',
+      kind: 'replaced',
+      otherSites: [['x', 'd']],
+      share: -0.5,
+      modified: false,
+      replaced: 'json.Marshal',
+      moved: true,
+    });
+    expect(c.regressions[0]).toMatchObject({ replaced: '', moved: false });
     expect(c.regressions[0]).toMatchObject({ file: 'c.go', line: 12, modified: true, qValue: 0.002 });
     expect(c.regressions[1].deltaLow).toBeNaN();
     expect(c.regressions[1].share).toBeNaN();

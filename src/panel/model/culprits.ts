@@ -4,7 +4,7 @@ import { FlameData } from './flameData';
 import { nodeAtPath } from './focus';
 
 /** How a change enters the tree at a culprit (docs/CULPRITS.md). */
-export type CulpritKind = 'new' | 'removed' | 'self' | 'spread';
+export type CulpritKind = 'new' | 'removed' | 'self' | 'spread' | 'replaced';
 
 /**
  * One row of a `culprits` frame (pkg/frames.Culprits): where a change of a
@@ -17,8 +17,12 @@ export interface Culprit {
   /** Call path of the first site, root side first, ending with the function; [] for the root. */
   path: string[];
   otherSites: string[][];
-  /** The call holding most of a new, removed or spread culprit's change ("" when none does). */
+  /** The call holding most of a new, removed or spread culprit's change; a replaced culprit's new callee ("" when none). */
   callee: string;
+  /** The callee a replaced culprit no longer calls ("" for the other kinds). */
+  replaced: string;
+  /** Found in work that moved: the delta is the cost change inside it, not the moved work. */
+  moved: boolean;
   delta: number;
   deltaLow: number;
   deltaHigh: number;
@@ -116,6 +120,7 @@ export function parseCulprits(frame: DataFrame): Culprits {
         strings
       ),
       callee: String(at('callee', i) ?? ''),
+      replaced: String(at('replaced', i) ?? ''),
       delta: num('delta', i),
       deltaLow: num('deltaLow', i),
       deltaHigh: num('deltaHigh', i),
@@ -125,6 +130,7 @@ export function parseCulprits(frame: DataFrame): Culprits {
       file: String(at('file', i) ?? ''),
       line: num('line', i) || 0,
       modified: at('modified', i) === true,
+      moved: at('moved', i) === true,
     };
     (c.regression ? out.regressions : out.improvements).push(c);
   }
