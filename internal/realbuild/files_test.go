@@ -21,9 +21,11 @@ func TestSameBinaryTwoPaths(t *testing.T) {
 	if share := oneSided(t, folded); share > 0.02 {
 		t.Errorf("%.1f%% of the samples are in stacks of one side only; the same binary has the same stacks", 100*share)
 	}
-	v := DiffVerdict(t, base, head, "--alpha", "0.01")
-	if v.Result == verdict.Fail || len(Culprits(v)) > 0 {
-		t.Errorf("the same binary under two paths and names:\n%s", Describe(v))
+	for _, normalize := range []string{"absolute", "relative"} {
+		v := DiffVerdict(t, base, head, "--alpha", "0.01", "--normalize", normalize)
+		if v.Result == verdict.Fail || len(Culprits(v)) > 0 {
+			t.Errorf("the same binary under two paths and names, %s:\n%s", normalize, Describe(v))
+		}
 	}
 }
 
