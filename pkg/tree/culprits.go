@@ -194,14 +194,22 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 	// is Benjamini-Hochberg over the other nodes, so that their number
 	// does not lower the bar for the others' noise.
 	c.holds, c.holdsMove = make([]bool, len(t.Nodes)), make([]bool, len(t.Nodes))
-	p := make([]float64, len(t.Nodes))
+	family, oneSided := make([]float64, len(t.Nodes)), false
 	for i, s := range t.Stats {
-		p[i] = math.NaN()
-		if nd := t.Nodes[i]; !math.IsNaN(s.QValue) && nd.HeadTotal != 0 && nd.BaseTotal != 0 {
-			p[i] = s.PValue
+		family[i] = s.QValue
+		if nd := t.Nodes[i]; (nd.HeadTotal == 0 || nd.BaseTotal == 0) && 2*s.QValue < test.alpha {
+			oneSided = true
 		}
 	}
-	family := stats.BenjaminiHochberg(p)
+	if oneSided { // else the family is the tree's own
+		for i, s := range t.Stats {
+			family[i] = math.NaN()
+			if nd := t.Nodes[i]; !math.IsNaN(s.QValue) && nd.HeadTotal != 0 && nd.BaseTotal != 0 {
+				family[i] = s.PValue
+			}
+		}
+		family = stats.BenjaminiHochberg(family)
+	}
 	parent := parents(t.Nodes)
 	for i := len(t.Nodes) - 1; i > 0; i-- {
 		c.holds[i] = c.holds[i] || 2*family[i] < test.alpha

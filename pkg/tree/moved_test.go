@@ -325,3 +325,64 @@ func TestCulpritsClaimWithinFlat(t *testing.T) {
 	}
 	t.Logf("%d culprits checked over %d seeds", checked, seeds)
 }
+
+// More shapes of moved work, without a cost change: deeper and shallower
+// recursion (the sides part where one more f calls the leaf), a function
+// split off for half of its calls, a wrapper removed. Each is a move at
+// the node where the sides part, from and to the frames that say so, and
+// no culprit.
+func TestCulpritsMovedShapes(t *testing.T) {
+	type stack struct {
+		frames     string
+		base, head float64 // mean values
+	}
+	// Work the moves leave alone: main's own time and another function.
+	rest := []stack{{"main", 1500, 1500}, {"main;g;g.leaf", 1500, 1500}}
+	for _, c := range []struct {
+		name     string
+		stacks   []stack
+		parent   string // the move's
+		to, from string // its largest parts
+	}{
+		{"deeper recursion", []stack{{"main;f;f;leaf", 1000, 0}, {"main;f;f;f;leaf", 0, 1000}}, "main;f;f", "f", "leaf"},
+		{"shallower recursion", []stack{{"main;f;f;f;leaf", 1000, 0}, {"main;f;f;leaf", 0, 1000}}, "main;f;f", "leaf", "f"},
+		{"split for half the calls", []stack{{"main;Close;write", 2000, 1000}, {"main;Close;Flush;write", 0, 1000}}, "main;Close", "Flush", "write"},
+		{"wrapper removed", []stack{{"main;h;W;f", 1000, 0}, {"main;h;f", 0, 1000}}, "main;h", "f", "W"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, factor := &simProgram{}, map[string][2]float64{}
+			for _, s := range append(slices.Clone(c.stacks), rest...) {
+				mean := max(s.base, s.head)
+				p.stacks, p.mean = append(p.stacks, strings.Split(s.frames, ";")), append(p.mean, mean)
+				factor[s.frames] = [2]float64{s.base / mean, s.head / mean}
+			}
+			side := func(k int) func([]string) float64 {
+				return func(s []string) float64 { return factor[strings.Join(s, ";")][k] }
+			}
+			noise := 0
+			for seed := range 20 {
+				r := rand.New(rand.NewPCG(uint64(seed), 31))
+				for _, norm := range []Normalization{Absolute, Relative} {
+					tr := mustBuild(t, simDiffSides(r, p, 10, 0.03, side(0), side(1)), Options{Normalize: norm})
+					cs, ms := tr.Changes()
+					// Noise elsewhere (g.leaf) makes culprits at the A/A
+					// rate; none lies on the moved work's path.
+					noise += len(cs)
+					if slices.ContainsFunc(cs, func(cu Culprit) bool {
+						at := pathString(tr, cu.Sites[0])
+						return strings.HasPrefix(at, c.parent) || strings.HasPrefix(c.parent, at)
+					}) {
+						t.Errorf("seed %d, %s: culprits %v", seed, norm, describe(tr, cs))
+					}
+					if len(ms) != 1 || pathString(tr, ms[0].Parent) != c.parent || tr.Label(ms[0].To[0]) != c.to ||
+						tr.Label(ms[0].From[0]) != c.from || math.Abs(ms[0].Net) > 0.03 || ms[0].Moved < 0.15 {
+						t.Errorf("seed %d, %s: moves %+v", seed, norm, ms)
+					}
+				}
+			}
+			if noise > 2 {
+				t.Errorf("%d culprits in 40 comparisons", noise)
+			}
+		})
+	}
+}
