@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/printer"
 	"go/token"
@@ -415,7 +416,8 @@ func ModuleDir(t testing.TB, dir, module string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Functions lists the functions of a Go package directory by the names
+// Functions lists the functions of a Go package directory (the files this
+// platform builds) by the names
 // pprof gives them (path.F, path.T.M, path.(*T).M, path.init.N in order),
 // each with its declaration printed without comments, so that two
 // releases of a package compare function by function.
@@ -430,6 +432,14 @@ func Functions(dir, importPath string) (map[string]string, error) {
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		// The files of this platform's build only: other platforms' files
+		// declare the same functions again.
+		if ok, err := build.Default.MatchFile(dir, name); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
 			continue
 		}
 		file, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
