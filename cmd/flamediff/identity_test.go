@@ -6,11 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -18,22 +23,25 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/otlptest"
 	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// atPaths writes the real Go CPU profiles of testdata/pprof's base runs
+// atPath returns the real Go CPU profiles of testdata/pprof's base runs
 // with their executable mapping (the first, by pprof's convention) moved
 // to exe, as a build installed or copied there records them.
-func atPaths(t *testing.T, exe string) []string {
+func atPath(t *testing.T, exe string) []*pprof.Profile { return runsAt(t, "base", exe) }
+
+// runsAt is atPath of testdata/pprof's runs of side ("base", "head").
+func runsAt(t *testing.T, side, exe string) []*pprof.Profile {
 	t.Helper()
-	srcs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
+	srcs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
 	if len(srcs) != 3 {
-		t.Fatalf("testdata/pprof has %d base runs, want 3", len(srcs))
+		t.Fatalf("testdata/pprof has %d %s runs, want 3", len(srcs), side)
 	}
-	dir := t.TempDir()
-	var files []string
-	for i, src := range srcs {
+	var ps []*pprof.Profile
+	for _, src := range srcs {
 		f, err := os.Open(src)
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +55,21 @@ func atPaths(t *testing.T, exe string) []string {
 			t.Fatalf("%s: first mapping %q, not the executable", src, p.Mapping[0].File)
 		}
 		p.Mapping[0].File = exe
-		name := filepath.Join(dir, filepath.Base(exe)+"-"+string(rune('1'+i))+".pb.gz")
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// atPaths writes atPath's profiles to files.
+func atPaths(t *testing.T, exe string) []string { return writeRuns(t, runsAt(t, "base", exe)) }
+
+// writeRuns writes profiles to files.
+func writeRuns(t *testing.T, runs []*pprof.Profile) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var files []string
+	for i, p := range runs {
+		name := filepath.Join(dir, strconv.Itoa(i+1)+".pb.gz")
 		out, err := os.Create(name)
 		if err != nil {
 			t.Fatal(err)
@@ -242,7 +264,7 @@ func loadOldDatabase(t *testing.T, dsn string) {
 	if err := conn.QueryRow(ctx, "SELECT frame_hash, name FROM frames WHERE module = '/opt/app/1.2/app-base' AND name = 'runtime.main' LIMIT 1").Scan(&hash, &name); err != nil {
 		t.Fatal(err)
 	}
-	if hash != xxhash.Sum64String(name+"\x00/opt/app/1.2/app-base") || hash == storage.FrameHash(name, "/opt/app/1.2/app-base") {
+	if hash != xxhash.Sum64String(name+"\x00/opt/app/1.2/app-base") || hash == storage.FrameHash(name, "/opt/app/1.2/app-base", false) {
 		t.Fatalf("frame %s of the old database has hash %x: not the old key", name, hash)
 	}
 }
@@ -311,11 +333,21 @@ func TestDataStoredBeforeIdentity(t *testing.T) {
 	}
 	for name, dsn := range targets(t) {
 		t.Run(name, func(t *testing.T) {
-			loadOldDatabase(t, dsn)
+			if name == "one server" {
+				// The schema f7053c9 made: frames had no inline mark, which
+				// migrate adds as it adds any column.
+				if err := chtest.Conn(t, dsn).Exec(context.Background(), "ALTER TABLE frames DROP COLUMN inlined"); err != nil {
+					t.Fatal(err)
+				}
+				loadOldDatabase(t, dsn)
+				mustRun(t, "migrate", "--dsn", dsn)
+			} else {
+				loadOldDatabase(t, dsn)
+			}
 			old := answerTree(t, mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model", diff("head", "base")))
 			unchanged(t, "old runs", old)
 			for i, f := range now {
-				mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", "now", "--run", string(rune('1'+i)), f)
+				mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", "now", "--run", strconv.Itoa(i+1), f)
 			}
 			for _, migrated := range []bool{false, true} {
 				if migrated && name == "cluster" {
@@ -333,5 +365,165 @@ func TestDataStoredBeforeIdentity(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// perf script of one program from two builds: the executable at another
+// path under another name (so its process too), the C library upgraded
+// from glibc 2.24's file name to libc.so.6, the kernel image of another
+// version. The diff is empty: the programs' stacks meet, and the other
+// process of the capture (cksum) stays itself.
+func TestPerfAcrossBuilds(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "perf-script", "perf-cycles-instructions-01.perf.txt")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.NewReplacer(
+		"noploop ", "noploop-v2 ", // the process name, in each event's header
+		"(/root/noploop)", "(/opt/noploop/2.0/noploop-v2)",
+		"(/lib/x86_64-linux-gnu/libc-2.24.so)", "(/usr/lib/x86_64-linux-gnu/libc.so.6)",
+		"(/lib/modules/4.13.0-rc1/build/vmlinux)", "(/usr/lib/debug/boot/vmlinux-6.1.0-13-amd64)",
+	).Replace(string(data))
+	if head == string(data) || !strings.Contains(head, "noploop-v2 21796") {
+		t.Fatal("the rewrite changed nothing")
+	}
+	dir := t.TempDir()
+	h := filepath.Join(dir, "head.perf.txt")
+	if err := os.WriteFile(h, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"query", "--type", "diff", "--output", "json", "--head", h, h, "--base", src, src}
+	d := answerTree(t, mustRun(t, args...))
+	unchanged(t, "perf", d)
+	// noploop and cksum stay two processes: the tree is the base's alone.
+	single := answerTree(t, mustRun(t, "query", "--type", "flamegraph", "--output", "json", "--head", src))
+	if len(single.Base) != len(d.Base) {
+		t.Errorf("the diff has %d nodes, base alone %d", len(d.Base), len(single.Base))
+	}
+}
+
+// OTLP profiles whose mappings name the executable at two paths: one
+// program, as in pprof.
+func TestOTLPAcrossBuilds(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	dir := t.TempDir()
+	for build, exe := range map[string]string{"base": "/opt/app/1.2/app-base", "head": "/srv/checkout-2/app-head"} {
+		for i, p := range atPath(t, exe) {
+			f := filepath.Join(dir, build+strconv.Itoa(i)+".otlp")
+			if err := os.WriteFile(f, otlptest.Encodings(t, otlptest.FromPprof(p, "app", build, strconv.Itoa(i)))["protobuf"], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, "ingest", "--dsn", dsn, "--format", "otlp", "--build", build, f)
+		}
+	}
+	d := answerTree(t, mustRun(t, "query", "--dsn", dsn, "--output", "json", "--model",
+		`{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`))
+	unchanged(t, "OTLP", d)
+}
+
+// pprofMarks runs `go tool pprof -top` on file and returns each
+// function's inline mark as pprof prints it: "(inline)",
+// "(partial-inline)" or "".
+func pprofMarks(t *testing.T, file string) map[string]string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-trim=false", "-nodefraction=0", "-edgefraction=0", file).Output()
+	if err != nil {
+		t.Fatalf("pprof -top %s: %v", file, err)
+	}
+	marks := map[string]string{}
+	rows := false
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "flat":
+			rows = true
+		case rows && len(f) >= 6:
+			name, mark := strings.Join(f[5:], " "), ""
+			for _, m := range []string{" (inline)", " (partial-inline)"} {
+				if n, ok := strings.CutSuffix(name, m); ok {
+					name, mark = n, m[1:]
+				}
+			}
+			marks[name] = mark
+		}
+	}
+	return marks
+}
+
+// A run exported keeps what its profile said about inlining: pprof's -top
+// of the export marks the same functions "(inline)" as of the file.
+func TestExportKeepsInlineMarks(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "pprof", "base-run1.pb.gz")
+	want := pprofMarks(t, src)
+	inline := 0
+	for _, m := range want {
+		if m != "" {
+			inline++
+		}
+	}
+	if inline < 10 {
+		t.Fatalf("the reference marks %d functions inlined: not a profile with inlining", inline)
+	}
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	mustRun(t, "ingest", "--dsn", dsn, "--app", "go", "--build", "1", "--run", "r", src)
+	out := filepath.Join(t.TempDir(), "export.pb.gz")
+	if err := os.WriteFile(out, []byte(mustRun(t, "export", "--dsn", dsn, "--app", "go", "--build", "1", "--run", "r", "--output", "pprof")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := pprofMarks(t, out); !reflect.DeepEqual(got, want) {
+		for name, m := range want {
+			if got[name] != m {
+				t.Errorf("%s: export marked %q, file %q", name, got[name], m)
+			}
+		}
+		t.Errorf("export has %d functions, file %d", len(got), len(want))
+	}
+}
+
+// Builds installed in versioned directories (/opt/app/v0/app, ...) are one
+// program over time: no change point while the runs are the same, and
+// the build whose runs are testdata's head ones is a change point of the
+// function whose inclusive time pprof's diff gives the largest growth.
+func TestChangePointsAcrossInstallDirs(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	epoch := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	ingest := func(b int, side string) []string {
+		files := writeRuns(t, runsAt(t, side, fmt.Sprintf("/opt/app/v%d/app", b)))
+		for r, f := range files {
+			mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", fmt.Sprintf("v%d", b), "--run", strconv.Itoa(r),
+				"--time", epoch.Add(time.Duration(b)*time.Hour+time.Duration(r)*time.Minute).Format(time.RFC3339), f)
+		}
+		return files
+	}
+	var base []string
+	for b := range 4 {
+		base = ingest(b, "base")
+	}
+	model := `{"queryType":"changepoints","app":"app"}`
+	if table := mustRun(t, "query", "--dsn", dsn, "--model", model, "--fail-on-regression"); !strings.Contains(table, "no change points") {
+		t.Errorf("one program in four install directories: %s", table)
+	}
+	head := ingest(4, "head")
+	before, err := pproftop.Top(base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change, err := pproftop.Top(head, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, most := "", int64(0)
+	for fn, e := range change {
+		if before[fn].Cum > 0 && e.Cum > most {
+			top, most = fn, e.Cum
+		}
+	}
+	table, _ := flamediff(t, "query", "--dsn", dsn, "--model", model)
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(top) + ` +v4 `).MatchString(table) {
+		t.Errorf("pprof's largest growth of a function of both, %s (+%d), is no change point at v4:\n%s", top, most, table)
 	}
 }

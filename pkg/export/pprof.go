@@ -1,6 +1,7 @@
 package export
 
 import (
+	"fmt"
 	"io"
 	"math"
 
@@ -11,7 +12,9 @@ import (
 )
 
 // Pprof writes p as a gzipped pprof protobuf: one sample per distinct
-// stack, one location and function per frame, one mapping per module,
+// stack, one function per frame, one location per frame and the frames
+// inlined into it (profile.Frame.Inlined: pprof's -top marks them
+// "(inline)"), one mapping per module,
 // and p's sample type, unit, start and duration. A build's runs summed
 // (storage's Export) give what `go tool pprof -proto` makes of the runs'
 // files.
@@ -41,22 +44,44 @@ func (s *stacks) pprof() *pprof.Profile {
 		p.DurationNanos = s.profile.Duration.Nanoseconds()
 	}
 	mappings := map[string]*pprof.Mapping{}
-	locations := make([]*pprof.Location, len(s.frames))
+	functions := make([]*pprof.Function, len(s.frames))
 	for i, f := range s.frames {
-		fn := &pprof.Function{ID: uint64(i + 1), Name: f.Name, SystemName: f.Name} // #nosec G115 -- an index plus one
-		p.Function = append(p.Function, fn)
-		loc := &pprof.Location{ID: uint64(i + 1), Line: []pprof.Line{{Function: fn}}} // #nosec G115 -- an index plus one
-		if f.Module != "" {
-			m, ok := mappings[f.Module]
+		functions[i] = &pprof.Function{ID: uint64(i + 1), Name: f.Name, SystemName: f.Name} // #nosec G115 -- an index plus one
+		p.Function = append(p.Function, functions[i])
+	}
+	// A location per frame and the frames inlined into it (Inlined: its
+	// lines, innermost first, as pprof marks inlining), by those frames.
+	single, locations := make([]*pprof.Location, len(s.frames)), map[string]*pprof.Location{}
+	location := func(frames []uint32) *pprof.Location {
+		var key string
+		if len(frames) == 1 && single[frames[0]] != nil {
+			return single[frames[0]]
+		} else if len(frames) > 1 {
+			key = fmt.Sprint(frames)
+			if loc, ok := locations[key]; ok {
+				return loc
+			}
+		}
+		loc := &pprof.Location{ID: uint64(len(p.Location) + 1)} // #nosec G115 -- a count plus one
+		for i := len(frames) - 1; i >= 0; i-- {
+			loc.Line = append(loc.Line, pprof.Line{Function: functions[frames[i]]})
+		}
+		if module := s.frames[frames[0]].Module; module != "" {
+			m, ok := mappings[module]
 			if !ok {
-				m = &pprof.Mapping{ID: uint64(len(p.Mapping) + 1), File: f.Module} // #nosec G115 -- a count plus one
-				mappings[f.Module] = m
+				m = &pprof.Mapping{ID: uint64(len(p.Mapping) + 1), File: module} // #nosec G115 -- a count plus one
+				mappings[module] = m
 				p.Mapping = append(p.Mapping, m)
 			}
 			loc.Mapping = m
 		}
-		locations[i] = loc
+		if len(frames) == 1 {
+			single[frames[0]] = loc
+		} else {
+			locations[key] = loc
+		}
 		p.Location = append(p.Location, loc)
+		return loc
 	}
 	add := func(stack []uint32, v float64, base bool) {
 		n := int64(math.Round(v))
@@ -64,8 +89,13 @@ func (s *stacks) pprof() *pprof.Profile {
 			return
 		}
 		smp := &pprof.Sample{Value: []int64{n}}
-		for i := len(stack) - 1; i >= 0; i-- { // pprof lists the leaf first
-			smp.Location = append(smp.Location, locations[stack[i]])
+		for end := len(stack); end > 0; { // pprof lists the leaf first
+			start := end - 1
+			for start > 0 && s.frames[stack[start]].Inlined {
+				start--
+			}
+			smp.Location = append(smp.Location, location(stack[start:end]))
+			end = start
 		}
 		if base {
 			smp.Value[0] = -n

@@ -157,7 +157,7 @@ func validUTF8(p *profile.Profile) *profile.Profile {
 		Samples: p.Samples}
 	ids := make([]uint32, len(p.Frames))
 	for i, f := range p.Frames {
-		ids[i] = q.Intern(profile.Frame{Name: fix(f.Name), Module: fix(f.Module), File: fix(f.File), Line: f.Line})
+		ids[i] = q.Intern(profile.Frame{Name: fix(f.Name), Module: fix(f.Module), File: fix(f.File), Line: f.Line, Inlined: f.Inlined})
 	}
 	for _, s := range q.Samples {
 		for j, id := range s.Stack {

@@ -34,7 +34,8 @@ func perlRegexp(expr string) *regexp.Regexp {
 // does with no options, one sample per event instead of one line per stack:
 //   - an event ends at a blank line; an event still open at the end of the
 //     input is dropped (the script only records on a blank line);
-//   - the first frame is the process name (comm, spaces made '_'), no pid/tid;
+//   - the first frame is the process name (comm, spaces made '_'), no pid/tid
+//     (the profiled program's has its executable as module: markProgram);
 //   - only events of the first event type seen are kept;
 //   - the value is the period printed before the event name, 1 if absent;
 //   - symbols are tidied: "+0x.." offsets stripped, "a->b" inline chains
@@ -108,6 +109,7 @@ func parsePerf(r io.Reader, name string, o Options) (*profile.Profile, error) {
 		o.Warn(fmt.Sprintf("%s: %d events other than %q skipped (the collapse keeps the first event type)",
 			name, pp.others, pp.event))
 	}
+	markProgram(p)
 	p.SampleType = pp.event
 	if p.SampleType == "" {
 		p.SampleType = "samples"
@@ -234,6 +236,54 @@ func allDigits(b []byte) bool {
 		}
 	}
 	return len(b) > 0
+}
+
+// markProgram gives the process frame of the program profiled — of the
+// processes named after their executable (Linux names a process after
+// the first 15 bytes of its file name), the one with the largest total —
+// the module profile.ProgramModule, which makes it one frame whatever the
+// build named its binary: app-base's process meets app-head's. Other
+// processes keep their names as identities, so the programs of a
+// system-wide profile stay apart at the root.
+func markProgram(p *profile.Profile) {
+	exe := make([]string, len(p.Frames)) // per frame: its executable's file name, "/" if none, "" not known yet
+	program := map[uint32]bool{}         // process frames found named after their executable
+	total := map[uint32]int64{}
+	for _, s := range p.Samples {
+		root := s.Stack[0]
+		total[root] += s.Value
+		if program[root] {
+			continue
+		}
+		comm := p.Frames[root].Name
+		for _, id := range s.Stack[1:] {
+			if exe[id] == "" {
+				exe[id] = "/"
+				if m := strings.TrimSuffix(p.Frames[id].Module, " (deleted)"); m != "" && m[0] != '[' && profile.ModuleIdentity(m) == "" {
+					exe[id] = m[strings.LastIndexByte(m, '/')+1:]
+				}
+			}
+			if base := exe[id]; comm == base || len(base) > 15 && comm == base[:15] {
+				program[root] = true
+				break
+			}
+		}
+	}
+	main, most := uint32(0), int64(-1)
+	for root := range program {
+		if total[root] > most || total[root] == most && root < main {
+			main, most = root, total[root]
+		}
+	}
+	if most < 0 {
+		return
+	}
+	id := p.Intern(profile.Frame{Name: p.Frames[main].Name, Module: profile.ProgramModule})
+	for _, s := range p.Samples {
+		if s.Stack[0] == main {
+			s.Stack[0] = id
+		}
+	}
 }
 
 // frame adds one stack line's frames (an inline chain "a->b" is several).

@@ -22,7 +22,8 @@ import (
 //   - the value is sampleType, or by default pprof's rule (DefaultSampleType
 //     if set, else the last sample type), which also gives SampleType/Unit;
 //   - each pprof Line is a frame named after its function, inlined calls
-//     expanded (a Location's Line[0] is the innermost), root first;
+//     expanded (a Location's Line[0] is the innermost), root first; the
+//     frames of all lines but the last are Inlined;
 //   - a location without lines (unsymbolized) is named "FILE+0xOFFSET" from
 //     its mapping's file base name and file offset, or "0xADDRESS";
 //   - Frame.Module is the location's mapping file, Frame.File and Line the
@@ -201,7 +202,7 @@ func locationFrames(p *profile.Profile, loc *pprof.Location) []uint32 {
 	if loc.Mapping != nil {
 		module = loc.Mapping.File
 	}
-	var ids []uint32
+	var lines []profile.Frame
 	for _, line := range loc.Line {
 		if line.Function == nil {
 			continue
@@ -213,9 +214,10 @@ func locationFrames(p *profile.Profile, loc *pprof.Location) []uint32 {
 		if fn == "" {
 			continue
 		}
-		ids = append(ids, p.Intern(profile.Frame{Name: fn, Module: module,
-			File: line.Function.Filename, Line: max(line.Function.StartLine, 0)}))
+		lines = append(lines, profile.Frame{Name: fn, Module: module,
+			File: line.Function.Filename, Line: max(line.Function.StartLine, 0)})
 	}
+	ids := p.InternLines(nil, lines)
 	if len(ids) == 0 {
 		ids = append(ids, p.Intern(profile.Frame{Name: addressName(loc), Module: module}))
 	}

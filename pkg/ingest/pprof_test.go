@@ -188,7 +188,8 @@ func TestPprofConversion(t *testing.T) {
 					t.Errorf("frame %q module %q, want %q", f.Name, f.Module, wantMod)
 				}
 				// Functions carry their file and start line; addresses none.
-				want := profile.Frame{Name: f.Name, Module: f.Module}
+				// main.inlined is Line[0] of its location: inlined into main.run.
+				want := profile.Frame{Name: f.Name, Module: f.Module, Inlined: f.Name == "main.inlined"}
 				for _, g := range tc.src.Function {
 					if g.Name == f.Name {
 						want.File, want.Line = g.Filename, g.StartLine

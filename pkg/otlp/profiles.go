@@ -310,6 +310,7 @@ func (c *profileConverter) location(p *profile.Profile, li int32) ([]uint32, err
 		}
 	}
 	var ids []uint32
+	var lines []profile.Frame
 	funcs := c.dict.FunctionTable()
 	for _, line := range loc.Lines().All() {
 		fi := line.FunctionIndex()
@@ -331,8 +332,9 @@ func (c *profileConverter) location(p *profile.Profile, li int32) ([]uint32, err
 		if name == "" {
 			continue
 		}
-		ids = append(ids, p.Intern(profile.Frame{Name: name, Module: module, File: file, Line: max(fn.StartLine(), 0)}))
+		lines = append(lines, profile.Frame{Name: name, Module: module, File: file, Line: max(fn.StartLine(), 0)})
 	}
+	ids = p.InternLines(ids, lines)
 	if len(ids) == 0 {
 		ids = append(ids, p.Intern(profile.Frame{Name: addressName(loc.Address(), module, mapping), Module: module}))
 	}

@@ -12,12 +12,22 @@ import "strings"
 // docs/SCHEMA.md ("Frame identity") gives the reasons.
 type Identity struct{ Name, Module string }
 
-// FrameIdentity returns the identity of the frame (name, module). A name
-// made from the module's own file name — perf's process frame named after
-// the executable, perf's "[app-base]" for an unknown symbol, pprof's
-// "app-base+0x1f00" for an unsymbolized address — has that file name
-// replaced by the module's identity, since the build chose it too.
+// ProgramModule is the module of the process frame of the program a
+// profile is of (perf's first frame, the process name, when that process
+// runs the executable profiled: ingest's markProgram). Its name is the
+// name the build gave its binary, so its identity is the module alone.
+const ProgramModule = "[program]"
+
+// FrameIdentity returns the identity of the frame (name, module). The
+// program's process frame (ProgramModule) is one frame whatever its name.
+// A name a profiler made from the module's file name — perf's "[app-base]"
+// for an unknown symbol, pprof's "app-base+0x1f00" for an unsymbolized
+// address — has that file name replaced by the module's identity, since
+// the build chose it too.
 func FrameIdentity(name, module string) Identity {
+	if module == ProgramModule {
+		return Identity{Module: module}
+	}
 	id := ModuleIdentity(module)
 	if base := moduleBase(module); base != "" {
 		if rest, ok := moduleNamed(name, base); ok {
@@ -28,12 +38,11 @@ func FrameIdentity(name, module string) Identity {
 }
 
 // moduleNamed reports whether name is made from the module file name base
-// and returns what follows it: base itself or its first 15 bytes (Linux's
-// process name, TASK_COMM_LEN), "[base]", or "base+0x...".
+// and returns the part that is not: "[base]" or "base+0x...". (A name equal
+// to base is not: C programs name functions after themselves, cksum's
+// cksum.)
 func moduleNamed(name, base string) (string, bool) {
 	switch {
-	case name == base, len(base) > 15 && name == base[:15]:
-		return "", true
 	case len(name) == len(base)+2 && name[0] == '[' && name[len(name)-1] == ']' && name[1:len(name)-1] == base:
 		return "[]", true
 	case strings.HasPrefix(name, base+"+0x"):

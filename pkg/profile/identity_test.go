@@ -56,8 +56,7 @@ func TestModuleIdentity(t *testing.T) {
 func TestFrameIdentity(t *testing.T) {
 	same := [][2]Frame{
 		{{Name: "main.main", Module: "/a/app-base"}, {Name: "main.main", Module: "/b/app-head"}},
-		{{Name: "app-base", Module: "/a/app-base"}, {Name: "app-head", Module: "/b/app-head"}},                         // perf's process frame
-		{{Name: "a-long-applicat", Module: "/a/a-long-application-base"}, {Name: "app", Module: "/b/app"}},             // its 15-byte comm
+		{{Name: "app-base", Module: ProgramModule}, {Name: "app-head", Module: ProgramModule}},                         // perf's process frame of the program
 		{{Name: "[app-base]", Module: "/a/app-base"}, {Name: "[app-head]", Module: "/b/app-head"}},                     // perf's unknown symbol
 		{{Name: "app-base+0x1f00", Module: "/a/app-base"}, {Name: "app-head+0x1f00", Module: "/b/app-head"}},           // pprof's unsymbolized address
 		{{Name: "[libfoo.so.1.2]", Module: "/x/libfoo.so.1.2"}, {Name: "[libfoo.so.1.3]", Module: "/y/libfoo.so.1.3"}}, // an upgraded library
@@ -73,7 +72,8 @@ func TestFrameIdentity(t *testing.T) {
 		{{Name: "app-base+0x1f00", Module: "/a/app-base"}, {Name: "app-head+0x2f00", Module: "/b/app-head"}},
 		{{Name: "[libfoo.so.1]", Module: "/x/libfoo.so.1"}, {Name: "[libbar.so.1]", Module: "/x/libbar.so.1"}},
 		{{Name: "f", Module: "[kernel.kallsyms]"}, {Name: "f", Module: ""}},
-		{{Name: "app", Module: ""}, {Name: "app", Module: "/a/app"}}, // a process frame with no module is a name
+		{{Name: "app", Module: ""}, {Name: "app", Module: ProgramModule}},                  // another process's frame is its name
+		{{Name: "cksum", Module: "/usr/bin/cksum"}, {Name: "sum", Module: "/usr/bin/sum"}}, // functions named after their binaries
 	}
 	for _, s := range apart {
 		if a, b := FrameIdentity(s[0].Name, s[0].Module), FrameIdentity(s[1].Name, s[1].Module); a == b {

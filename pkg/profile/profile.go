@@ -28,6 +28,13 @@ type Frame struct {
 	// they do not identify it: Name and Module do (see FrameIdentity).
 	File string
 	Line int64
+	// Inlined says the call of this frame by the frame before it (its
+	// caller) was inlined by the compiler: pprof's Line of a Location
+	// other than its last. A change of inlining is not a change of the
+	// function: Inlined is no part of its identity (FrameIdentity), but
+	// Intern keeps inlined and called frames of a function apart, so that
+	// exports keep pprof's "(inline)" marks.
+	Inlined bool
 }
 
 // Sample is one stack with its value.
@@ -49,25 +56,32 @@ type Profile struct {
 	Frames     []Frame
 	Samples    []Sample
 
-	index map[Identity]uint32
+	index map[frameKey]uint32
+}
+
+// frameKey is what Intern tells frames apart by: the identity and the
+// inline mark.
+type frameKey struct {
+	Identity
+	inlined bool
 }
 
 // Intern returns the index of the frame f's identity (FrameIdentity of its
-// Name and Module: storage hashes the same, storage.FrameHash), appending
-// f if it is new; the first frame of an identity keeps its module path.
+// Name and Module) and inline mark (storage hashes the same,
+// storage.FrameHash), appending f if it is new; the first frame of an identity keeps its module path.
 // When the frame is known without a source file and f has one, f's File
 // and Line fill it in: the first non-empty position wins.
 func (p *Profile) Intern(f Frame) uint32 {
 	if p.index == nil {
-		p.index = make(map[Identity]uint32, len(p.Frames))
+		p.index = make(map[frameKey]uint32, len(p.Frames))
 		for i, g := range p.Frames {
-			k := FrameIdentity(g.Name, g.Module)
+			k := frameKey{FrameIdentity(g.Name, g.Module), g.Inlined}
 			if _, ok := p.index[k]; !ok {
 				p.index[k] = uint32(i) // #nosec G115 -- frame ids are uint32 by design
 			}
 		}
 	}
-	k := FrameIdentity(f.Name, f.Module)
+	k := frameKey{FrameIdentity(f.Name, f.Module), f.Inlined}
 	if i, ok := p.index[k]; ok {
 		if g := &p.Frames[i]; g.File == "" && f.File != "" {
 			g.File, g.Line = f.File, f.Line
@@ -78,6 +92,17 @@ func (p *Profile) Intern(f Frame) uint32 {
 	p.Frames = append(p.Frames, f)
 	p.index[k] = i
 	return i
+}
+
+// InternLines interns the frames of one code location, innermost first as
+// pprof and OTLP list its lines, and appends their indices to ids: each
+// but the last was inlined into the one after it (Inlined).
+func (p *Profile) InternLines(ids []uint32, lines []Frame) []uint32 {
+	for i, f := range lines {
+		f.Inlined = i < len(lines)-1
+		ids = append(ids, p.Intern(f))
+	}
+	return ids
 }
 
 // Names returns the frame names of a stack, root first.

@@ -61,7 +61,7 @@ func (s *Store) Export(ctx context.Context, app, build, run string) (*profile.Pr
 		}
 		stack := make([]uint32, len(frames))
 		for i, f := range frames {
-			stack[i] = p.Intern(profile.Frame{Name: f.Name, Module: f.Module, File: f.File, Line: f.Line})
+			stack[i] = p.Intern(profile.Frame{Name: f.Name, Module: f.Module, File: f.File, Line: f.Line, Inlined: f.Inlined})
 		}
 		samples = append(samples, sample{h, v.seen, stack, v.value})
 		return nil

@@ -12,15 +12,20 @@ import (
 // FrameHash is a frame's key in the frames table: xxhash64 of
 // name + "\x00" + module of its identity (profile.FrameIdentity), so a
 // function is one frame at any path of its binary; the same function in
-// two modules is two frames. Rows stored before the identity keyed the
+// two modules is two frames. An inlined frame (profile.Frame.Inlined)
+// appends "\x00i": stored apart, so that exports keep the mark, and one
+// function for every reader. Rows stored before the identity keyed the
 // hash hold xxhash64 of the full path; readers meet them by the identity
 // of the name and module stored with them (tree.Frames.Intern).
-func FrameHash(name, module string) uint64 {
+func FrameHash(name, module string, inlined bool) uint64 {
 	id := profile.FrameIdentity(name, module)
 	d := xxhash.New()
 	_, _ = d.WriteString(id.Name)
 	_, _ = d.Write([]byte{0})
 	_, _ = d.WriteString(id.Module)
+	if inlined {
+		_, _ = d.WriteString("\x00i")
+	}
 	return d.Sum64()
 }
 

@@ -7,10 +7,10 @@ import (
 )
 
 func TestHashes(t *testing.T) {
-	if FrameHash("a", "libb.so") == FrameHash("alibb.so", "") || FrameHash("f", "/lib/libc.so.6") == FrameHash("f", "/bin/app") {
+	if FrameHash("a", "libb.so", false) == FrameHash("alibb.so", "", false) || FrameHash("f", "/lib/libc.so.6", false) == FrameHash("f", "/bin/app", false) || FrameHash("f", "/bin/app", true) == FrameHash("f", "/bin/app", false) {
 		t.Error("frame hash ignores the name/module boundary or the module")
 	}
-	if FrameHash("f", "/usr/lib/libm.so.6") != xxhash.Sum64String("f\x00libm.so") || FrameHash("f", "/opt/app/1.2/app") != xxhash.Sum64String("f\x00") {
+	if FrameHash("f", "/usr/lib/libm.so.6", false) != xxhash.Sum64String("f\x00libm.so") || FrameHash("f", "/opt/app/1.2/app", true) != xxhash.Sum64String("f\x00\x00i") {
 		t.Error("frame hash is not xxhash64(name NUL module identity)")
 	}
 	long := make([]uint64, 200) // crosses StackHash's 64-word chunks

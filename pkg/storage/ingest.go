@@ -170,7 +170,7 @@ type prepared struct {
 func prepare(p *profile.Profile, duration time.Duration) *prepared {
 	r := &prepared{fHash: make([]uint64, len(p.Frames)), duration: duration}
 	for i, f := range p.Frames {
-		r.fHash[i] = FrameHash(f.Name, f.Module)
+		r.fHash[i] = FrameHash(f.Name, f.Module, f.Inlined)
 	}
 	timed := p.Timed()
 	if timed {
@@ -419,13 +419,16 @@ func (s *Store) stage(ctx context.Context, st *staging, progress func(done, tota
 	err := s.insert(ctx, s.q.frames, &framesSchema, len(frames), report, func(b driver.Batch, lo, hi int) error {
 		n := hi - lo
 		apps, names, modules, hashes := make([]string, n), make([]string, n), make([]string, n), make([]uint64, n)
-		files, lines := make([]string, n), make([]int64, n)
+		files, lines, inlined := make([]string, n), make([]int64, n), make([]uint8, n)
 		for i, ref := range frames[lo:hi] {
 			f := st.runs[ref.run].Profile.Frames[ref.stack]
 			apps[i], hashes[i] = st.runs[ref.run].Meta.App, st.prepared[ref.run].fHash[ref.stack]
 			names[i], modules[i], files[i], lines[i] = f.Name, f.Module, f.File, f.Line
+			if f.Inlined {
+				inlined[i] = 1
+			}
 		}
-		return appendColumns(b, apps, hashes, names, modules, files, lines)
+		return appendColumns(b, apps, hashes, names, modules, files, lines, inlined)
 	})
 	if err == nil {
 		err = s.insert(ctx, s.q.stacks, &stacksSchema, len(stacks), report, func(b driver.Batch, lo, hi int) error {

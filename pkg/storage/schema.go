@@ -104,10 +104,11 @@ type tableSchema struct {
 
 // framesSchema: a frame is identified by name and module (frame_hash);
 // file and line say where its source is, "" and 0 when the profile did
-// not say or the row predates the columns (readers take a non-empty one).
+// not say or the row predates the columns (readers take a non-empty one);
+// inlined = 1 marks a call its caller inlined (0 in older rows).
 var framesSchema = tableSchema{
 	columns: []column{{"app", "String"}, {"frame_hash", "UInt64"}, {"name", "String"}, {"module", "String"},
-		{"file", "String"}, {"line", "Int64"}},
+		{"file", "String"}, {"line", "Int64"}, {"inlined", "UInt8"}},
 	engine:  "ReplacingMergeTree()",
 	orderBy: "app, frame_hash",
 	shardBy: "frame_hash",

@@ -17,12 +17,14 @@ import (
 
 // Frame is one frame of a stack read back from storage.
 type Frame struct {
-	Hash   uint64 // FrameHash(Name, Module): a stable key for caching
+	Hash   uint64 // FrameHash(Name, Module, Inlined): a stable key for caching
 	Name   string
 	Module string
 	// File and Line locate the function's source ("" and 0: unknown).
 	File string
 	Line int64
+	// Inlined: its caller inlined the call (profile.Frame.Inlined).
+	Inlined bool
 }
 
 // grouping maps the runs of a read to the caller's groups. The server
@@ -473,16 +475,18 @@ func (s *Store) Frames(ctx context.Context, app string, hashes []uint64, visit f
 		return fmt.Errorf("read frames: %w", err)
 	}
 	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithExternalTable(t)),
-		"SELECT frame_hash, any(name), any(module), anyIf(file, file != ''), anyIf(line, file != '') FROM "+s.q.frames+
+		"SELECT frame_hash, any(name), any(module), anyIf(file, file != ''), anyIf(line, file != ''), max(inlined) FROM "+s.q.frames+
 			" WHERE app = ? AND frame_hash "+s.in(ctx)+" _frame_hashes GROUP BY frame_hash", app)
 	if err != nil {
 		return fmt.Errorf("read frames: %w", err)
 	}
 	_, err = collect(rows, "read frames", func(scan func(...any) error) (struct{}, error) {
 		var f Frame
-		if err := scan(&f.Hash, &f.Name, &f.Module, &f.File, &f.Line); err != nil {
+		var inlined uint8
+		if err := scan(&f.Hash, &f.Name, &f.Module, &f.File, &f.Line, &inlined); err != nil {
 			return struct{}{}, err
 		}
+		f.Inlined = inlined != 0
 		return struct{}{}, visit(f)
 	})
 	return err

@@ -708,7 +708,7 @@ func TestStackValuesAndStacks(t *testing.T) {
 	if err := s.Stacks(ctx, append(base, head...), func(h uint64, frames []Frame) error {
 		var names []string
 		for _, f := range frames {
-			if f.Hash != FrameHash(f.Name, f.Module) {
+			if f.Hash != FrameHash(f.Name, f.Module, f.Inlined) {
 				t.Errorf("frame %+v has a wrong hash", f)
 			}
 			names = append(names, f.Name+"@"+f.Module)
