@@ -46,8 +46,11 @@ func writeChangePoints(out io.Writer, cps []evolution.ChangePoint, unit string) 
 	fmt.Fprintln(tw, "FUNCTION\tBUILD\tSINCE\tCOMMIT\tBEFORE\tAFTER\tCHANGE\tP\tSIGNIFICANT")
 	for _, c := range cps {
 		verdict := "no (under minChange)"
-		if c.Significant {
+		switch {
+		case c.Significant:
 			verdict = "yes"
+		case c.Moved:
+			verdict = "no (work that moved)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\t%s\t%.2g\t%s\n", c.Function, c.Build, c.Previous, c.Commit,
 			frames.FormatValue(c.Before, unit), frames.FormatValue(c.After, unit), changeText(c.Change), c.PValue, verdict)

@@ -35,8 +35,10 @@ func demoVerdict(t *testing.T, app App, base, head int, norm tree.Normalization)
 // The demo that `flamediff seed` loads (seed 1), in both normalisations:
 // checkout-service 1.7.0 against 1.6.0 fails on the new regexp.MustCompile
 // called from checkout/pricing.ApplyDiscounts, the verdict's first line,
-// not on its callers; ios-app 1.5.0's first improvement is the PNG codec
-// gone from ImageDecoder.decode; and checkout's builds that changed by
+// not on its callers; ios-app 1.5.0's first improvement is the HEIC codec
+// that replaced the PNG one under ImageDecoder.decode (one replaced
+// culprit with the net change, not a removed and a new one); and
+// checkout's builds that changed by
 // noise only have no culprit.
 func TestDemoCulprits(t *testing.T) {
 	checkout, ios := Generate(1)[0], Generate(1)[1]
@@ -57,8 +59,9 @@ func TestDemoCulprits(t *testing.T) {
 			}
 		}
 		v = demoVerdict(t, ios, 4, 5, norm)
-		if len(v.Improvements) == 0 || v.Improvements[0].Function != "ImageKit.PNGCodec.inflate(_:)" || v.Improvements[0].Kind != "removed" ||
-			v.Improvements[0].Path[len(v.Improvements[0].Path)-2] != "ImageKit.ImageDecoder.decode(_:)" {
+		if len(v.Improvements) == 0 || v.Improvements[0].Function != "ImageKit.ImageDecoder.decode(_:)" || v.Improvements[0].Kind != "replaced" ||
+			v.Improvements[0].Callee != "ImageKit.HEICCodec.decode(_:)" || v.Improvements[0].Replaced != "ImageKit.PNGCodec.inflate(_:)" ||
+			v.Improvements[0].Path[len(v.Improvements[0].Path)-2] != "FeedKit.FeedCell.configure(with:)" {
 			t.Errorf("%s: ios 1.5.0: improvements %+v", norm, v.Improvements)
 		}
 		for k := 1; k < len(checkout.Builds); k++ {

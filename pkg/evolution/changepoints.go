@@ -15,4 +15,9 @@ type ChangePoint struct {
 	// it; Commit is Build's commit.
 	Build, Previous, Commit string
 	stats.ChangePoint
+	// Moved says that the function appeared (or vanished) with work that
+	// moved: the total did not change by its step (a function split off,
+	// a wrapper, a change of inlining, a rename). Such a change is not
+	// Significant: the cost changes are the total's and other functions'.
+	Moved bool
 }

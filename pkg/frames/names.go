@@ -74,6 +74,7 @@ const (
 	FieldChangePoint = "changepoint"
 	// changepoints
 	FieldPrevious = "previous"
+	FieldMoved    = "moved"
 	FieldCommit   = "commit"
 	FieldBefore   = "before"
 	FieldAfter    = "after"

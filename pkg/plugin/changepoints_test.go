@@ -181,3 +181,59 @@ func TestOverTimeFewBuilds(t *testing.T) {
 		}
 	}
 }
+
+// TestChangePointsMovedWorkOverGRPC: at build 1.2.0 Close's call to write
+// goes through a new Flush (the same work), at 1.3.0 a new regexp adds
+// cost (4 runs a build). Flush's appearance is a moved change point, not
+// significant, and its timeseries' changepoint field stays 0 (no alert);
+// regexp's is significant, with the total's, and its changepoint is 1.
+func TestChangePointsMovedWorkOverGRPC(t *testing.T) {
+	store, dsn := migratedStore(t)
+	ctx := context.Background()
+	epoch := overTimeEpoch()
+	for b := range 4 {
+		for r := range 4 {
+			write := "main;Close;write"
+			if b >= 2 {
+				write = "main;Close;Flush;write"
+			}
+			folded := fmt.Sprintf("%s %d\nmain;other %d\n", write, 400+r, 300+(r*7)%4)
+			if b >= 3 {
+				folded += fmt.Sprintf("main;regexp %d\n", 100+(r*3)%4)
+			}
+			p, err := ingest.Parse(strings.NewReader(folded), "run.folded", ingest.Folded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := storage.RunMeta{App: "moved", Build: fmt.Sprintf("1.%d.0", b), Run: fmt.Sprint(r),
+				Start: epoch.Add(time.Duration(b)*24*time.Hour + time.Duration(r)*time.Minute), Duration: time.Second}
+			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f := startOn(t, dsn)
+	cp := frameNamed(t, f.mustQuery(t, map[string]any{"queryType": "changepoints", "app": "moved"}), "changepoints")
+	got := map[string]string{}
+	for i := 0; i < cp.Rows(); i++ {
+		row := cp.RowCopy(i)
+		got[row[0].(string)] += fmt.Sprintf("%s significant=%v moved=%v;", row[1], row[8], row[9])
+	}
+	want := map[string]string{
+		"Flush":  "1.2.0 significant=false moved=true;",
+		"regexp": "1.3.0 significant=true moved=false;",
+		"total":  "1.3.0 significant=true moved=false;",
+		"main":   "1.3.0 significant=true moved=false;",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("change points %v, want %v", got, want)
+	}
+	for fn, w := range map[string][]float64{"Flush": {0, 0, 0, 0}, "regexp": {0, 0, 0, 1}} {
+		ts := f.mustQuery(t, map[string]any{"queryType": "timeseries", "app": "moved", "function": fn, "field": "changepoint"})
+		for i, v := range w {
+			if got := ts[0].Fields[1].At(i).(float64); got != v {
+				t.Errorf("%s: changepoint at build %d: %v, want %v", fn, i, got, v)
+			}
+		}
+	}
+}

@@ -49,13 +49,19 @@ func detectChangePoints(m Model, builds []buildRuns, names []string, series [][]
 	found := stats.ChangePoints(series, stats.ChangeOptions{Alpha: *m.Alpha, MinChange: *m.MinChange})
 	var out []evolution.ChangePoint
 	for s, cps := range found {
-		for _, c := range cps {
+		for k, c := range cps {
 			b := builds[c.Index]
 			commit := ""
 			if len(b.runs) > 0 {
 				commit = b.runs[0].Commit
 			}
-			out = append(out, evolution.ChangePoint{Function: names[s], Build: b.Name, Previous: builds[c.Index-1].Name, Commit: commit, ChangePoint: c})
+			cp := evolution.ChangePoint{Function: names[s], Build: b.Name, Previous: builds[c.Index-1].Name, Commit: commit, ChangePoint: c}
+			if s > 0 && (c.Before == 0 || c.After == 0) {
+				if cp.Moved = movedAt(series[0], cps, k, *m.Alpha); cp.Moved {
+					cp.Significant = false
+				}
+			}
+			out = append(out, cp)
 		}
 	}
 	// Newest changes first, the largest first within a build: the order a
@@ -67,6 +73,34 @@ func detectChangePoints(m Model, builds []buildRuns, names []string, series [][]
 		return cmp.Compare(math.Abs(b.Change), math.Abs(a.Change))
 	})
 	return out
+}
+
+// movedAt says whether the function whose change points are cps appears
+// (or vanishes) at cps[k] with work that moved rather than cost: the
+// total (per-run values of each build) did not change by the function's
+// step between the change points either side, by Welch's t at alpha (a
+// function split off from another, a wrapper, a change of inlining or a
+// rename, whose work the total already held). docs/CHANGEPOINTS.md.
+func movedAt(total [][]float64, cps []stats.ChangePoint, k int, alpha float64) bool {
+	c, lo, hi := cps[k], 0, len(total)
+	if k > 0 {
+		lo = cps[k-1].Index
+	}
+	if k+1 < len(cps) {
+		hi = cps[k+1].Index
+	}
+	step := c.After - c.Before
+	var x, y []float64
+	for _, b := range total[c.Index:hi] {
+		x = append(x, b...)
+	}
+	for _, b := range total[lo:c.Index] {
+		for _, v := range b {
+			y = append(y, v+step)
+		}
+	}
+	w := stats.WelchTest(x, y)
+	return w.P < alpha && w.Diff*step < 0
 }
 
 // functionSeries returns the per-run values of every build (runs in time

@@ -114,7 +114,25 @@ func (e *Executor) timeseries(ctx context.Context, m Model, r Range) (Answer, er
 	for i, b := range builds {
 		perBuild[i] = values[b.Name]
 	}
-	for _, c := range stats.ChangePoints([][][]float64{perBuild}, stats.ChangeOptions{Alpha: *m.Alpha, MinChange: *m.MinChange})[0] {
+	cps := stats.ChangePoints([][][]float64{perBuild}, stats.ChangeOptions{Alpha: *m.Alpha, MinChange: *m.MinChange})[0]
+	var totals [][]float64 // read when a function appears: did its work move?
+	for k, c := range cps {
+		if c.Significant && c.Change > 0 && m.Function != "" && c.Before == 0 {
+			if totals == nil {
+				tm := m
+				tm.Function = ""
+				all, err := e.runValues(ctx, tm, builds, nil)
+				if err != nil {
+					return Answer{}, err
+				}
+				for _, b := range builds {
+					totals = append(totals, all[b.Name])
+				}
+			}
+			if movedAt(totals, cps, k, *m.Alpha) {
+				continue
+			}
+		}
 		if c.Significant && c.Change > 0 {
 			s.ChangePoint[c.Index] = c.Change
 			if math.IsInf(c.Change, 1) { // a function that appears: +100%

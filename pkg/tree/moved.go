@@ -13,8 +13,10 @@ import (
 // is its cost change (docs/CULPRITS.md).
 type moveGroup struct {
 	node int
-	// member says which children of node take part.
-	member map[int]bool
+	// members are the children of node that take part, in order;
+	// member says whether a child is one.
+	members []int
+	member  map[int]bool
 	// structural are the members new in head or gone from it.
 	structural []int
 	// runs are the per-run values of node's self plus the members' totals
@@ -74,7 +76,7 @@ func (c *culpritFinder) moveGroup(i int) *moveGroup {
 		if !related {
 			continue
 		}
-		g.member[ch] = true
+		g.member[ch], g.members = true, append(g.members, ch)
 		s := t.Stats[ch]
 		addRuns(g.runs[:c.hr], s.HeadRuns)
 		addRuns(g.runs[c.hr:], s.BaseRuns)
@@ -100,7 +102,7 @@ func (c *culpritFinder) record(g *moveGroup, m Move) {
 	if i > 0 && c.selfSignificant(i) {
 		parts = append(parts, part{i, c.selfDelta(i)})
 	}
-	for ch := range g.member {
+	for _, ch := range g.members {
 		if c.significant(ch) {
 			parts = append(parts, part{ch, t.Delta(ch)})
 		}
@@ -131,9 +133,9 @@ func (c *culpritFinder) record(g *moveGroup, m Move) {
 // at its weight within the group's) is a self culprit, at its largest
 // head site. What the net keeps beyond those functions is the new,
 // removed or replaced callees' own: one culprit of the rest of the net
-// (no more than those callees' change),
-// at the new callee (new), the removed one (removed), or the caller when
-// callees were both added and removed (replaced).
+// (no more than those callees' change), at the new callee (new), the
+// removed one (removed), or the caller when callees were both added and
+// removed (replaced).
 func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	if !(g.q < c.test.alpha) {
 		return
@@ -166,12 +168,11 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	if i > 0 {
 		add(i)
 	}
-	for ch := range g.member {
+	for _, ch := range g.members {
 		for n := ch; n < ch+int(t.Nodes[ch].Size); n++ {
 			add(n)
 		}
 	}
-	slices.Sort(order) // a map's order is random
 	net := deltaOf(g.head, g.base, c.test.root, t.Normalize)
 	rest := slices.Clone(g.runs)
 	for _, frame := range order {

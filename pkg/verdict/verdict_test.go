@@ -122,6 +122,15 @@ func TestVerdictMovedWork(t *testing.T) {
 	}
 	t.Log(v.Headline)
 
+	// B no longer inlined into A: its time leaves A's own for a frame of
+	// its own.
+	v = FromTree(diffOf(t, map[string]int64{"main;A": 30000, "main;other": 70000},
+		map[string]int64{"main;A": 10000, "main;A;B": 20000, "main;other": 70000}), Input{MinChange: DefaultMinBaseShare})
+	if v.Result != Pass || len(v.Regressions)+len(v.Improvements) != 0 || len(v.Moved) != 1 ||
+		!strings.HasPrefix(v.Moved[0].Sentence(), "`B` is new, called from `A`; it took over `A`'s own code: 20.00% of the base total moved") {
+		t.Errorf("inlining: %s %q %+v %+v", v.Result, v.Why, v.Regressions, v.Moved)
+	}
+
 	base = map[string]int64{"main;toString;json.Marshal": 20000, "main;toString;json.Marshal;reflect.Value": 10000, "main;toString": 5000, "main;other": 65000}
 	head = map[string]int64{"main;toString;encode": 25000, "main;toString": 5000, "main;other": 65000}
 	v = FromTree(diffOf(t, base, head), Input{MinChange: DefaultMinBaseShare})
