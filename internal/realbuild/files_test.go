@@ -19,7 +19,7 @@ func TestSameBinaryTwoPaths(t *testing.T) {
 	base, head := f.files["aa-base"], f.files["aa-head"]
 	folded, _ := Flamediff(t, DiffArgs(base, head, "--output", "folded")...)
 	if share := oneSided(t, folded); share > 0.02 {
-		t.Errorf("%.1f%% of the samples are in stacks of one side only; the same binary has the same stacks", 100*share)
+		t.Errorf("%.1f%% of the samples are in stacks of one side only; the same binary has the same stacks:\n%s", 100*share, alone(folded))
 	}
 	for _, normalize := range []string{"absolute", "relative"} {
 		v := DiffVerdict(t, base, head, "--alpha", "0.01", "--normalize", normalize)

@@ -1,10 +1,12 @@
 package realbuild
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,6 +157,37 @@ func oneSided(t *testing.T, folded string) float64 {
 		}
 	}
 	return alone / all
+}
+
+// alone lists the largest stacks of a folded diff that one side only has.
+func alone(folded string) string {
+	type stack struct {
+		line  string
+		value float64
+	}
+	var stacks []stack
+	for _, line := range strings.Split(strings.TrimSpace(folded), "\n") {
+		f := strings.Fields(line)
+		var base, head float64
+		if len(f) < 3 {
+			continue
+		}
+		fmt.Sscan(f[len(f)-2], &base)
+		fmt.Sscan(f[len(f)-1], &head)
+		if base == 0 || head == 0 {
+			stacks = append(stacks, stack{line, base + head})
+		}
+	}
+	slices.SortFunc(stacks, func(a, b stack) int { return cmp.Compare(b.value, a.value) })
+	var b strings.Builder
+	for i, s := range stacks {
+		if i == 10 {
+			fmt.Fprintf(&b, "... and %d more\n", len(stacks)-10)
+			break
+		}
+		b.WriteString(s.line + "\n")
+	}
+	return b.String()
 }
 
 // moveInto returns the move of v (its moved list) in which function took
