@@ -2,11 +2,14 @@ package realbuild
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/chtest"
 )
 
 // inlined lists the functions that `go tool pprof -top` marks "(inline)"
@@ -28,32 +31,43 @@ func inlined(t *testing.T, files ...string) map[string]bool {
 	return marked
 }
 
-// What the profile says about inlining is kept: the pprof export of a
-// release's runs marks as inlined what pprof marks so in the runs
-// themselves (fold in the base build, not in the refactor built with
+// What the profile says about inlining is kept: the pprof exports of a
+// release's runs, of the query on the files and of the runs stored in
+// ClickHouse, mark as inlined what pprof marks so in the runs themselves
+// (fold in the base build, not in the refactor built with
 // -gcflags=<work>=-l), so a change of inlining reads as one.
 func TestInlineMarksKept(t *testing.T) {
 	f := app(t)
+	dsn := chtest.DSN(t)
+	Flamediff(t, "migrate", "--dsn", dsn)
 	for _, release := range []string{"aa-base", "refactor"} {
 		runs := f.files[release]
 		want := inlined(t, runs...)
 		if release == "aa-base" && !want[work("fold")] || release == "refactor" && want[work("fold")] {
 			t.Fatalf("%s: pprof marks inlined %v; the build should (base) or should not (refactor) inline fold", release, want)
 		}
-		out, _ := Flamediff(t, append([]string{"query", "--type", "flamegraph", "--output", "pprof", "--head"}, runs...)...)
-		export := filepath.Join(t.TempDir(), release+".pb.gz")
-		if err := os.WriteFile(export, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
+		for r, file := range runs {
+			Flamediff(t, "ingest", "--dsn", dsn, "--app", "app", "--build", release, "--run", fmt.Sprint(r), file)
 		}
-		got := inlined(t, export)
-		for fn := range want {
-			if !got[fn] {
-				t.Errorf("%s: pprof marks %s inlined in the runs, not in Flamediff's export", release, fn)
+		for way, args := range map[string][]string{
+			"query on files": append([]string{"query", "--type", "flamegraph", "--output", "pprof", "--head"}, runs...),
+			"stored export":  {"export", "--dsn", dsn, "--app", "app", "--build", release, "--output", "pprof"},
+		} {
+			out, _ := Flamediff(t, args...)
+			export := filepath.Join(t.TempDir(), release+".pb.gz")
+			if err := os.WriteFile(export, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
 			}
-		}
-		for fn := range got {
-			if !want[fn] {
-				t.Errorf("%s: Flamediff's export marks %s inlined, pprof does not in the runs", release, fn)
+			got := inlined(t, export)
+			for fn := range want {
+				if !got[fn] {
+					t.Errorf("%s, %s: pprof marks %s inlined in the runs, not in Flamediff's export", release, way, fn)
+				}
+			}
+			for fn := range got {
+				if !want[fn] {
+					t.Errorf("%s, %s: Flamediff's export marks %s inlined, pprof does not in the runs", release, way, fn)
+				}
 			}
 		}
 	}
