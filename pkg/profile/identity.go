@@ -54,8 +54,8 @@ func moduleNamed(name, base string) (string, bool) {
 // ModuleIdentity returns what stands for a module across builds, from its
 // path alone (so that it holds for every input format and for frames
 // stored before it existed):
-//   - "" and bracketed modules ("[kernel.kallsyms]", "[vdso]", "[unknown]")
-//     are themselves;
+//   - "" and the modules that name no file ("[kernel.kallsyms]", "[vdso]",
+//     "[unknown]", perf's "//anon") are themselves;
 //   - perf's JIT maps (/tmp/perf-PID.map) and jitdump files
 //     (jitted-PID-N.so) are "[jit]": the PID changes every run;
 //   - a shared library is its file name without directory or version:
@@ -71,7 +71,7 @@ func moduleNamed(name, base string) (string, bool) {
 //
 // A " (deleted)" suffix (a binary replaced while it ran) is ignored.
 func ModuleIdentity(module string) string {
-	if module == "" || module[0] == '[' {
+	if isMarker(module) {
 		return module
 	}
 	module = strings.TrimSuffix(module, " (deleted)")
@@ -104,13 +104,20 @@ func ModuleIdentity(module string) string {
 }
 
 // moduleBase is the file name of a module path ("/" or "\" separated),
-// without a " (deleted)" suffix; "" for bracketed and empty modules.
+// without a " (deleted)" suffix; "" for markers (isMarker).
 func moduleBase(module string) string {
-	if module == "" || module[0] == '[' {
+	if isMarker(module) {
 		return ""
 	}
 	module = strings.TrimSuffix(module, " (deleted)")
 	return module[strings.LastIndexAny(module, `/\`)+1:]
+}
+
+// isMarker reports whether a module names no file: "", perf's and pprof's
+// bracketed ones ("[kernel.kallsyms]", "[vdso]") and perf's "//anon"
+// (anonymous executable memory, JIT code without a map).
+func isMarker(module string) bool {
+	return module == "" || module[0] == '[' || strings.HasPrefix(module, "//")
 }
 
 // versionless cuts a version that follows sep at the end of stem:

@@ -1,6 +1,9 @@
 package profile
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Module paths as profilers write them (pprof mappings of Go and C
 // programs, perf script DSOs, OTLP mapping file names) and what stands for
@@ -21,6 +24,7 @@ func TestModuleIdentity(t *testing.T) {
 		{"[vdso]", "[vdso]"},
 		{"[unknown]", "[unknown]"},
 		{"[anon:Mem]", "[anon:Mem]"},
+		{"//anon", "//anon"},
 		{"/usr/lib/debug/boot/vmlinux-6.1.0-13-amd64", "vmlinux"},
 		// shared libraries: the file name without its version
 		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so"},
@@ -72,6 +76,7 @@ func TestFrameIdentity(t *testing.T) {
 		{{Name: "app-base+0x1f00", Module: "/a/app-base"}, {Name: "app-head+0x2f00", Module: "/b/app-head"}},
 		{{Name: "[libfoo.so.1]", Module: "/x/libfoo.so.1"}, {Name: "[libbar.so.1]", Module: "/x/libbar.so.1"}},
 		{{Name: "f", Module: "[kernel.kallsyms]"}, {Name: "f", Module: ""}},
+		{{Name: "[anon]", Module: "//anon"}, {Name: "[app]", Module: "/a/app"}},            // perf's unknown symbols of JIT code and of the executable
 		{{Name: "app", Module: ""}, {Name: "app", Module: ProgramModule}},                  // another process's frame is its name
 		{{Name: "cksum", Module: "/usr/bin/cksum"}, {Name: "sum", Module: "/usr/bin/sum"}}, // functions named after their binaries
 	}
@@ -80,4 +85,24 @@ func TestFrameIdentity(t *testing.T) {
 			t.Errorf("%+v and %+v: one identity %q, want two", s[0], s[1], a)
 		}
 	}
+}
+
+// A module's identity does not depend on its directory, nor on the
+// " (deleted)" of a binary replaced while it ran; no path makes it panic.
+func FuzzModuleIdentity(f *testing.F) {
+	for _, s := range []string{"app-base", "libc-2.31.so", "libfoo.so.1.2.3", "perf-123.map", "jitted-1-2.so", "[vdso]", "libssl.1.1.dylib", "KERNEL32.DLL", "vmlinux-6.1", "x.so.", ".so"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, base string) {
+		if base == "" || base[0] == '[' || strings.ContainsAny(base, `/\`) || strings.HasSuffix(base, " (deleted)") {
+			return
+		}
+		id := ModuleIdentity("/opt/app/1.2/" + base)
+		if other := ModuleIdentity(`C:\builds\7\` + base + " (deleted)"); other != id {
+			t.Errorf("%q: identity %q in one directory, %q in another", base, id, other)
+		}
+		if a, b := FrameIdentity("["+base+"]", "/a/"+base), FrameIdentity("["+base+"]", "/b/c/"+base); a != b {
+			t.Errorf("%q: made names differ by directory: %q, %q", base, a, b)
+		}
+	})
 }
