@@ -51,24 +51,20 @@ func TestInlineMarksKept(t *testing.T) {
 		}
 		// The export of a stored build; a query's tree has a location per
 		// frame, since its nodes are functions across builds (docs/EXPORT.md).
-		for way, args := range map[string][]string{
-			"stored export": {"export", "--dsn", dsn, "--app", "app", "--build", release, "--output", "pprof"},
-		} {
-			out, _ := Flamediff(t, args...)
-			export := filepath.Join(t.TempDir(), release+".pb.gz")
-			if err := os.WriteFile(export, []byte(out), 0o644); err != nil {
-				t.Fatal(err)
+		out, _ := Flamediff(t, "export", "--dsn", dsn, "--app", "app", "--build", release, "--output", "pprof")
+		export := filepath.Join(t.TempDir(), release+".pb.gz")
+		if err := os.WriteFile(export, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := inlined(t, export)
+		for fn := range want {
+			if !got[fn] {
+				t.Errorf("%s: pprof marks %s inlined in the runs, not in Flamediff's export", release, fn)
 			}
-			got := inlined(t, export)
-			for fn := range want {
-				if !got[fn] {
-					t.Errorf("%s, %s: pprof marks %s inlined in the runs, not in Flamediff's export", release, way, fn)
-				}
-			}
-			for fn := range got {
-				if !want[fn] {
-					t.Errorf("%s, %s: Flamediff's export marks %s inlined, pprof does not in the runs", release, way, fn)
-				}
+		}
+		for fn := range got {
+			if !want[fn] {
+				t.Errorf("%s: Flamediff's export marks %s inlined, pprof does not in the runs", release, fn)
 			}
 		}
 	}
