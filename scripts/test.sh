@@ -29,6 +29,8 @@ if ! command -v javac >/dev/null 2>&1 || ! command -v jfr >/dev/null 2>&1; then
   sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
 fi
+# internal/realbuild records a C program with perf (Debian's linux-perf).
+command -v perf >/dev/null 2>&1 || apt_install linux-perf
 
 log "Go modules and npm packages"
 go mod download
