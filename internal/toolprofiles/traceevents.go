@@ -32,16 +32,19 @@ function work(n) { let t = 0; for (let k = 0; k < 20; k++) { t += fast() + slow(
 </script>
 `
 
-// chromeRecorder loads page.html in Debian's Chromium with playwright-core
-// and records, for each argument, a trace of work(n) with V8's CPU
-// profiler on, as DevTools' Performance panel does (CDP Tracing.start).
+// chromeRecorder records, for each argument, a trace of page.html's
+// work(n) in Debian's Chromium with playwright-core, V8's CPU profiler on
+// as DevTools' Performance panel has it (CDP Tracing.start).
 const chromeRecorder = `const [core, chromiumPath, dir, name, ...ns] = process.argv.slice(2);
 const { chromium } = require(core);
 (async () => {
   const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
   const page = await browser.newPage();
-  await page.goto('file://' + dir + '/page.html');
   for (let i = 0; i < ns.length; i++) {
+    // The page loaded afresh a run: each run's code is compiled and
+    // inlined anew, as in a run of its own.
+    await page.goto('about:blank');
+    await page.goto('file://' + dir + '/page.html');
     await browser.startTracing(page, { path: dir + '/' + name + i + '.json', categories: ['devtools.timeline', 'v8.execute', 'disabled-by-default-v8.cpu_profiler'] });
     await page.evaluate(n => work(n), Number(ns[i]));
     await browser.stopTracing();
