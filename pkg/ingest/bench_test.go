@@ -170,6 +170,20 @@ func benchSpeedscope(stacks [][]string) []byte {
 		strings.Join(frames, ","), strings.Join(samples, ","), strings.Join(weights, ","))
 }
 
+// benchTraceEvents writes each stack as complete (X) events nested on one
+// thread, each enclosing the next, the innermost taking the whole time: a
+// span flame graph of one sample per stack.
+func benchTraceEvents(stacks [][]string) []byte {
+	var events []string
+	for i, s := range stacks {
+		for _, f := range s {
+			events = append(events, fmt.Sprintf(`{"ph":"X","name":%q,"pid":1,"tid":1,"ts":%d,"dur":%d}`, f, 10*i, 1+i%7))
+		}
+	}
+	return fmt.Appendf(nil, `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},%s]}`,
+		strings.Join(events, ","))
+}
+
 // toPprof writes a parsed run as pprof, the same profile in the format
 // the others are measured against.
 func toPprof(b *testing.B, p *profile.Profile) []byte {
@@ -199,7 +213,7 @@ func toPprof(b *testing.B, p *profile.Profile) []byte {
 // to pprof's on the same profile (the format's file parsed, written back as
 // pprof), the two alternating: benchN samples over a tenth as many
 // distinct stacks (a V8 node table is a tree of the distinct stacks) for
-// the JSON formats; the files of testdata the real callgrind and JFR wrote
+// the JSON formats (trace events: nested X events a stack); the files of testdata the real callgrind and JFR wrote
 // (random stacks make a call graph no program has, and JFR has no writer
 // here).
 func BenchmarkParseFormats(b *testing.B) {
@@ -221,6 +235,7 @@ func BenchmarkParseFormats(b *testing.B) {
 	}{
 		{CPUProfile, benchCPUProfile(stacks)},
 		{Speedscope, benchSpeedscope(stacks)},
+		{TraceEvent, benchTraceEvents(stacks)},
 		{Callgrind, real("prog.callgrind")},
 		{JFR, real("app.jfr")},
 	} {

@@ -21,13 +21,27 @@ const maxJSON = 1 << 30
 // readJSON decodes a whole JSON document of at most maxJSON bytes into v.
 // encoding/json refuses nesting deeper than 10000 levels.
 func readJSON(r io.Reader, name string, v any) error {
+	data, err := readAllJSON(r, name)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(data, name, v)
+}
+
+// readAllJSON reads a whole JSON document of at most maxJSON bytes.
+func readAllJSON(r io.Reader, name string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(data) > maxJSON {
-		return fileError(name, "larger than %d bytes", maxJSON)
+		return nil, fileError(name, "larger than %d bytes", maxJSON)
 	}
+	return data, nil
+}
+
+// decodeJSON decodes data into v, its errors naming the file and offset.
+func decodeJSON(data []byte, name string, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
@@ -68,9 +82,9 @@ func looksLikeCPUProfile(head []byte) bool {
 type cpuProfile struct {
 	Nodes      []cpuNode `json:"nodes"`
 	StartTime  int64     `json:"startTime"` // microseconds
-	EndTime    int64   `json:"endTime"`
-	Samples    []int64 `json:"samples"`
-	TimeDeltas []int64 `json:"timeDeltas"`
+	EndTime    int64     `json:"endTime"`
+	Samples    []int64   `json:"samples"`
+	TimeDeltas []int64   `json:"timeDeltas"`
 }
 
 // cpuNode is a node of a V8 CPU profile's tree.

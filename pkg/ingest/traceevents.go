@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -81,12 +80,9 @@ func parseTraceEvents(r io.Reader, name string, o Options) (*profile.Profile, er
 }
 
 func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
+	data, err := readAllJSON(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > maxJSON {
-		return nil, fileError(name, "larger than %d bytes", maxJSON)
+		return nil, err
 	}
 	var file struct {
 		TraceEvents []traceEvent `json:"traceEvents"`
@@ -98,9 +94,9 @@ func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
 		if !bytes.HasSuffix(t, []byte("]")) {
 			t = append(bytes.TrimRight(t, ", \t\r\n"), ']')
 		}
-		err = readJSON(bytes.NewReader(t), name, &file.TraceEvents)
+		err = decodeJSON(t, name, &file.TraceEvents)
 	} else {
-		err = readJSON(bytes.NewReader(t), name, &file)
+		err = decodeJSON(t, name, &file)
 	}
 	if err != nil {
 		return nil, err
@@ -197,7 +193,7 @@ func traceSpans(events []traceEvent, name string) (*profile.Profile, error) {
 	if len(order) == 0 {
 		return nil, fileError(name, "no duration events (X, B/E): read its CPU profile with sample type samples or cpu")
 	}
-	var all []Span
+	all := make([]Span, 0, len(events))
 	var id uint64
 	for _, th := range order {
 		label := cmp.Or(threadNames[th], processNames[th.pid], "thread")
