@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // NodeTrace runs NodeApp (written to dir/app.js) with Node's trace events
@@ -217,22 +218,16 @@ func TraceSamples(file string) (map[string]int64, error) {
 	return counts, nil
 }
 
-// PlaywrightCore finds the npm package playwright-core in the
-// node_modules of the working directory or one above it.
+// PlaywrightCore finds the npm package playwright-core in the module's
+// node_modules (npm install puts it there).
 func PlaywrightCore() (string, error) {
-	dir, err := os.Getwd()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("go env GOMOD: %v", err)
 	}
-	for {
-		p := filepath.Join(dir, "node_modules", "playwright-core")
-		if _, err := os.Stat(filepath.Join(p, "package.json")); err == nil {
-			return p, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("no node_modules/playwright-core here or above: run npm install")
-		}
-		dir = up
+	p := filepath.Join(filepath.Dir(strings.TrimSpace(string(gomod))), "node_modules", "playwright-core")
+	if _, err := os.Stat(filepath.Join(p, "package.json")); err != nil {
+		return "", fmt.Errorf("no playwright-core: run npm install: %v", err)
 	}
+	return p, nil
 }
