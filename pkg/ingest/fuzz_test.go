@@ -135,11 +135,13 @@ func FuzzParseCPUProfile(f *testing.F) {
 }
 
 func FuzzParseSpeedscope(f *testing.F) {
+	seed(f, "formats/*.speedscope.json")
 	f.Add([]byte(speedscopeSample))
 	fuzzFormat(f, Speedscope)
 }
 
 func FuzzParseTraceEvents(f *testing.F) {
+	seed(f, "formats/*.trace.json")
 	f.Add([]byte(`{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},` +
 		`{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":10},{"ph":"B","name":"b","pid":1,"tid":1,"ts":2},{"ph":"E","pid":1,"tid":1,"ts":5},` +
 		`{"ph":"P","name":"Profile","pid":1,"id":"0x1","args":{"data":{"startTime":0}}},` +
