@@ -72,8 +72,12 @@ func hasKeys(head []byte, keys ...string) bool {
 // with call frames (Node writes "nodes" first; DevTools too), and that is
 // not a Chrome trace, whose ProfileChunk events carry node tables too.
 func looksLikeCPUProfile(head []byte) bool {
-	t := bytes.TrimLeft(head, " \t\r\n")
-	return bytes.HasPrefix(t, []byte("{")) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
+	return isJSONObject(head) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
+}
+
+// isJSONObject reports whether head starts, after white space, with "{".
+func isJSONObject(head []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{"))
 }
 
 // cpuProfile is V8's CPU profile (the DevTools protocol's Profiler.Profile):

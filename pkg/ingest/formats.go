@@ -36,6 +36,7 @@ const (
 	CPUProfile Format = "cpuprofile"
 	Speedscope Format = "speedscope"
 	TraceEvent Format = "trace-events"
+	Gecko      Format = "gecko"
 	Perf       Format = "perf"
 	Folded     Format = "folded"
 	OTLP       Format = "otlp"
@@ -74,6 +75,10 @@ var formats = []FormatInfo{
 		Carries: "duration events (X, B/E) per thread as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
 		Writer:  "`node --trace-event-categories v8,node --trace-event-file-pattern run.json app.js`, Chrome's `--trace-startup --trace-startup-file=run.json`",
 		detect:  looksLikeTraceEvents, parse: parseTraceEvents},
+	{Name: Gecko, Title: "the Firefox Profiler's raw Gecko profile JSON (threads of schema-indexed tables)",
+		Carries: "samples (count) of every thread in one run; function, module and line where the frames have them",
+		Writer:  "simpleperf's `gecko_profile_generator.py -i perf.data > run.json`",
+		detect:  looksLikeGecko, parse: parseGecko},
 	{Name: Perf, Title: "Linux `perf script` text, collapsed as stackcollapse-perf.pl does",
 		Carries: "samples (count) of the first event; no file or line",
 		Writer:  "`perf record -g PROGRAM && perf script`",
@@ -135,7 +140,7 @@ func detect(head []byte, name string) (FormatInfo, error) {
 			continue
 		}
 		if f.Name == Folded && looksLikeJSON(head) {
-			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file or trace events, the JSON formats read (docs/CLI.md)")
+			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile, the JSON formats read (docs/CLI.md)")
 		}
 		return f, nil
 	}

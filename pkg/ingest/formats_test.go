@@ -80,7 +80,7 @@ func TestHostileFormats(t *testing.T) {
 		{"cpuprofile deltas", `{"nodes":[` + node(1, "a") + `],"samples":[1,1],"timeDeltas":[1]}`, CPUProfile, "2 samples but 1 time deltas"},
 		{"deep JSON", `{"nodes":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `,"callFrame":1}`, Auto, "exceeded max depth"},
 		{"truncated JSON", cpu(node(1, "a"), "[1]")[:30], CPUProfile, "bad JSON"},
-		{"unknown JSON", `{"events": []}`, Auto, "JSON that is no V8 CPU profile, speedscope file or trace events"},
+		{"unknown JSON", `{"events": []}`, Auto, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile"},
 		{"trace without events", `{"traceEvents": []}`, Auto, "no trace events"},
 		{"trace with only a profile chunk", `{"traceEvents": [{"ph": "P", "name": "ProfileChunk", "args": {"data": {"cpuProfile": {"nodes": [{"callFrame": {}}]}}}}]}`,
 			Auto, "no duration events (X, B/E): read its CPU profile with sample type samples or cpu"},

@@ -55,7 +55,7 @@ func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 // content is pprof, and so is text that starts like one of pprof's legacy
 // text profiles (heap, contention, thread, goroutine counts); callgrind
 // files start with their header; JSON is a V8 CPU profile, a speedscope
-// file or trace events by its keys, and any other JSON is refused; text whose first line
+// file, trace events or a Gecko profile by its keys, and any other JSON is refused; text whose first line
 // after any `#` comments is a perf event header (ending with "event:", or
 // followed by a blank or indented stack line) is `perf script` output; any
 // other text is folded stacks.
