@@ -48,16 +48,24 @@ func toolReference(format, file string) (map[string]int64, error) {
 		return toolprofiles.Annotate(file)
 	case "cpuprofile":
 		counts, _, _, err := toolprofiles.V8Counts(file)
-		byName := map[string]int64{}
-		for k, v := range counts {
-			byName[k[:strings.LastIndexByte(k, ' ')]] += v
-		}
-		return byName, err
+		return byFunction(counts), err
 	case "jfr":
 		sums, _, err := toolprofiles.JFRTopFrames(file, "jdk.ExecutionSample", "")
 		return sums, err
+	case "trace-events":
+		counts, err := toolprofiles.TraceSamples(file)
+		return byFunction(counts), err
 	}
 	return nil, fmt.Errorf("no reference for %s", format)
+}
+
+// byFunction sums V8's counts keyed "function url" by function.
+func byFunction(counts map[string]int64) map[string]int64 {
+	byName := map[string]int64{}
+	for k, v := range counts {
+		byName[k[:strings.LastIndexByte(k, ' ')]] += v
+	}
+	return byName
 }
 
 var (
@@ -110,7 +118,11 @@ func TestToolFormatsThroughCLI(t *testing.T) {
 				format := tr.Format
 				t.Run(format, func(t *testing.T) {
 					for build, dir := range map[string]string{"base": tr.Base, "head": tr.Head} {
-						out := mustRun(t, "ingest", "--dsn", dsn, "--app", format, "--build", build, dir)
+						ingest := []string{"ingest", "--dsn", dsn, "--app", format, "--build", build}
+						if tr.SampleType != "" {
+							ingest = append(ingest, "--sample-type", tr.SampleType)
+						}
+						out := mustRun(t, append(ingest, dir)...)
 						if n := strings.Count(out, "stored "); n != runsPerSide {
 							t.Fatalf("ingest of %s stored %d runs:\n%s", dir, n, out)
 						}

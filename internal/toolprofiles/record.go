@@ -12,15 +12,17 @@ import (
 // head build with slow() made slower (its own loop 4x longer).
 type Recording struct {
 	Format     string // the format's name in Flamediff's table
+	SampleType string // the sample type to read, "" for the format's default
 	Base, Head string // directories of one file a run
 	First      string // the first run's file name, in both
 	Slow       string // slow()'s frame name
 	SlowAt     string // slow()'s file base name and first line with samples, "prog.c:5"
 }
 
-// Record records runs runs a build with callgrind, node --cpu-prof and
-// JFR into dir, two tools at a time (the JVM records all its runs in one
-// process; callgrind and node take turns).
+// Record records runs runs a build with callgrind, node --cpu-prof, JFR
+// and Chromium's tracing (its V8 CPU profile events) into dir, three tools
+// at a time (the JVM and Chromium record all their runs in one process;
+// callgrind and node take turns).
 func Record(dir string, runs int) ([]Recording, error) {
 	mk := func(parts ...string) (string, error) {
 		d := filepath.Join(append([]string{dir}, parts...)...)
@@ -32,6 +34,7 @@ func Record(dir string, runs int) ([]Recording, error) {
 		{Format: "cpuprofile", First: "run0.cpuprofile", Slow: "slow", SlowAt: fmt.Sprintf("app.js:%d", SlowLineJS)},
 		// slow's first line with samples is its call of leaf.
 		{Format: "jfr", First: "run0.jfr", Slow: "App.slow", SlowAt: fmt.Sprintf("App:%d", SlowLinesJava[0]+1)},
+		{Format: "trace-events", SampleType: "samples", First: "run0.json", Slow: "slow", SlowAt: fmt.Sprintf("page.html:%d", SlowLineJS)},
 	} {
 		var err error
 		if r.Base, err = mk(r.Format, "base"); err == nil {
@@ -57,18 +60,25 @@ func Record(dir string, runs int) ([]Recording, error) {
 	if err != nil {
 		return nil, err
 	}
+	core, err := PlaywrightCore()
+	if err != nil {
+		return nil, err
+	}
 	slow := map[string][3]int{"base": {40000, 2e6, 1e6}, "head": {160000, 8e6, 4e6}}
 	var wg sync.WaitGroup
-	errs := make([]error, 2)
+	errs := make([]error, 3)
 	wg.Add(2)
+	wg.Go(func() {
+		for _, side := range []string{"base", "head"} {
+			if errs[2] = ChromeTraces(core, filepath.Join(dir, "trace-events", side), "run", repeated(slow[side][1], runs)...); errs[2] != nil {
+				return
+			}
+		}
+	})
 	go func() {
 		defer wg.Done()
 		for _, side := range []string{"base", "head"} {
-			ns := make([]int, runs)
-			for i := range ns {
-				ns[i] = slow[side][2]
-			}
-			if errs[0] = JFRRuns(classes, filepath.Join(dir, "jfr", side), "run", ns...); errs[0] != nil {
+			if errs[0] = JFRRuns(classes, filepath.Join(dir, "jfr", side), "run", repeated(slow[side][2], runs)...); errs[0] != nil {
 				return
 			}
 		}
@@ -99,4 +109,13 @@ func Record(dir string, runs int) ([]Recording, error) {
 		}
 	}
 	return recs, nil
+}
+
+// repeated is runs times n.
+func repeated(n, runs int) []int {
+	ns := make([]int, runs)
+	for i := range ns {
+		ns[i] = n
+	}
+	return ns
 }

@@ -170,6 +170,62 @@ func benchSpeedscope(stacks [][]string) []byte {
 		strings.Join(frames, ","), strings.Join(samples, ","), strings.Join(weights, ","))
 }
 
+// benchTraceEvents writes each stack as complete (X) events nested on one
+// thread, each enclosing the next, the innermost taking the whole time: a
+// span flame graph of one sample per stack.
+func benchTraceEvents(stacks [][]string) []byte {
+	var events []string
+	for i, s := range stacks {
+		for _, f := range s {
+			events = append(events, fmt.Sprintf(`{"ph":"X","name":%q,"pid":1,"tid":1,"ts":%d,"dur":%d}`, f, 10*i, 1+i%7))
+		}
+	}
+	return fmt.Appendf(nil, `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},%s]}`,
+		strings.Join(events, ","))
+}
+
+// benchGecko writes stacks as one raw Gecko thread, its stack table the
+// tree of the stacks' prefixes.
+func benchGecko(stacks [][]string) []byte {
+	strs, frames := map[string]int{}, []string{}
+	type key struct{ prefix, frame int }
+	nodes := map[key]int{}
+	var table, samples []string
+	for i, s := range stacks {
+		prefix := -1
+		for _, f := range s {
+			id, ok := strs[f]
+			if !ok {
+				id = len(frames)
+				strs[f] = id
+				frames = append(frames, f)
+			}
+			n, ok := nodes[key{prefix, id}]
+			if !ok {
+				n = len(table)
+				nodes[key{prefix, id}] = n
+				p := "null"
+				if prefix >= 0 {
+					p = fmt.Sprint(prefix)
+				}
+				table = append(table, fmt.Sprintf("[%s,%d,0]", p, id))
+			}
+			prefix = n
+		}
+		samples = append(samples, fmt.Sprintf("[%d,%d,0]", prefix, i))
+	}
+	rows := make([]string, len(frames))
+	names := make([]string, len(frames))
+	for i, f := range frames {
+		rows[i] = fmt.Sprintf("[%d,false,0,null,null,null,null,0,0]", i)
+		names[i] = fmt.Sprintf("%q", f+" (in /data/local/tmp/prog)")
+	}
+	return fmt.Appendf(nil, `{"meta":{"version":24},"threads":[{"name":"main","samples":{"schema":{"stack":0,"time":1,"responsiveness":2},"data":[%s]},`+
+		`"stackTable":{"schema":{"prefix":0,"frame":1,"category":2},"data":[%s]},`+
+		`"frameTable":{"schema":{"location":0,"relevantForJS":1,"innerWindowID":2,"implementation":3,"optimizations":4,"line":5,"column":6,"category":7,"subcategory":8},"data":[%s]},`+
+		`"stringTable":[%s]}]}`, strings.Join(samples, ","), strings.Join(table, ","), strings.Join(rows, ","), strings.Join(names, ","))
+}
+
 // toPprof writes a parsed run as pprof, the same profile in the format
 // the others are measured against.
 func toPprof(b *testing.B, p *profile.Profile) []byte {
@@ -199,7 +255,8 @@ func toPprof(b *testing.B, p *profile.Profile) []byte {
 // to pprof's on the same profile (the format's file parsed, written back as
 // pprof), the two alternating: benchN samples over a tenth as many
 // distinct stacks (a V8 node table is a tree of the distinct stacks) for
-// the JSON formats; the files of testdata the real callgrind and JFR wrote
+// the JSON formats (trace events: nested X events a stack; Gecko: one
+// thread); the files of testdata the real callgrind and JFR wrote
 // (random stacks make a call graph no program has, and JFR has no writer
 // here).
 func BenchmarkParseFormats(b *testing.B) {
@@ -221,6 +278,8 @@ func BenchmarkParseFormats(b *testing.B) {
 	}{
 		{CPUProfile, benchCPUProfile(stacks)},
 		{Speedscope, benchSpeedscope(stacks)},
+		{TraceEvent, benchTraceEvents(stacks)},
+		{Gecko, benchGecko(stacks)},
 		{Callgrind, real("prog.callgrind")},
 		{JFR, real("app.jfr")},
 	} {

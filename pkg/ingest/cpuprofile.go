@@ -21,13 +21,27 @@ const maxJSON = 1 << 30
 // readJSON decodes a whole JSON document of at most maxJSON bytes into v.
 // encoding/json refuses nesting deeper than 10000 levels.
 func readJSON(r io.Reader, name string, v any) error {
+	data, err := readAllJSON(r, name)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(data, name, v)
+}
+
+// readAllJSON reads a whole JSON document of at most maxJSON bytes.
+func readAllJSON(r io.Reader, name string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(data) > maxJSON {
-		return fileError(name, "larger than %d bytes", maxJSON)
+		return nil, fileError(name, "larger than %d bytes", maxJSON)
 	}
+	return data, nil
+}
+
+// decodeJSON decodes data into v, its errors naming the file and offset.
+func decodeJSON(data []byte, name string, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
@@ -58,28 +72,35 @@ func hasKeys(head []byte, keys ...string) bool {
 // with call frames (Node writes "nodes" first; DevTools too), and that is
 // not a Chrome trace, whose ProfileChunk events carry node tables too.
 func looksLikeCPUProfile(head []byte) bool {
-	t := bytes.TrimLeft(head, " \t\r\n")
-	return bytes.HasPrefix(t, []byte("{")) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
+	return isJSONObject(head) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
+}
+
+// isJSONObject reports whether head starts, after white space, with "{".
+func isJSONObject(head []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{"))
 }
 
 // cpuProfile is V8's CPU profile (the DevTools protocol's Profiler.Profile):
 // a tree of nodes, and samples naming the node that was on CPU, with the
 // microseconds since the previous sample.
 type cpuProfile struct {
-	Nodes []struct {
-		ID        int64 `json:"id"`
-		CallFrame struct {
-			FunctionName string `json:"functionName"`
-			URL          string `json:"url"`
-			LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
-		} `json:"callFrame"`
-		Children []int64 `json:"children"`
-		Parent   *int64  `json:"parent"` // the older format names parents instead
-	} `json:"nodes"`
-	StartTime  int64   `json:"startTime"` // microseconds
-	EndTime    int64   `json:"endTime"`
-	Samples    []int64 `json:"samples"`
-	TimeDeltas []int64 `json:"timeDeltas"`
+	Nodes      []cpuNode `json:"nodes"`
+	StartTime  int64     `json:"startTime"` // microseconds
+	EndTime    int64     `json:"endTime"`
+	Samples    []int64   `json:"samples"`
+	TimeDeltas []int64   `json:"timeDeltas"`
+}
+
+// cpuNode is a node of a V8 CPU profile's tree.
+type cpuNode struct {
+	ID        int64 `json:"id"`
+	CallFrame struct {
+		FunctionName string `json:"functionName"`
+		URL          string `json:"url"`
+		LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
+	} `json:"callFrame"`
+	Children []int64 `json:"children"`
+	Parent   *int64  `json:"parent"` // the older format and trace events name parents instead
 }
 
 // parseCPUProfile reads a V8 CPU profile (`node --cpu-prof`, Chrome
@@ -97,17 +118,39 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 	if err := readJSON(r, name, &cp); err != nil {
 		return nil, err
 	}
-	timed := o.SampleType == "cpu"
+	p := &profile.Profile{SampleType: "samples", Unit: "count"}
+	if o.SampleType == "cpu" {
+		p.SampleType, p.Unit = "cpu", "microseconds"
+	}
+	if cp.StartTime > 0 {
+		p.Start = time.UnixMicro(cp.StartTime)
+	}
+	if d := cp.EndTime - cp.StartTime; d > 0 && d < 1<<62/1000 {
+		p.Duration = time.Duration(d) * time.Microsecond
+	}
+	if err := cp.addSamples(p, name); err != nil {
+		return nil, err
+	}
+	if len(p.Samples) == 0 {
+		return nil, fileError(name, "no samples in the CPU profile")
+	}
+	return p, nil
+}
+
+// addSamples adds cp's samples to p, whose sample type (samples or cpu)
+// says what they weigh, as parseCPUProfile describes.
+func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
+	timed := p.SampleType == "cpu"
 	if len(cp.Nodes) == 0 {
-		return nil, fileError(name, "no nodes in the CPU profile")
+		return fileError(name, "no nodes in the CPU profile")
 	}
 	if len(cp.TimeDeltas) != 0 && len(cp.TimeDeltas) != len(cp.Samples) {
-		return nil, fileError(name, "%d samples but %d time deltas", len(cp.Samples), len(cp.TimeDeltas))
+		return fileError(name, "%d samples but %d time deltas", len(cp.Samples), len(cp.TimeDeltas))
 	}
 	index := make(map[int64]int, len(cp.Nodes))
 	for i, n := range cp.Nodes {
 		if _, dup := index[n.ID]; dup {
-			return nil, fileError(name, "node id %d given twice", n.ID)
+			return fileError(name, "node id %d given twice", n.ID)
 		}
 		index[n.ID] = i
 	}
@@ -119,30 +162,20 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 		for _, c := range n.Children {
 			j, ok := index[c]
 			if !ok {
-				return nil, fileError(name, "node %d has an unknown child %d", n.ID, c)
+				return fileError(name, "node %d has an unknown child %d", n.ID, c)
 			}
 			if parent[j] >= 0 || j == i {
-				return nil, fileError(name, "node %d has two parents: the node table is not a tree", c)
+				return fileError(name, "node %d has two parents: the node table is not a tree", c)
 			}
 			parent[j] = i
 		}
 		if n.Parent != nil && len(n.Children) == 0 {
 			j, ok := index[*n.Parent]
 			if !ok || j == i {
-				return nil, fileError(name, "node %d has an unknown parent %d", n.ID, *n.Parent)
+				return fileError(name, "node %d has an unknown parent %d", n.ID, *n.Parent)
 			}
 			parent[i] = j
 		}
-	}
-	p := &profile.Profile{SampleType: "samples", Unit: "count"}
-	if timed {
-		p.SampleType, p.Unit = "cpu", "microseconds"
-	}
-	if cp.StartTime > 0 {
-		p.Start = time.UnixMicro(cp.StartTime)
-	}
-	if d := cp.EndTime - cp.StartTime; d > 0 && d < 1<<62/1000 {
-		p.Duration = time.Duration(d) * time.Microsecond
 	}
 	frames := make([]uint32, len(cp.Nodes))
 	for i, n := range cp.Nodes {
@@ -189,11 +222,11 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 	for k, id := range cp.Samples {
 		i, ok := index[id]
 		if !ok {
-			return nil, fileError(name, "sample %d names an unknown node %d", k+1, id)
+			return fileError(name, "sample %d names an unknown node %d", k+1, id)
 		}
 		s, err := stackOf(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sample := profile.Sample{Stack: s, Value: 1, Time: -1}
 		if len(cp.TimeDeltas) > 0 {
@@ -209,14 +242,11 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 				sample.Value = max(next-at, 0)
 			}
 		} else if timed {
-			return nil, fileError(name, "no time deltas: sample type cpu needs them")
+			return fileError(name, "no time deltas: sample type cpu needs them")
 		}
 		p.Samples = append(p.Samples, sample)
 	}
-	if len(p.Samples) == 0 {
-		return nil, fileError(name, "no samples in the CPU profile")
-	}
-	return p, nil
+	return nil
 }
 
 // scriptModule is what names a script across builds: node: built-ins by

@@ -35,6 +35,8 @@ const (
 	Callgrind  Format = "callgrind"
 	CPUProfile Format = "cpuprofile"
 	Speedscope Format = "speedscope"
+	TraceEvent Format = "trace-events"
+	Gecko      Format = "gecko"
 	Perf       Format = "perf"
 	Folded     Format = "folded"
 	OTLP       Format = "otlp"
@@ -69,6 +71,14 @@ var formats = []FormatInfo{
 		Carries: "weighted samples or open/close events of every profile (thread) in one run, in the file's unit; file and line",
 		Writer:  "`py-spy record -f speedscope`, `rbspy record --format speedscope`, `dotnet-trace convert --format Speedscope`",
 		detect:  looksLikeSpeedscope, parse: parseSpeedscope},
+	{Name: TraceEvent, Title: "Chrome's Trace Event Format JSON (Chrome, Node, Perfetto's JSON export), object or array form",
+		Carries: "duration events (X, B/E) per thread as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
+		Writer:  "`node --trace-event-categories v8,node --trace-event-file-pattern run.json app.js`, Chrome's `--trace-startup --trace-startup-file=run.json`",
+		detect:  looksLikeTraceEvents, parse: parseTraceEvents},
+	{Name: Gecko, Title: "the Firefox Profiler's raw Gecko profile JSON (threads of schema-indexed tables)",
+		Carries: "samples (count) of every thread in one run; function, module and line where the frames have them",
+		Writer:  "simpleperf's `gecko_profile_generator.py -i perf.data > run.json`",
+		detect:  looksLikeGecko, parse: parseGecko},
 	{Name: Perf, Title: "Linux `perf script` text, collapsed as stackcollapse-perf.pl does",
 		Carries: "samples (count) of the first event; no file or line",
 		Writer:  "`perf record -g PROGRAM && perf script`",
@@ -130,7 +140,7 @@ func detect(head []byte, name string) (FormatInfo, error) {
 			continue
 		}
 		if f.Name == Folded && looksLikeJSON(head) {
-			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile or speedscope file, the JSON formats read (docs/CLI.md)")
+			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile, the JSON formats read (docs/CLI.md)")
 		}
 		return f, nil
 	}

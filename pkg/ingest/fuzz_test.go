@@ -24,7 +24,13 @@ func seed(f *testing.F, pattern string) {
 // fuzzParse checks that Parse never panics and returns either a valid
 // profile or an *Error-worthy error, never both.
 func fuzzParse(t *testing.T, data []byte, format Format) {
-	p, err := Parse(bytes.NewReader(data), "fuzz", format)
+	fuzzOptions(t, data, Options{Format: format})
+}
+
+// fuzzOptions checks that o.Parse of data returns a valid profile or an
+// error alone.
+func fuzzOptions(t *testing.T, data []byte, o Options) {
+	p, err := o.Parse(bytes.NewReader(data), "fuzz")
 	if err != nil {
 		if p != nil {
 			t.Fatal("profile returned with an error")
@@ -129,6 +135,22 @@ func FuzzParseCPUProfile(f *testing.F) {
 }
 
 func FuzzParseSpeedscope(f *testing.F) {
+	seed(f, "formats/*.speedscope.json")
 	f.Add([]byte(speedscopeSample))
 	fuzzFormat(f, Speedscope)
+}
+
+func FuzzParseTraceEvents(f *testing.F) {
+	seed(f, "formats/*.trace.json")
+	f.Add([]byte(`{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},` +
+		`{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":10},{"ph":"B","name":"b","pid":1,"tid":1,"ts":2},{"ph":"E","pid":1,"tid":1,"ts":5},` +
+		`{"ph":"P","name":"Profile","pid":1,"id":"0x1","args":{"data":{"startTime":0}}},` +
+		`{"ph":"P","name":"ProfileChunk","pid":1,"id":"0x1","args":{"data":{"cpuProfile":{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},` +
+		`{"id":2,"parent":1,"callFrame":{"functionName":"f","url":"a.js","lineNumber":2}}],"samples":[2,2]},"timeDeltas":[1,3]}}}]}`))
+	f.Add([]byte(`[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":10},`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzParse(t, data, TraceEvent)
+		fuzzParse(t, data, Auto)
+		fuzzOptions(t, data, Options{Format: TraceEvent, SampleType: "cpu"})
+	})
 }

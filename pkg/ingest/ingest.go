@@ -54,8 +54,8 @@ func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 // of the format table in order: gzip or binary (protobuf, legacy CPU)
 // content is pprof, and so is text that starts like one of pprof's legacy
 // text profiles (heap, contention, thread, goroutine counts); callgrind
-// files start with their header; JSON is a V8 CPU profile or a speedscope
-// file by its keys, and any other JSON is refused; text whose first line
+// files start with their header; JSON is a V8 CPU profile, a speedscope
+// file, trace events or a Gecko profile by its keys, and any other JSON is refused; text whose first line
 // after any `#` comments is a perf event header (ending with "event:", or
 // followed by a blank or indented stack line) is `perf script` output; any
 // other text is folded stacks.

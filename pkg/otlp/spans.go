@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"cmp"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -11,27 +10,22 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 // MissingParent is the root frame above a span whose parent is not in its
-// trace (lost, or sent after the trace was stored): its subtree is kept,
-// marked, rather than grafted anywhere.
-const MissingParent = "[missing parent]"
+// trace.
+const MissingParent = ingest.MissingParent
 
-// Span is what a span flame graph needs of one span.
+// Span is what a span flame graph needs of one span. Service is the
+// resource's service.name; File and Line are where the span is made, from
+// the code.file.path and code.line.number attributes (or the older
+// code.filepath and code.lineno); Start and End are Unix nanoseconds.
 type Span struct {
-	Trace      [16]byte
-	ID, Parent [8]byte
-	// Service and Version are the resource's service.name and
-	// service.version; Group the run attribute's value, if asked for.
-	Service, Version, Name, Group string
-	// File and Line are where the span is made, from the code.file.path
-	// and code.line.number attributes (or the older code.filepath and
-	// code.lineno).
-	File       string
-	Line       int64
-	Start, End uint64 // Unix nanoseconds
+	ingest.Span
+	Trace [16]byte
+	// Version is the resource's service.version; Group the run
+	// attribute's value, if asked for.
+	Version, Group string
 }
 
 // RunID is the run a span belongs to: its group, else its trace id.
@@ -53,13 +47,10 @@ func (s *Span) RunKey() string {
 	return s.Service + "\x00" + s.Version + "\x00" + s.Group
 }
 
-// TraceSummary counts what building span runs met.
+// TraceSummary counts what building span runs met: the traces, and the
+// spans as ingest.SpanCounts counts them.
 type TraceSummary struct {
-	Spans, Traces int
-	// Orphans are spans whose parent was missing, now roots under
-	// MissingParent; Clipped are spans that clock skew put partly outside
-	// their parent, clipped to it; Duplicates are spans sent twice (a
-	// retried batch), read once.
+	Spans, Traces                int
 	Orphans, Clipped, Duplicates int
 }
 
@@ -92,9 +83,9 @@ func SpansOf(td ptrace.Traces, runAttribute string) ([]Span, error) {
 		}
 		for si, ss := range rs.ScopeSpans().All() {
 			for i, sp := range ss.Spans().All() {
-				s := Span{Trace: sp.TraceID(), ID: sp.SpanID(), Parent: sp.ParentSpanID(),
-					Service: service, Version: version, Name: sp.Name(), Group: group,
-					Start: uint64(sp.StartTimestamp()), End: uint64(sp.EndTimestamp())}
+				s := Span{Span: ingest.Span{ID: sp.SpanID(), Parent: sp.ParentSpanID(), Service: service, Name: sp.Name(),
+					Start: uint64(sp.StartTimestamp()), End: uint64(sp.EndTimestamp())},
+					Trace: sp.TraceID(), Version: version, Group: group}
 				s.File, s.Line = codePosition(sp.Attributes())
 				if runAttribute != "" {
 					if g := attr(sp.Attributes(), runAttribute); g != "" {
@@ -198,7 +189,7 @@ func TraceRuns(o TraceOptions, name string, batches ...ptrace.Traces) ([]Run, Tr
 // whose spans all have no self time has a nil Profile.
 func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSummary, error) {
 	r := Run{App: o.App, Build: o.Build, Run: id}
-	b := spanBuilder{p: &profile.Profile{SampleType: "wall", Unit: "nanoseconds"}}
+	b := ingest.NewSpanBuilder()
 	traces := map[[16]byte][]Span{}
 	var order [][16]byte
 	for _, s := range spans {
@@ -210,16 +201,22 @@ func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSu
 	var first, last uint64
 	var root *Span
 	for _, t := range order {
-		ts := b.trace(traces[t])
-		if root == nil || ts.root != nil && ts.root.Start < root.Start {
-			root = ts.root
+		ts := traces[t]
+		core := make([]ingest.Span, len(ts))
+		for i := range ts {
+			core[i] = ts[i].Span
 		}
-		if first == 0 || ts.start < first {
-			first = ts.start
+		ext := b.Trace(core)
+		if ext.HasRoot && (root == nil || ext.Root.Start < root.Start) {
+			root = &ts[slices.IndexFunc(ts, func(s Span) bool { return s.ID == ext.Root.ID })]
 		}
-		last = max(last, ts.end)
+		if first == 0 || ext.Start < first {
+			first = ext.Start
+		}
+		last = max(last, ext.End)
 	}
-	b.sum.Traces = len(order)
+	c := b.Counts
+	sum := TraceSummary{Spans: c.Spans, Traces: len(order), Orphans: c.Orphans, Clipped: c.Clipped, Duplicates: c.Duplicates}
 	if root == nil && len(spans) > 0 {
 		root = &spans[0]
 	}
@@ -233,133 +230,21 @@ func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSu
 	}
 	switch {
 	case r.App == "":
-		return r, b.sum, fmt.Errorf("%s: run %s: no app: the root span's resource has no service.name (or give the app)", name, id)
+		return r, sum, fmt.Errorf("%s: run %s: no app: the root span's resource has no service.name (or give the app)", name, id)
 	case r.Build == "":
-		return r, b.sum, fmt.Errorf("%s: run %s: no build: the root span's resource has no service.version (or give the build)", name, id)
+		return r, sum, fmt.Errorf("%s: run %s: no build: the root span's resource has no service.version (or give the build)", name, id)
 	}
-	if len(b.p.Samples) == 0 {
-		return r, b.sum, nil
+	if len(b.P.Samples) == 0 {
+		return r, sum, nil
 	}
-	b.p.Start = time.Unix(0, int64(first)).UTC() // #nosec G115 -- nanoseconds since 1970 below 2^63 until 2262
-	b.p.Duration = time.Duration(last - first)   // #nosec G115 -- a run's span, far below 2^63 ns
-	p, err := ingest.Check(b.p, name)
+	b.P.Start = time.Unix(0, int64(first)).UTC() // #nosec G115 -- nanoseconds since 1970 below 2^63 until 2262
+	b.P.Duration = time.Duration(last - first)   // #nosec G115 -- a run's span, far below 2^63 ns
+	p, err := ingest.Check(b.P, name)
 	if err != nil {
-		return r, b.sum, err
+		return r, sum, err
 	}
 	r.Profile = p
-	return r, b.sum, nil
-}
-
-type spanBuilder struct {
-	p     *profile.Profile
-	sum   TraceSummary
-	stack []uint32
-	// of the trace being built
-	spans    []Span
-	children map[[8]byte][]int
-	done     []bool
-	start    uint64
-}
-
-type traceSpan struct {
-	root       *Span
-	start, end uint64
-}
-
-// trace adds the samples of one trace's spans.
-func (b *spanBuilder) trace(spans []Span) traceSpan {
-	// Sorted by start, so that children are visited in order; duplicates
-	// (same span id) are read once.
-	slices.SortStableFunc(spans, func(x, y Span) int { return cmp.Compare(x.Start, y.Start) })
-	ids := make(map[[8]byte]int, len(spans))
-	b.spans = b.spans[:0]
-	for _, s := range spans {
-		if _, dup := ids[s.ID]; dup {
-			b.sum.Duplicates++
-			continue
-		}
-		ids[s.ID] = len(b.spans)
-		b.spans = append(b.spans, s)
-	}
-	b.sum.Spans += len(b.spans)
-	b.children = make(map[[8]byte][]int, len(b.spans))
-	b.done = make([]bool, len(b.spans))
-	ts := traceSpan{start: b.spans[0].Start}
-	var roots, orphans []int
-	for i, s := range b.spans {
-		ts.end = max(ts.end, s.End)
-		switch _, known := ids[s.Parent]; {
-		case pcommon.SpanID(s.Parent).IsEmpty():
-			roots = append(roots, i)
-		case known && s.Parent != s.ID:
-			b.children[s.Parent] = append(b.children[s.Parent], i)
-		default:
-			orphans = append(orphans, i)
-		}
-	}
-	b.start = ts.start
-	if len(roots) > 0 {
-		ts.root = &b.spans[roots[0]]
-	}
-	for _, i := range roots {
-		b.stack = b.stack[:0]
-		b.visit(i, b.spans[i].Start, b.spans[i].End, false)
-	}
-	visitOrphan := func(i int) {
-		b.sum.Orphans++
-		b.stack = append(b.stack[:0], b.p.Intern(profile.Frame{Name: MissingParent}))
-		b.visit(i, b.spans[i].Start, b.spans[i].End, false)
-	}
-	for _, i := range orphans {
-		visitOrphan(i)
-	}
-	// Spans in a parent cycle are reached from no root: each is an orphan.
-	for i := range b.spans {
-		if !b.done[i] {
-			visitOrphan(i)
-		}
-	}
-	return ts
-}
-
-// visit adds span i's sample, its interval clipped to [lo, hi] (the
-// parent's), then its children's.
-func (b *spanBuilder) visit(i int, lo, hi uint64, clip bool) {
-	if b.done[i] {
-		return
-	}
-	b.done[i] = true
-	s := &b.spans[i]
-	start, end := s.Start, s.End
-	if clip && (start < lo || end > hi) {
-		b.sum.Clipped++
-		start, end = min(max(start, lo), hi), max(min(end, hi), lo)
-	}
-	frame := b.p.Intern(profile.Frame{Name: s.Service + ": " + s.Name, Module: s.Service, File: s.File, Line: s.Line})
-	b.stack = append(b.stack, frame)
-	depth := len(b.stack)
-	kids := b.children[s.ID]
-	// The union of the children's intervals clipped to this span: kids
-	// are in start order.
-	var covered, reach uint64
-	reach = start
-	for _, k := range kids {
-		c := &b.spans[k]
-		cs, ce := min(max(c.Start, start), end), max(min(c.End, end), start)
-		cs = max(cs, reach)
-		if ce > cs {
-			covered += ce - cs
-			reach = ce
-		}
-	}
-	if self := end - start - covered; self > 0 {
-		b.p.Samples = append(b.p.Samples, profile.Sample{Stack: slices.Clone(b.stack),
-			Value: int64(self), Time: int64(start - b.start)}) // #nosec G115 -- durations and offsets of one trace, far below 2^63 ns
-	}
-	for _, k := range kids {
-		b.visit(k, start, end, true)
-		b.stack = b.stack[:depth]
-	}
+	return r, sum, nil
 }
 
 // TracesOf is the inverse of SpansOf: spans as OTLP traces, a resource

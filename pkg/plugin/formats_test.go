@@ -9,7 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/internal/toolprofiles"
+	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -51,7 +53,11 @@ func TestToolFormatsOverGRPC(t *testing.T) {
 					}
 					for _, file := range files {
 						meta := storage.RunMeta{App: r.Format, Build: build, Run: path.Base(file)}
-						if err := store.Ingest(context.Background(), meta, parseFile(t, file), nil); err != nil {
+						p, err := profilefile.Parse(file, ingest.Options{Format: ingest.Auto, SampleType: r.SampleType})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := store.Ingest(context.Background(), meta, p, nil); err != nil {
 							t.Fatal(err)
 						}
 					}
