@@ -55,7 +55,8 @@ func moduleNamed(name, base string) (string, bool) {
 // path alone (so that it holds for every input format and for frames
 // stored before it existed):
 //   - "" and the modules that name no file ("[kernel.kallsyms]", "[vdso]",
-//     "[unknown]", perf's "//anon") are themselves;
+//     "[unknown]", perf's "//anon", Node's "node:internal/main/run_main_module",
+//     CPython's "<frozen importlib._bootstrap>") are themselves;
 //   - perf's JIT maps (/tmp/perf-PID.map) and jitdump files
 //     (jitted-PID-N.so) are "[jit]": the PID changes every run;
 //   - a shared library is its file name without directory or version:
@@ -117,11 +118,15 @@ func moduleBase(module string) string {
 	return module[strings.LastIndexAny(module, `/\`)+1:]
 }
 
-// isMarker reports whether a module names no file: "", perf's and pprof's
-// bracketed ones ("[kernel.kallsyms]", "[vdso]") and perf's "//anon"
-// (anonymous executable memory, JIT code without a map).
+// isMarker reports whether a module names no file a build chose: "",
+// perf's and pprof's bracketed ones ("[kernel.kallsyms]", "[vdso]"),
+// perf's "//anon" (anonymous executable memory, JIT code without a map),
+// a runtime's built-in code (Node's "node:internal/...", CPython's
+// "<frozen importlib._bootstrap>"): the same in every build, and each
+// one module of its own.
 func isMarker(module string) bool {
-	return module == "" || module[0] == '[' || strings.HasPrefix(module, "//")
+	return module == "" || module[0] == '[' || module[0] == '<' ||
+		strings.HasPrefix(module, "//") || strings.HasPrefix(module, "node:")
 }
 
 // versionless cuts a version that follows sep at the end of stem:

@@ -55,6 +55,10 @@ func TestModuleIdentity(t *testing.T) {
 		{"app.jar", "app.jar"},
 		{"/usr/lib/node_modules/npm/lib/cli.MJS", "cli.MJS"},
 		{".js", ""}, // no name before the ending: not a script
+		// a runtime's built-in code is itself: two built-ins' "(anonymous)" stay apart
+		{"node:internal/main/run_main_module", "node:internal/main/run_main_module"},
+		{"node:internal/per_context/primordials", "node:internal/per_context/primordials"},
+		{"<frozen importlib._bootstrap>", "<frozen importlib._bootstrap>"},
 	} {
 		if got := ModuleIdentity(tt.path); got != tt.want {
 			t.Errorf("ModuleIdentity(%q) = %q, want %q", tt.path, got, tt.want)
