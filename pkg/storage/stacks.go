@@ -195,10 +195,14 @@ func (s *Store) stackValues(ctx context.Context, groups [][]Run, firstSeen bool,
 		value int64
 		seen  uint64
 	}
-	sums := map[[2]uint64]sum{} // a key's sums over the parts, by key and stack
+	type keyStack struct {
+		key   uint32
+		stack uint64
+	}
+	sums := map[keyStack]sum{} // a key's sums over the parts, by key and stack
 	for _, g := range parts {
 		err := s.keyStackValues(ctx, g, firstSeen, func(k uint32, hash uint64, value int64, seen uint64) error {
-			at := [2]uint64{uint64(k), hash}
+			at := keyStack{k, hash}
 			was, ok := sums[at]
 			if ok {
 				value, seen = value+was.value, min(seen, was.seen)
@@ -213,7 +217,7 @@ func (s *Store) stackValues(ctx context.Context, groups [][]Run, firstSeen bool,
 		}
 	}
 	for at, v := range sums {
-		if err := fanOut(uint32(at[0]), at[1], v.value, v.seen); err != nil { // #nosec G115 -- a server key
+		if err := fanOut(at.key, at.stack, v.value, v.seen); err != nil {
 			return err
 		}
 	}
