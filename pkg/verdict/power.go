@@ -29,9 +29,11 @@ type Power struct {
 	Confidence float64 `json:"confidence"`
 	// PathsRuleOut is the smallest regression of any tested call path's
 	// total (a share of the base total) that the runs exclude for all of
-	// them at once at 95% (Bonferroni over the tested nodes), when the
-	// verdict passes with absolute normalisation; null otherwise.
-	PathsRuleOut Number `json:"pathsRuleOut"`
+	// them at once at PathsConfidence (Bonferroni over the tested nodes,
+	// and in a sequential look over the looks), when the verdict passes
+	// with absolute normalisation; null otherwise.
+	PathsRuleOut    Number  `json:"pathsRuleOut"`
+	PathsConfidence float64 `json:"pathsConfidence,omitempty"`
 	// Paths is the number of tested call paths PathsRuleOut covers.
 	Paths int `json:"paths,omitempty"`
 	// Deterministic says that neither side's totals spread.
@@ -105,9 +107,14 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 		v.Headline = v.Why
 	case v.Result == Pass && v.Sequential != nil:
 		p.RulesOut, p.Confidence = v.Sequential.High, 1-in.Plan.Beta
+		// The culprits' half of the look's alpha (lookAlpha): summed over
+		// the looks, half the plan's alpha.
+		p.PathsRuleOut, p.Paths = pathsRuleOut(t, v.Sequential.Alpha)
+		p.PathsConfidence = 1 - in.Plan.Alpha/2
 	case v.Result == Pass && t.Normalize == tree.Absolute:
 		p.RulesOut = v.Change.ChangeHigh
-		p.PathsRuleOut, p.Paths = pathsRuleOut(t)
+		p.PathsRuleOut, p.Paths = pathsRuleOut(t, 0.05)
+		p.PathsConfidence = 0.95
 	case v.Result != Fail && v.Notice == "":
 		p.RunsToDecide = stats.RunsFor(base, head, v.MinChange, v.Alpha, p.Power)
 	}
@@ -115,11 +122,12 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 }
 
 // pathsRuleOut is the largest upper bound of a tested call path's delta
-// with the 95% intervals widened to hold for all the m tested nodes at once
-// (Bonferroni: t(1 - 0.05/2m) instead of t(0.975)), and m. The degrees of
-// freedom are the smaller side's runs - 1, the least Welch's can be, which
-// widens the ratio of the quantiles most: the bound errs on the safe side.
-func pathsRuleOut(t *tree.Tree) (Number, int) {
+// with the 95% intervals widened to two-sided intervals at alpha that hold
+// for all the m tested nodes at once (Bonferroni: t(1 - alpha/2m) instead
+// of t(0.975)), and m. The degrees of freedom are the smaller side's runs -
+// 1, the least Welch's can be, which widens the ratio of the quantiles
+// most: the bound errs on the safe side.
+func pathsRuleOut(t *tree.Tree, alpha float64) (Number, int) {
 	var tested []int
 	for i := 1; i < len(t.Stats); i++ {
 		if !math.IsNaN(t.Stats[i].QValue) && !math.IsNaN(t.Stats[i].DeltaHigh) {
@@ -130,7 +138,7 @@ func pathsRuleOut(t *tree.Tree) (Number, int) {
 		return Number(math.NaN()), 0
 	}
 	df := float64(min(t.Runs[tree.Base], t.Runs[tree.Head]) - 1)
-	scale := stats.TQuantile(df, 1-0.05/float64(2*len(tested))) / stats.TQuantile(df, 0.975)
+	scale := stats.TQuantile(df, 1-alpha/float64(2*len(tested))) / stats.TQuantile(df, 0.975)
 	worst := math.Inf(-1)
 	for _, i := range tested {
 		s := t.Stats[i]
@@ -177,7 +185,12 @@ func (p *Power) sentence(v *Verdict) string {
 		out += fmt.Sprintf(" They rule out a regression of %s or more at %g%% confidence.", unsigned(math.Max(r, 0)), 100*p.Confidence)
 	}
 	if r := float64(p.PathsRuleOut); r < v.MinChange {
-		out += fmt.Sprintf(" No call path's total grew by %s or more (all %d tested at once, 95%% confidence).", unsigned(math.Max(r, 0)), p.Paths)
+		over := ""
+		if v.Sequential != nil {
+			over = " over all looks"
+		}
+		out += fmt.Sprintf(" No call path's total grew by %s or more (all %d tested at once, %g%% confidence%s).",
+			unsigned(math.Max(r, 0)), p.Paths, 100*p.PathsConfidence, over)
 	} else if !math.IsNaN(r) {
 		out += fmt.Sprintf(" The per-function tests cannot rule out a regression of %s in a single call path.", unsigned(v.MinChange))
 	}
