@@ -173,3 +173,38 @@ func TestSequentialTable(t *testing.T) {
 		}
 	}
 }
+
+// A culprit's runs to decide, from its interval's half-width at 5 runs a
+// side, are the runs at which a change of the threshold is found about 80%
+// of the time (Welch's test at 0.05, simulated), and the half-widths of
+// real samples give about that many.
+func TestScaleRunsPower(t *testing.T) {
+	const seeds, n, noise, change = 2000, 5, 0.05, 0.03
+	half := TQuantile(2*n-2, 0.975) * noise * math.Sqrt(2.0/n)
+	runs := ScaleRuns(half, n, n, change, DefaultAlpha, DefaultPower)
+	rng := rand.New(rand.NewPCG(5, 38))
+	found := 0
+	printed := make([]int, 0, seeds)
+	for range seeds {
+		base, head := make([]float64, runs), make([]float64, runs)
+		for i := range runs {
+			base[i], head[i] = noise*rng.NormFloat64(), change+noise*rng.NormFloat64()
+		}
+		if w := WelchTest(head, base); w.P < DefaultAlpha && w.Diff > 0 {
+			found++
+		}
+		w := WelchTest(head[:n], base[:n])
+		printed = append(printed, ScaleRuns(w.SE*TQuantile(2*n-2, 0.975), n, n, change, DefaultAlpha, DefaultPower))
+	}
+	t.Logf("%d runs a side (from 5 at %g noise) find a change of %g in %d of %d comparisons", runs, noise, change, found, seeds)
+	if rate := float64(found) / seeds; rate < 0.75 || rate > 0.87 {
+		t.Errorf("%d runs a side find a change of %g in %.3f of comparisons, want about 0.8", runs, change, rate)
+	}
+	slices.Sort(printed)
+	if med := float64(printed[seeds/2]); math.Abs(med/float64(runs)-1) > 0.25 {
+		t.Errorf("median runs to decide from samples %v, at the true spread %d", med, runs)
+	}
+	if r := ScaleRuns(math.NaN(), n, n, change, DefaultAlpha, DefaultPower); r != 0 {
+		t.Errorf("an unknown interval decides in %d runs", r)
+	}
+}

@@ -93,7 +93,11 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 	for _, list := range [][]Culprit{v.Regressions, v.Improvements} {
 		for i := range list {
 			c := &list[i]
-			c.MDC = Number(stats.ScaleMDC((float64(c.DeltaHigh)-float64(c.DeltaLow))/2, df, v.Alpha, p.Power))
+			half := (float64(c.DeltaHigh) - float64(c.DeltaLow)) / 2
+			c.MDC = Number(stats.ScaleMDC(half, df, v.Alpha, p.Power))
+			if thr, ok := c.straddles(v.MinChange); ok {
+				c.RunsToDecide = runsToDecide(half, float64(c.Delta)-thr, v, p.Power)
+			}
 		}
 	}
 	if in.Plan != nil {
@@ -119,6 +123,30 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 		p.RunsToDecide = stats.RunsFor(base, head, v.MinChange, v.Alpha, p.Power)
 	}
 	p.Sentence = p.sentence(v)
+}
+
+// straddles says whether the culprit's 95% interval holds both a change of
+// minChange (its direction's, the threshold thr) and less: undecided.
+func (c *Culprit) straddles(minChange float64) (thr float64, ok bool) {
+	thr = minChange
+	if !c.Regression {
+		thr = -minChange
+	}
+	return thr, float64(c.DeltaLow) < thr && thr < float64(c.DeltaHigh)
+}
+
+// runsToDecide is how many runs a side would decide an undecided culprit
+// whose 95% interval has half-width half and whose delta is off the
+// threshold by off: the more of the runs that make a change of MinChange
+// detectable with power, and the runs whose interval at the verdict's
+// alpha would leave the threshold out were the delta to stay where it is
+// (power 0.5: the interval's half-width is t(1 - alpha/2) SE).
+func runsToDecide(half, off float64, v *Verdict, power float64) int {
+	n := stats.ScaleRuns(half, v.Runs.Base, v.Runs.Head, v.MinChange, v.Alpha, power)
+	if there := stats.ScaleRuns(half, v.Runs.Base, v.Runs.Head, math.Abs(off), v.Alpha, 0.5); there > n {
+		n = there
+	}
+	return n
 }
 
 // pathsRuleOut is the largest upper bound of a tested call path's delta

@@ -208,3 +208,31 @@ func TestSequentialPathsRuleOut(t *testing.T) {
 		}
 	}
 }
+
+// A culprit whose interval straddles the threshold says how many runs a
+// side would decide it, more than it has; a decided one says nothing.
+func TestCulpritRunsToDecide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 5))
+	undecided := 0
+	for range 40 {
+		v, err := Of(noisy(5, 0.01, func(s string) float64 {
+			return map[bool]float64{true: 1 + DefaultMinBaseShare*7.5, false: 1}[s == "main;a"] // 1% of the total
+		}, rng), Input{MinChange: DefaultMinBaseShare})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range append(v.Regressions, v.Improvements...) {
+			thr := map[bool]float64{true: v.MinChange, false: -v.MinChange}[c.Regression]
+			straddles := float64(c.DeltaLow) < thr && thr < float64(c.DeltaHigh)
+			if straddles {
+				undecided++
+			}
+			if straddles != (c.RunsToDecide > 5) || (!straddles && c.RunsToDecide != 0) {
+				t.Errorf("%s %v [%v, %v]: %d runs to decide", c.Function, c.Delta, c.DeltaLow, c.DeltaHigh, c.RunsToDecide)
+			}
+		}
+	}
+	if undecided < 5 {
+		t.Errorf("only %d undecided culprits: the rule is hardly tested", undecided)
+	}
+}
