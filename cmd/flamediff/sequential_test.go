@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,43 @@ func TestSequentialOneVerdict(t *testing.T) {
 	}
 	if table := look("table"); !strings.Contains(table, "CONTINUE") {
 		t.Errorf("the table does not say CONTINUE:\n%s", table)
+	}
+}
+
+// A culprit whose interval straddles --min-change carries the runs a side
+// that would decide it, in the JSON and the markdown's detects column.
+func TestCulpritRunsToDecide(t *testing.T) {
+	stacks := []string{"main;parse", "main;price"}
+	jitter := []int{0, 9, -8, 6, -7, 4, -3, 8}
+	base := foldedRuns(t, "base", 8, stacks, func(_ string, run int) int { return 1000 + jitter[run] })
+	head := foldedRuns(t, "head", 8, stacks, func(s string, run int) int {
+		if s == "main;price" {
+			return 1020 + jitter[(run+3)%8] // 1% of the total
+		}
+		return 1000 + jitter[(run+5)%8]
+	})
+	args := append(append(append([]string{"query", "--type", "diff", "--head"}, head...), "--base"), base...)
+	var v struct {
+		MinChange   float64 `json:"minChange"`
+		Regressions []struct {
+			Function     string  `json:"function"`
+			DeltaLow     float64 `json:"deltaLow"`
+			DeltaHigh    float64 `json:"deltaHigh"`
+			RunsToDecide int     `json:"runsToDecide"`
+		} `json:"regressions"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append(args, "--output", "verdict")...)), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Regressions) == 0 {
+		t.Fatalf("no culprit: %+v", v)
+	}
+	c := v.Regressions[0]
+	if c.Function != "price" || !(c.DeltaLow < v.MinChange && v.MinChange < c.DeltaHigh) || c.RunsToDecide <= 8 {
+		t.Fatalf("want price undecided about %g with more than 8 runs to decide: %+v", v.MinChange, c)
+	}
+	md := mustRun(t, append(args, "--output", "markdown")...)
+	if want := fmt.Sprintf("(%d runs to decide)", c.RunsToDecide); !strings.Contains(md, want) {
+		t.Errorf("the markdown lacks %q:\n%s", want, md)
 	}
 }
