@@ -99,6 +99,16 @@ func TestSequentialErrorRates(t *testing.T) {
 	}
 }
 
+// draw is n runs a side of mean 1 at noise (a coefficient of variation),
+// head's changed by change.
+func draw(rng *rand.Rand, n int, noise, change float64) (base, head []float64) {
+	base, head = make([]float64, n), make([]float64, n)
+	for i := range n {
+		base[i], head[i] = 1+noise*rng.NormFloat64(), (1+change)*(1+noise*rng.NormFloat64())
+	}
+	return base, head
+}
+
 // The minimum detectable change a comparison prints is found about 80% of
 // the time: plant the MDC printed for the true spread and count how often
 // the 95% interval of the change excludes 0 on the side of the change.
@@ -110,10 +120,7 @@ func TestMDCPower(t *testing.T) {
 	found := 0
 	printed := make([]float64, 0, seeds)
 	for range seeds {
-		base, head := make([]float64, n), make([]float64, n)
-		for i := range n {
-			base[i], head[i] = 1+noise*rng.NormFloat64(), (1+mdc)*(1+noise*rng.NormFloat64())
-		}
+		base, head := draw(rng, n, noise, mdc)
 		if s := Compare(base, head); s.ChangeLow > 0 {
 			found++
 		}
@@ -186,10 +193,7 @@ func TestScaleRunsPower(t *testing.T) {
 	found := 0
 	printed := make([]int, 0, seeds)
 	for range seeds {
-		base, head := make([]float64, runs), make([]float64, runs)
-		for i := range runs {
-			base[i], head[i] = noise*rng.NormFloat64(), change+noise*rng.NormFloat64()
-		}
+		base, head := draw(rng, runs, noise, change)
 		if w := WelchTest(head, base); w.P < DefaultAlpha && w.Diff > 0 {
 			found++
 		}
