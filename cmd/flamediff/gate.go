@@ -86,7 +86,7 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 			}
 			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", codeSpan(c.Function), kind, caller,
 				verdict.Percent(float64(c.Delta)), verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)),
-				verdict.PValue(float64(c.QValue)), detects(float64(c.MDC)), share(float64(c.Share)), source(c))
+				verdict.PValue(float64(c.QValue)), detects(c), share(float64(c.Share)), source(c))
 		}
 		if len(rows) < len(list.rows) {
 			fmt.Fprintf(&sb, "\n… and %d more.\n", len(list.rows)-len(rows))
@@ -120,12 +120,18 @@ func share(s float64) string {
 	return fmt.Sprintf("%.0f%%", 100*s)
 }
 
-// detects prints a culprit's minimum detectable change.
-func detects(mdc float64) string {
+// detects prints a culprit's minimum detectable change and, when it is
+// undecided, the runs a side that would decide it.
+func detects(c verdict.Culprit) string {
+	mdc := float64(c.MDC)
 	if mdc != mdc {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f%%", 100*mdc)
+	out := fmt.Sprintf("%.2f%%", 100*mdc)
+	if c.RunsToDecide > 0 {
+		out += fmt.Sprintf(" (%d runs to decide)", c.RunsToDecide)
+	}
+	return out
 }
 
 // seeing says what the verdict's runs can see, and where a sequential

@@ -92,7 +92,8 @@ func newMCPServer(store *storage.Store, rules *sysframes.Rules) *mcp.Server {
 		"INCONCLUSIVE), its headline and why, the run-level result (runs, change of the run totals with its 95% interval "+
 		"and Mann-Whitney p), and the culprits — where each regression or improvement enters the call tree: function, "+
 		"kind (new, removed, self, spread), call path, source file:line, change with interval and q, and the smallest "+
-		"change it detects (mdc); power: the smallest change of the total the runs detect with 80% power, what a PASS "+
+		"change it detects (mdc), with the runs a side that would decide one whose interval straddles the threshold "+
+		"(runsToDecide); power: the smallest change of the total the runs detect with 80% power, what a PASS "+
 		"rules out, and how many runs a side would decide an undecided verdict. At most top "+
 		"(default 10, max 50) culprits a list.", compareSchema()), t.compareBuilds)
 	mcp.AddTool(s, add("callers_callees", "For one function on a diff of head against base builds: its callers and callees "+

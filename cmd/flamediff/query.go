@@ -215,7 +215,7 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	switch a.output {
 	case "json":
 		var frames data.Frames
-		if frames, err = query.RenderWith(b, a.m, a.rules, a.unit, a.modified); err == nil {
+		if frames, err = query.RenderWith(b, a.m, a.rules, a.unit, a.modified, v); err == nil {
 			err = writeJSON(out, frames)
 		}
 	case "folded":

@@ -163,7 +163,7 @@ func (e *Executor) tree(ctx context.Context, m Model, _ Range) (Answer, error) {
 		return Answer{}, err
 	}
 	fault.Point("query.render")
-	frames, err := RenderWith(b, m, e.Rules, unit, modified)
+	frames, err := RenderWith(b, m, e.Rules, unit, modified, nil)
 	if err != nil {
 		return Answer{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
 )
 
 // Variant names one of the four trees a flame graph query can return; the
@@ -45,15 +46,19 @@ func focusError(m Model) error {
 // (ErrNoFunction); filters or only that leave no stack give an empty
 // answer whose notice says why.
 func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data.Frames, error) {
-	return RenderWith(b, m, rules, unit, nil)
+	return RenderWith(b, m, rules, unit, nil, nil)
 }
 
 // RenderWith is Render knowing the head build's modified functions
 // (pkg/changes), which a diff's functions and culprits name. A diff adds
-// its culprits (one frame per tree, after it; see culprits.go).
-func RenderWith(b *tree.Builder, m Model, rules *sysframes.Rules, unit string, modified map[string]bool) (data.Frames, error) {
+// its culprits (one frame per tree, after it; see culprits.go) under its
+// verdict: v when the caller has it (a sequential look's, at the caller's
+// --min-change: every output of a call carries the same verdict), else
+// computed here.
+func RenderWith(b *tree.Builder, m Model, rules *sysframes.Rules, unit string, modified map[string]bool, v *verdict.Verdict) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
 	d := newDiffNotes(b, m, o, modified)
+	d.verdict = v
 	if !m.Spec().Flame {
 		rows := b.Functions(o)
 		f := frames.Functions(rows, m.IsDiff(), unit)

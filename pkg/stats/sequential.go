@@ -57,14 +57,36 @@ func RunsFor(base, head Side, change, alpha, power float64) int {
 	if base.N < 2 || head.N < 2 || base.Mean == 0 || !(change > 0) {
 		return 0
 	}
-	rel := (base.StdDev*base.StdDev + head.StdDev*head.StdDev) / (base.Mean * base.Mean)
+	return runsAt((base.StdDev*base.StdDev+head.StdDev*head.StdDev)/(base.Mean*base.Mean), change, alpha, power)
+}
+
+// ScaleRuns is RunsFor for a test known by its 95% interval's half-width
+// (a share, from a Welch test of nBase and nHead runs): the per-run
+// variance it implies, SE^2 x 2/(1/nBase + 1/nHead) (exact when both sides
+// spread alike), at n runs a side. 0 when the interval or the change is
+// unknown or a side has fewer than 2 runs.
+func ScaleRuns(halfWidth float64, nBase, nHead int, change, alpha, power float64) int {
+	if nBase < 2 || nHead < 2 || !(change > 0) || !(halfWidth >= 0) || math.IsInf(halfWidth, 0) {
+		return 0
+	}
+	se := halfWidth / TQuantile(float64(nBase+nHead-2), 0.975)
+	return runsAt(se*se*2/(1/float64(nBase)+1/float64(nHead)), change, alpha, power)
+}
+
+// runsAt is the smallest n a side whose MDC at per-run relative variance
+// rel (base's plus head's, over the squared base mean) reaches change.
+func runsAt(rel, change, alpha, power float64) int {
 	if rel == 0 {
 		return 1
 	}
 	z := distuv.UnitNormal.Quantile(1-alpha/2) + distuv.UnitNormal.Quantile(power)
 	// The normal quantiles give a lower bound; the t quantiles at 2n-2
 	// degrees of freedom ask a little more.
-	n := max(2, int(math.Ceil(z*z*rel/(change*change)-1e-9)))
+	est := z * z * rel / (change * change)
+	if est > 1<<20 {
+		return 1 << 20
+	}
+	n := max(2, int(math.Ceil(est-1e-9)))
 	for n < 1<<20 && detectable(float64(2*n-2), alpha, power)*math.Sqrt(rel/float64(n)) > change*(1+1e-9) {
 		n++
 	}

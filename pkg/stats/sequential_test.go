@@ -99,6 +99,16 @@ func TestSequentialErrorRates(t *testing.T) {
 	}
 }
 
+// draw is n runs a side of mean 1 at noise (a coefficient of variation),
+// head's changed by change.
+func draw(rng *rand.Rand, n int, noise, change float64) (base, head []float64) {
+	base, head = make([]float64, n), make([]float64, n)
+	for i := range n {
+		base[i], head[i] = 1+noise*rng.NormFloat64(), (1+change)*(1+noise*rng.NormFloat64())
+	}
+	return base, head
+}
+
 // The minimum detectable change a comparison prints is found about 80% of
 // the time: plant the MDC printed for the true spread and count how often
 // the 95% interval of the change excludes 0 on the side of the change.
@@ -110,10 +120,7 @@ func TestMDCPower(t *testing.T) {
 	found := 0
 	printed := make([]float64, 0, seeds)
 	for range seeds {
-		base, head := make([]float64, n), make([]float64, n)
-		for i := range n {
-			base[i], head[i] = 1+noise*rng.NormFloat64(), (1+mdc)*(1+noise*rng.NormFloat64())
-		}
+		base, head := draw(rng, n, noise, mdc)
 		if s := Compare(base, head); s.ChangeLow > 0 {
 			found++
 		}
@@ -171,5 +178,37 @@ func TestSequentialTable(t *testing.T) {
 			t.Logf("| %.0f%% | %.0f%% | %d / %d | %.0f%% | %.1f%% | %.1f%% | %.1f%% | %.1f | %d | %d |", 100*noise, 100*p.MinChange, p.Batch, p.MaxRuns, 100*change,
 				100*float64(o.fail)/seeds, 100*float64(o.pass)/seeds, 100*float64(o.inconclusive)/seeds, o.mean(), o.p90(), fixedRuns(p, noise))
 		}
+	}
+}
+
+// A culprit's runs to decide, from its interval's half-width at 5 runs a
+// side, are the runs at which a change of the threshold is found about 80%
+// of the time (Welch's test at 0.05, simulated), and the half-widths of
+// real samples give about that many.
+func TestScaleRunsPower(t *testing.T) {
+	const seeds, n, noise, change = 2000, 5, 0.05, 0.03
+	half := TQuantile(2*n-2, 0.975) * noise * math.Sqrt(2.0/n)
+	runs := ScaleRuns(half, n, n, change, DefaultAlpha, DefaultPower)
+	rng := rand.New(rand.NewPCG(5, 38))
+	found := 0
+	printed := make([]int, 0, seeds)
+	for range seeds {
+		base, head := draw(rng, runs, noise, change)
+		if w := WelchTest(head, base); w.P < DefaultAlpha && w.Diff > 0 {
+			found++
+		}
+		w := WelchTest(head[:n], base[:n])
+		printed = append(printed, ScaleRuns(w.SE*TQuantile(2*n-2, 0.975), n, n, change, DefaultAlpha, DefaultPower))
+	}
+	t.Logf("%d runs a side (from 5 at %g noise) find a change of %g in %d of %d comparisons", runs, noise, change, found, seeds)
+	if rate := float64(found) / seeds; rate < 0.75 || rate > 0.87 {
+		t.Errorf("%d runs a side find a change of %g in %.3f of comparisons, want about 0.8", runs, change, rate)
+	}
+	slices.Sort(printed)
+	if med := float64(printed[seeds/2]); math.Abs(med/float64(runs)-1) > 0.25 {
+		t.Errorf("median runs to decide from samples %v, at the true spread %d", med, runs)
+	}
+	if r := ScaleRuns(math.NaN(), n, n, change, DefaultAlpha, DefaultPower); r != 0 {
+		t.Errorf("an unknown interval decides in %d runs", r)
 	}
 }

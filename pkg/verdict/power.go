@@ -29,9 +29,11 @@ type Power struct {
 	Confidence float64 `json:"confidence"`
 	// PathsRuleOut is the smallest regression of any tested call path's
 	// total (a share of the base total) that the runs exclude for all of
-	// them at once at 95% (Bonferroni over the tested nodes), when the
-	// verdict passes with absolute normalisation; null otherwise.
-	PathsRuleOut Number `json:"pathsRuleOut"`
+	// them at once at PathsConfidence (Bonferroni over the tested nodes,
+	// and in a sequential look over the looks), when the verdict passes
+	// with absolute normalisation; null otherwise.
+	PathsRuleOut    Number  `json:"pathsRuleOut"`
+	PathsConfidence float64 `json:"pathsConfidence,omitempty"`
 	// Paths is the number of tested call paths PathsRuleOut covers.
 	Paths int `json:"paths,omitempty"`
 	// Deterministic says that neither side's totals spread.
@@ -91,7 +93,11 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 	for _, list := range [][]Culprit{v.Regressions, v.Improvements} {
 		for i := range list {
 			c := &list[i]
-			c.MDC = Number(stats.ScaleMDC((float64(c.DeltaHigh)-float64(c.DeltaLow))/2, df, v.Alpha, p.Power))
+			half := (float64(c.DeltaHigh) - float64(c.DeltaLow)) / 2
+			c.MDC = Number(stats.ScaleMDC(half, df, v.Alpha, p.Power))
+			if thr, ok := c.straddles(v.MinChange); ok {
+				c.RunsToDecide = runsToDecide(half, float64(c.Delta)-thr, v, p.Power)
+			}
 		}
 	}
 	if in.Plan != nil {
@@ -105,21 +111,51 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 		v.Headline = v.Why
 	case v.Result == Pass && v.Sequential != nil:
 		p.RulesOut, p.Confidence = v.Sequential.High, 1-in.Plan.Beta
+		// The culprits' half of the look's alpha (lookAlpha): summed over
+		// the looks, half the plan's alpha.
+		p.PathsRuleOut, p.Paths = pathsRuleOut(t, v.Sequential.Alpha)
+		p.PathsConfidence = 1 - in.Plan.Alpha/2
 	case v.Result == Pass && t.Normalize == tree.Absolute:
 		p.RulesOut = v.Change.ChangeHigh
-		p.PathsRuleOut, p.Paths = pathsRuleOut(t)
+		p.PathsRuleOut, p.Paths = pathsRuleOut(t, 0.05)
+		p.PathsConfidence = 0.95
 	case v.Result != Fail && v.Notice == "":
 		p.RunsToDecide = stats.RunsFor(base, head, v.MinChange, v.Alpha, p.Power)
 	}
 	p.Sentence = p.sentence(v)
 }
 
+// straddles says whether the culprit's 95% interval holds both a change of
+// minChange (its direction's, the threshold thr) and less: undecided.
+func (c *Culprit) straddles(minChange float64) (thr float64, ok bool) {
+	thr = minChange
+	if !c.Regression {
+		thr = -minChange
+	}
+	return thr, float64(c.DeltaLow) < thr && thr < float64(c.DeltaHigh)
+}
+
+// runsToDecide is how many runs a side would decide an undecided culprit
+// whose 95% interval has half-width half and whose delta is off the
+// threshold by off: the more of the runs that make a change of MinChange
+// detectable with power, and the runs whose interval at the verdict's
+// alpha would leave the threshold out were the delta to stay where it is
+// (power 0.5: the interval's half-width is t(1 - alpha/2) SE).
+func runsToDecide(half, off float64, v *Verdict, power float64) int {
+	n := stats.ScaleRuns(half, v.Runs.Base, v.Runs.Head, v.MinChange, v.Alpha, power)
+	if there := stats.ScaleRuns(half, v.Runs.Base, v.Runs.Head, math.Abs(off), v.Alpha, 0.5); there > n {
+		n = there
+	}
+	return n
+}
+
 // pathsRuleOut is the largest upper bound of a tested call path's delta
-// with the 95% intervals widened to hold for all the m tested nodes at once
-// (Bonferroni: t(1 - 0.05/2m) instead of t(0.975)), and m. The degrees of
-// freedom are the smaller side's runs - 1, the least Welch's can be, which
-// widens the ratio of the quantiles most: the bound errs on the safe side.
-func pathsRuleOut(t *tree.Tree) (Number, int) {
+// with the 95% intervals widened to two-sided intervals at alpha that hold
+// for all the m tested nodes at once (Bonferroni: t(1 - alpha/2m) instead
+// of t(0.975)), and m. The degrees of freedom are the smaller side's runs -
+// 1, the least Welch's can be, which widens the ratio of the quantiles
+// most: the bound errs on the safe side.
+func pathsRuleOut(t *tree.Tree, alpha float64) (Number, int) {
 	var tested []int
 	for i := 1; i < len(t.Stats); i++ {
 		if !math.IsNaN(t.Stats[i].QValue) && !math.IsNaN(t.Stats[i].DeltaHigh) {
@@ -130,7 +166,7 @@ func pathsRuleOut(t *tree.Tree) (Number, int) {
 		return Number(math.NaN()), 0
 	}
 	df := float64(min(t.Runs[tree.Base], t.Runs[tree.Head]) - 1)
-	scale := stats.TQuantile(df, 1-0.05/float64(2*len(tested))) / stats.TQuantile(df, 0.975)
+	scale := stats.TQuantile(df, 1-alpha/float64(2*len(tested))) / stats.TQuantile(df, 0.975)
 	worst := math.Inf(-1)
 	for _, i := range tested {
 		s := t.Stats[i]
@@ -177,7 +213,12 @@ func (p *Power) sentence(v *Verdict) string {
 		out += fmt.Sprintf(" They rule out a regression of %s or more at %g%% confidence.", unsigned(math.Max(r, 0)), 100*p.Confidence)
 	}
 	if r := float64(p.PathsRuleOut); r < v.MinChange {
-		out += fmt.Sprintf(" No call path's total grew by %s or more (all %d tested at once, 95%% confidence).", unsigned(math.Max(r, 0)), p.Paths)
+		over := ""
+		if v.Sequential != nil {
+			over = " over all looks"
+		}
+		out += fmt.Sprintf(" No call path's total grew by %s or more (all %d tested at once, %g%% confidence%s).",
+			unsigned(math.Max(r, 0)), p.Paths, 100*p.PathsConfidence, over)
 	} else if !math.IsNaN(r) {
 		out += fmt.Sprintf(" The per-function tests cannot rule out a regression of %s in a single call path.", unsigned(v.MinChange))
 	}

@@ -142,3 +142,97 @@ func TestPassRulesOutCallPaths(t *testing.T) {
 		}
 	}
 }
+
+// A sequential PASS's statement for every call path holds over the looks:
+// a loop looks after every batch and stops at a decision; the statement is
+// false when a path's true delta is at or over its bound. A/A (no path
+// changed) and a planted 0.5% of the total in one function, 1% noise per
+// function and run: false claims stay under the plan's alpha.
+func TestSequentialPathsRuleOut(t *testing.T) {
+	const seeds, maxRuns = 300, 30
+	plan := &stats.Plan{Batch: 5, MaxRuns: maxRuns, Alpha: 0.05, Beta: 0.05, MinChange: 0.03}
+	stacks := []string{"main;a", "main;b;c", "main;b;d", "main;e"}
+	for _, planted := range []float64{0, 0.005} { // of the total, in main;a
+		rng := rand.New(rand.NewPCG(38, uint64(1000*planted)+4))
+		claims, false_ := 0, 0
+		for range seeds {
+			var draws [2][4][maxRuns]float64 // side, stack, run: the runs a loop adds
+			for side := range draws {
+				for s := range stacks {
+					for r := range maxRuns {
+						draws[side][s][r] = 1 + 0.01*rng.NormFloat64()
+					}
+				}
+			}
+			for n := plan.Batch; n <= maxRuns; n += plan.Batch {
+				b := tree.NewBuilder(tree.NewFrames())
+				b.SetRuns(tree.Base, n)
+				b.SetRuns(tree.Head, n)
+				for i, stack := range stacks {
+					var ids []uint32
+					for _, name := range strings.Split(stack, ";") {
+						ids = append(ids, b.Frames().Intern(name, ""))
+					}
+					st := b.Stack(ids)
+					factor := 1.0
+					if stack == "main;a" {
+						factor += planted * 7.5 // main;a is 1/7.5 of the total
+					}
+					for r := range n {
+						b.AddRun(tree.Base, r, st, int64(float64(program[stack])*draws[0][i][r]), uint64(i))
+						b.AddRun(tree.Head, r, st, int64(float64(program[stack])*factor*draws[1][i][r]), uint64(i))
+					}
+				}
+				v, err := Of(b, Input{MinChange: plan.MinChange, Plan: plan})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.Result == Continue {
+					continue
+				}
+				if bound := float64(v.Power.PathsRuleOut); v.Result == Pass && bound < plan.MinChange {
+					claims++
+					if !strings.Contains(v.Power.Sentence, "over all looks") || v.Power.PathsConfidence != 1-plan.Alpha/2 {
+						t.Errorf("the statement does not say its confidence over the looks: %q", v.Power.Sentence)
+					}
+					if bound <= planted { // main and main;a grew by planted
+						false_++
+					}
+				}
+				break
+			}
+		}
+		t.Logf("planted %g: %d statements of %d loops, %d false", planted, claims, seeds, false_)
+		if claims < seeds/4 || float64(false_) > plan.Alpha*seeds {
+			t.Errorf("planted %g: %d statements of %d loops, %d false (alpha %g)", planted, claims, seeds, false_, plan.Alpha)
+		}
+	}
+}
+
+// A culprit whose interval straddles the threshold says how many runs a
+// side would decide it, more than it has; a decided one says nothing.
+func TestCulpritRunsToDecide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 5))
+	undecided := 0
+	for range 40 {
+		v, err := Of(noisy(5, 0.01, func(s string) float64 {
+			return map[bool]float64{true: 1 + DefaultMinBaseShare*7.5, false: 1}[s == "main;a"] // 1% of the total
+		}, rng), Input{MinChange: DefaultMinBaseShare})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range append(v.Regressions, v.Improvements...) {
+			thr := map[bool]float64{true: v.MinChange, false: -v.MinChange}[c.Regression]
+			straddles := float64(c.DeltaLow) < thr && thr < float64(c.DeltaHigh)
+			if straddles {
+				undecided++
+			}
+			if straddles != (c.RunsToDecide > 5) || (!straddles && c.RunsToDecide != 0) {
+				t.Errorf("%s %v [%v, %v]: %d runs to decide", c.Function, c.Delta, c.DeltaLow, c.DeltaHigh, c.RunsToDecide)
+			}
+		}
+	}
+	if undecided < 5 {
+		t.Errorf("only %d undecided culprits: the rule is hardly tested", undecided)
+	}
+}

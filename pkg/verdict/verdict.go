@@ -75,6 +75,10 @@ type Culprit struct {
 	// MDC is the smallest change of this culprit its runs detect
 	// (power.go).
 	MDC Number `json:"mdc"`
+	// RunsToDecide is how many runs a side would decide whether the
+	// culprit changed by MinChange or more, when its interval straddles
+	// that (power.go; 0 otherwise).
+	RunsToDecide int `json:"runsToDecide,omitempty"`
 }
 
 // Move is a tree.Move in names: work that moved under one caller.
