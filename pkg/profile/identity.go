@@ -67,10 +67,10 @@ func moduleNamed(name, base string) (string, bool) {
 //     libfoo.1.dylib is libfoo.dylib, a macOS framework its binary's name,
 //     a DLL its lower-cased name; a Linux kernel image (vmlinux-6.1) is
 //     "vmlinux";
-//   - a script or bytecode file (app.js, handler.py, app.jar: what V8,
-//     speedscope and callgrind name as a frame's module in interpreted and
-//     JIT-compiled runtimes) is its file name: two scripts' "(anonymous)" or
-//     "run" are two functions, whatever directory the build put them in;
+//   - a script, page, bytecode or source file (app.js, index.html,
+//     handler.py, app.jar, util.c: what V8, Chrome's traces and speedscope
+//     name as a frame's module) is its file name: two scripts' "(anonymous)"
+//     or "run" are two functions, whatever directory the build put them in;
 //   - anything else is an executable, and every executable is one module,
 //     "": the build names its binary (app-base, app-head, /opt/app/1.2/app).
 //
@@ -192,10 +192,15 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// scriptExtensions are the file endings of scripts and bytecode archives:
-// the code of one is told apart from another's by its file name.
+// scriptExtensions are the file endings of scripts, pages, bytecode
+// archives and source files (speedscope's and V8's frames name the file a
+// function is in): the code of one is told apart from another's by its
+// file name.
 var scriptExtensions = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx",
-	".py", ".pyc", ".rb", ".php", ".pl", ".pm", ".lua", ".jar", ".war", ".class", ".dex", ".wasm"}
+	".html", ".htm", ".vue", ".svelte", ".py", ".pyc", ".rb", ".php", ".pl", ".pm", ".lua",
+	".jar", ".war", ".class", ".dex", ".wasm", ".java", ".kt", ".scala", ".cs", ".fs",
+	".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".rs", ".go", ".swift", ".m", ".mm", ".dart",
+	".ex", ".exs", ".erl", ".hs", ".ml", ".clj"}
 
 // isScript reports whether the lower-cased file name base ends like a
 // script or bytecode file.

@@ -53,6 +53,8 @@ func TestModuleIdentity(t *testing.T) {
 		{"/home/ci/builds/4711/app/handlers.js", "handlers.js"},
 		{"/srv/app-1.2/src/util.py", "util.py"},
 		{"app.jar", "app.jar"},
+		{"https://example.com/static/page.html", "page.html"},
+		{"/src/demo/util.c", "util.c"},
 		{"/usr/lib/node_modules/npm/lib/cli.MJS", "cli.MJS"},
 		{".js", ""}, // no name before the ending: not a script
 		// a runtime's built-in code is itself: two built-ins' "(anonymous)" stay apart
