@@ -280,6 +280,7 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	switch {
 	case added < 0 || i == 0 && gone >= 0 && net < 0:
 		s.kind, s.node, s.replaced = CulpritRemoved, gone, -1
+		s = c.removed(s)
 	case gone < 0 || i == 0:
 		s.kind, s.node, s.replaced = CulpritNew, added, -1
 	default:
