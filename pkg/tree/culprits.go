@@ -14,7 +14,9 @@ type CulpritKind uint8
 const (
 	// CulpritNew is a frame that only head runs (a new call).
 	CulpritNew CulpritKind = iota
-	// CulpritRemoved is a frame that only base runs (a call gone).
+	// CulpritRemoved is a call gone from head: a caller no longer calls
+	// a callee (Replaced) that only base runs. It is found at the
+	// caller, whose code changed: a removed callee has no code in head.
 	CulpritRemoved
 	// CulpritSelf is a node whose own (self) value changed.
 	CulpritSelf
@@ -42,8 +44,8 @@ type Culprit struct {
 	// new, removed or spread culprit's change, the call to look at
 	// first; the new callee of a replaced culprit; -1 when none does.
 	Callee int
-	// Replaced is the removed callee (the largest) of a replaced culprit;
-	// -1 for the other kinds.
+	// Replaced is the removed callee (the largest) of a replaced or
+	// removed culprit; -1 for the other kinds.
 	Replaced int
 	// Moved says that the culprit was found within work that moved (a
 	// Move): its delta is the cost change inside it.
@@ -311,7 +313,7 @@ func (c *culpritFinder) enter(i int, out *[]site, quiet bool) {
 			*out = append(*out, site{node: i, kind: CulpritNew, q: c.q[i], replaced: -1})
 			return
 		case nd.HeadTotal == 0 && nd.BaseTotal > 0:
-			*out = append(*out, site{node: i, kind: CulpritRemoved, q: c.q[i], replaced: -1})
+			*out = append(*out, c.removed(site{node: i, kind: CulpritRemoved, q: c.q[i], replaced: -1}))
 			return
 		}
 	}
@@ -600,4 +602,25 @@ func (c *culpritFinder) siteDelta(i int, kind CulpritKind) float64 {
 		return c.selfDelta(i)
 	}
 	return c.t.Delta(i)
+}
+
+// removed is the site of a removed callee s.node: its caller, with the
+// callee's values (a call gone is a change of the caller's code). A
+// callee of the root stays itself.
+func (c *culpritFinder) removed(s site) site {
+	t, i := c.t, s.node
+	at := i - 1
+	for at > 0 && t.Nodes[at].Depth >= t.Nodes[i].Depth {
+		at--
+	}
+	if at == 0 {
+		return s
+	}
+	if s.runs == nil {
+		s.runs = make([]float64, c.w)
+		copy(s.runs, t.Stats[i].HeadRuns)
+		copy(s.runs[c.hr:], t.Stats[i].BaseRuns)
+	}
+	s.node, s.replaced = at, i
+	return s
 }

@@ -148,7 +148,20 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	}
 	fns := map[uint32]*function{}
 	var order []uint32
+	// callers are, for each frame, the frames that call it in the group;
+	// parent is a node's parent in it.
+	// calls are the calls' totals on each side (base, head).
+	callers, parent := map[uint32][]uint32{}, map[int]int{}
+	calls := map[[2]uint32][2]float64{}
 	add := func(n int) {
+		for ch := n + 1; ch < n+int(t.Nodes[n].Size); ch += int(t.Nodes[ch].Size) {
+			parent[ch] = n
+			k, call := t.Nodes[ch], [2]uint32{t.Nodes[n].Frame, t.Nodes[ch].Frame}
+			if !slices.Contains(callers[k.Frame], call[0]) {
+				callers[k.Frame] = append(callers[k.Frame], call[0])
+			}
+			calls[call] = [2]float64{calls[call][0] + k.BaseTotal, calls[call][1] + k.HeadTotal}
+		}
 		k := t.Nodes[n]
 		if k.Frame == OtherFrame {
 			return
@@ -175,10 +188,61 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	}
 	net := deltaOf(g.head, g.base, c.test.root, t.Normalize)
 	rest := slices.Clone(g.runs)
+	// A function new to the group took over self time from its callers
+	// that lost some significantly (a split, a function no longer
+	// inlined; a caller that dropped a call replaced it instead): it and they are judged together, by the change of their
+	// summed self values, at the new function (new) when it holds more
+	// than it took over, at the caller that lost most (self) when the
+	// callers lost more than it took. The split is a move beside it.
+	pooled := map[uint32]bool{}
+	for _, frame := range order {
+		f := fns[frame]
+		if f.base != 0 || f.head == 0 {
+			continue
+		}
+		runs, head, base, lost, from := slices.Clone(f.runs), f.head, 0.0, 0.0, -1
+		for _, k := range callers[frame] {
+			g := fns[k]
+			if g == nil || pooled[k] || k == frame || g.head == 0 || g.base <= g.head || dropsCall(calls, k) {
+				continue
+			}
+			// A loss within the noise is not work taken over.
+			if d := deltaOf(g.head, g.base, c.test.root, t.Normalize); !(c.weighted(c.test.test(g.runs, d).PValue, g.head, g.base) < c.test.alpha) {
+				continue
+			}
+			pooled[k] = true
+			addRuns(runs, g.runs)
+			head, base, lost = head+g.head, base+g.base, lost+g.base-g.head
+			if from < 0 || g.base-g.head > t.Nodes[from].BaseSelf-t.Nodes[from].HeadSelf {
+				from = g.node
+			}
+		}
+		if from < 0 {
+			continue
+		}
+		pooled[frame] = true
+		d := deltaOf(head, base, c.test.root, t.Normalize)
+		s := c.test.test(runs, d)
+		c.moves = append(c.moves, Move{Parent: cmp.Or(parent[f.node], i), To: []int{f.node}, From: []int{from},
+			Moved: deltaOf(min(f.head, lost), 0, c.test.root, t.Normalize), Net: d, NetLow: s.DeltaLow, NetHigh: s.DeltaHigh, PValue: s.PValue})
+		if d*net <= 0 {
+			continue
+		}
+		if q := c.weighted(s.PValue, head, base); q < c.test.alpha {
+			at := site{node: f.node, kind: CulpritNew, q: q, runs: runs, moved: true, replaced: -1}
+			if d < 0 {
+				at.node, at.kind = from, CulpritSelf
+			}
+			*out = append(*out, at)
+			for r, v := range runs {
+				rest[r] -= v
+			}
+		}
+	}
 	for _, frame := range order {
 		f := fns[frame]
 		d := deltaOf(f.head, f.base, c.test.root, t.Normalize)
-		if f.head == 0 || f.base == 0 || d*net <= 0 {
+		if pooled[frame] || f.head == 0 || f.base == 0 || d*net <= 0 {
 			continue
 		}
 		if q := c.weighted(c.test.test(f.runs, d).PValue, f.head, f.base); q < c.test.alpha {
@@ -216,6 +280,7 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	switch {
 	case added < 0 || i == 0 && gone >= 0 && net < 0:
 		s.kind, s.node, s.replaced = CulpritRemoved, gone, -1
+		s = c.removed(s)
 	case gone < 0 || i == 0:
 		s.kind, s.node, s.replaced = CulpritNew, added, -1
 	default:
@@ -237,4 +302,15 @@ func (c *culpritFinder) largest(i int, is func(Node) bool, value func(Node) floa
 		}
 	}
 	return best
+}
+
+// dropsCall says whether frame calls a callee in base that it no longer
+// calls in head.
+func dropsCall(calls map[[2]uint32][2]float64, frame uint32) bool {
+	for call, v := range calls {
+		if call[0] == frame && v[0] > 0 && v[1] == 0 {
+			return true
+		}
+	}
+	return false
 }

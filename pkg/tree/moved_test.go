@@ -163,6 +163,15 @@ func flatChange(t *Tree, c Culprit) float64 {
 		}
 		switch c.Kind {
 		case CulpritSelf:
+		case CulpritRemoved: // the removed callees (and, in moved work, the caller's self)
+			if !c.Moved {
+				delete(in, c.Frame)
+			}
+			for ch := s + 1; ch < s+int(t.Nodes[s].Size); ch += int(t.Nodes[ch].Size) {
+				if t.Nodes[ch].HeadTotal == 0 {
+					subtree(ch)
+				}
+			}
 		case CulpritReplaced: // the caller's self and its new and removed callees
 			for ch := s + 1; ch < s+int(t.Nodes[s].Size); ch += int(t.Nodes[ch].Size) {
 				if k := t.Nodes[ch]; k.BaseTotal == 0 || k.HeadTotal == 0 {

@@ -54,7 +54,8 @@ type Culprit struct {
 	// holds most of its change, or the new callee of a replaced one (""
 	// when none does).
 	Callee string `json:"callee,omitempty"`
-	// Replaced is the callee a replaced culprit no longer calls.
+	// Replaced is the callee a replaced or removed culprit no longer
+	// calls.
 	Replaced string `json:"replaced,omitempty"`
 	// Moved says that the culprit was found in work that moved (Moved):
 	// its delta is the cost change inside the moved work, not the moved
@@ -411,6 +412,9 @@ func (c *Culprit) Sentence() string {
 		what = fn + " is new in head"
 	case "removed":
 		what = fn + " is gone from head"
+		if c.Replaced != "" {
+			what = fmt.Sprintf("%s no longer calls `%s`", fn, c.Replaced)
+		}
 	case "self":
 		what = fn + "'s own code " + map[bool]string{true: "grew", false: "shrank"}[c.Regression]
 	case "replaced":
@@ -437,7 +441,7 @@ func (c *Culprit) Sentence() string {
 	if s := float64(c.Share); !math.IsNaN(s) && s > 0 {
 		fmt.Fprintf(&sb, ", %.0f%% of the total's change", 100*s)
 	}
-	if c.Callee != "" && c.Kind != "replaced" {
+	if c.Callee != "" && c.Kind != "replaced" && c.Callee != c.Replaced {
 		fmt.Fprintf(&sb, ", mostly in `%s`", c.Callee)
 	}
 	if c.Moved && c.Kind == "self" {
