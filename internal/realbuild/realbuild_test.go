@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -124,7 +125,11 @@ func buildApp(t testing.TB) fixture {
 func checkClaims(t *testing.T, v *verdict.Verdict, flat *Flat) {
 	t.Helper()
 	for _, c := range Culprits(v) {
-		explained := flat.Share(flat.Subtree(t, c.Function)...)
+		in := slices.Collect(maps.Keys(flat.Change)) // the root's subtree: every function
+		if !c.Root() {
+			in = flat.Subtree(t, c.Function)
+		}
+		explained := flat.Share(in...)
 		half := (float64(c.DeltaHigh) - float64(c.DeltaLow)) / 2
 		if math.Abs(float64(c.Delta)) > math.Abs(explained)+half+claimSlack {
 			t.Errorf("%s culprit %s claims %+.2f%% (±%.2f%%) of the base total; pprof's flat change of its subtree is %+.2f%%",
