@@ -3,10 +3,10 @@ package realbuild
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
