@@ -19,7 +19,7 @@ function summaryOf(runs: DataFrameJSON[]) {
 }
 
 /** The summary's line on the change ends with its state, exactly: ", significant" or ", not significant". */
-const state = (page: Page) => page.getByTestId(selectors.runs.summary).locator('div').last();
+const state = (page: Page) => page.getByTestId(selectors.runs.change);
 const endsWith = (words: string) => new RegExp(`, ${words}$`);
 
 test('run details show every seeded run and the significant regression', async ({ page }) => {

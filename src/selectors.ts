@@ -50,6 +50,7 @@ export const selectors = {
     root: 'flamediff-runs',
     dot: 'flamediff-run-dot',
     summary: 'flamediff-runs-summary',
+    change: 'flamediff-runs-change',
     power: 'flamediff-runs-power',
     compare: 'flamediff-runs-compare',
   },

@@ -148,7 +148,7 @@ function Summary({ summary, unit }: { summary: RunsSummary; unit?: string }) {
           )
         );
       })}
-      <div>
+      <div data-testid={selectors.runs.change}>
         {s.change}: <strong>{formatShare(summary.change ?? NaN, true)}</strong> ({s.ci}{' '}
         {formatShare(summary.ciLow ?? NaN, true)} … {formatShare(summary.ciHigh ?? NaN, true)}), {s.pValue}{' '}
         {summary.pValue?.toPrecision(3) ?? '–'}, {summary.significant ? s.significant : s.notSignificant}
