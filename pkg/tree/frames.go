@@ -20,6 +20,10 @@ type Frames struct {
 	names   []string
 	modules []string
 	index   map[profile.Identity]uint32
+	// seen maps each (name, module) interned to its id, so that a frame met
+	// again costs one look-up and no identity work (Intern is hot: every
+	// frame of every stack of every run).
+	seen map[frameKey]uint32
 	// sources holds the frames' source positions (SetSource), when any.
 	sources map[uint32]Source
 }
@@ -31,9 +35,11 @@ type Source struct {
 	Line int64
 }
 
+type frameKey struct{ name, module string }
+
 // NewFrames returns an empty interner.
 func NewFrames() *Frames {
-	return &Frames{index: make(map[profile.Identity]uint32)}
+	return &Frames{index: make(map[profile.Identity]uint32), seen: make(map[frameKey]uint32)}
 }
 
 // Intern returns the id of the frame (name, module), adding it if it is new.
@@ -42,14 +48,18 @@ func NewFrames() *Frames {
 // different frames; of one identity at two paths, one frame that keeps the
 // first path it was interned with (Module).
 func (f *Frames) Intern(name, module string) uint32 {
-	k := profile.FrameIdentity(name, module)
-	if id, ok := f.index[k]; ok {
+	if id, ok := f.seen[frameKey{name, module}]; ok {
 		return id
 	}
-	id := uint32(len(f.names)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
-	f.names = append(f.names, name)
-	f.modules = append(f.modules, module)
-	f.index[k] = id
+	k := profile.FrameIdentity(name, module)
+	id, ok := f.index[k]
+	if !ok {
+		id = uint32(len(f.names)) // #nosec G115 -- frame ids are uint32 by design: 2^32 distinct frames do not fit in memory
+		f.names = append(f.names, name)
+		f.modules = append(f.modules, module)
+		f.index[k] = id
+	}
+	f.seen[frameKey{name, module}] = id
 	return id
 }
 
