@@ -2,11 +2,11 @@ package tree
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
@@ -18,15 +18,6 @@ func mergePprof(t *testing.T, files []string) string {
 		t.Fatal(err)
 	}
 	return merged
-}
-
-// pprofRuns lists the runs of the pprof regexp regression test data.
-func pprofRuns(t testing.TB, side string) []string {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no %s profiles in testdata/pprof: %v", side, err)
-	}
-	return files
 }
 
 // Functions of a diff match `go tool pprof -top -diff_base` on the merged
@@ -44,7 +35,7 @@ func TestFunctionsMatchPprof(t *testing.T) {
 // times the run count are pprof's sums), and returns the rows.
 func pprofDiffTop(t *testing.T, o Options, flags ...string) []Function {
 	t.Helper()
-	base, head := pprofRuns(t, "base"), pprofRuns(t, "head")
+	base, head := testkit.PprofRuns(t, "base"), testkit.PprofRuns(t, "head")
 	if len(base) != len(head) {
 		t.Fatalf("%d base runs, %d head runs: the per-run comparison needs equal counts", len(base), len(head))
 	}
