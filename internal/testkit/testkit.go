@@ -1,5 +1,5 @@
-// Package testkit holds what the tests of several packages share, as
-// pprof's internal/proftest does for pprof: the paths of the test data and
+// Package testkit holds what the tests of several packages share, as the
+// proftest package does for pprof: the paths of the test data and
 // its runs, gzip, an HTTP round trip, the check of an export against
 // `pprof -top`, and the seed count of the statistical tests.
 //
