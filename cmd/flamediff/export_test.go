@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/testkit"
 )
 
@@ -15,7 +14,7 @@ import (
 func TestExportPprofMatchesPprofMerge(t *testing.T) {
 	files := testkit.PprofRuns(t, "head")
 	dir := t.TempDir()
-	mergedFile := pprofMerge(t, dir, files)
+	mergedFile := testkit.Merge(t, files)
 	want := testkit.Top(t, []string{mergedFile}, nil)
 	for name, dsn := range targets(t) {
 		t.Run(name, func(t *testing.T) {
@@ -37,21 +36,11 @@ func TestExportPprofMatchesPprofMerge(t *testing.T) {
 func TestQueryPprofMatchesPprofDiff(t *testing.T) {
 	head, base := testkit.PprofRuns(t, "head"), testkit.PprofRuns(t, "base")
 	dir := t.TempDir()
-	want := testkit.Top(t, []string{pprofMerge(t, dir, head)}, []string{pprofMerge(t, dir, base)})
+	want := testkit.Top(t, []string{testkit.Merge(t, head)}, []string{testkit.Merge(t, base)})
 	args := append(append(append([]string{"query", "--type", "diff", "--output", "pprof", "--max-nodes", "0", "--head"}, head...), "--base"), base...)
 	exported := filepath.Join(dir, "diff.pb.gz")
 	if err := os.WriteFile(exported, []byte(mustRun(t, args...)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	testkit.SameTop(t, "exported", testkit.Top(t, []string{exported}, nil), want)
-}
-
-// pprofMerge writes pprof's own merge of files (`go tool pprof -proto`)
-// to dir.
-func pprofMerge(t *testing.T, dir string, files []string) string {
-	merged, err := pproftop.Merge(dir, files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return merged
 }

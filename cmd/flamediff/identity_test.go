@@ -43,15 +43,7 @@ func runsAt(t *testing.T, side, exe string) []*pprof.Profile {
 	}
 	var ps []*pprof.Profile
 	for _, src := range srcs {
-		f, err := os.Open(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := pprof.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := testkit.ParsePprof(t, src)
 		if p.Mapping[0].File != "/tmp/genprof" {
 			t.Fatalf("%s: first mapping %q, not the executable", src, p.Mapping[0].File)
 		}

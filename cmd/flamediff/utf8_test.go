@@ -27,15 +27,7 @@ var badNames = []string{"bad.Name\xff", "bad.Name\xff\xfe", "bad.Name\xc3(", "ba
 // of its functions replaced by badNames, as a real profiler could write them.
 func invalidUTF8Profile(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(testkit.PprofRuns(t, "head")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testkit.ParsePprof(t, testkit.PprofRuns(t, "head")[0])
 	// Functions that are leaves somewhere, so each has a flat value.
 	leaves := map[*profile.Function]bool{}
 	for _, s := range p.Sample {

@@ -26,6 +26,8 @@ import (
 	"runtime"
 	"testing"
 
+	pprof "github.com/google/pprof/profile"
+
 	"github.com/flamediff/flamediff/internal/pproftop"
 )
 
@@ -74,6 +76,32 @@ func Glob(t testing.TB, pattern ...string) []string {
 		t.Fatalf("no testdata/%s: %v", filepath.Join(pattern...), err)
 	}
 	return files
+}
+
+// ParsePprof parses a pprof file with google/pprof's own parser, the
+// reference the tests hold Flamediff's reading against.
+func ParsePprof(t testing.TB, file string) *pprof.Profile {
+	t.Helper()
+	data, err := os.ReadFile(file) // #nosec G304 -- a test names its file
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pprof.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Merge writes pprof's own merge of files (`go tool pprof -proto`) to a
+// directory of the test's and returns its path.
+func Merge(t testing.TB, files []string) string {
+	t.Helper()
+	merged, err := pproftop.Merge(t.TempDir(), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return merged
 }
 
 // Gzip compresses b.

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	pprof "github.com/google/pprof/profile"
 )
 
 // sourceRoot is where the program of testdata/pprof (genprof) was built,
@@ -20,15 +18,7 @@ const sourceRoot = "/home/build/src/demo/"
 func TestPprofRunsNameTheNeutralRoot(t *testing.T) {
 	files := append(PprofRuns(t, "base"), PprofRuns(t, "head")...)
 	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := pprof.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := ParsePprof(t, file)
 		mains := 0
 		for _, fn := range p.Function {
 			switch {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/ingest"
@@ -57,15 +56,6 @@ func writeTemp(t *testing.T, name string, write func(*bytes.Buffer) error) strin
 	return path
 }
 
-// mergedFile writes pprof's own merge of files (`go tool pprof -proto`).
-func mergedFile(t *testing.T, files []string) string {
-	merged, err := pproftop.Merge(t.TempDir(), files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return merged
-}
-
 // A run's profile and a query's trees exported as pprof read in pprof as
 // the files they come from: a run as its file, an averaged tree as the
 // head's files merged, a diff as -diff_base of the merged sides.
@@ -84,9 +74,9 @@ func TestPprofMatchesPprof(t *testing.T) {
 			t.Fatal(err)
 		}
 		exported := writeTemp(t, name+".pb.gz", func(b *bytes.Buffer) error { return PprofTree(b, tr, p.SampleType, p.Unit) })
-		want := testkit.Top(t, []string{mergedFile(t, head)}, nil)
+		want := testkit.Top(t, []string{testkit.Merge(t, head)}, nil)
 		if tr.Diff {
-			want = testkit.Top(t, []string{mergedFile(t, head)}, []string{mergedFile(t, base)})
+			want = testkit.Top(t, []string{testkit.Merge(t, head)}, []string{testkit.Merge(t, base)})
 		}
 		testkit.SameTop(t, name, testkit.Top(t, []string{exported}, nil), want)
 	}

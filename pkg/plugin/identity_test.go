@@ -3,11 +3,8 @@ package plugin_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"strconv"
 	"testing"
-
-	pprof "github.com/google/pprof/profile"
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/testkit"
@@ -71,14 +68,7 @@ func TestOneBinaryAtTwoPathsOverGRPC(t *testing.T) {
 // first) moved to exe.
 func movedTo(t *testing.T, file, exe string) *profile.Profile {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := pprof.ParseData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := testkit.ParsePprof(t, file)
 	src.Mapping[0].File = exe
 	var buf bytes.Buffer
 	if err := src.Write(&buf); err != nil {

@@ -10,16 +10,6 @@ import (
 	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
-// mergePprof merges profile files into one, as `go tool pprof -proto`
-// does, and returns the merged file's path.
-func mergePprof(t *testing.T, files []string) string {
-	merged, err := pproftop.Merge(t.TempDir(), files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return merged
-}
-
 // Functions of a diff match `go tool pprof -top -diff_base` on the merged
 // sides, divided by the run count, for every function.
 func TestFunctionsMatchPprof(t *testing.T) {
@@ -40,7 +30,7 @@ func pprofDiffTop(t *testing.T, o Options, flags ...string) []Function {
 		t.Fatalf("%d base runs, %d head runs: the per-run comparison needs equal counts", len(base), len(head))
 	}
 	// pprof compares one file per side: merge each side's runs first.
-	want, err := pproftop.Top([]string{mergePprof(t, head)}, []string{mergePprof(t, base)}, flags...)
+	want, err := pproftop.Top([]string{testkit.Merge(t, head)}, []string{testkit.Merge(t, base)}, flags...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,7 @@ func TestSandwichMatchesPprof(t *testing.T) {
 			continue // recursive: pprof's edges count each call, the trees the first
 		}
 		for side, files := range map[Side][]string{Head: head, Base: base} {
-			p, err := pproftop.PeekAt([]string{mergePprof(t, files)}, "^"+regexp.QuoteMeta(fn)+"$")
+			p, err := pproftop.PeekAt([]string{testkit.Merge(t, files)}, "^"+regexp.QuoteMeta(fn)+"$")
 			if err != nil {
 				t.Fatal(err)
 			}
