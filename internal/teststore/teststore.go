@@ -65,3 +65,13 @@ func Fresh(t testing.TB, cluster bool) (*storage.Store, string) {
 	}
 	return store, dsn
 }
+
+// Runs lists every stored run of app's builds.
+func Runs(t testing.TB, store *storage.Store, app string, builds ...string) []storage.Run {
+	t.Helper()
+	runs, err := store.Runs(context.Background(), app, builds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}

@@ -113,14 +113,7 @@ func TestLoadValuesPast32Bits(t *testing.T) {
 			}
 		}
 	}
-	head, err := store.Runs(ctx, "app", []string{"head"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := store.Runs(ctx, "app", []string{"base"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	head, base := teststore.Runs(t, store, "app", "head"), teststore.Runs(t, store, "app", "base")
 	b, err := stacks.Load(ctx, store, nil, head, base)
 	if err != nil {
 		t.Fatal(err)
