@@ -46,11 +46,7 @@ func Testdata(elem ...string) string {
 // ReadTestdata reads the file of elem below testdata/.
 func ReadTestdata(t testing.TB, elem ...string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(Testdata(elem...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return must(os.ReadFile(Testdata(elem...)))(t)
 }
 
 // PprofRuns are the runs of side ("base" or "head") of testdata/pprof:
@@ -82,26 +78,15 @@ func Glob(t testing.TB, pattern ...string) []string {
 // reference the tests hold Flamediff's reading against.
 func ParsePprof(t testing.TB, file string) *pprof.Profile {
 	t.Helper()
-	data, err := os.ReadFile(file) // #nosec G304 -- a test names its file
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pprof.ParseData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	data := must(os.ReadFile(file))(t) // #nosec G304 -- a test names its file
+	return must(pprof.ParseData(data))(t)
 }
 
 // Merge writes pprof's own merge of files (`go tool pprof -proto`) to a
 // directory of the test's and returns its path.
 func Merge(t testing.TB, files []string) string {
 	t.Helper()
-	merged, err := pproftop.Merge(t.TempDir(), files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return merged
+	return must(pproftop.Merge(t.TempDir(), files))(t)
 }
 
 // Gzip compresses b.
@@ -121,31 +106,17 @@ func Gzip(t testing.TB, b []byte) []byte {
 // Gunzip decompresses b.
 func Gunzip(t testing.TB, b []byte) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	zr := must(gzip.NewReader(bytes.NewReader(b)))(t)
+	return must(io.ReadAll(zr))(t)
 }
 
 // Do sends req with the default client and returns the answer with its
 // whole body read (the body is closed).
 func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := must(http.DefaultClient.Do(req))(t)
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return resp, must(io.ReadAll(resp.Body))(t)
 }
 
 // Top is `pprof -top` of files (with -diff_base of base when not empty),
@@ -153,10 +124,7 @@ func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 // compare.
 func Top(t testing.TB, files, base []string) map[string]pproftop.Entry {
 	t.Helper()
-	got, err := pproftop.Top(files, base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := must(pproftop.Top(files, base))(t)
 	if len(got) < 10 {
 		t.Fatalf("pprof lists %d functions: too few to compare", len(got))
 	}
@@ -186,4 +154,16 @@ func Seeds(full, short int) int {
 		return short
 	}
 	return full
+}
+
+// must takes a call's value and error; the function it returns gives the
+// value or fails the test on the error: must(os.ReadFile(name))(t).
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 }

@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,12 +53,12 @@ func TestNoOtherSourceRoot(t *testing.T) {
 	root := Root()
 	text := regexp.MustCompile(`\.(md|go|ts|tsx|mjs|js|sh|yaml|yml|json|txt)$`)
 	read := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() {
-			switch d.Name() {
+		if info.IsDir() {
+			switch info.Name() {
 			case ".git", "node_modules", "dist", "test-results", "playwright-report":
 				return filepath.SkipDir
 			}
