@@ -55,6 +55,8 @@ func toolReference(format, file string) (map[string]int64, error) {
 	case "trace-events":
 		counts, err := toolprofiles.TraceSamples(file)
 		return byFunction(counts), err
+	case "gecko":
+		return toolprofiles.GeckoSelf(file)
 	}
 	return nil, fmt.Errorf("no reference for %s", format)
 }

@@ -19,10 +19,11 @@ type Recording struct {
 	SlowAt     string // slow()'s file base name and first line with samples, "prog.c:5"
 }
 
-// Record records runs runs a build with callgrind, node --cpu-prof, JFR
-// and Chromium's tracing (its V8 CPU profile events) into dir, three tools
-// at a time (the JVM and Chromium record all their runs in one process;
-// callgrind and node take turns).
+// Record records runs runs a build with callgrind, node --cpu-prof, JFR,
+// Chromium's tracing (its V8 CPU profile events) and Firefox's profiler
+// into dir, four tools at a time (the JVM and Chromium record all their
+// runs in one process; callgrind and node take turns; Firefox starts once
+// a run).
 func Record(dir string, runs int) ([]Recording, error) {
 	mk := func(parts ...string) (string, error) {
 		d := filepath.Join(append([]string{dir}, parts...)...)
@@ -35,6 +36,7 @@ func Record(dir string, runs int) ([]Recording, error) {
 		// slow's first line with samples is its call of leaf.
 		{Format: "jfr", First: "run0.jfr", Slow: "App.slow", SlowAt: fmt.Sprintf("App:%d", SlowLinesJava[0]+1)},
 		{Format: "trace-events", SampleType: "samples", First: "run0.json", Slow: "slow", SlowAt: fmt.Sprintf("page.html:%d", SlowLineJS)},
+		{Format: "gecko", First: "run0.json", Slow: "slow", SlowAt: fmt.Sprintf("page.html:%d", SlowLineJS)},
 	} {
 		var err error
 		if r.Base, err = mk(r.Format, "base"); err == nil {
@@ -66,7 +68,14 @@ func Record(dir string, runs int) ([]Recording, error) {
 	}
 	slow := map[string][3]int{"base": {40000, 2e6, 1e6}, "head": {160000, 8e6, 4e6}}
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
+	errs := make([]error, 4)
+	wg.Go(func() {
+		for _, side := range []string{"base", "head"} {
+			if errs[3] = FirefoxRuns(filepath.Join(dir, "gecko", side), "run", repeated(slow[side][1], runs)...); errs[3] != nil {
+				return
+			}
+		}
+	})
 	wg.Add(2)
 	wg.Go(func() {
 		for _, side := range []string{"base", "head"} {

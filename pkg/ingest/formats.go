@@ -37,6 +37,7 @@ const (
 	Speedscope Format = "speedscope"
 	TraceEvent Format = "trace-events"
 	Gecko      Format = "gecko"
+	Processed  Format = "gecko-processed"
 	Perf       Format = "perf"
 	Folded     Format = "folded"
 	OTLP       Format = "otlp"
@@ -45,7 +46,12 @@ const (
 
 // formats is the table, in the order auto tries the rows: the first
 // whose detect accepts the head wins; folded stacks take any other text.
+// The processed Gecko row comes before pprof, which takes any other gzip.
 var formats = []FormatInfo{
+	{Name: Processed, Title: "the Firefox Profiler's processed profile JSON (what profiler.firefox.com saves and uploads, gzipped or not; versions 29 to 70)",
+		Carries: "weighted samples of every thread in one run: samples (count), tracing-ms (time, nanoseconds) or bytes; function, library or script, file and line",
+		Writer:  "the Firefox Profiler's Upload or Download (as a .json)",
+		detect:  looksLikeProcessedGecko, parse: parseProcessedGecko},
 	{Name: Pprof, Title: "pprof protobuf (gzipped or not) and the legacy formats pprof reads",
 		Carries: "samples of any sample type (--sample-type), file and line",
 		Writer:  "`go test -cpuprofile`, `go tool pprof -proto`, any pprof profiler",

@@ -1,0 +1,146 @@
+package toolprofiles
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// FirefoxPage is NodeApp as a web page: its script runs as the page
+// loads, slow's argument in the page. SlowLineJS is slow()'s line in it too
+// (the script starts on the page's first line).
+const FirefoxPage = `<!doctype html><script>function leaf(n) { let s = 0; for (let i = 0; i < n; i++) { s += Math.sqrt(i) } return s }
+function fast() { return leaf(2e6) }
+function slow(n) { let s = leaf(2e6); for (let i = 0; i < n; i++) { s += Math.sqrt(i) * 0.25 } return s }
+const n = %d
+let t = 0
+for (let k = 0; k < 20; k++) { t += fast() + slow(n) }
+document.title = String(t > 0)
+</script>
+`
+
+// FirefoxRuns records a run for each of slowNs with Firefox's own
+// profiler: a headless Firefox a run loads FirefoxPage from dir/page.html
+// (one address for every run, so that the page's frames are the same in
+// all), takes a screenshot once it has loaded and quits, and the profiler,
+// started with Firefox (MOZ_PROFILER_STARTUP), writes its raw Gecko profile
+// at shutdown to dir/NAMEi.json. It samples the JS and the native stacks of
+// each process's main thread every millisecond; all runs share one
+// Firefox profile directory, whose extensions' ids are then the same.
+func FirefoxRuns(dir, name string, slowNs ...int) error {
+	home := filepath.Join(dir, "firefox-home")
+	if err := os.MkdirAll(filepath.Join(home, "profile"), 0o750); err != nil {
+		return err
+	}
+	page := filepath.Join(home, "page.html")
+	for i, n := range slowNs {
+		if err := os.WriteFile(page, []byte(fmt.Sprintf(FirefoxPage, n)), 0o600); err != nil {
+			return err
+		}
+		out := filepath.Join(dir, fmt.Sprintf("%s%d.json", name, i))
+		cmd := exec.Command("firefox-esr", "--headless", "--no-remote", "--profile", filepath.Join(home, "profile"), // #nosec G204 -- the tests' own tools
+			"--screenshot", filepath.Join(home, "shot.png"), "file://"+page)
+		cmd.Dir = home
+		cmd.Env = append(os.Environ(), "HOME="+home, "MOZ_PROFILER_STARTUP=1", "MOZ_PROFILER_SHUTDOWN="+out,
+			"MOZ_PROFILER_STARTUP_FEATURES=js,stackwalk", "MOZ_PROFILER_STARTUP_FILTERS=GeckoMain",
+			"MOZ_PROFILER_STARTUP_INTERVAL=1")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("firefox-esr: %v: %s", err, b)
+		}
+		if _, err := os.Stat(out); err != nil {
+			return fmt.Errorf("firefox-esr wrote no profile: %v", err)
+		}
+	}
+	return os.RemoveAll(home)
+}
+
+// geckoJS is a JS frame's location in a raw Gecko profile, "name
+// (url:line:column)[source]".
+var geckoJS = regexp.MustCompile(`^(.*) \((.+?):([0-9]+)(?::([0-9]+))?\)(?:\[(\d+)\])?$`)
+
+// GeckoSelf sweeps a raw Gecko profile's tables, its child processes'
+// too, and counts each sample for the function of its stack's leaf, keyed
+// by name: a JS frame's function name, "name (in lib)"'s name, an address
+// by its offset in the library mapped there; an address in no library is
+// passed over for its caller (JIT code), and a sample of such addresses
+// only counts for "(code in no library)".
+func GeckoSelf(file string) (map[string]int64, error) {
+	b, err := os.ReadFile(file) // #nosec G304 -- the tests' own file
+	if err != nil {
+		return nil, err
+	}
+	self := map[string]int64{}
+	return self, geckoSelf(b, self)
+}
+
+func geckoSelf(b []byte, self map[string]int64) error {
+	var g struct {
+		Libs []struct {
+			Start, End, Offset uint64
+			Name               string
+		}
+		Threads []struct {
+			Samples, StackTable, FrameTable struct {
+				Schema map[string]int
+				Data   [][]any
+			}
+			StringTable []string
+		}
+		Processes []json.RawMessage
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		return err
+	}
+	name := func(loc string) (string, bool) {
+		if hex, ok := strings.CutPrefix(loc, "0x"); ok {
+			addr, err := strconv.ParseUint(hex, 16, 64)
+			if err != nil {
+				return loc, true
+			}
+			for _, l := range g.Libs {
+				if addr >= l.Start && addr < l.End {
+					return "0x" + strconv.FormatUint(addr-l.Start+l.Offset, 16), true
+				}
+			}
+			return "", false
+		}
+		if i := strings.LastIndex(loc, " (in "); i > 0 && strings.HasSuffix(loc, ")") {
+			return loc[:i], true
+		}
+		if m := geckoJS.FindStringSubmatch(loc); m != nil {
+			return m[1], true
+		}
+		return loc, true
+	}
+	for _, th := range g.Threads {
+		stackCol, prefixCol, frameCol := th.Samples.Schema["stack"], th.StackTable.Schema["prefix"], th.StackTable.Schema["frame"]
+		locCol := th.FrameTable.Schema["location"]
+		for _, s := range th.Samples.Data {
+			stack, ok := s[stackCol].(float64)
+			leaf := "(code in no library)"
+			for ok {
+				row := th.StackTable.Data[int(stack)]
+				frame := th.FrameTable.Data[int(row[frameCol].(float64))]
+				if n, named := name(th.StringTable[int(frame[locCol].(float64))]); named {
+					leaf = n
+					break
+				}
+				stack, ok = row[prefixCol].(float64)
+			}
+			if _, sampled := s[stackCol].(float64); sampled {
+				self[leaf]++
+			}
+		}
+	}
+	for _, p := range g.Processes {
+		if err := geckoSelf(p, self); err != nil {
+			return err
+		}
+	}
+	return nil
+}
