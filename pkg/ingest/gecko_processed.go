@@ -36,7 +36,7 @@ const (
 // together: a stack table is a tree whose paths a hostile file can make
 // share nothing (a comb of a million teeth), which would cost memory
 // quadratic in its size.
-const maxStackFrames = 1 << 26
+var maxStackFrames = 1 << 26 // a variable for the test of the bound
 
 // looksLikeProcessedGecko: a JSON object, gzipped or not, whose meta names
 // the processed profile version (it comes before the long marker schema in
