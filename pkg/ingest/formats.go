@@ -62,8 +62,8 @@ var formats = []FormatInfo{
 			return parsePprof(r, name, o.SampleType)
 		}},
 	{Name: JFR, Title: "JDK Flight Recorder (JFR)",
-		Carries: "execution samples (samples, count, the default) or allocations (alloc, bytes), timed; class and line",
-		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`",
+		Carries: "execution samples (samples, count, the default), async-profiler's wall-clock samples (wall, count), allocations (alloc, bytes) or async-profiler's live objects (live, bytes), timed; class and line",
+		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`, async-profiler's `asprof -e cpu --wall 10ms --alloc 512k -f run.jfr PID`",
 		detect:  looksLikeJFR, parse: parseJFR},
 	{Name: Callgrind, Title: "valgrind's callgrind output",
 		Carries: "one event's cost (--sample-type, default the first): self cost per function exact, call paths shared out of the call graph; file and line",
