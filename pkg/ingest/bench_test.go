@@ -280,6 +280,7 @@ func BenchmarkParseFormats(b *testing.B) {
 		{Speedscope, benchSpeedscope(stacks)},
 		{TraceEvent, benchTraceEvents(stacks)},
 		{Gecko, benchGecko(stacks)},
+		{Processed, benchProcessed(stacks)},
 		{Callgrind, real("prog.callgrind")},
 		{JFR, real("app.jfr")},
 	} {

@@ -150,3 +150,53 @@ func FuzzParseProcessedGecko(f *testing.F) {
 	f.Add([]byte(processedV40))
 	fuzzFormat(f, Processed)
 }
+
+// benchProcessed writes stacks as a processed profile of version 70: one
+// thread, its stack table the tree of the stacks' prefixes, a JS function
+// a frame.
+func benchProcessed(stacks [][]string) []byte {
+	funcs := map[string]int{}
+	var names []string
+	type key struct{ prefix, fn int }
+	nodes := map[key]int{}
+	var frame, offset, samples []string
+	for _, s := range stacks {
+		prefix := -1
+		for _, f := range s {
+			fn, ok := funcs[f]
+			if !ok {
+				fn = len(names)
+				funcs[f] = fn
+				names = append(names, f)
+			}
+			n, ok := nodes[key{prefix, fn}]
+			if !ok {
+				n = len(frame)
+				nodes[key{prefix, fn}] = n
+				frame = append(frame, fmt.Sprint(fn))
+				off := 0
+				if prefix >= 0 {
+					off = n - prefix
+				}
+				offset = append(offset, fmt.Sprint(off))
+			}
+			prefix = n
+		}
+		samples = append(samples, fmt.Sprint(prefix))
+	}
+	str := make([]string, len(names)+1)
+	idx, zeros, nulls, trues := make([]string, len(names)), make([]string, len(names)), make([]string, len(names)), make([]string, len(names))
+	for i, n := range names {
+		str[i] = fmt.Sprintf("%q", n)
+		idx[i], zeros[i], nulls[i], trues[i] = fmt.Sprint(i), "0", "null", "true"
+	}
+	str[len(names)] = `"https://shop.test/js/app.js"`
+	j := func(s []string) string { return "[" + strings.Join(s, ",") + "]" }
+	n := len(names)
+	return fmt.Appendf(nil, `{"meta":{"interval":1,"preprocessedProfileVersion":70},"libs":[],"shared":{"stringArray":%s,`+
+		`"sources":{"length":1,"filename":[%d]},"resourceTable":{"length":1,"name":[%d],"type":[5]},`+
+		`"funcTable":{"length":%d,"name":%s,"isJS":%s,"resource":%s,"source":%s,"lineNumber":%s},`+
+		`"frameTable":{"length":%d,"func":%s,"line":%s},"stackTable":{"length":%d,"frame":%s,"prefixOffset":%s}},`+
+		`"threads":[{"name":"GeckoMain","samples":{"length":%d,"stack":%s,"weight":null,"weightType":"samples"}}]}`,
+		j(str), n, n, n, j(idx), j(trues), j(zeros), j(zeros), j(nulls), n, j(idx), j(nulls), len(frame), j(frame), j(offset), len(samples), j(samples))
+}
