@@ -13,33 +13,45 @@ import (
 
 // FirefoxPage is NodeApp as a web page: its script runs as the page
 // loads, slow's argument in the page. SlowLineJS is slow()'s line in it too
-// (the script starts on the page's first line).
+// (the script starts on the page's first line). Then hold() keeps the page
+// loading until FirefoxHoldMs after navigation began: every thread of
+// Firefox is sampled for as long as it runs, idle or not, so a run of the
+// slower build would otherwise be longer in all of them; held, base and
+// head runs last as long, and hold() gives back what slow() takes.
 const FirefoxPage = `<!doctype html><script>function leaf(n) { let s = 0; for (let i = 0; i < n; i++) { s += Math.sqrt(i) } return s }
 function fast() { return leaf(2e6) }
 function slow(n) { let s = leaf(2e6); for (let i = 0; i < n; i++) { s += Math.sqrt(i) * 0.25 } return s }
+function hold(ms) { let k = 0; while (performance.now() < ms) { k++ } return k }
 const n = %d
 let t = 0
 for (let k = 0; k < 20; k++) { t += fast() + slow(n) }
-document.title = String(t > 0)
+document.title = String(t > 0) + hold(%d)
 </script>
 `
+
+// FirefoxHoldMs is how long FirefoxPage loads, in milliseconds since its
+// navigation began: longer than its work takes in the slower build.
+const FirefoxHoldMs = 3000
 
 // FirefoxRuns records a run for each of slowNs with Firefox's own
 // profiler: a headless Firefox a run loads FirefoxPage from dir/page.html
 // (one address for every run, so that the page's frames are the same in
 // all), takes a screenshot once it has loaded and quits, and the profiler,
 // started with Firefox (MOZ_PROFILER_STARTUP), writes its raw Gecko profile
-// at shutdown to dir/NAMEi.json. It samples the JS and the native stacks of
-// each process's main thread every millisecond; all runs share one
+// at shutdown to dir/NAMEi.json. It samples the JS stacks (and the native
+// code they are in) of each process's main thread every millisecond; all runs share one
 // Firefox profile directory, whose extensions' ids are then the same.
 func FirefoxRuns(dir, name string, slowNs ...int) error {
 	home := filepath.Join(dir, "firefox-home")
 	if err := os.MkdirAll(filepath.Join(home, "profile"), 0o750); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(home, "profile", "user.js"), []byte(firefoxPrefs), 0o600); err != nil {
+		return err
+	}
 	page := filepath.Join(home, "page.html")
 	for i, n := range slowNs {
-		if err := os.WriteFile(page, []byte(fmt.Sprintf(FirefoxPage, n)), 0o600); err != nil {
+		if err := os.WriteFile(page, []byte(fmt.Sprintf(FirefoxPage, n, FirefoxHoldMs)), 0o600); err != nil {
 			return err
 		}
 		out := filepath.Join(dir, fmt.Sprintf("%s%d.json", name, i))
@@ -47,7 +59,7 @@ func FirefoxRuns(dir, name string, slowNs ...int) error {
 			"--screenshot", filepath.Join(home, "shot.png"), "file://"+page)
 		cmd.Dir = home
 		cmd.Env = append(os.Environ(), "HOME="+home, "MOZ_PROFILER_STARTUP=1", "MOZ_PROFILER_SHUTDOWN="+out,
-			"MOZ_PROFILER_STARTUP_FEATURES=js,stackwalk", "MOZ_PROFILER_STARTUP_FILTERS=GeckoMain",
+			"MOZ_PROFILER_STARTUP_FEATURES=js", "MOZ_PROFILER_STARTUP_FILTERS=GeckoMain",
 			"MOZ_PROFILER_STARTUP_INTERVAL=1")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("firefox-esr: %v: %s", err, b)
@@ -58,6 +70,22 @@ func FirefoxRuns(dir, name string, slowNs ...int) error {
 	}
 	return os.RemoveAll(home)
 }
+
+// firefoxPrefs keep a run to what the page needs: one content process, no
+// prelaunched ones, no extension process, no start-up chores, so that the
+// profile's other threads (each sampled all run long, idle or not) add
+// little besides the page's work.
+const firefoxPrefs = `user_pref("fission.autostart", false);
+user_pref("dom.ipc.processCount", 1);
+user_pref("dom.ipc.processPrelaunch.enabled", false);
+user_pref("extensions.webextensions.remote", false);
+user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("toolkit.telemetry.enabled", false);
+user_pref("app.normandy.enabled", false);
+user_pref("browser.safebrowsing.update.enabled", false);
+`
 
 // geckoJS is a JS frame's location in a raw Gecko profile, "name
 // (url:line:column)[source]".
