@@ -151,38 +151,48 @@ func FuzzParseProcessedGecko(f *testing.F) {
 	fuzzFormat(f, Processed)
 }
 
+// stackTree is stacks as a table of stack nodes (prefix, name), each
+// prefix before its children, -1 for roots: names lists the distinct
+// names, samples the node of each stack.
+func stackTree(stacks [][]string) (names []string, nodes [][2]int, samples []int) {
+	ids := map[string]int{}
+	index := map[[2]int]int{}
+	for _, s := range stacks {
+		prefix := -1
+		for _, f := range s {
+			id, ok := ids[f]
+			if !ok {
+				id = len(names)
+				ids[f] = id
+				names = append(names, f)
+			}
+			n, ok := index[[2]int{prefix, id}]
+			if !ok {
+				n = len(nodes)
+				index[[2]int{prefix, id}] = n
+				nodes = append(nodes, [2]int{prefix, id})
+			}
+			prefix = n
+		}
+		samples = append(samples, prefix)
+	}
+	return names, nodes, samples
+}
+
 // benchProcessed writes stacks as a processed profile of version 70: one
 // thread, its stack table the tree of the stacks' prefixes, a JS function
 // a frame.
 func benchProcessed(stacks [][]string) []byte {
-	funcs := map[string]int{}
-	var names []string
-	type key struct{ prefix, fn int }
-	nodes := map[key]int{}
-	var frame, offset, samples []string
-	for _, s := range stacks {
-		prefix := -1
-		for _, f := range s {
-			fn, ok := funcs[f]
-			if !ok {
-				fn = len(names)
-				funcs[f] = fn
-				names = append(names, f)
-			}
-			n, ok := nodes[key{prefix, fn}]
-			if !ok {
-				n = len(frame)
-				nodes[key{prefix, fn}] = n
-				frame = append(frame, fmt.Sprint(fn))
-				off := 0
-				if prefix >= 0 {
-					off = n - prefix
-				}
-				offset = append(offset, fmt.Sprint(off))
-			}
-			prefix = n
+	names, nodes, sampled := stackTree(stacks)
+	frame, offset, samples := make([]string, len(nodes)), make([]string, len(nodes)), make([]string, len(sampled))
+	for i, n := range nodes {
+		frame[i], offset[i] = fmt.Sprint(n[1]), "0"
+		if n[0] >= 0 {
+			offset[i] = fmt.Sprint(i - n[0])
 		}
-		samples = append(samples, fmt.Sprint(prefix))
+	}
+	for i, n := range sampled {
+		samples[i] = fmt.Sprint(n)
 	}
 	str := make([]string, len(names)+1)
 	idx, zeros, nulls, trues := make([]string, len(names)), make([]string, len(names)), make([]string, len(names)), make([]string, len(names))
