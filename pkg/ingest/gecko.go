@@ -36,6 +36,9 @@ func (t *geckoTable) cell(row []json.RawMessage, name string) (int64, bool) {
 	if !ok || i < 0 || i >= len(row) {
 		return 0, false
 	}
+	if v, err := strconv.ParseInt(string(row[i]), 10, 64); err == nil {
+		return v, true // the usual cell: an index, without a decoder's cost
+	}
 	var v *int64
 	if json.Unmarshal(row[i], &v) != nil || v == nil {
 		return 0, false
