@@ -34,15 +34,14 @@ document.title = String(t > 0) + hold(%d)
 const FirefoxHoldMs = 3000
 
 // FirefoxRuns records a run for each of slowNs with Firefox's own
-// profiler: a headless Firefox a run loads FirefoxPage from dir/page.html
-// (one address for every run, so that the page's frames are the same in
-// all), takes a screenshot once it has loaded and quits, and the profiler,
+// profiler: a headless Firefox a run loads FirefoxPage from home/page.html
+// (home is Firefox's working directory; one address for the runs of both
+// builds, so that the page's frames are the same in all), takes a screenshot once it has loaded and quits, and the profiler,
 // started with Firefox (MOZ_PROFILER_STARTUP), writes its raw Gecko profile
 // at shutdown to dir/NAMEi.json. It samples the JS stacks (and the native
 // code they are in) of each process's main thread every millisecond; all runs share one
 // Firefox profile directory, whose extensions' ids are then the same.
-func FirefoxRuns(dir, name string, slowNs ...int) error {
-	home := filepath.Join(dir, "firefox-home")
+func FirefoxRuns(home, dir, name string, slowNs ...int) error {
 	if err := os.MkdirAll(filepath.Join(home, "profile"), 0o750); err != nil {
 		return err
 	}
@@ -68,7 +67,7 @@ func FirefoxRuns(dir, name string, slowNs ...int) error {
 			return fmt.Errorf("firefox-esr wrote no profile: %v", err)
 		}
 	}
-	return os.RemoveAll(home)
+	return nil
 }
 
 // firefoxPrefs keep a run to what the page needs: one content process, no

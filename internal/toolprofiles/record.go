@@ -71,7 +71,7 @@ func Record(dir string, runs int) ([]Recording, error) {
 	errs := make([]error, 4)
 	wg.Go(func() {
 		for _, side := range []string{"base", "head"} {
-			if errs[3] = FirefoxRuns(filepath.Join(dir, "gecko", side), "run", repeated(slow[side][1], runs)...); errs[3] != nil {
+			if errs[3] = FirefoxRuns(filepath.Join(dir, "firefox"), filepath.Join(dir, "gecko", side), "run", repeated(slow[side][1], runs)...); errs[3] != nil {
 				return
 			}
 		}
