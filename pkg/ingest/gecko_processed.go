@@ -189,10 +189,11 @@ var processedWeights = map[string]struct {
 // the unit of its weightType: samples are a count, tracing-ms become
 // nanoseconds of time, bytes stay bytes. Module is a JS function's script
 // (its file's base name, as the V8 rows name it) and any other function's
-// resource (the library). Samples with a null stack are skipped. A column
-// shorter than its table's length, an index out of its table, a stack whose
-// prefix does not come before it (the format's order, which rules out
-// cycles) and weights of another type than another thread's are errors.
+// resource (the library, by its base name). Samples with a null stack
+// are skipped. A column shorter than its table's length, an index out of
+// its table, a stack whose prefix does not come before it (the format's
+// order, which rules out cycles) and weights of another type than another
+// thread's are errors.
 func parseProcessedGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(len(gzipMagic)); bytes.Equal(magic, gzipMagic) {
@@ -474,9 +475,12 @@ func (s *processedStacks) frame(i int64) (uint32, error) {
 		if t.ResourceTable == nil || res >= t.ResourceTable.Length {
 			return 0, fmt.Errorf("func %d: resource %d out of the resource table", fn, res)
 		}
-		if f.Module, err = str(t.ResourceTable.Name[res], "resource"); err != nil {
+		lib, err := str(t.ResourceTable.Name[res], "resource")
+		if err != nil {
 			return 0, err
 		}
+		f.Module = scriptModule(lib) // a library's base name, as the raw row names it
+
 	}
 	id := s.p.Intern(f)
 	s.frames[fn] = int64(id)

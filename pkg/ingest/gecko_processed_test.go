@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -146,6 +147,7 @@ func TestProcessedGeckoRefused(t *testing.T) {
 }
 
 func FuzzParseProcessedGecko(f *testing.F) {
+	seed(f, "formats/*.processed.json")
 	f.Add([]byte(processedV70))
 	f.Add([]byte(processedV40))
 	fuzzFormat(f, Processed)
@@ -209,4 +211,71 @@ func benchProcessed(stacks [][]string) []byte {
 		`"frameTable":{"length":%d,"func":%s,"line":%s},"stackTable":{"length":%d,"frame":%s,"prefixOffset":%s}},`+
 		`"threads":[{"name":"GeckoMain","samples":{"length":%d,"stack":%s,"weight":null,"weightType":"samples"}}]}`,
 		j(str), n, n, n, j(idx), j(trues), j(zeros), j(zeros), j(nulls), n, j(idx), j(nulls), len(frame), j(frame), j(offset), len(samples), j(samples))
+}
+
+// Processed profiles the Firefox Profiler wrote (testdata/formats/
+// README.md: its own processing of a raw Gecko profile, of simpleperf's
+// and of Firefox's, the latter gzipped as its downloads are): each
+// function's self weight, by name, is what a sweep of the columns gives.
+func TestProcessedGeckoAgainstTables(t *testing.T) {
+	for _, file := range []string{"prog.processed.json", "firefox.processed.json.gz"} {
+		t.Run(file, func(t *testing.T) {
+			b := readTestdata(t, "formats/"+file)
+			if f, _ := detect(b[:min(len(b), detectSize)], "x"); f.Name != Processed {
+				t.Errorf("detected as %s", f.Name)
+			}
+			if bytes.HasPrefix(b, gzipMagic) {
+				b = gunzipped(t, b)
+			}
+			var raw struct {
+				Shared struct {
+					StringArray []string
+					StackTable  struct{ Frame []int }
+					FrameTable  struct{ Func []int }
+					FuncTable   struct{ Name []int }
+				}
+				Threads []struct {
+					Samples struct {
+						Stack  []*int
+						Weight []float64
+					}
+				}
+			}
+			if err := json.Unmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			sh := raw.Shared
+			want := map[string]int64{}
+			for _, th := range raw.Threads {
+				for k, s := range th.Samples.Stack {
+					if s == nil {
+						continue
+					}
+					w := int64(1)
+					if th.Samples.Weight != nil {
+						w = int64(th.Samples.Weight[k])
+					}
+					want[sh.StringArray[sh.FuncTable.Name[sh.FrameTable.Func[sh.StackTable.Frame[*s]]]]] += w
+				}
+			}
+			p := parseTool(t, "../../testdata/formats/"+file, Options{})
+			got := map[string]int64{}
+			for _, s := range p.Samples {
+				got[p.Frames[s.Stack[len(s.Stack)-1]].Name] += s.Value
+			}
+			if len(got) != len(want) || len(want) < 4 {
+				t.Errorf("%d leaves, the tables' %d", len(got), len(want))
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s: %d, the tables %d", k, got[k], v)
+				}
+			}
+			for _, f := range p.Frames {
+				if f.Name == "slow" && (f.Module != "prog" && f.Module != "page.html" || f.Module == "page.html" && (f.Line != 3 || !strings.HasSuffix(f.File, "/page.html"))) {
+					t.Errorf("slow: %+v", f)
+				}
+			}
+		})
+	}
 }
