@@ -31,7 +31,7 @@ document.title = String(t > 0) + hold(%d)
 
 // FirefoxHoldMs is how long FirefoxPage loads, in milliseconds since its
 // navigation began: longer than its work takes in the slower build.
-const FirefoxHoldMs = 3000
+const FirefoxHoldMs = 4000
 
 // FirefoxRuns records a run for each of slowNs with Firefox's own
 // profiler: a headless Firefox a run loads FirefoxPage from home/page.html
@@ -88,14 +88,14 @@ user_pref("browser.safebrowsing.update.enabled", false);
 
 // geckoJS is a JS frame's location in a raw Gecko profile, "name
 // (url:line:column)[source]".
-var geckoJS = regexp.MustCompile(`^(.*) \((.+?):([0-9]+)(?::([0-9]+))?\)(?:\[(\d+)\])?$`)
+var geckoJS = regexp.MustCompile(`^(.*) \((.+?):([0-9]+)(?::([0-9]+))?\)$`)
 
 // GeckoSelf sweeps a raw Gecko profile's tables, its child processes'
 // too, and counts each sample for the function of its stack's leaf, keyed
-// by name: a JS frame's function name, "name (in lib)"'s name, an address
-// by its offset in the library mapped there; an address in no library is
-// passed over for its caller (JIT code), and a sample of such addresses
-// only counts for "(code in no library)".
+// by name: a JS frame's function name, "name (in lib)"'s name, a label
+// as it is (a source index "[n]" after a location left out); an unsymbolicated address ("0x...") is passed over for its
+// caller, and a sample of such addresses only (under Gecko's "(root)"
+// label or none) counts for "(unsymbolicated code)".
 func GeckoSelf(file string) (map[string]int64, error) {
 	b, err := os.ReadFile(file) // #nosec G304 -- the tests' own file
 	if err != nil {
@@ -105,12 +105,10 @@ func GeckoSelf(file string) (map[string]int64, error) {
 	return self, geckoSelf(b, self)
 }
 
+var geckoAddress = regexp.MustCompile(`^0x[[:xdigit:]]+$`)
+
 func geckoSelf(b []byte, self map[string]int64) error {
 	var g struct {
-		Libs []struct {
-			Start, End, Offset uint64
-			Name               string
-		}
 		Threads []struct {
 			Samples, StackTable, FrameTable struct {
 				Schema map[string]int
@@ -124,20 +122,16 @@ func geckoSelf(b []byte, self map[string]int64) error {
 		return err
 	}
 	name := func(loc string) (string, bool) {
-		if hex, ok := strings.CutPrefix(loc, "0x"); ok {
-			addr, err := strconv.ParseUint(hex, 16, 64)
-			if err != nil {
-				return loc, true
-			}
-			for _, l := range g.Libs {
-				if addr >= l.Start && addr < l.End {
-					return "0x" + strconv.FormatUint(addr-l.Start+l.Offset, 16), true
-				}
-			}
+		if geckoAddress.MatchString(loc) {
 			return "", false
 		}
 		if i := strings.LastIndex(loc, " (in "); i > 0 && strings.HasSuffix(loc, ")") {
 			return loc[:i], true
+		}
+		if i := strings.LastIndexByte(loc, '['); i > 0 && strings.HasSuffix(loc, "]") {
+			if _, err := strconv.Atoi(loc[i+1 : len(loc)-1]); err == nil {
+				loc = loc[:i] // the source index
+			}
 		}
 		if m := geckoJS.FindStringSubmatch(loc); m != nil {
 			return m[1], true
@@ -149,7 +143,10 @@ func geckoSelf(b []byte, self map[string]int64) error {
 		locCol := th.FrameTable.Schema["location"]
 		for _, s := range th.Samples.Data {
 			stack, ok := s[stackCol].(float64)
-			leaf := "(code in no library)"
+			if !ok {
+				continue
+			}
+			leaf := "(unsymbolicated code)"
 			for ok {
 				row := th.StackTable.Data[int(stack)]
 				frame := th.FrameTable.Data[int(row[frameCol].(float64))]
@@ -159,9 +156,10 @@ func geckoSelf(b []byte, self map[string]int64) error {
 				}
 				stack, ok = row[prefixCol].(float64)
 			}
-			if _, sampled := s[stackCol].(float64); sampled {
-				self[leaf]++
+			if leaf == "(root)" { // Gecko's root label, which stacks leave out
+				leaf = "(unsymbolicated code)"
 			}
+			self[leaf]++
 		}
 	}
 	for _, p := range g.Processes {

@@ -54,16 +54,7 @@ type geckoThread struct {
 	StringTable []string   `json:"stringTable"`
 }
 
-// geckoLib is a library mapped into the profiled process.
-type geckoLib struct {
-	Start  uint64 `json:"start"`
-	End    uint64 `json:"end"`
-	Offset uint64 `json:"offset"`
-	Name   string `json:"name"`
-}
-
 type geckoProfile struct {
-	Libs    []geckoLib    `json:"libs"`
 	Threads []geckoThread `json:"threads"`
 	// Processes are the child processes' profiles (Firefox's content
 	// processes), each a Gecko profile; old Firefox wrote them as strings
@@ -83,14 +74,16 @@ const geckoMaxProcessDepth = 4
 // stack table is a tree, read as a V8 CPU profile's node table is. A
 // location is read by the Firefox Profiler's rules (src/profile-logic/
 // process-profile.ts): "name (in module)" is a native function in module;
-// "name (url:line:column)", with a source index "[n]" after it from Gecko
-// version 32, is a JS function of the script url, first at line; "0x..."
-// is an unsymbolicated address, named by its offset in the library
-// mapped there (module the library). An address in no library is code
-// the profiler could not name (JIT code, whose JS frame Gecko gives
-// beside it): it is no frame, its time is its caller's. Any other
-// location is a label frame, a name. A cycle of prefixes, an unknown
-// stack, frame or string is an error.
+// "name (url:line:column)" a JS function of the script url, first at
+// line. A JS location's source index "[n]" at its end (Gecko 32 on) is
+// left out: it numbers the sources as each run met them, and a script's
+// top-level code, "url[n]", would be another frame in every run. "0x..."
+// is an unsymbolicated address (native code Gecko walked, JIT code): an
+// instruction, not a function, until symbolicated, which Flamediff does
+// not do, so it is no frame and its time is its caller's (a thousand
+// samples in one function would be a thousand frames). Any other location
+// is a label frame, a name. A cycle of prefixes, an unknown stack, frame
+// or string is an error.
 func parseGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
 	data, err := readAllJSON(r, name)
 	if err != nil {
@@ -117,7 +110,7 @@ func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth 
 		return err
 	}
 	for ti := range g.Threads {
-		if err := addGeckoThread(p, &g.Threads[ti], g.Libs, name, fmt.Sprintf("%sthread %d (%s)", where, ti, g.Threads[ti].Name)); err != nil {
+		if err := addGeckoThread(p, &g.Threads[ti], name, fmt.Sprintf("%sthread %d (%s)", where, ti, g.Threads[ti].Name)); err != nil {
 			return err
 		}
 	}
@@ -133,32 +126,30 @@ func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth 
 	return nil
 }
 
-// jsLocation is a JS frame's location: "name (url:line:column)[source]",
-// the column and source index optional, as the Firefox Profiler matches it.
-var jsLocation = regexp.MustCompile(`^(.*) \((.+?):([0-9]+)(?::([0-9]+))?\)(?:\[(\d+)\])?$`)
+// jsLocation is a JS frame's location: "name (url:line:column)", the
+// column optional, as the Firefox Profiler matches it (after its source
+// index).
+var jsLocation = regexp.MustCompile(`^(.*) \((.+?):([0-9]+)(?::([0-9]+))?\)$`)
 
-// geckoFrame names the frame at location; keep false for an address in no
-// library.
-func geckoFrame(loc string, libs []geckoLib) (f cpuNode, keep bool) {
+// sourceIndex is a JS location's source index, "[n]" at its end.
+var sourceIndex = regexp.MustCompile(`\[\d+\]$`)
+
+// geckoFrame names the frame at location; keep false for an
+// unsymbolicated address.
+func geckoFrame(loc string) (f cpuNode, keep bool) {
 	cf := &f.CallFrame
 	cf.FunctionName, cf.LineNumber = loc, -1
-	if strings.HasPrefix(loc, "0x") {
-		addr, err := strconv.ParseUint(loc[2:], 16, 64)
-		if err != nil {
-			return f, true
+	if len(loc) > 2 && strings.HasPrefix(loc, "0x") {
+		if _, err := strconv.ParseUint(loc[2:], 16, 64); err == nil {
+			return f, false
 		}
-		for _, l := range libs {
-			if addr >= l.Start && addr < l.End {
-				cf.FunctionName, cf.URL = "0x"+strconv.FormatUint(addr-l.Start+l.Offset, 16), l.Name
-				return f, true
-			}
-		}
-		return f, false
 	}
 	if j := strings.LastIndex(loc, " (in "); j > 0 && strings.HasSuffix(loc, ")") {
 		cf.FunctionName, cf.URL = loc[:j], loc[j+len(" (in "):len(loc)-1]
 		return f, true
 	}
+	loc = sourceIndex.ReplaceAllString(loc, "")
+	cf.FunctionName = loc
 	if m := jsLocation.FindStringSubmatch(loc); m != nil {
 		url := m[2]
 		if k := strings.LastIndex(url, " -> "); k >= 0 {
@@ -173,7 +164,7 @@ func geckoFrame(loc string, libs []geckoLib) (f cpuNode, keep bool) {
 }
 
 // addGeckoThread adds thread th's samples to p.
-func addGeckoThread(p *profile.Profile, th *geckoThread, libs []geckoLib, name, what string) error {
+func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string) error {
 	n := len(th.StackTable.Data)
 	prefix := make([]int64, n)
 	keep := make([]bool, n)
@@ -195,7 +186,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, libs []geckoLib, name, 
 		if !ok || loc < 0 || loc >= int64(len(th.StringTable)) {
 			return fileError(name, "%s: frame %d names no string of %d", what, f, len(th.StringTable))
 		}
-		nodes[i], keep[i] = geckoFrame(th.StringTable[loc], libs)
+		nodes[i], keep[i] = geckoFrame(th.StringTable[loc])
 		if nodes[i].CallFrame.LineNumber < 0 && nodes[i].CallFrame.URL != "" {
 			if line, ok := th.FrameTable.cell(frame, "line"); ok && line > 0 {
 				nodes[i].CallFrame.LineNumber = line - 1
@@ -229,7 +220,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, libs []geckoLib, name, 
 		}
 		cp.Nodes = append(cp.Nodes, *nd)
 	}
-	var orphans int // samples of stacks of addresses in no library only
+	var orphans int // samples of stacks of addresses only
 	for _, row := range th.Samples.Data {
 		s, ok := th.Samples.cell(row, "stack")
 		if !ok {
@@ -242,6 +233,15 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, libs []geckoLib, name, 
 		if err != nil {
 			return err
 		}
+		if k >= 0 && nodes[k].CallFrame.FunctionName == "(root)" {
+			// Gecko's root label, which stacks leave out (as V8's): a
+			// sample there ran unsymbolicated code only.
+			if up, err := kept(prefix[k]); err != nil {
+				return err
+			} else if up < 0 {
+				k = -1
+			}
+		}
 		if k < 0 {
 			orphans++
 			continue
@@ -249,7 +249,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, libs []geckoLib, name, 
 		cp.Samples = append(cp.Samples, k)
 	}
 	if orphans > 0 {
-		id := p.Intern(profile.Frame{Name: geckoNoLibrary})
+		id := p.Intern(profile.Frame{Name: geckoUnsymbolicated})
 		for range orphans {
 			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{id}, Value: 1, Time: -1})
 		}
@@ -260,6 +260,6 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, libs []geckoLib, name, 
 	return cp.addSamples(p, name)
 }
 
-// geckoNoLibrary names the code of a sample whose frames are all addresses
-// in no library.
-const geckoNoLibrary = "(code in no library)"
+// geckoUnsymbolicated names the code of a sample whose frames are all
+// unsymbolicated addresses.
+const geckoUnsymbolicated = "(unsymbolicated code)"
