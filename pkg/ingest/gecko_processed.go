@@ -268,7 +268,7 @@ func parseProcessedGecko(r io.Reader, name string, _ Options) (*profile.Profile,
 			if stack < 0 {
 				continue
 			}
-			w := 1.0
+			w := unit.scale // a weight of 1 in weightType's unit
 			if s.Weight != nil {
 				w = s.Weight[k] * unit.scale
 			}

@@ -54,6 +54,8 @@ func TestProcessedGecko(t *testing.T) {
 			"PresShell::Paint", profile.Frame{Name: "PresShell::Paint", Module: "libxul.so"}},
 		{"v40", processedV40, "time", "nanoseconds", map[string]int64{"main": 1500000, "main;work": 2000000},
 			"main", profile.Frame{Name: "main", Module: "app.js", File: "https://x.test/app.js", Line: 1}},
+		{"v40 weighs 1 ms a sample", strings.Replace(processedV40, `"weight":[1.5,2]`, `"weight":null`, 1), "time", "nanoseconds",
+			map[string]int64{"main": 1000000, "main;work": 1000000}, "main", profile.Frame{Name: "main", Module: "app.js", File: "https://x.test/app.js", Line: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var gz bytes.Buffer
