@@ -281,3 +281,25 @@ func TestProcessedGeckoAgainstTables(t *testing.T) {
 		})
 	}
 }
+
+// auto tells a processed profile from a raw Gecko one, Firefox's (libs
+// and meta first) included, and refuses JSON that is neither.
+func TestGeckoDetection(t *testing.T) {
+	rawFirefox := `{"libs":[{"start":1,"end":2,"name":"libxul.so","breakpadId":"X"}],"meta":{"version":34,"stackwalk":0,"processType":0},"threads":[]}`
+	for in, want := range map[string]Format{
+		processedV70: Processed,
+		processedV40: Processed,
+		rawFirefox:   Gecko,
+		`{"meta":{"version":34,"interval":1,"stackwalk":1,"processType":0,"preprocessedProfileVersion":70},"threads":[]}`:     Processed,
+		`{"threads":[{"samples":{"schema":{"stack":0},"data":[]},"stackTable":{"schema":{"prefix":0,"frame":1},"data":[]}}]}`: Gecko,
+	} {
+		if f, err := detect([]byte(in), "x"); err != nil || f.Name != want {
+			t.Errorf("%.60s: detected %s (%v), want %s", in, f.Name, err, want)
+		}
+	}
+	for _, in := range []string{`{"meta":{"interval":1},"threads":[]}`, `{"meta":{"version":34},"shared":{"stringArray":[]}}`} {
+		if f, err := detect([]byte(in), "x"); err == nil || !strings.Contains(err.Error(), "JSON that is no") {
+			t.Errorf("%s: detected %s (%v), want a refusal", in, f.Name, err)
+		}
+	}
+}
