@@ -22,9 +22,9 @@ fi
 
 apt_install clickhouse-server chromium
 # The profilers whose files the format tests record (internal/toolprofiles):
-# valgrind's callgrind and gcc, and the JDK's javac, java and jfr (Node comes
-# with npm below).
-apt_install valgrind gcc
+# valgrind's callgrind and gcc, Firefox (its own profiler), and the JDK's
+# javac, java and jfr (Node comes with npm below).
+apt_install valgrind gcc firefox-esr
 if ! command -v javac >/dev/null 2>&1 || ! command -v jfr >/dev/null 2>&1; then
   sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jdk-headless >/dev/null

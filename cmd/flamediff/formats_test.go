@@ -55,9 +55,20 @@ func toolReference(format, file string) (map[string]int64, error) {
 	case "trace-events":
 		counts, err := toolprofiles.TraceSamples(file)
 		return byFunction(counts), err
+	case "gecko":
+		self, err := toolprofiles.GeckoSelf(file)
+		// Gecko's labels hold ';' and line breaks, which a folded export
+		// writes as ':' and ' ' (docs/CLI.md).
+		folded := map[string]int64{}
+		for k, v := range self {
+			folded[foldedName.Replace(k)] += v
+		}
+		return folded, err
 	}
 	return nil, fmt.Errorf("no reference for %s", format)
 }
+
+var foldedName = strings.NewReplacer(";", ":", "\n", " ", "\r", " ")
 
 // byFunction sums V8's counts keyed "function url" by function.
 func byFunction(counts map[string]int64) map[string]int64 {

@@ -9,7 +9,8 @@ import (
 )
 
 // Recording is the runs a real profiler wrote of a base build and of a
-// head build with slow() made slower (its own loop 4x longer).
+// head build with slow() made slower (its own loop 4x longer, 8x in
+// Firefox's).
 type Recording struct {
 	Format     string // the format's name in Flamediff's table
 	SampleType string // the sample type to read, "" for the format's default
@@ -19,10 +20,11 @@ type Recording struct {
 	SlowAt     string // slow()'s file base name and first line with samples, "prog.c:5"
 }
 
-// Record records runs runs a build with callgrind, node --cpu-prof, JFR
-// and Chromium's tracing (its V8 CPU profile events) into dir, three tools
-// at a time (the JVM and Chromium record all their runs in one process;
-// callgrind and node take turns).
+// Record records runs runs a build with callgrind, node --cpu-prof, JFR,
+// Chromium's tracing (its V8 CPU profile events) and Firefox's profiler
+// into dir, three tools at a time (the JVM and Chromium record all their
+// runs in one process; callgrind and node take turns), then Firefox alone
+// (it starts once a run).
 func Record(dir string, runs int) ([]Recording, error) {
 	mk := func(parts ...string) (string, error) {
 		d := filepath.Join(append([]string{dir}, parts...)...)
@@ -35,6 +37,7 @@ func Record(dir string, runs int) ([]Recording, error) {
 		// slow's first line with samples is its call of leaf.
 		{Format: "jfr", First: "run0.jfr", Slow: "App.slow", SlowAt: fmt.Sprintf("App:%d", SlowLinesJava[0]+1)},
 		{Format: "trace-events", SampleType: "samples", First: "run0.json", Slow: "slow", SlowAt: fmt.Sprintf("page.html:%d", SlowLineJS)},
+		{Format: "gecko", First: "run0.json", Slow: "slow", SlowAt: fmt.Sprintf("page.html:%d", SlowLineJS)},
 	} {
 		var err error
 		if r.Base, err = mk(r.Format, "base"); err == nil {
@@ -64,9 +67,12 @@ func Record(dir string, runs int) ([]Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	slow := map[string][3]int{"base": {40000, 2e6, 1e6}, "head": {160000, 8e6, 4e6}}
+	// Firefox's slow() grows 8x: its runs sample every process's startup
+	// too (thousands of frames), where a 4x change in one is too small to
+	// stand out among them with five runs a side.
+	slow := map[string][4]int{"base": {40000, 2e6, 1e6, 2e6}, "head": {160000, 8e6, 4e6, 16e6}}
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
+	errs := make([]error, 4)
 	wg.Add(2)
 	wg.Go(func() {
 		for _, side := range []string{"base", "head"} {
@@ -99,6 +105,14 @@ func Record(dir string, runs int) ([]Recording, error) {
 		}
 	}()
 	wg.Wait()
+	// Firefox records alone: its runs sample every process's start-up,
+	// thousands of nodes, and slow() stands out among them only when the
+	// runs' noise is low.
+	for _, side := range []string{"base", "head"} {
+		if errs[3] = FirefoxRuns(filepath.Join(dir, "firefox"), filepath.Join(dir, "gecko", side), "run", repeated(slow[side][3], runs)...); errs[3] != nil {
+			break
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

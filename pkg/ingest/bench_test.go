@@ -187,32 +187,17 @@ func benchTraceEvents(stacks [][]string) []byte {
 // benchGecko writes stacks as one raw Gecko thread, its stack table the
 // tree of the stacks' prefixes.
 func benchGecko(stacks [][]string) []byte {
-	strs, frames := map[string]int{}, []string{}
-	type key struct{ prefix, frame int }
-	nodes := map[key]int{}
-	var table, samples []string
-	for i, s := range stacks {
-		prefix := -1
-		for _, f := range s {
-			id, ok := strs[f]
-			if !ok {
-				id = len(frames)
-				strs[f] = id
-				frames = append(frames, f)
-			}
-			n, ok := nodes[key{prefix, id}]
-			if !ok {
-				n = len(table)
-				nodes[key{prefix, id}] = n
-				p := "null"
-				if prefix >= 0 {
-					p = fmt.Sprint(prefix)
-				}
-				table = append(table, fmt.Sprintf("[%s,%d,0]", p, id))
-			}
-			prefix = n
+	frames, nodes, sampled := stackTree(stacks)
+	table, samples := make([]string, len(nodes)), make([]string, len(sampled))
+	for i, n := range nodes {
+		p := "null"
+		if n[0] >= 0 {
+			p = fmt.Sprint(n[0])
 		}
-		samples = append(samples, fmt.Sprintf("[%d,%d,0]", prefix, i))
+		table[i] = fmt.Sprintf("[%s,%d,0]", p, n[1])
+	}
+	for i, n := range sampled {
+		samples[i] = fmt.Sprintf("[%d,%d,0]", n, i)
 	}
 	rows := make([]string, len(frames))
 	names := make([]string, len(frames))
@@ -280,6 +265,7 @@ func BenchmarkParseFormats(b *testing.B) {
 		{Speedscope, benchSpeedscope(stacks)},
 		{TraceEvent, benchTraceEvents(stacks)},
 		{Gecko, benchGecko(stacks)},
+		{Processed, benchProcessed(stacks)},
 		{Callgrind, real("prog.callgrind")},
 		{JFR, real("app.jfr")},
 	} {

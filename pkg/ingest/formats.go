@@ -37,6 +37,7 @@ const (
 	Speedscope Format = "speedscope"
 	TraceEvent Format = "trace-events"
 	Gecko      Format = "gecko"
+	Processed  Format = "gecko-processed"
 	Perf       Format = "perf"
 	Folded     Format = "folded"
 	OTLP       Format = "otlp"
@@ -45,7 +46,12 @@ const (
 
 // formats is the table, in the order auto tries the rows: the first
 // whose detect accepts the head wins; folded stacks take any other text.
+// The processed Gecko row comes before pprof, which takes any other gzip.
 var formats = []FormatInfo{
+	{Name: Processed, Title: "the Firefox Profiler's processed profile JSON (what profiler.firefox.com saves and uploads, gzipped or not; versions 29 to 70)",
+		Carries: "weighted samples of every thread in one run: samples (count), tracing-ms (time, nanoseconds) or bytes; function, library or script, file and line",
+		Writer:  "profiler.firefox.com's Download (run.json.gz), or its Upload",
+		detect:  looksLikeProcessedGecko, parse: parseProcessedGecko},
 	{Name: Pprof, Title: "pprof protobuf (gzipped or not) and the legacy formats pprof reads",
 		Carries: "samples of any sample type (--sample-type), file and line",
 		Writer:  "`go test -cpuprofile`, `go tool pprof -proto`, any pprof profiler",
@@ -56,8 +62,8 @@ var formats = []FormatInfo{
 			return parsePprof(r, name, o.SampleType)
 		}},
 	{Name: JFR, Title: "JDK Flight Recorder (JFR)",
-		Carries: "execution samples (samples, count, the default) or allocations (alloc, bytes), timed; class and line",
-		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`",
+		Carries: "execution samples (samples, count, the default), async-profiler's wall-clock samples (wall, count), allocations (alloc, bytes) or async-profiler's live objects (live, bytes), timed; class and line",
+		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`, async-profiler's `asprof -e cpu --wall 10ms --alloc 512k -f run.jfr PID`",
 		detect:  looksLikeJFR, parse: parseJFR},
 	{Name: Callgrind, Title: "valgrind's callgrind output",
 		Carries: "one event's cost (--sample-type, default the first): self cost per function exact, call paths shared out of the call graph; file and line",
@@ -75,9 +81,9 @@ var formats = []FormatInfo{
 		Carries: "duration events (X, B/E) per thread as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
 		Writer:  "`node --trace-event-categories v8,node --trace-event-file-pattern run.json app.js`, Chrome's `--trace-startup --trace-startup-file=run.json`",
 		detect:  looksLikeTraceEvents, parse: parseTraceEvents},
-	{Name: Gecko, Title: "the Firefox Profiler's raw Gecko profile JSON (threads of schema-indexed tables)",
-		Carries: "samples (count) of every thread in one run; function, module and line where the frames have them",
-		Writer:  "simpleperf's `gecko_profile_generator.py -i perf.data > run.json`",
+	{Name: Gecko, Title: "the raw Gecko profile JSON (threads of schema-indexed tables; child processes too) that Firefox's profiler and simpleperf write",
+		Carries: "samples (count) of every thread of every process in one run; JS function, url and line, native library, label",
+		Writer:  "`MOZ_PROFILER_STARTUP=1 MOZ_PROFILER_SHUTDOWN=run.json firefox ...`, simpleperf's `gecko_profile_generator.py -i perf.data > run.json`",
 		detect:  looksLikeGecko, parse: parseGecko},
 	{Name: Perf, Title: "Linux `perf script` text, collapsed as stackcollapse-perf.pl does",
 		Carries: "samples (count) of the first event; no file or line",

@@ -2,17 +2,24 @@ package ingest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 // looksLikeGecko: a JSON object with threads whose tables have schemas,
-// the raw Gecko profile format (simpleperf's gecko_profile_generator.py,
-// Firefox's own profiler before processing).
+// or with Gecko's meta or libs first (Firefox writes its libraries and
+// meta, tens of kilobytes, before the threads), that is no processed
+// profile: the raw Gecko profile format (simpleperf's
+// gecko_profile_generator.py, Firefox's own profiler before processing).
 func looksLikeGecko(head []byte) bool {
-	return isJSONObject(head) && hasKeys(head, "threads", "stackTable", "schema")
+	return isJSONObject(head) && !hasKeys(head, "preprocessedProfileVersion") &&
+		(hasKeys(head, "threads", "stackTable", "schema") || hasKeys(head, "meta", "stackwalk", "processType") ||
+			hasKeys(head, "libs", "breakpadId"))
 }
 
 // geckoTable is a table of the raw Gecko format: rows of values, the
@@ -29,6 +36,9 @@ func (t *geckoTable) cell(row []json.RawMessage, name string) (int64, bool) {
 	if !ok || i < 0 || i >= len(row) {
 		return 0, false
 	}
+	if v, err := strconv.ParseInt(string(row[i]), 10, 64); err == nil {
+		return v, true // the usual cell: an index, without a decoder's cost
+	}
 	var v *int64
 	if json.Unmarshal(row[i], &v) != nil || v == nil {
 		return 0, false
@@ -36,70 +46,220 @@ func (t *geckoTable) cell(row []json.RawMessage, name string) (int64, bool) {
 	return *v, true
 }
 
-type geckoProfile struct {
-	Threads []struct {
-		Name        string     `json:"name"`
-		Samples     geckoTable `json:"samples"`
-		StackTable  geckoTable `json:"stackTable"`
-		FrameTable  geckoTable `json:"frameTable"`
-		StringTable []string   `json:"stringTable"`
-	} `json:"threads"`
+type geckoThread struct {
+	Name        string     `json:"name"`
+	Samples     geckoTable `json:"samples"`
+	StackTable  geckoTable `json:"stackTable"`
+	FrameTable  geckoTable `json:"frameTable"`
+	StringTable []string   `json:"stringTable"`
 }
 
-// parseGecko reads the raw Gecko profile format as simpleperf's
-// gecko_profile_generator.py writes it: per thread a stack table (prefix,
-// frame), a frame table (location, a string; line) and samples (stack,
-// time), each a sample of value 1, every thread into the one run. The
-// stack table is a tree, read as a V8 CPU profile's node table is: a
-// location "name (in module)" is function name in module, any other
-// location a name. A cycle of prefixes, an unknown stack, frame or string
-// is an error.
+type geckoProfile struct {
+	Threads []geckoThread `json:"threads"`
+	// Processes are the child processes' profiles (Firefox's content
+	// processes), each a Gecko profile; old Firefox wrote them as strings
+	// of JSON.
+	Processes []json.RawMessage `json:"processes"`
+}
+
+// geckoMaxProcessDepth bounds the nesting of processes: Firefox's are one
+// deep.
+const geckoMaxProcessDepth = 4
+
+// parseGecko reads the raw Gecko profile format as Firefox's profiler and
+// simpleperf's gecko_profile_generator.py write it: per thread a stack
+// table (prefix, frame), a frame table (location, a string; line) and
+// samples (stack, time), each a sample of value 1; every thread of the
+// profile and of its child processes (processes[]) into the one run. The
+// stack table is a tree, read as a V8 CPU profile's node table is. A
+// location is read by the Firefox Profiler's rules (src/profile-logic/
+// process-profile.ts): "name (in module)" is a native function in module;
+// "name (url:line:column)" a JS function of the script url, first at
+// line. A JS location's source index "[n]" at its end (Gecko 32 on) is
+// left out: it numbers the sources as each run met them, and a script's
+// top-level code, "url[n]", would be another frame in every run. "0x..."
+// is an unsymbolicated address (native code Gecko walked, JIT code): an
+// instruction, not a function, until symbolicated, which Flamediff does
+// not do, so it is no frame and its time is its caller's (a thousand
+// samples in one function would be a thousand frames). Any other location
+// is a label frame, a name. A cycle of prefixes, an unknown stack, frame
+// or string is an error.
 func parseGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
-	var g geckoProfile
-	if err := readJSON(r, name, &g); err != nil {
+	data, err := readAllJSON(r, name)
+	if err != nil {
 		return nil, err
 	}
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
-	for ti, th := range g.Threads {
-		cp := cpuProfile{Nodes: make([]cpuNode, len(th.StackTable.Data))}
-		for i, row := range th.StackTable.Data {
-			n := &cp.Nodes[i]
-			n.ID = int64(i)
-			if prefix, ok := th.StackTable.cell(row, "prefix"); ok {
-				n.Parent = &prefix
-			}
-			f, ok := th.StackTable.cell(row, "frame")
-			if !ok || f < 0 || f >= int64(len(th.FrameTable.Data)) {
-				return nil, fileError(name, "thread %d (%s): stack %d names no frame of %d", ti, th.Name, i, len(th.FrameTable.Data))
-			}
-			frame := th.FrameTable.Data[f]
-			loc, ok := th.FrameTable.cell(frame, "location")
-			if !ok || loc < 0 || loc >= int64(len(th.StringTable)) {
-				return nil, fileError(name, "thread %d (%s): frame %d names no string of %d", ti, th.Name, f, len(th.StringTable))
-			}
-			fn, module := th.StringTable[loc], ""
-			if j := strings.LastIndex(fn, " (in "); j > 0 && strings.HasSuffix(fn, ")") {
-				fn, module = fn[:j], fn[j+len(" (in "):len(fn)-1]
-			}
-			n.CallFrame.FunctionName, n.CallFrame.URL, n.CallFrame.LineNumber = fn, module, -1
-			if line, ok := th.FrameTable.cell(frame, "line"); ok && line > 0 {
-				n.CallFrame.LineNumber = line - 1
-			}
-		}
-		for _, row := range th.Samples.Data {
-			if s, ok := th.Samples.cell(row, "stack"); ok {
-				cp.Samples = append(cp.Samples, s)
-			}
-		}
-		if len(cp.Samples) == 0 {
-			continue
-		}
-		if err := cp.addSamples(p, name); err != nil {
-			return nil, err
-		}
+	if err := addGeckoProcess(p, data, name, "", 0); err != nil {
+		return nil, err
 	}
 	if len(p.Samples) == 0 {
 		return nil, fileError(name, "no samples with a stack in the Gecko profile")
 	}
 	return p, nil
 }
+
+// addGeckoProcess adds the samples of the Gecko profile data (a process,
+// at depth in the tree of processes; where names it in errors) to p.
+func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth int) error {
+	if depth > geckoMaxProcessDepth {
+		return fileError(name, "%sprocesses nest deeper than %d", where, geckoMaxProcessDepth)
+	}
+	var g geckoProfile
+	if err := decodeJSON(data, name, &g); err != nil {
+		return err
+	}
+	for ti := range g.Threads {
+		if err := addGeckoThread(p, &g.Threads[ti], name, fmt.Sprintf("%sthread %d (%s)", where, ti, g.Threads[ti].Name)); err != nil {
+			return err
+		}
+	}
+	for pi, sub := range g.Processes {
+		var s string
+		if json.Unmarshal(sub, &s) == nil {
+			sub = []byte(s)
+		}
+		if err := addGeckoProcess(p, sub, name, fmt.Sprintf("%sprocess %d: ", where, pi), depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsLocation is a JS frame's location: "name (url:line:column)", the
+// column optional, as the Firefox Profiler matches it (after its source
+// index).
+var jsLocation = regexp.MustCompile(`^(.*) \((.+?):([0-9]+)(?::([0-9]+))?\)$`)
+
+// sourceIndex is a JS location's source index, "[n]" at its end.
+var sourceIndex = regexp.MustCompile(`\[\d+\]$`)
+
+// geckoFrame names the frame at location; keep false for an
+// unsymbolicated address.
+func geckoFrame(loc string) (f cpuNode, keep bool) {
+	cf := &f.CallFrame
+	cf.FunctionName, cf.LineNumber = loc, -1
+	if len(loc) > 2 && strings.HasPrefix(loc, "0x") {
+		if _, err := strconv.ParseUint(loc[2:], 16, 64); err == nil {
+			return f, false
+		}
+	}
+	if j := strings.LastIndex(loc, " (in "); j > 0 && strings.HasSuffix(loc, ")") {
+		cf.FunctionName, cf.URL = loc[:j], loc[j+len(" (in "):len(loc)-1]
+		return f, true
+	}
+	loc = sourceIndex.ReplaceAllString(loc, "")
+	cf.FunctionName = loc
+	if m := jsLocation.FindStringSubmatch(loc); m != nil {
+		url := m[2]
+		if k := strings.LastIndex(url, " -> "); k >= 0 {
+			url = url[k+len(" -> "):] // "loader -> script": the script
+		}
+		cf.FunctionName, cf.URL = m[1], url
+		if line, err := strconv.ParseInt(m[3], 10, 64); err == nil && line > 0 {
+			cf.LineNumber = line - 1
+		}
+	}
+	return f, true
+}
+
+// addGeckoThread adds thread th's samples to p.
+func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string) error {
+	n := len(th.StackTable.Data)
+	prefix := make([]int64, n)
+	keep := make([]bool, n)
+	nodes := make([]cpuNode, n)
+	for i, row := range th.StackTable.Data {
+		prefix[i] = -1
+		if pr, ok := th.StackTable.cell(row, "prefix"); ok {
+			if pr < 0 || pr >= int64(n) {
+				return fileError(name, "%s: stack %d has an unknown prefix %d", what, i, pr)
+			}
+			prefix[i] = pr
+		}
+		f, ok := th.StackTable.cell(row, "frame")
+		if !ok || f < 0 || f >= int64(len(th.FrameTable.Data)) {
+			return fileError(name, "%s: stack %d names no frame of %d", what, i, len(th.FrameTable.Data))
+		}
+		frame := th.FrameTable.Data[f]
+		loc, ok := th.FrameTable.cell(frame, "location")
+		if !ok || loc < 0 || loc >= int64(len(th.StringTable)) {
+			return fileError(name, "%s: frame %d names no string of %d", what, f, len(th.StringTable))
+		}
+		nodes[i], keep[i] = geckoFrame(th.StringTable[loc])
+		if nodes[i].CallFrame.LineNumber < 0 && nodes[i].CallFrame.URL != "" {
+			if line, ok := th.FrameTable.cell(frame, "line"); ok && line > 0 {
+				nodes[i].CallFrame.LineNumber = line - 1
+			}
+		}
+	}
+	// kept is stack i or its nearest prefix that is a frame, -1 for none;
+	// a walk longer than the table is a cycle.
+	kept := func(i int64) (int64, error) {
+		for steps := 0; i >= 0 && !keep[i]; steps++ {
+			if steps > n {
+				return 0, fileError(name, "%s: stack %d: the prefixes form a cycle", what, i)
+			}
+			i = prefix[i]
+		}
+		return i, nil
+	}
+	cp := cpuProfile{}
+	for i := range nodes {
+		if !keep[i] {
+			continue
+		}
+		nd := &nodes[i]
+		nd.ID = int64(i)
+		parent, err := kept(prefix[i])
+		if err != nil {
+			return err
+		}
+		if parent >= 0 {
+			nd.Parent = &parent
+		}
+		cp.Nodes = append(cp.Nodes, *nd)
+	}
+	var orphans int // samples of stacks of addresses only
+	for _, row := range th.Samples.Data {
+		s, ok := th.Samples.cell(row, "stack")
+		if !ok {
+			continue
+		}
+		if s < 0 || s >= int64(n) {
+			return fileError(name, "%s: a sample names an unknown node %d", what, s)
+		}
+		k, err := kept(s)
+		if err != nil {
+			return err
+		}
+		if k >= 0 && nodes[k].CallFrame.FunctionName == "(root)" {
+			// Gecko's root label, which stacks leave out (as V8's): a
+			// sample there ran unsymbolicated code only.
+			if up, err := kept(prefix[k]); err != nil {
+				return err
+			} else if up < 0 {
+				k = -1
+			}
+		}
+		if k < 0 {
+			orphans++
+			continue
+		}
+		cp.Samples = append(cp.Samples, k)
+	}
+	if orphans > 0 {
+		id := p.Intern(profile.Frame{Name: geckoUnsymbolicated})
+		for range orphans {
+			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{id}, Value: 1, Time: -1})
+		}
+	}
+	if len(cp.Samples) == 0 {
+		return nil
+	}
+	return cp.addSamples(p, name)
+}
+
+// geckoUnsymbolicated names the code of a sample whose frames are all
+// unsymbolicated addresses.
+const geckoUnsymbolicated = "(unsymbolicated code)"

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -71,4 +72,36 @@ func TestGeckoAgainstTables(t *testing.T) {
 func FuzzParseGecko(f *testing.F) {
 	seed(f, "formats/*.gecko.json")
 	fuzzFormat(f, Gecko)
+}
+
+// A raw Gecko profile as Firefox writes it: JS locations with url and
+// line, unsymbolicated addresses passed over for their caller, child
+// processes (old Firefox wrote them as strings of JSON).
+func TestGeckoFirefoxLocations(t *testing.T) {
+	thread := `{"name":"GeckoMain","samples":{"schema":{"stack":0,"time":1},"data":[[2,0],[3,1],[4,2],[5,3]]},` +
+		`"stackTable":{"schema":{"prefix":0,"frame":1},"data":[[null,0],[0,1],[1,2],[1,3],[2,4],[null,3]]},` +
+		`"frameTable":{"schema":{"location":0,"relevantForJS":1,"innerWindowID":2,"implementation":3,"line":4,"column":5,"category":6,"subcategory":7},` +
+		`"data":[[0,false,0,null,null,null,0,0],[1,false,0,null,null,null,0,0],[2,false,0,null,9,14,0,0],[3,false,0,null,null,null,0,0],[4,false,0,null,null,null,0,0]]},` +
+		`"stringTable":["js::RunScript","0x1010","slow (https://x.test/app/page.html:4:14)[1]","0x7f0000001234","0x200010"]}`
+	libs := `"libs":[{"start":4096,"end":8192,"offset":0,"name":"libxul.so","breakpadId":"X"},{"start":2097152,"end":2101248,"offset":65536,"name":"libc.so.6","breakpadId":"Y"}]`
+	child := `{"meta":{"version":34},` + libs + `,"threads":[` + thread + `],"processes":[]}`
+	quoted, _ := json.Marshal(child)
+	in := `{` + libs + `,"meta":{"version":34,"stackwalk":1,"processType":0},"threads":[` + thread + `],"processes":[` + child + `,` + string(quoted) + `]}`
+	p, err := Parse(strings.NewReader(in), "x.json", Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"js::RunScript;slow": 6, "js::RunScript": 3, geckoUnsymbolicated: 3}
+	if got := foldedCounts(p); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stacks %v, want %v", got, want)
+	}
+	for _, f := range p.Frames {
+		if f.Name == "slow" && (f.File != "https://x.test/app/page.html" || f.Line != 4 || f.Module != "page.html") {
+			t.Errorf("slow: %+v", f)
+		}
+	}
+	deep := `{"threads":[],"processes":[` + strings.Repeat(`{"threads":[],"processes":[`, 6) + strings.Repeat(`]}`, 6) + `]}`
+	if _, err := Parse(strings.NewReader(deep), "x", Gecko); err == nil || !strings.Contains(err.Error(), "processes nest deeper than 4") {
+		t.Errorf("error %v for processes nested 7 deep", err)
+	}
 }

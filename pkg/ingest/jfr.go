@@ -18,11 +18,17 @@ var jfrMagic = []byte("FLR\x00")
 func looksLikeJFR(head []byte) bool { return bytes.HasPrefix(head, jfrMagic) }
 
 // The JFR sample types: execution samples (jdk.ExecutionSample, one a
-// sample) and allocations (jdk.ObjectAllocationSample's weight, or where a
-// recording has none, as async-profiler's, the TLAB events' sizes).
+// sample), async-profiler's wall-clock samples (profiler.WallClockSample,
+// as many as its samples field: async-profiler batches a thread's idle
+// samples into one event), allocations (jdk.ObjectAllocationSample's
+// weight, or where a recording has none, as async-profiler's, the TLAB
+// events' sizes) and async-profiler's live objects (profiler.LiveObject's
+// allocationSize: what was still alive at the recording's end).
 const (
 	jfrSamples = "samples"
+	jfrWall    = "wall"
 	jfrAlloc   = "alloc"
+	jfrLive    = "live"
 )
 
 const (
@@ -347,10 +353,13 @@ func (c *jfrChunk) number(id int64, v any, name string) int64 {
 // parseJFR reads a JDK Flight Recorder file (the JDK's
 // -XX:StartFlightRecording, jcmd JFR.dump, async-profiler's jfr output):
 // every chunk, its metadata and constant pools, and one sample type:
-// "samples" (jdk.ExecutionSample, one a sample, the default) or "alloc"
-// (bytes: jdk.ObjectAllocationSample's weight, or where the recording has
-// none, jdk.ObjectAllocationInNewTLAB's tlabSize and
-// jdk.ObjectAllocationOutsideTLAB's allocationSize). Frames are named
+// "samples" (jdk.ExecutionSample, one a sample, the default), "wall"
+// (async-profiler's profiler.WallClockSample, its samples field a sample),
+// "alloc" (bytes: jdk.ObjectAllocationSample's weight, or where the
+// recording has none, jdk.ObjectAllocationInNewTLAB's tlabSize and
+// jdk.ObjectAllocationOutsideTLAB's allocationSize, as async-profiler's
+// converter weighs them) or "live" (bytes: async-profiler's
+// profiler.LiveObject's allocationSize). Frames are named
 // "package.Class.method"; Module is the package ("" for the unnamed
 // package), File the class's binary name (JFR has no source file names),
 // Line the lowest line a sample was in. Samples carry their time.
@@ -366,8 +375,8 @@ func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err erro
 	if st == "" {
 		st = jfrSamples
 	}
-	if st != jfrSamples && st != jfrAlloc {
-		return nil, fileError(name, "no sample type %q: JFR files have %s and %s", st, jfrSamples, jfrAlloc)
+	if st != jfrSamples && st != jfrWall && st != jfrAlloc && st != jfrLive {
+		return nil, fileError(name, "no sample type %q: JFR files have %s, %s, %s and %s", st, jfrSamples, jfrWall, jfrAlloc, jfrLive)
 	}
 	defer func() {
 		if e := recover(); e != nil {
@@ -379,7 +388,7 @@ func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err erro
 		}
 	}()
 	jb := &jfrBuilder{p: &profile.Profile{SampleType: st, Unit: "count"}, methods: map[jfrMethodKey]int{}}
-	if st == jfrAlloc {
+	if st == jfrAlloc || st == jfrLive {
 		jb.p.Unit = "bytes"
 	}
 	var firstStart int64
@@ -462,11 +471,18 @@ func (jb *jfrBuilder) chunk(c *jfrChunk, clock jfrClock, st string) {
 			sources = append(sources, source{id, weight})
 		}
 	}
-	if st == jfrSamples {
+	switch st {
+	case jfrSamples:
 		add("jdk.ExecutionSample", "")
-	} else if add("jdk.ObjectAllocationSample", "weight"); len(sources) == 0 {
-		add("jdk.ObjectAllocationInNewTLAB", "tlabSize")
-		add("jdk.ObjectAllocationOutsideTLAB", "allocationSize")
+	case jfrWall:
+		add("profiler.WallClockSample", "samples")
+	case jfrLive:
+		add("profiler.LiveObject", "allocationSize")
+	default:
+		if add("jdk.ObjectAllocationSample", "weight"); len(sources) == 0 {
+			add("jdk.ObjectAllocationInNewTLAB", "tlabSize")
+			add("jdk.ObjectAllocationOutsideTLAB", "allocationSize")
+		}
 	}
 	c.pos = jfrHeaderSize
 	for c.pos < len(c.buf) {
