@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
@@ -222,12 +223,12 @@ func benchProcessed(stacks [][]string) []byte {
 func TestProcessedGeckoAgainstTables(t *testing.T) {
 	for _, file := range []string{"prog.processed.json", "firefox.processed.json.gz"} {
 		t.Run(file, func(t *testing.T) {
-			b := readTestdata(t, "formats/"+file)
+			b := testkit.ReadTestdata(t, "formats", file)
 			if f, _ := detect(b[:min(len(b), detectSize)], "x"); f.Name != Processed {
 				t.Errorf("detected as %s", f.Name)
 			}
 			if bytes.HasPrefix(b, gzipMagic) {
-				b = gunzipped(t, b)
+				b = testkit.Gunzip(t, b)
 			}
 			var raw struct {
 				Shared struct {
