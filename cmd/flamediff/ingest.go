@@ -16,8 +16,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/otlp"
-	"github.com/flamediff/flamediff/pkg/profile"
+		"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -34,7 +33,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	var labels listFlag
 	fs.Var(&labels, "label", "run label `k=v` (repeatable)")
 	runAttribute := fs.String("run-attribute", "", "OTLP: the attribute whose value names the run "+
-		"(default: "+otlp.DefaultRunAttribute+" for profiles; for traces each trace is a run, named by its id)")
+		"(default: "+ingest.DefaultRunAttribute+" for profiles; for traces each trace is a run, named by its id)")
 	parse := parseFlags(fs)
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) == 0 {
@@ -75,7 +74,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 			return err
 		}
 		if otlpFormat {
-			return ingestOTLP(ctx, dsn, parse, *runAttribute, meta, args[0], out)
+			return ingestRuns(ctx, dsn, parse, *runAttribute, meta, args[0], out)
 		}
 		o, err := parse.options()
 		if err != nil {

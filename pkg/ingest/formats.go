@@ -18,13 +18,77 @@ type FormatInfo struct {
 	Title   string // what the format is
 	Carries string // samples or spans, unit, threads, file and line
 	Writer  string // a command that writes it
-	// Runs marks the formats whose file names its own runs (OTLP): pkg/otlp
-	// reads them into many runs, Parse refuses them.
+	// Runs marks the formats whose file names its own runs (OTLP):
+	// ParseRuns reads them into many runs, Parse refuses them.
 	Runs bool
 	// detect reports whether the first detectSize bytes are this format;
 	// nil for formats auto never picks.
 	detect func(head []byte) bool
 	parse  func(r io.Reader, name string, o Options) (*profile.Profile, error)
+	// runs reads a Runs format; its string sums up what it met.
+	runs func(data []byte, name string, o RunOptions) ([]Run, string, error)
+}
+
+// Run is one run of a file or request that names its runs: its key and
+// its samples.
+type Run struct {
+	App, Build, Run string
+	Profile         *profile.Profile
+}
+
+// RunOptions choose how a file or request that names its runs (the OTLP
+// rows) becomes runs.
+type RunOptions struct {
+	// SampleType picks, in a run of OTLP profiles with several sample
+	// types, the one to read; "" means the last one, pprof's rule (a pprof
+	// profile converted to OTLP has one OTLP profile per sample type, in
+	// order). Traces have one, wall.
+	SampleType string
+	// RunAttribute names the run. For profiles "" means
+	// DefaultRunAttribute, and a profile without it is named by its profile
+	// id; for traces it groups spans into runs by its value (a test that
+	// emits several traces per run), and "" makes each trace a run, named by
+	// its id.
+	RunAttribute string
+	// App, Build and Run, when set, replace service.name, service.version
+	// and the run of every profile or span.
+	App, Build, Run string
+	// MaxSize bounds what gzipped input inflates to; 0 means MaxFileSize.
+	MaxSize int64
+}
+
+// ParseRuns reads the runs of data in format f, a Runs row of the table.
+// name identifies the input in errors; the string sums up what was met
+// (traces: the spans, orphans, clipped and duplicates), or is "".
+func ParseRuns(data []byte, name string, f Format, o RunOptions) ([]Run, string, error) {
+	row, _ := Lookup(string(f))
+	if row.runs == nil {
+		return nil, "", fmt.Errorf("%s: format %q names no runs: read it as one run", name, f)
+	}
+	return row.runs(data, name, o)
+}
+
+// otlpProfileRuns is the otlp row's reader.
+func otlpProfileRuns(data []byte, name string, o RunOptions) ([]Run, string, error) {
+	batches, err := DecodeOTLPProfiles(data, name, o.MaxSize)
+	if err != nil {
+		return nil, "", err
+	}
+	runs, err := ProfileRuns(o, name, batches...)
+	return runs, "", err
+}
+
+// otlpTraceRuns is the otlp-traces row's reader.
+func otlpTraceRuns(data []byte, name string, o RunOptions) ([]Run, string, error) {
+	if o.SampleType != "" && o.SampleType != "wall" {
+		return nil, "", fmt.Errorf("%s: sample type %q: span runs have one sample type, wall", name, o.SampleType)
+	}
+	batches, err := DecodeOTLPTraces(data, name, o.MaxSize)
+	if err != nil {
+		return nil, "", err
+	}
+	runs, sum, err := TraceRuns(o, name, batches...)
+	return runs, sum.String(), err
 }
 
 // The input formats. Auto detects the format from the content.
@@ -92,10 +156,10 @@ var formats = []FormatInfo{
 		}},
 	{Name: OTLP, Title: "OpenTelemetry profiles (protobuf, one message or the Collector file exporter's stream)",
 		Carries: "samples of any sample type, runs named by an attribute; file and line",
-		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true},
+		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true, runs: otlpProfileRuns},
 	{Name: OTLPTraces, Title: "OpenTelemetry traces as span flame graphs",
 		Carries: "spans (wall nanoseconds), each trace a run",
-		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true},
+		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true, runs: otlpTraceRuns},
 }
 
 // Formats returns the format table (a copy).
