@@ -16,7 +16,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
-		"github.com/flamediff/flamediff/pkg/profile"
+	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
