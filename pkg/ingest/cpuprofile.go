@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -184,7 +181,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 		if fn == "" {
 			fn = "(anonymous)"
 		}
-		f := profile.Frame{Name: fn, Module: scriptModule(cf.URL), File: cf.URL}
+		f := profile.Frame{Name: fn, Module: cf.URL, File: cf.URL} // the url whole: profile.ModuleIdentity matches it across builds
 		if cf.LineNumber >= 0 {
 			f.Line = cf.LineNumber + 1
 		}
@@ -247,19 +244,4 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 		p.Samples = append(p.Samples, sample)
 	}
 	return nil
-}
-
-// scriptModule is what names a script across builds: node: built-ins by
-// their url, files and web addresses by their base name (without query).
-func scriptModule(u string) string {
-	if u == "" || strings.HasPrefix(u, "node:") {
-		return u
-	}
-	if parsed, err := url.Parse(u); err == nil && parsed.Scheme != "" {
-		u = parsed.Path
-	}
-	if b := path.Base(u); b != "/" && b != "." {
-		return b
-	}
-	return ""
 }

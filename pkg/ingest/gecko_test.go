@@ -51,8 +51,8 @@ func TestGeckoAgainstTables(t *testing.T) {
 		}
 	}
 	for _, f := range p.Frames {
-		if f.Name == "slow" && f.Module != "prog" {
-			t.Errorf("slow in module %q, want prog", f.Module)
+		if f.Name == "slow" && f.Module != "/data/local/tmp/prog" {
+			t.Errorf("slow in module %q, want the dso's path /data/local/tmp/prog", f.Module)
 		}
 	}
 	for in, want := range map[string]string{

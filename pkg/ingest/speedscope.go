@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"path"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -62,7 +61,8 @@ var speedscopeUnits = map[string]struct {
 // events with the stack open then, timed from the profile's start. Time
 // units become nanoseconds (sample type "time"), "none" is a count
 // ("samples"), "bytes" stays bytes. Frames carry the file and line the file
-// gives; Module is the file's base name.
+// gives; Module is the file as given (profile.ModuleIdentity matches it
+// across builds by its name).
 func parseSpeedscope(r io.Reader, name string, _ Options) (*profile.Profile, error) {
 	var sf speedscopeFile
 	if err := readJSON(r, name, &sf); err != nil {
@@ -74,11 +74,7 @@ func parseSpeedscope(r io.Reader, name string, _ Options) (*profile.Profile, err
 	p := &profile.Profile{}
 	frames := make([]uint32, len(sf.Shared.Frames))
 	for i, f := range sf.Shared.Frames {
-		m := ""
-		if f.File != "" {
-			m = path.Base(f.File)
-		}
-		frames[i] = p.Intern(profile.Frame{Name: f.Name, Module: m, File: f.File, Line: max(f.Line, 0)})
+		frames[i] = p.Intern(profile.Frame{Name: f.Name, Module: f.File, File: f.File, Line: max(f.Line, 0)})
 	}
 	var arena stackArena
 	stackOf := func(ids []int, what string) ([]uint32, error) {

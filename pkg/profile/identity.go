@@ -115,6 +115,10 @@ func moduleBase(module string) string {
 		return ""
 	}
 	module = strings.TrimSuffix(module, " (deleted)")
+	if strings.Contains(module, "://") { // a script's URL: its query and fragment name no file
+		module, _, _ = strings.Cut(module, "?")
+		module, _, _ = strings.Cut(module, "#")
+	}
 	return module[strings.LastIndexAny(module, `/\`)+1:]
 }
 
