@@ -162,7 +162,7 @@ func runName(file string) string {
 // parseOptions holds the flags that say how profile files are read.
 type parseOptions struct {
 	format, sampleType string
-	strict             bool
+	strict, threads    bool
 	warn               io.Writer
 }
 
@@ -171,6 +171,7 @@ func parseFlags(fs *flag.FlagSet) *parseOptions {
 	fs.StringVar(&o.format, "format", "auto", "input `FORMAT`: "+ingest.Names()+" (docs/CLI.md)")
 	fs.StringVar(&o.sampleType, "sample-type", "", "pprof sample `TYPE` to read, e.g. alloc_space (default: the profile's default)")
 	fs.BoolVar(&o.strict, "strict", false, "fail on perf script lines the collapse ignores instead of counting them")
+	fs.BoolVar(&o.threads, "threads", false, "put each sample's thread at the root of its stack (jfr, speedscope, trace-events, gecko; docs/CLI.md)")
 	return o
 }
 
@@ -181,7 +182,7 @@ func (o *parseOptions) options() (ingest.Options, error) {
 	if err != nil {
 		return ingest.Options{}, usageError{err}
 	}
-	return ingest.Options{Format: f, SampleType: o.sampleType, Strict: o.strict,
+	return ingest.Options{Format: f, SampleType: o.sampleType, Strict: o.strict, Threads: o.threads,
 		Warn: func(note string) { fmt.Fprintln(o.warn, "flamediff:", note) }}, nil
 }
 

@@ -86,6 +86,9 @@ type cpuProfile struct {
 	EndTime    int64     `json:"endTime"`
 	Samples    []int64   `json:"samples"`
 	TimeDeltas []int64   `json:"timeDeltas"`
+	// thread, when not "", names the thread whose frame starts every
+	// stack (Options.Threads): trace events' and Gecko's threads.
+	thread string
 }
 
 // cpuNode is a node of a V8 CPU profile's tree.
@@ -191,6 +194,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 	// walking up is bounded by the node count, so a cycle is caught.
 	stacks := make([][]uint32, len(cp.Nodes))
 	var arena stackArena
+	var root []uint32
+	if cp.thread != "" {
+		root = []uint32{threadFrame(p, cp.thread)}
+	}
 	stackOf := func(i int) ([]uint32, error) {
 		if stacks[i] != nil {
 			return stacks[i], nil
@@ -208,9 +215,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 		if len(path) == 0 {
 			return nil, fileError(name, "a sample of the root node %d", cp.Nodes[i].ID)
 		}
-		s := arena.alloc(len(path))
+		s := arena.alloc(len(root) + len(path))
+		copy(s, root)
 		for k, j := range path {
-			s[len(path)-1-k] = frames[j]
+			s[len(s)-1-k] = frames[j]
 		}
 		stacks[i] = s
 		return s, nil

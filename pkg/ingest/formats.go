@@ -17,6 +17,9 @@ type FormatInfo struct {
 	Name    Format
 	Title   string // what the format is
 	Carries string // samples or spans, unit, threads, file and line
+	// Threads says what a thread is, whose frame Options.Threads puts at
+	// the root of each stack; "" for the formats that carry none.
+	Threads string
 	Writer  string // a command that writes it
 	// Runs marks the formats whose file names its own runs (OTLP):
 	// ParseRuns reads them into many runs, Parse refuses them.
@@ -121,6 +124,7 @@ var formats = []FormatInfo{
 		}},
 	{Name: JFR, Title: "JDK Flight Recorder (JFR)",
 		Carries: "execution samples (samples, count, the default) or allocations (alloc, bytes), timed; class and line",
+		Threads: "the event's sampled (or event) thread, by its Java name",
 		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`",
 		detect:  looksLikeJFR, parse: parseJFR},
 	{Name: Callgrind, Title: "valgrind's callgrind output",
@@ -133,14 +137,17 @@ var formats = []FormatInfo{
 		detect:  looksLikeCPUProfile, parse: parseCPUProfile},
 	{Name: Speedscope, Title: "speedscope's JSON file format, sampled and evented profiles",
 		Carries: "weighted samples or open/close events of every profile (thread) in one run, in the file's unit; file and line",
+		Threads: "each profile, by its name",
 		Writer:  "`py-spy record -f speedscope`, `rbspy record --format speedscope`, `dotnet-trace convert --format Speedscope`",
 		detect:  looksLikeSpeedscope, parse: parseSpeedscope},
 	{Name: TraceEvent, Title: "Chrome's Trace Event Format JSON (Chrome, Node, Perfetto's JSON export), object or array form",
-		Carries: "duration events (X, B/E) per thread as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
+		Carries: "duration events (X and B/E per thread, nestable async b/e per track) as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
+		Threads: "each thread (pid, tid) by its thread_name (else process_name) metadata, each async track by its category",
 		Writer:  "`node --trace-event-categories v8,node --trace-event-file-pattern run.json app.js`, Chrome's `--trace-startup --trace-startup-file=run.json`",
 		detect:  looksLikeTraceEvents, parse: parseTraceEvents},
 	{Name: Gecko, Title: "the Firefox Profiler's raw Gecko profile JSON (threads of schema-indexed tables)",
 		Carries: "samples (count) of every thread in one run; function, module and line where the frames have them",
+		Threads: "each thread, by its name",
 		Writer:  "simpleperf's `gecko_profile_generator.py -i perf.data > run.json`",
 		detect:  looksLikeGecko, parse: parseGecko},
 	{Name: Perf, Title: "Linux `perf script` text, collapsed as stackcollapse-perf.pl does",

@@ -54,7 +54,7 @@ type geckoProfile struct {
 // location "name (in module)" is function name in module, any other
 // location a name. A cycle of prefixes, an unknown stack, frame or string
 // is an error.
-func parseGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
+func parseGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
 	var g geckoProfile
 	if err := readJSON(r, name, &g); err != nil {
 		return nil, err
@@ -62,6 +62,9 @@ func parseGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
 	for ti, th := range g.Threads {
 		cp := cpuProfile{Nodes: make([]cpuNode, len(th.StackTable.Data))}
+		if o.Threads {
+			cp.thread = th.Name
+		}
 		for i, row := range th.StackTable.Data {
 			n := &cp.Nodes[i]
 			n.ID = int64(i)
