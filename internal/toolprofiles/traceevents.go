@@ -85,7 +85,7 @@ type traceEvent struct {
 	ID                   json.RawMessage
 	ID2                  struct{ Local, Global json.RawMessage }
 	Ts, Dur              float64
-	Args     struct {
+	Args                 struct {
 		Name string
 		Data struct {
 			CPUProfile struct {
