@@ -248,3 +248,27 @@ func TestSeedFiles(t *testing.T) {
 		}
 	}
 }
+
+// --threads separates the threads of a file in a flame graph and a diff:
+// every stack of the Gecko profile starts with its thread (prog or
+// worker), whose sample counts are the file's; without, none does.
+func TestQueryThreads(t *testing.T) {
+	file := filepath.Join("..", "..", "testdata", "formats", "prog.gecko.json")
+	for _, args := range [][]string{
+		{"query", "--type", "flamegraph", "--head", file, "--output", "folded"},
+		{"query", "--type", "diff", "--base", file, "--head", file, "--output", "folded"},
+	} {
+		perThread := map[string]int64{}
+		for _, line := range strings.Split(strings.TrimSpace(mustRun(t, append(args, "--threads")...)), "\n") {
+			f := strings.Fields(line[strings.LastIndexByte(line, ';'):])
+			v, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+			perThread[line[:strings.IndexByte(line, ';')]] += v
+		}
+		if perThread["prog"] != 35 || perThread["worker"] != 10 || len(perThread) != 2 {
+			t.Errorf("%s --threads: samples per root %v, want prog 35 and worker 10", args[2], perThread)
+		}
+		if out := mustRun(t, args...); strings.Contains(out, "prog;") || strings.Contains(out, "worker;__start") {
+			t.Errorf("%s without --threads has thread frames:\n%s", args[2], out)
+		}
+	}
+}
