@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -132,6 +134,14 @@ func traceMicros(v float64, name string, i int, what string) (uint64, error) {
 // track (async its category, scope and id).
 type traceTrack struct{ pid, tid, async string }
 
+// describe names a track in errors.
+func (t traceTrack) describe(label string) string {
+	if t.async != "" {
+		return fmt.Sprintf("the async track %q of category %s", t.async[strings.LastIndexByte(t.async, 0)+1:], label)
+	}
+	return fmt.Sprintf("thread %s of process %s", t.tid, t.pid)
+}
+
 // asyncTrack is the track of a nestable async event: events of one
 // category, scope and id are one tree; an id2 "local" id is its
 // process's, a plain or "global" id the trace's.
@@ -236,13 +246,13 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 		return nil, fileError(name, "no duration events (X, B/E, b/e): read its CPU profile with sample type samples or cpu")
 	}
 	// A begin never ended ends with the trace (a trace cut short).
-	end, err := traceMicros(traceEnd(events), name, len(events)-1, "the last ts")
-	if err != nil {
-		return nil, err
-	}
 	for t, stack := range open {
 		for _, k := range stack {
-			byTrack[t][k].End = end
+			end := traceEnd(events) * 1000
+			if !(end < 1<<62) { // the events' own times are checked; a metadata event's are not
+				return nil, fileError(name, "the trace ends at %v µs, out of range", end/1000)
+			}
+			byTrack[t][k].End = uint64(end)
 		}
 	}
 	b := NewSpanBuilder()
@@ -266,7 +276,7 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 				s.Parent = enclosing[len(enclosing)-1].ID
 			}
 			if len(enclosing) == maxTraceNesting {
-				return nil, fileError(name, "events nest deeper than %d on thread %s of process %s", maxTraceNesting, t.tid, t.pid)
+				return nil, fileError(name, "events nest deeper than %d on %s", maxTraceNesting, t.describe(labels[t]))
 			}
 			enclosing = append(enclosing, s)
 			all = append(all, s)
