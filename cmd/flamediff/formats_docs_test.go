@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,13 +15,13 @@ import (
 // formatsTable is the format table as docs/CLI.md and the README show it.
 func formatsTable() string {
 	var b strings.Builder
-	b.WriteString("| --format | file | carries | written by |\n|---|---|---|---|\n")
+	b.WriteString("| --format | file | carries | threads (--threads) | written by |\n|---|---|---|---|---|\n")
 	for _, f := range ingest.Formats() {
 		auto := ""
 		if f.Runs {
 			auto = " (not detected by auto)"
 		}
-		b.WriteString("| `" + string(f.Name) + "`" + auto + " | " + f.Title + " | " + f.Carries + " | " + f.Writer + " |\n")
+		b.WriteString("| `" + string(f.Name) + "`" + auto + " | " + f.Title + " | " + f.Carries + " | " + cmp.Or(f.Threads, "-") + " | " + f.Writer + " |\n")
 	}
 	return b.String()
 }

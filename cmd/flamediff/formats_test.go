@@ -202,3 +202,84 @@ func TestIngestManyFiles(t *testing.T) {
 		}
 	}
 }
+
+// seed of a directory reads its files through the format table (here
+// valgrind's callgrind, by --format auto): each subdirectory a build, each
+// file a run whose functions' self totals are callgrind_annotate's; a bad
+// file stores nothing and seeding again stores nothing more.
+func TestSeedFiles(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "formats", "prog.callgrind"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "prog")
+	for _, file := range []string{"1.0/run1.callgrind", "1.0/run2.callgrind", "1.1/run1.callgrind", "1.1/bad.callgrind"} {
+		path := filepath.Join(dir, file)
+		text := data
+		if strings.HasPrefix(filepath.Base(file), "bad") {
+			text = data[:len(data)/2]
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := flamediff(t, "seed", "--dsn", dsn, dir); err == nil || !strings.Contains(err.Error(), "bad.callgrind") {
+		t.Fatalf("seed of a directory with a truncated file: %v", err)
+	}
+	if out := mustRun(t, "apps", "--dsn", dsn); out != "" {
+		t.Fatalf("stored from a directory with a bad file: apps %q", out)
+	}
+	if err := os.Remove(filepath.Join(dir, "1.1", "bad.callgrind")); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, "seed", "--dsn", dsn, dir); out != "prog: 2 builds, 3 runs ingested, 0 already stored, 0 builds' changes recorded\n" {
+		t.Errorf("seed printed %q", out)
+	}
+	if out := mustRun(t, "seed", "--dsn", dsn, dir); !strings.Contains(out, " 0 runs ingested, 3 already stored") {
+		t.Errorf("second seed printed %q", out)
+	}
+	want, err := toolprofiles.Annotate(filepath.Join(dir, "1.0", "run1.callgrind"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range [][2]string{{"1.0", "run2"}, {"1.1", "run1"}} {
+		got := leafTotals(mustRun(t, "export", "--dsn", dsn, "--app", "prog", "--build", key[0], "--run", key[1], "--output", "folded"))
+		for fn, v := range want {
+			if got[fn] != v {
+				t.Errorf("%s/%s: %s: stored self %d, callgrind_annotate's %d", key[0], key[1], fn, got[fn], v)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s/%s: %d functions stored, callgrind_annotate has %d", key[0], key[1], len(got), len(want))
+		}
+	}
+}
+
+// --threads separates the threads of a file in a flame graph and a diff:
+// every stack of the Gecko profile starts with its thread (prog or
+// worker), whose sample counts are the file's; without, none does.
+func TestQueryThreads(t *testing.T) {
+	file := filepath.Join("..", "..", "testdata", "formats", "prog.gecko.json")
+	for _, args := range [][]string{
+		{"query", "--type", "flamegraph", "--head", file, "--output", "folded"},
+		{"query", "--type", "diff", "--base", file, "--head", file, "--output", "folded"},
+	} {
+		perThread := map[string]int64{}
+		for _, line := range strings.Split(strings.TrimSpace(mustRun(t, append(args, "--threads")...)), "\n") {
+			f := strings.Fields(line[strings.LastIndexByte(line, ';'):])
+			v, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+			perThread[line[:strings.IndexByte(line, ';')]] += v
+		}
+		if perThread["prog"] != 35 || perThread["worker"] != 10 || len(perThread) != 2 {
+			t.Errorf("%s --threads: samples per root %v, want prog 35 and worker 10", args[2], perThread)
+		}
+		if out := mustRun(t, args...); strings.Contains(out, "prog;") || strings.Contains(out, "worker;__start") {
+			t.Errorf("%s without --threads has thread frames:\n%s", args[2], out)
+		}
+	}
+}

@@ -520,3 +520,52 @@ func TestChangePointsAcrossInstallDirs(t *testing.T) {
 		t.Errorf("pprof's largest growth of a function of both, %s (+%d), is no change point at v4:\n%s", top, most, table)
 	}
 }
+
+// A script and a program the formats name by path or URL (V8's
+// .cpuprofile, callgrind) keep it whole, and one build at two places is
+// one: the diff of a file against itself moved elsewhere is unchanged; the
+// same script renamed is another module, so the comparison can tell.
+func TestToolFilesAtTwoPaths(t *testing.T) {
+	dir := t.TempDir()
+	write := func(src, name string, replace ...string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "formats", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.NewReplacer(replace...).Replace(string(data))
+		if text == string(data) {
+			t.Fatalf("%s: nothing replaced", src)
+		}
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	diff := func(base, head string) diffTree {
+		return answerTree(t, mustRun(t, "query", "--type", "diff", "--output", "json", "--head", head, "--base", base))
+	}
+	for _, tc := range []struct{ src, base, head, renamed []string }{
+		{[]string{"prog.callgrind"},
+			[]string{"/tmp/fmt-gen/prog", "/opt/app/1.2/prog", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc-2.36.so"},
+			[]string{"/tmp/fmt-gen/prog", "/home/ci/checkout-2/build/prog", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6"},
+			[]string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"}},
+		{[]string{"app.cpuprofile"},
+			[]string{"file:///tmp/fmt-gen/app.js", "file:///opt/app/1.2/app.js"},
+			[]string{"file:///tmp/fmt-gen/app.js", "https://cdn.example/assets/app.js?v=1.3#main"},
+			[]string{"file:///tmp/fmt-gen/app.js", "file:///opt/app/1.2/main.js"}},
+	} {
+		src := tc.src[0]
+		base, head := write(src, "base-"+src, tc.base...), write(src, "head-"+src, tc.head...)
+		d := diff(base, head)
+		unchanged(t, src, d)
+		single := answerTree(t, mustRun(t, "query", "--type", "flamegraph", "--output", "json", "--head", head))
+		if len(single.Base) != len(d.Base) {
+			t.Errorf("%s: the diff has %d nodes, head alone %d: nodes of one side met none of the other", src, len(d.Base), len(single.Base))
+		}
+		if renamed := diff(base, write(src, "renamed-"+src, tc.renamed...)); len(renamed.Base) <= len(single.Base) {
+			t.Errorf("%s: another module's functions met the base's: %d nodes, one side %d", src, len(renamed.Base), len(single.Base))
+		}
+	}
+}

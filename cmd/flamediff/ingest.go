@@ -16,7 +16,6 @@ import (
 
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -34,7 +33,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	var labels listFlag
 	fs.Var(&labels, "label", "run label `k=v` (repeatable)")
 	runAttribute := fs.String("run-attribute", "", "OTLP: the attribute whose value names the run "+
-		"(default: "+otlp.DefaultRunAttribute+" for profiles; for traces each trace is a run, named by its id)")
+		"(default: "+ingest.DefaultRunAttribute+" for profiles; for traces each trace is a run, named by its id)")
 	parse := parseFlags(fs)
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) == 0 {
@@ -75,7 +74,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 			return err
 		}
 		if otlpFormat {
-			return ingestOTLP(ctx, dsn, parse, *runAttribute, meta, args[0], out)
+			return ingestRuns(ctx, dsn, parse, *runAttribute, meta, args[0], out)
 		}
 		o, err := parse.options()
 		if err != nil {
@@ -163,7 +162,7 @@ func runName(file string) string {
 // parseOptions holds the flags that say how profile files are read.
 type parseOptions struct {
 	format, sampleType string
-	strict             bool
+	strict, threads    bool
 	warn               io.Writer
 }
 
@@ -172,6 +171,7 @@ func parseFlags(fs *flag.FlagSet) *parseOptions {
 	fs.StringVar(&o.format, "format", "auto", "input `FORMAT`: "+ingest.Names()+" (docs/CLI.md)")
 	fs.StringVar(&o.sampleType, "sample-type", "", "pprof sample `TYPE` to read, e.g. alloc_space (default: the profile's default)")
 	fs.BoolVar(&o.strict, "strict", false, "fail on perf script lines the collapse ignores instead of counting them")
+	fs.BoolVar(&o.threads, "threads", false, "put each sample's thread at the root of its stack (jfr, speedscope, trace-events, gecko; docs/CLI.md)")
 	return o
 }
 
@@ -182,7 +182,7 @@ func (o *parseOptions) options() (ingest.Options, error) {
 	if err != nil {
 		return ingest.Options{}, usageError{err}
 	}
-	return ingest.Options{Format: f, SampleType: o.sampleType, Strict: o.strict,
+	return ingest.Options{Format: f, SampleType: o.sampleType, Strict: o.strict, Threads: o.threads,
 		Warn: func(note string) { fmt.Fprintln(o.warn, "flamediff:", note) }}, nil
 }
 

@@ -220,7 +220,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"ingest", "--dsn", "clickhouse://127.0.0.1:1/x", "--app", "a", "--build", "b", "--run", "r", "--time", "yesterday", "f"},
 		{"export", "--dsn", "clickhouse://127.0.0.1:1/x", "--app", "a", "--build", "b", "--output", "xml"},
 		{"changes", "--git-diff", "main"},
-		{"seed", "--dsn", "clickhouse://127.0.0.1:1/x", "extra"},
+		{"seed", "--dsn", "clickhouse://127.0.0.1:1/x", "dir1", "dir2"},
 	} {
 		if stderr, code := runBinary(t, args...); code != 2 || stderr == "" {
 			t.Errorf("flamediff %q: exit %d, stderr %q; want exit 2 with a message", args, code, stderr)

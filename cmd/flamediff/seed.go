@@ -1,35 +1,63 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/demo"
+	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// seedCmd loads the demo data set (pkg/demo). Runs already stored are left
-// alone and changes already recorded are not recorded again, so running it
-// twice (every `docker compose up`) leaves the data as they are.
+// seedCmd loads the demo data set (pkg/demo), or with a DIR the runs of
+// its files, each subdirectory a build, read by the format table. Runs
+// already stored are left alone and changes already recorded are not
+// recorded again, so running it twice (every `docker compose up`) leaves
+// the data as they are.
 func seedCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 	dsn := dsnFlag(fs)
 	seed := fs.Int64("seed", 1, "random `SEED` of the demo generator: the same seed gives the same data")
+	app := fs.String("app", "", "with DIR: app `NAME` of its runs (default: DIR's name)")
+	parse := parseFlags(fs)
 	return func(ctx context.Context, args []string, out io.Writer) error {
-		if err := noArgs(args); err != nil {
-			return err
+		if len(args) > 1 {
+			return usageError{errors.New("seed takes at most one DIR (a subdirectory a build, a file a run)")}
+		}
+		// Every file is read before the store: bad input stores nothing.
+		var apps []demo.App
+		source := "demo"
+		if len(args) == 1 {
+			o, err := parse.options()
+			if err != nil {
+				return err
+			}
+			a, err := filesApp(args[0], *app, o, parse.format)
+			if err != nil {
+				return err
+			}
+			apps, source = []demo.App{a}, "seed"
 		}
 		return withStore(dsn, func(store *storage.Store) error {
 			if err := store.Migrate(ctx); err != nil {
 				return err
 			}
-			for _, app := range demo.Generate(*seed) {
-				if err := seedApp(ctx, store, app, out); err != nil {
+			if source == "demo" {
+				apps = demo.Generate(*seed)
+			}
+			for _, app := range apps {
+				if err := seedApp(ctx, store, app, source, out); err != nil {
 					return fmt.Errorf("seeding %s: %w", app.Name, err)
 				}
 			}
@@ -38,9 +66,72 @@ func seedCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error 
 	}
 }
 
-// seedApp stores the runs and changes of app that are not stored yet and
-// prints one summary line.
-func seedApp(ctx context.Context, store *storage.Store, app demo.App, out io.Writer) error {
+// filesApp reads dir as an app: each subdirectory a build (in name order),
+// each file in it a run named by the file, or the runs a file names (the
+// OTLP formats). A run starts when its profile says, else when its file
+// was written.
+func filesApp(dir, name string, o ingest.Options, format string) (demo.App, error) {
+	app := demo.App{Name: cmp.Or(name, filepath.Base(filepath.Clean(dir)))}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return app, err
+	}
+	row, _ := ingest.Lookup(format)
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b := demo.Build{Name: e.Name()}
+		files, err := runFiles([]string{filepath.Join(dir, e.Name())})
+		if err != nil {
+			return app, err
+		}
+		for _, file := range files {
+			runs, err := seedRuns(file, app.Name, b.Name, row, o)
+			if err != nil {
+				return app, err
+			}
+			b.Runs = append(b.Runs, runs...)
+		}
+		app.Builds = append(app.Builds, b)
+	}
+	if len(app.Builds) == 0 {
+		return app, fmt.Errorf("%s: no build directories (a subdirectory a build, a file a run)", dir)
+	}
+	return app, nil
+}
+
+// seedRuns reads the runs of one file of build.
+func seedRuns(file, app, build string, row ingest.FormatInfo, o ingest.Options) ([]demo.Run, error) {
+	info, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	if !row.Runs {
+		p, err := profilefile.Parse(file, o)
+		if err != nil {
+			return nil, err
+		}
+		return []demo.Run{{Build: build, Run: runName(file), Start: cmp.Or(p.Start, info.ModTime().UTC()), Profile: p}}, nil
+	}
+	data, err := os.ReadFile(file) // #nosec G304 -- a file of the directory the user names
+	if err != nil {
+		return nil, err
+	}
+	runs, _, err := ingest.ParseRuns(data, file, row.Name, ingest.RunOptions{SampleType: o.SampleType, App: app, Build: build})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]demo.Run, len(runs))
+	for i, r := range runs {
+		out[i] = demo.Run{Build: build, Run: r.Run, Start: cmp.Or(r.Profile.Start, info.ModTime().UTC()), Profile: r.Profile}
+	}
+	return out, nil
+}
+
+// seedApp stores the runs and changes of app that are not stored yet,
+// labelled source (demo or seed), and prints one summary line.
+func seedApp(ctx context.Context, store *storage.Store, app demo.App, source string, out io.Writer) error {
 	stored, err := storedRuns(ctx, store, app.Name)
 	if err != nil {
 		return err
@@ -60,7 +151,7 @@ func seedApp(ctx context.Context, store *storage.Store, app demo.App, out io.Wri
 			}
 			todo = append(todo, storage.RunMeta{
 				App: app.Name, Build: r.Build, Run: r.Run, Start: r.Start,
-				Commit: b.Commit, Branch: "main", Labels: map[string]string{"source": "demo"},
+				Commit: b.Commit, Branch: "main", Labels: map[string]string{"source": source},
 			})
 			profiles = append(profiles, r.Profile)
 		}

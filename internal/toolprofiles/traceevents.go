@@ -80,11 +80,12 @@ func ChromeTraces(playwrightCore, dir, name string, slowNs ...int) error {
 
 // traceEvent is what the references read of a trace event.
 type traceEvent struct {
-	Ph, Name string
-	Pid, Tid json.RawMessage
-	ID       json.RawMessage
-	Ts, Dur  float64
-	Args     struct {
+	Ph, Name, Cat, Scope string
+	Pid, Tid             json.RawMessage
+	ID                   json.RawMessage
+	ID2                  struct{ Local, Global json.RawMessage }
+	Ts, Dur              float64
+	Args                 struct {
 		Name string
 		Data struct {
 			CPUProfile struct {
@@ -112,14 +113,18 @@ func readTrace(file string) ([]traceEvent, error) {
 
 // TraceSelfTimes sums a trace's duration events' self time in
 // nanoseconds, keyed "thread: name" (the thread's name, else its
-// process's), by sweeping each thread's time line: every stretch between
-// two events' boundaries goes to the innermost event open over it (the
-// last to start, the shortest of those).
+// process's) or "category: name" for nestable async events (b/e, a track
+// per category, scope and id), by sweeping each time line: every stretch
+// between two events' boundaries goes to the innermost event open over it
+// (the last to start, the shortest of those). Events are taken in time
+// order; a begin never ended ends with the trace's last event, an end
+// with no begin is left out.
 func TraceSelfTimes(file string) (map[string]int64, error) {
 	events, err := readTrace(file)
 	if err != nil {
 		return nil, err
 	}
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Ts < events[j].Ts })
 	type thread struct{ pid, tid string }
 	type span struct {
 		name       string
@@ -129,8 +134,18 @@ func TraceSelfTimes(file string) (map[string]int64, error) {
 	spans := map[thread][]span{}
 	open := map[thread][]int{}
 	ns := func(us float64) int64 { return int64(us * 1000) }
+	var last int64
 	for _, e := range events {
+		last = max(last, ns(e.Ts)+ns(e.Dur))
 		th := thread{string(e.Pid), string(e.Tid)}
+		if e.Ph == "b" || e.Ph == "e" {
+			id := "id " + string(e.ID) + string(e.ID2.Global)
+			if len(e.ID2.Local) > 0 {
+				id = "local " + string(e.Pid) + string(e.ID2.Local)
+			}
+			th = thread{"async", e.Cat + "/" + e.Scope + "/" + id}
+			names[th] = e.Cat
+		}
 		switch e.Ph {
 		case "M":
 			if e.Name == "thread_name" {
@@ -140,13 +155,26 @@ func TraceSelfTimes(file string) (map[string]int64, error) {
 			}
 		case "X":
 			spans[th] = append(spans[th], span{e.Name, ns(e.Ts), ns(e.Ts) + ns(e.Dur)})
-		case "B":
+		case "B", "b":
 			open[th] = append(open[th], len(spans[th]))
-			spans[th] = append(spans[th], span{e.Name, ns(e.Ts), 0})
-		case "E":
+			spans[th] = append(spans[th], span{e.Name, ns(e.Ts), -1})
+		case "E", "e":
 			o := open[th]
-			spans[th][o[len(o)-1]].end = ns(e.Ts)
-			open[th] = o[:len(o)-1]
+			k := len(o) - 1
+			for e.Ph == "e" && k >= 0 && spans[th][o[k]].name != e.Name {
+				k--
+			}
+			if k >= 0 {
+				spans[th][o[k]].end = ns(e.Ts)
+				open[th] = append(o[:k:k], o[k+1:]...)
+			}
+		}
+	}
+	for th, ss := range spans {
+		for k := range ss {
+			if ss[k].end < 0 {
+				spans[th][k].end = last
+			}
 		}
 	}
 	self := map[string]int64{}

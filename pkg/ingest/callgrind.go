@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -362,7 +361,7 @@ func (cp *callgrindParser) profile() (*profile.Profile, error) {
 	p := &profile.Profile{SampleType: cp.events[cp.event], Unit: "count"}
 	frames := make([]uint32, nf)
 	for i, f := range cp.funcs {
-		frames[i] = p.Intern(profile.Frame{Name: f.name, Module: objectModule(f.object), File: cp.file[i], Line: cp.line[i]})
+		frames[i] = p.Intern(profile.Frame{Name: f.name, Module: f.object, File: cp.file[i], Line: cp.line[i]})
 	}
 	var arena stackArena
 	stackOf := func(i int) []uint32 {
@@ -423,13 +422,4 @@ func apportion(total int64, ids []int, paths []cgPath) []int64 {
 		left--
 	}
 	return shares
-}
-
-// objectModule is an object's base name: the directory differs across
-// machines and checkouts, the library or program name does not.
-func objectModule(object string) string {
-	if object == "" {
-		return ""
-	}
-	return path.Base(object)
 }

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -89,6 +86,9 @@ type cpuProfile struct {
 	EndTime    int64     `json:"endTime"`
 	Samples    []int64   `json:"samples"`
 	TimeDeltas []int64   `json:"timeDeltas"`
+	// thread, when not "", names the thread whose frame starts every
+	// stack (Options.Threads): trace events' and Gecko's threads.
+	thread string
 }
 
 // cpuNode is a node of a V8 CPU profile's tree.
@@ -184,7 +184,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 		if fn == "" {
 			fn = "(anonymous)"
 		}
-		f := profile.Frame{Name: fn, Module: scriptModule(cf.URL), File: cf.URL}
+		f := profile.Frame{Name: fn, Module: cf.URL, File: cf.URL} // the url whole: profile.ModuleIdentity matches it across builds
 		if cf.LineNumber >= 0 {
 			f.Line = cf.LineNumber + 1
 		}
@@ -194,6 +194,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 	// walking up is bounded by the node count, so a cycle is caught.
 	stacks := make([][]uint32, len(cp.Nodes))
 	var arena stackArena
+	var root []uint32
+	if cp.thread != "" {
+		root = []uint32{threadFrame(p, cp.thread)}
+	}
 	stackOf := func(i int) ([]uint32, error) {
 		if stacks[i] != nil {
 			return stacks[i], nil
@@ -211,9 +215,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 		if len(path) == 0 {
 			return nil, fileError(name, "a sample of the root node %d", cp.Nodes[i].ID)
 		}
-		s := arena.alloc(len(path))
+		s := arena.alloc(len(root) + len(path))
+		copy(s, root)
 		for k, j := range path {
-			s[len(path)-1-k] = frames[j]
+			s[len(s)-1-k] = frames[j]
 		}
 		stacks[i] = s
 		return s, nil
@@ -247,19 +252,4 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 		p.Samples = append(p.Samples, sample)
 	}
 	return nil
-}
-
-// scriptModule is what names a script across builds: node: built-ins by
-// their url, files and web addresses by their base name (without query).
-func scriptModule(u string) string {
-	if u == "" || strings.HasPrefix(u, "node:") {
-		return u
-	}
-	if parsed, err := url.Parse(u); err == nil && parsed.Scheme != "" {
-		u = parsed.Path
-	}
-	if b := path.Base(u); b != "/" && b != "." {
-		return b
-	}
-	return ""
 }

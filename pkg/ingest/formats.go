@@ -17,14 +17,81 @@ type FormatInfo struct {
 	Name    Format
 	Title   string // what the format is
 	Carries string // samples or spans, unit, threads, file and line
+	// Threads says what a thread is, whose frame Options.Threads puts at
+	// the root of each stack; "" for the formats that carry none.
+	Threads string
 	Writer  string // a command that writes it
-	// Runs marks the formats whose file names its own runs (OTLP): pkg/otlp
-	// reads them into many runs, Parse refuses them.
+	// Runs marks the formats whose file names its own runs (OTLP):
+	// ParseRuns reads them into many runs, Parse refuses them.
 	Runs bool
 	// detect reports whether the first detectSize bytes are this format;
 	// nil for formats auto never picks.
 	detect func(head []byte) bool
 	parse  func(r io.Reader, name string, o Options) (*profile.Profile, error)
+	// runs reads a Runs format; its string sums up what it met.
+	runs func(data []byte, name string, o RunOptions) ([]Run, string, error)
+}
+
+// Run is one run of a file or request that names its runs: its key and
+// its samples.
+type Run struct {
+	App, Build, Run string
+	Profile         *profile.Profile
+}
+
+// RunOptions choose how a file or request that names its runs (the OTLP
+// rows) becomes runs.
+type RunOptions struct {
+	// SampleType picks, in a run of OTLP profiles with several sample
+	// types, the one to read; "" means the last one, pprof's rule (a pprof
+	// profile converted to OTLP has one OTLP profile per sample type, in
+	// order). Traces have one, wall.
+	SampleType string
+	// RunAttribute names the run. For profiles "" means
+	// DefaultRunAttribute, and a profile without it is named by its profile
+	// id; for traces it groups spans into runs by its value (a test that
+	// emits several traces per run), and "" makes each trace a run, named by
+	// its id.
+	RunAttribute string
+	// App, Build and Run, when set, replace service.name, service.version
+	// and the run of every profile or span.
+	App, Build, Run string
+	// MaxSize bounds what gzipped input inflates to; 0 means MaxFileSize.
+	MaxSize int64
+}
+
+// ParseRuns reads the runs of data in format f, a Runs row of the table.
+// name identifies the input in errors; the string sums up what was met
+// (traces: the spans, orphans, clipped and duplicates), or is "".
+func ParseRuns(data []byte, name string, f Format, o RunOptions) ([]Run, string, error) {
+	row, _ := Lookup(string(f))
+	if row.runs == nil {
+		return nil, "", fmt.Errorf("%s: format %q names no runs: read it as one run", name, f)
+	}
+	return row.runs(data, name, o)
+}
+
+// otlpProfileRuns is the otlp row's reader.
+func otlpProfileRuns(data []byte, name string, o RunOptions) ([]Run, string, error) {
+	batches, err := DecodeOTLPProfiles(data, name, o.MaxSize)
+	if err != nil {
+		return nil, "", err
+	}
+	runs, err := ProfileRuns(o, name, batches...)
+	return runs, "", err
+}
+
+// otlpTraceRuns is the otlp-traces row's reader.
+func otlpTraceRuns(data []byte, name string, o RunOptions) ([]Run, string, error) {
+	if o.SampleType != "" && o.SampleType != "wall" {
+		return nil, "", fmt.Errorf("%s: sample type %q: span runs have one sample type, wall", name, o.SampleType)
+	}
+	batches, err := DecodeOTLPTraces(data, name, o.MaxSize)
+	if err != nil {
+		return nil, "", err
+	}
+	runs, sum, err := TraceRuns(o, name, batches...)
+	return runs, sum.String(), err
 }
 
 // The input formats. Auto detects the format from the content.
@@ -51,6 +118,7 @@ var formats = []FormatInfo{
 	{Name: Processed, Title: "the Firefox Profiler's processed profile JSON (what profiler.firefox.com saves and uploads, gzipped or not; versions 29 to 70)",
 		Carries: "weighted samples of every thread in one run: samples (count), tracing-ms (time, nanoseconds) or bytes; function, library or script, file and line",
 		Writer:  "profiler.firefox.com's Download (run.json.gz), or its Upload",
+		Threads: "each thread, by its name",
 		detect:  looksLikeProcessedGecko, parse: parseProcessedGecko},
 	{Name: Pprof, Title: "pprof protobuf (gzipped or not) and the legacy formats pprof reads",
 		Carries: "samples of any sample type (--sample-type), file and line",
@@ -63,6 +131,7 @@ var formats = []FormatInfo{
 		}},
 	{Name: JFR, Title: "JDK Flight Recorder (JFR)",
 		Carries: "execution samples (samples, count, the default), async-profiler's wall-clock samples (wall, count), allocations (alloc, bytes) or async-profiler's live objects (live, bytes), timed; class and line",
+		Threads: "the event's sampled (or event) thread, by its Java name",
 		Writer:  "`java -XX:StartFlightRecording=filename=run.jfr,settings=profile ...`, async-profiler's `asprof -e cpu --wall 10ms --alloc 512k -f run.jfr PID`",
 		detect:  looksLikeJFR, parse: parseJFR},
 	{Name: Callgrind, Title: "valgrind's callgrind output",
@@ -75,14 +144,17 @@ var formats = []FormatInfo{
 		detect:  looksLikeCPUProfile, parse: parseCPUProfile},
 	{Name: Speedscope, Title: "speedscope's JSON file format, sampled and evented profiles",
 		Carries: "weighted samples or open/close events of every profile (thread) in one run, in the file's unit; file and line",
+		Threads: "each profile, by its name",
 		Writer:  "`py-spy record -f speedscope`, `rbspy record --format speedscope`, `dotnet-trace convert --format Speedscope`",
 		detect:  looksLikeSpeedscope, parse: parseSpeedscope},
 	{Name: TraceEvent, Title: "Chrome's Trace Event Format JSON (Chrome, Node, Perfetto's JSON export), object or array form",
-		Carries: "duration events (X, B/E) per thread as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
+		Carries: "duration events (X and B/E per thread, nestable async b/e per track) as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
+		Threads: "each thread (pid, tid) by its thread_name (else process_name) metadata, each async track by its category",
 		Writer:  "`node --trace-event-categories v8,node --trace-event-file-pattern run.json app.js`, Chrome's `--trace-startup --trace-startup-file=run.json`",
 		detect:  looksLikeTraceEvents, parse: parseTraceEvents},
 	{Name: Gecko, Title: "the raw Gecko profile JSON (threads of schema-indexed tables; child processes too) that Firefox's profiler and simpleperf write",
 		Carries: "samples (count) of every thread of every process in one run; JS function, url and line, native library, label",
+		Threads: "each thread, by its name",
 		Writer:  "`MOZ_PROFILER_STARTUP=1 MOZ_PROFILER_SHUTDOWN=run.json firefox ...`, simpleperf's `gecko_profile_generator.py -i perf.data > run.json`",
 		detect:  looksLikeGecko, parse: parseGecko},
 	{Name: Perf, Title: "Linux `perf script` text, collapsed as stackcollapse-perf.pl does",
@@ -98,10 +170,10 @@ var formats = []FormatInfo{
 		}},
 	{Name: OTLP, Title: "OpenTelemetry profiles (protobuf, one message or the Collector file exporter's stream)",
 		Carries: "samples of any sample type, runs named by an attribute; file and line",
-		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true},
+		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true, runs: otlpProfileRuns},
 	{Name: OTLPTraces, Title: "OpenTelemetry traces as span flame graphs",
 		Carries: "spans (wall nanoseconds), each trace a run",
-		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true},
+		Writer:  "an OpenTelemetry Collector's file exporter", Runs: true, runs: otlpTraceRuns},
 }
 
 // Formats returns the format table (a copy).

@@ -114,6 +114,7 @@ func fuzzFormat(f *testing.F, format Format) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzParse(t, data, format)
 		fuzzParse(t, data, Auto)
+		fuzzOptions(t, data, Options{Format: format, Threads: true})
 	})
 }
 
@@ -149,9 +150,11 @@ func FuzzParseTraceEvents(f *testing.F) {
 		`{"ph":"P","name":"ProfileChunk","pid":1,"id":"0x1","args":{"data":{"cpuProfile":{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},` +
 		`{"id":2,"parent":1,"callFrame":{"functionName":"f","url":"a.js","lineNumber":2}}],"samples":[2,2]},"timeDeltas":[1,3]}}}]}`))
 	f.Add([]byte(`[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":10},`))
+	f.Add([]byte(specTrace))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzParse(t, data, TraceEvent)
 		fuzzParse(t, data, Auto)
-		fuzzOptions(t, data, Options{Format: TraceEvent, SampleType: "cpu"})
+		fuzzOptions(t, data, Options{Format: TraceEvent, SampleType: "cpu", Threads: true})
+		fuzzOptions(t, data, Options{Format: TraceEvent, Threads: true})
 	})
 }

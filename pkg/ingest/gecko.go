@@ -84,13 +84,13 @@ const geckoMaxProcessDepth = 4
 // samples in one function would be a thousand frames). Any other location
 // is a label frame, a name. A cycle of prefixes, an unknown stack, frame
 // or string is an error.
-func parseGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
+func parseGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
 	data, err := readAllJSON(r, name)
 	if err != nil {
 		return nil, err
 	}
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
-	if err := addGeckoProcess(p, data, name, "", 0); err != nil {
+	if err := addGeckoProcess(p, data, name, "", 0, o.Threads); err != nil {
 		return nil, err
 	}
 	if len(p.Samples) == 0 {
@@ -101,7 +101,7 @@ func parseGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
 
 // addGeckoProcess adds the samples of the Gecko profile data (a process,
 // at depth in the tree of processes; where names it in errors) to p.
-func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth int) error {
+func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth int, threads bool) error {
 	if depth > geckoMaxProcessDepth {
 		return fileError(name, "%sprocesses nest deeper than %d", where, geckoMaxProcessDepth)
 	}
@@ -110,7 +110,7 @@ func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth 
 		return err
 	}
 	for ti := range g.Threads {
-		if err := addGeckoThread(p, &g.Threads[ti], name, fmt.Sprintf("%sthread %d (%s)", where, ti, g.Threads[ti].Name)); err != nil {
+		if err := addGeckoThread(p, &g.Threads[ti], name, fmt.Sprintf("%sthread %d (%s)", where, ti, g.Threads[ti].Name), threads); err != nil {
 			return err
 		}
 	}
@@ -119,7 +119,7 @@ func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth 
 		if json.Unmarshal(sub, &s) == nil {
 			sub = []byte(s)
 		}
-		if err := addGeckoProcess(p, sub, name, fmt.Sprintf("%sprocess %d: ", where, pi), depth+1); err != nil {
+		if err := addGeckoProcess(p, sub, name, fmt.Sprintf("%sprocess %d: ", where, pi), depth+1, threads); err != nil {
 			return err
 		}
 	}
@@ -164,7 +164,7 @@ func geckoFrame(loc string) (f cpuNode, keep bool) {
 }
 
 // addGeckoThread adds thread th's samples to p.
-func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string) error {
+func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, threads bool) error {
 	n := len(th.StackTable.Data)
 	prefix := make([]int64, n)
 	keep := make([]bool, n)
@@ -205,6 +205,9 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string) erro
 		return i, nil
 	}
 	cp := cpuProfile{}
+	if threads {
+		cp.thread = th.Name
+	}
 	for i := range nodes {
 		if !keep[i] {
 			continue
@@ -249,9 +252,12 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string) erro
 		cp.Samples = append(cp.Samples, k)
 	}
 	if orphans > 0 {
-		id := p.Intern(profile.Frame{Name: geckoUnsymbolicated})
+		stack := []uint32{p.Intern(profile.Frame{Name: geckoUnsymbolicated})}
+		if cp.thread != "" {
+			stack = []uint32{threadFrame(p, cp.thread), stack[0]}
+		}
 		for range orphans {
-			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{id}, Value: 1, Time: -1})
+			p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 1, Time: -1})
 		}
 	}
 	if len(cp.Samples) == 0 {

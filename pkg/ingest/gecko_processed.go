@@ -194,7 +194,7 @@ var processedWeights = map[string]struct {
 // its table, a stack whose prefix does not come before it (the format's
 // order, which rules out cycles) and weights of another type than another
 // thread's are errors.
-func parseProcessedGecko(r io.Reader, name string, _ Options) (*profile.Profile, error) {
+func parseProcessedGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(len(gzipMagic)); bytes.Equal(magic, gzipMagic) {
 		zr, err := gzip.NewReader(br)
@@ -281,6 +281,9 @@ func parseProcessedGecko(r io.Reader, name string, _ Options) (*profile.Profile,
 			frames, err := st.stack(stack)
 			if err != nil {
 				return nil, fileError(name, "%s: sample %d: %v", what, k, err)
+			}
+			if o.Threads {
+				frames = append([]uint32{threadFrame(p, th.Name)}, frames...)
 			}
 			p.Samples = append(p.Samples, profile.Sample{Stack: frames, Value: int64(math.Round(w)), Time: -1})
 		}
@@ -470,7 +473,7 @@ func (s *processedStacks) frame(i int64) (uint32, error) {
 		f.Line = line
 	}
 	if ft.IsJS[fn] {
-		f.Module = scriptModule(file)
+		f.Module = file // whole: profile.ModuleIdentity matches it across builds
 	} else if res := ft.Resource[fn]; res >= 0 {
 		if t.ResourceTable == nil || res >= t.ResourceTable.Length {
 			return 0, fmt.Errorf("func %d: resource %d out of the resource table", fn, res)
@@ -479,8 +482,7 @@ func (s *processedStacks) frame(i int64) (uint32, error) {
 		if err != nil {
 			return 0, err
 		}
-		f.Module = scriptModule(lib) // a library's base name, as the raw row names it
-
+		f.Module = lib
 	}
 	id := s.p.Intern(f)
 	s.frames[fn] = int64(id)

@@ -52,8 +52,8 @@ func TestGeckoAgainstTables(t *testing.T) {
 		}
 	}
 	for _, f := range p.Frames {
-		if f.Name == "slow" && f.Module != "prog" {
-			t.Errorf("slow in module %q, want prog", f.Module)
+		if f.Name == "slow" && f.Module != "/data/local/tmp/prog" {
+			t.Errorf("slow in module %q, want the dso's path /data/local/tmp/prog", f.Module)
 		}
 	}
 	for in, want := range map[string]string{
@@ -96,7 +96,7 @@ func TestGeckoFirefoxLocations(t *testing.T) {
 		t.Errorf("stacks %v, want %v", got, want)
 	}
 	for _, f := range p.Frames {
-		if f.Name == "slow" && (f.File != "https://x.test/app/page.html" || f.Line != 4 || f.Module != "page.html") {
+		if f.Name == "slow" && (f.File != "https://x.test/app/page.html" || f.Line != 4 || f.Module != "https://x.test/app/page.html") {
 			t.Errorf("slow: %+v", f)
 		}
 	}

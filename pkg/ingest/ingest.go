@@ -37,6 +37,10 @@ type Options struct {
 	SampleType string
 	// Strict makes lines that the perf collapse ignores an error.
 	Strict bool
+	// Threads puts a frame naming each sample's thread at the root of its
+	// stack (module profile.ThreadModule), in the formats whose row says
+	// what a thread is (FormatInfo.Threads); the others have none.
+	Threads bool
 	// Warn, if not nil, receives a one-line note about input that was
 	// skipped without being an error (perf lines the collapse ignores).
 	Warn func(string)
@@ -85,6 +89,9 @@ func (o Options) Parse(r io.Reader, name string) (*profile.Profile, error) {
 		return nil, fmt.Errorf("%s: unknown profile format %q", name, f)
 	}
 	f := row.Name
+	if o.Threads && row.Threads == "" {
+		return nil, fileError(name, "a %s file carries no threads: read it without threads (--threads)", f)
+	}
 	p, err := row.parse(br, name, o)
 	if err != nil {
 		return nil, err

@@ -387,7 +387,7 @@ func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err erro
 			p, err = nil, offsetError(name, je.offset, "%s", je.reason)
 		}
 	}()
-	jb := &jfrBuilder{p: &profile.Profile{SampleType: st, Unit: "count"}, methods: map[jfrMethodKey]int{}}
+	jb := &jfrBuilder{p: &profile.Profile{SampleType: st, Unit: "count"}, methods: map[jfrMethodKey]int{}, threads: o.Threads}
 	if st == jfrAlloc || st == jfrLive {
 		jb.p.Unit = "bytes"
 	}
@@ -457,6 +457,7 @@ type jfrBuilder struct {
 	list    []jfrMethod
 	frames  []uint32
 	arena   stackArena
+	threads bool // Options.Threads
 }
 
 // chunk adds the chunk's events of the sample type st.
@@ -505,6 +506,9 @@ func (jb *jfrBuilder) chunk(c *jfrChunk, clock jfrClock, st string) {
 			stack := jb.stack(c, typ, ev)
 			if value <= 0 || stack == nil {
 				break
+			}
+			if jb.threads {
+				stack = append([]uint32{threadFrame(jb.p, jfrThread(c, typ, ev))}, stack...)
 			}
 			jb.p.Samples = append(jb.p.Samples, profile.Sample{Stack: stack, Value: value,
 				Time: clock.nanos(c.number(typ, ev, "startTime"))})

@@ -13,7 +13,7 @@ import (
 const MissingParent = "[missing parent]"
 
 // Span is what a span flame graph needs of one span: OpenTelemetry's
-// (pkg/otlp) and a Chrome trace's duration events alike.
+// (the OTLP rows) and a Chrome trace's duration events alike.
 type Span struct {
 	// ID names the span in its trace; Parent is zero for a root.
 	ID, Parent [8]byte

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"path"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -62,8 +61,9 @@ var speedscopeUnits = map[string]struct {
 // events with the stack open then, timed from the profile's start. Time
 // units become nanoseconds (sample type "time"), "none" is a count
 // ("samples"), "bytes" stays bytes. Frames carry the file and line the file
-// gives; Module is the file's base name.
-func parseSpeedscope(r io.Reader, name string, _ Options) (*profile.Profile, error) {
+// gives; Module is the file as given (profile.ModuleIdentity matches it
+// across builds by its name).
+func parseSpeedscope(r io.Reader, name string, o Options) (*profile.Profile, error) {
 	var sf speedscopeFile
 	if err := readJSON(r, name, &sf); err != nil {
 		return nil, err
@@ -74,27 +74,28 @@ func parseSpeedscope(r io.Reader, name string, _ Options) (*profile.Profile, err
 	p := &profile.Profile{}
 	frames := make([]uint32, len(sf.Shared.Frames))
 	for i, f := range sf.Shared.Frames {
-		m := ""
-		if f.File != "" {
-			m = path.Base(f.File)
-		}
-		frames[i] = p.Intern(profile.Frame{Name: f.Name, Module: m, File: f.File, Line: max(f.Line, 0)})
+		frames[i] = p.Intern(profile.Frame{Name: f.Name, Module: f.File, File: f.File, Line: max(f.Line, 0)})
 	}
 	var arena stackArena
+	var root []uint32 // the profile's thread frame (Options.Threads)
 	stackOf := func(ids []int, what string) ([]uint32, error) {
 		if len(ids) == 0 {
 			return nil, fileError(name, "%s: empty stack", what)
 		}
-		s := arena.alloc(len(ids))
+		s := arena.alloc(len(root) + len(ids))
+		copy(s, root)
 		for k, id := range ids {
 			if id < 0 || id >= len(frames) {
 				return nil, fileError(name, "%s: frame %d of %d frames", what, id, len(frames))
 			}
-			s[k] = frames[id]
+			s[len(root)+k] = frames[id]
 		}
 		return s, nil
 	}
 	for pi, prof := range sf.Profiles {
+		if o.Threads { // each profile is a thread (py-spy, dotnet-trace)
+			root = []uint32{threadFrame(p, prof.Name)}
+		}
 		u, ok := speedscopeUnits[prof.Unit]
 		if !ok {
 			return nil, fileError(name, "profile %d: unknown unit %q", pi+1, prof.Unit)

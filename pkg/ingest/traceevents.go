@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -27,14 +29,20 @@ func looksLikeTraceEvents(head []byte) bool {
 }
 
 // traceEvent is one event of the Trace Event Format: ts and dur are
-// microseconds (fractions allowed); args is read only for the events
-// that carry what Flamediff reads.
+// microseconds (fractions allowed) whatever the file's displayTimeUnit,
+// which only says how a viewer shows them; args is read only for the
+// events that carry what Flamediff reads.
 type traceEvent struct {
-	Ph   string          `json:"ph"`
-	Name string          `json:"name"`
-	Pid  json.RawMessage `json:"pid"` // a number, or a string in some writers
-	Tid  json.RawMessage `json:"tid"`
-	ID   json.RawMessage `json:"id"`
+	Ph    string          `json:"ph"`
+	Name  string          `json:"name"`
+	Cat   string          `json:"cat"`
+	Scope string          `json:"scope"`
+	Pid   json.RawMessage `json:"pid"` // a number, or a string in some writers
+	Tid   json.RawMessage `json:"tid"`
+	ID    json.RawMessage `json:"id"`
+	ID2   struct {
+		Local, Global json.RawMessage
+	} `json:"id2"`
 	Ts   float64         `json:"ts"`
 	Dur  float64         `json:"dur"`
 	Args json.RawMessage `json:"args"`
@@ -55,16 +63,21 @@ type traceProfileData struct {
 // parseTraceEvents reads a Chrome Trace Event Format file (Chrome's and
 // Node's tracing, Perfetto's JSON export), in the object or the array
 // form (whose closing bracket may be missing). With sample type wall (the
-// default) its duration events — X (complete) and B/E pairs of a thread —
-// become a span flame graph as OpenTelemetry traces do (SpanBuilder):
-// on each thread an event is a span, the child of the innermost event
-// that encloses it, framed "thread: name" by the thread's name (its
-// thread_name metadata event, else its process's name). With sample type
-// samples or cpu its V8 CPU profiles (a Profile event and its ProfileChunk
-// events, nodes and samples spread over them) are read as a .cpuprofile
-// is. An E with no open B on its thread, a B never ended, and a negative
-// duration are errors, and so are events nested deeper than
-// maxTraceNesting.
+// default) its duration events become a span flame graph as OpenTelemetry
+// traces do (SpanBuilder): X (complete) events and B/E pairs on each
+// thread, and nestable async b/e pairs on each async track (cat, scope and
+// id); on a thread or track an event is a span, the child of the innermost
+// event that encloses it, framed "label: name" by the thread's name (its
+// thread_name metadata event, else its process's name) or the track's
+// category. A begin never ended is closed at the trace's end, an end
+// whose begin is not in the trace (a ring buffer's) is dropped; the other
+// phases (instant, counter, flow, object, mark, clock sync, sample,
+// legacy async) carry no duration and are skipped. With sample type
+// samples or cpu its V8 CPU profiles (a Profile event and its
+// ProfileChunk events, nodes and samples spread over them) are read as a
+// .cpuprofile is. A negative duration is an error, and so are events
+// nested deeper than maxTraceNesting. With o.Threads each stack starts
+// with its thread's or track's frame (ThreadFrame).
 func parseTraceEvents(r io.Reader, name string, o Options) (*profile.Profile, error) {
 	events, err := readTraceEvents(r, name)
 	if err != nil {
@@ -72,9 +85,9 @@ func parseTraceEvents(r io.Reader, name string, o Options) (*profile.Profile, er
 	}
 	switch o.SampleType {
 	case "", "wall":
-		return traceSpans(events, name)
+		return traceSpans(events, name, o.Threads)
 	case "samples", "cpu":
-		return traceCPUProfiles(events, name, o.SampleType)
+		return traceCPUProfiles(events, name, o)
 	}
 	return nil, fileError(name, "no sample type %q: trace events have wall (their duration events), samples and cpu (their CPU profiles)", o.SampleType)
 }
@@ -117,40 +130,83 @@ func traceMicros(v float64, name string, i int, what string) (uint64, error) {
 	return uint64(ns), nil
 }
 
-type traceThread struct{ pid, tid string }
+// traceTrack is where events nest: a thread (pid, tid), or an async
+// track (async its category, scope and id).
+type traceTrack struct{ pid, tid, async string }
+
+// describe names a track in errors.
+func (t traceTrack) describe(label string) string {
+	if t.async != "" {
+		return fmt.Sprintf("the async track %q of category %s", t.async[strings.LastIndexByte(t.async, 0)+1:], label)
+	}
+	return fmt.Sprintf("thread %s of process %s", t.tid, t.pid)
+}
+
+// asyncTrack is the track of a nestable async event: events of one
+// category, scope and id are one tree; an id2 "local" id is its
+// process's, a plain or "global" id the trace's.
+func asyncTrack(e traceEvent) (traceTrack, bool) {
+	t := traceTrack{async: e.Cat + "\x00" + e.Scope + "\x00"}
+	switch {
+	case len(e.ID2.Local) > 0:
+		t.pid, t.async = string(e.Pid), t.async+"local "+string(e.ID2.Local)
+	case len(e.ID2.Global) > 0:
+		t.async += string(e.ID2.Global)
+	case len(e.ID) > 0:
+		t.async += string(e.ID)
+	default:
+		return t, false
+	}
+	return t, true
+}
 
 // maxTraceNesting bounds how deep events nest on a thread: a sample holds
 // its whole stack, so a deeper file would cost memory by the square of its
 // depth. Real traces nest tens deep.
 const maxTraceNesting = 1000
 
-// traceSpans builds the span flame graph of events' duration events.
-func traceSpans(events []traceEvent, name string) (*profile.Profile, error) {
-	threadNames, processNames := map[traceThread]string{}, map[string]string{}
-	byThread := map[traceThread][]Span{}
-	var order []traceThread
-	open := map[traceThread][]int{} // indices into byThread of open B events
-	add := func(th traceThread, s Span) {
-		if byThread[th] == nil {
-			order = append(order, th)
-		}
-		byThread[th] = append(byThread[th], s)
+// traceEnd is the latest time of events, where a begin never ended ends.
+func traceEnd(events []traceEvent) float64 {
+	var end float64
+	for _, e := range events {
+		end = max(end, e.Ts+max(e.Dur, 0))
 	}
-	for i, e := range events {
-		th := traceThread{string(e.Pid), string(e.Tid)}
+	return end
+}
+
+// traceSpans builds the span flame graph of events' duration events.
+func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profile, error) {
+	names := traceNamesOf(events)
+	byTrack := map[traceTrack][]Span{}
+	labels := map[traceTrack]string{}
+	var order []traceTrack
+	open := map[traceTrack][]int{} // indices into byTrack of open begins
+	add := func(t traceTrack, s Span, label string) {
+		if byTrack[t] == nil {
+			order = append(order, t)
+			labels[t] = label
+		}
+		byTrack[t] = append(byTrack[t], s)
+	}
+	// Ends meet their begins in time order, whatever order the writer's
+	// buffers left them in.
+	sorted := make([]int, len(events))
+	for i := range sorted {
+		sorted[i] = i
+	}
+	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(events[a].Ts, events[b].Ts) })
+	for _, i := range sorted {
+		e := events[i]
+		t := traceTrack{pid: string(e.Pid), tid: string(e.Tid)}
+		label := names.thread(t)
+		if e.Ph == "b" || e.Ph == "e" {
+			var ok bool
+			if t, ok = asyncTrack(e); !ok {
+				return nil, fileError(name, "event %d: an async %s event (%q) with no id", i+1, e.Ph, e.Name)
+			}
+			label = cmp.Or(e.Cat, "async")
+		}
 		switch e.Ph {
-		case "M":
-			var a struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(e.Args, &a) != nil || a.Name == "" {
-				continue
-			}
-			if e.Name == "thread_name" {
-				threadNames[th] = a.Name
-			} else if e.Name == "process_name" {
-				processNames[th.pid] = a.Name
-			}
 		case "X":
 			start, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
@@ -160,44 +216,50 @@ func traceSpans(events []traceEvent, name string) (*profile.Profile, error) {
 			if err != nil {
 				return nil, err
 			}
-			add(th, Span{Name: e.Name, Start: start, End: start + dur})
-		case "B":
+			add(t, Span{Name: e.Name, Start: start, End: start + dur}, label)
+		case "B", "b":
 			start, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
 				return nil, err
 			}
-			add(th, Span{Name: e.Name, Start: start})
-			open[th] = append(open[th], len(byThread[th])-1)
-		case "E":
-			stack := open[th]
-			if len(stack) == 0 {
-				return nil, fileError(name, "event %d: an E event (%q) with no open B event on its thread", i+1, e.Name)
+			add(t, Span{Name: e.Name, Start: start}, label)
+			open[t] = append(open[t], len(byTrack[t])-1)
+		case "E", "e":
+			stack := open[t]
+			k := len(stack) - 1
+			// An async end closes the innermost begin of its name.
+			for e.Ph == "e" && k >= 0 && e.Name != "" && byTrack[t][stack[k]].Name != e.Name {
+				k--
+			}
+			if k < 0 {
+				continue // its begin is before the trace (a ring buffer's)
 			}
 			end, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
 				return nil, err
 			}
-			s := &byThread[th][stack[len(stack)-1]]
-			if end < s.Start {
-				return nil, fileError(name, "event %d: %q ends %d ns before it begins", i+1, s.Name, s.Start-end)
-			}
-			s.End = end
-			open[th] = stack[:len(stack)-1]
-		}
-	}
-	for _, th := range order {
-		if stack := open[th]; len(stack) > 0 {
-			return nil, fileError(name, "the B event %q of thread %s of process %s never ends", byThread[th][stack[0]].Name, th.tid, th.pid)
+			byTrack[t][stack[k]].End = end // not before its start: events come in time order
+			open[t] = slices.Delete(stack, k, k+1)
 		}
 	}
 	if len(order) == 0 {
-		return nil, fileError(name, "no duration events (X, B/E): read its CPU profile with sample type samples or cpu")
+		return nil, fileError(name, "no duration events (X, B/E, b/e): read its CPU profile with sample type samples or cpu")
 	}
-	all := make([]Span, 0, len(events))
+	// A begin never ended ends with the trace (a trace cut short).
+	for t, stack := range open {
+		for _, k := range stack {
+			end := traceEnd(events) * 1000
+			if !(end < 1<<62) { // the events' own times are checked; a metadata event's are not
+				return nil, fileError(name, "the trace ends at %v µs, out of range", end/1000)
+			}
+			byTrack[t][k].End = uint64(end)
+		}
+	}
+	b := NewSpanBuilder()
+	var all []Span
 	var id uint64
-	for _, th := range order {
-		label := cmp.Or(threadNames[th], processNames[th.pid], "thread")
-		spans := byThread[th]
+	for _, t := range order {
+		spans := byTrack[t]
 		// Enclosing events first: by start, the longer first.
 		slices.SortStableFunc(spans, func(x, y Span) int {
 			return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End))
@@ -206,7 +268,7 @@ func traceSpans(events []traceEvent, name string) (*profile.Profile, error) {
 		for _, s := range spans {
 			id++
 			binary.BigEndian.PutUint64(s.ID[:], id)
-			s.Service = label
+			s.Service = labels[t]
 			for len(enclosing) > 0 && enclosing[len(enclosing)-1].End <= s.Start {
 				enclosing = enclosing[:len(enclosing)-1]
 			}
@@ -214,25 +276,63 @@ func traceSpans(events []traceEvent, name string) (*profile.Profile, error) {
 				s.Parent = enclosing[len(enclosing)-1].ID
 			}
 			if len(enclosing) == maxTraceNesting {
-				return nil, fileError(name, "events nest deeper than %d on thread %s of process %s", maxTraceNesting, th.tid, th.pid)
+				return nil, fileError(name, "events nest deeper than %d on %s", maxTraceNesting, t.describe(labels[t]))
 			}
 			enclosing = append(enclosing, s)
 			all = append(all, s)
 		}
 	}
-	b := NewSpanBuilder()
 	ext := b.Trace(all)
 	if len(b.P.Samples) == 0 {
 		return nil, fileError(name, "no duration event lasts any time")
+	}
+	if threads { // a stack's root span is framed by its track's label
+		for i := range b.P.Samples {
+			s := &b.P.Samples[i]
+			s.Stack = append([]uint32{threadFrame(b.P, b.P.Frames[s.Stack[0]].Module)}, s.Stack...)
+		}
 	}
 	b.P.Duration = time.Duration(ext.End - ext.Start) // #nosec G115 -- below 2^62 ns, checked by traceMicros
 	return b.P, nil
 }
 
+// traceNames holds the names metadata events give threads and processes.
+type traceNames struct {
+	threads   map[traceTrack]string
+	processes map[string]string
+}
+
+func traceNamesOf(events []traceEvent) traceNames {
+	n := traceNames{map[traceTrack]string{}, map[string]string{}}
+	for _, e := range events {
+		if e.Ph != "M" {
+			continue
+		}
+		var a struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(e.Args, &a) != nil || a.Name == "" {
+			continue
+		}
+		if e.Name == "thread_name" {
+			n.threads[traceTrack{pid: string(e.Pid), tid: string(e.Tid)}] = a.Name
+		} else if e.Name == "process_name" {
+			n.processes[string(e.Pid)] = a.Name
+		}
+	}
+	return n
+}
+
+// thread is a thread's label: its name, else its process's, else "thread".
+func (n traceNames) thread(t traceTrack) string {
+	return cmp.Or(n.threads[traceTrack{pid: t.pid, tid: t.tid}], n.processes[t.pid], "thread")
+}
+
 // traceCPUProfiles reads the V8 CPU profiles of events: a Profile event
 // (its id, in its process) starts one, its ProfileChunk events add nodes,
 // samples and time deltas.
-func traceCPUProfiles(events []traceEvent, name, sampleType string) (*profile.Profile, error) {
+func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Profile, error) {
+	names := traceNamesOf(events)
 	type key struct{ pid, id string }
 	profiles := map[key]*cpuProfile{}
 	var order []key
@@ -256,6 +356,9 @@ func traceCPUProfiles(events []traceEvent, name, sampleType string) (*profile.Pr
 		d := a.Data
 		if e.Name == "Profile" {
 			cp.StartTime = int64(d.StartTime)
+			if o.Threads { // the thread V8 sampled, which started its profile
+				cp.thread = names.thread(traceTrack{pid: string(e.Pid), tid: string(e.Tid)})
+			}
 		}
 		if d.EndTime > 0 {
 			cp.EndTime = int64(d.EndTime)
@@ -268,7 +371,7 @@ func traceCPUProfiles(events []traceEvent, name, sampleType string) (*profile.Pr
 		cp.TimeDeltas = append(cp.TimeDeltas, d.TimeDeltas...)
 	}
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
-	if sampleType == "cpu" {
+	if o.SampleType == "cpu" {
 		p.SampleType, p.Unit = "cpu", "microseconds"
 	}
 	for _, k := range order {

@@ -18,6 +18,12 @@ type Identity struct{ Name, Module string }
 // name the build gave its binary, so its identity is the module alone.
 const ProgramModule = "[program]"
 
+// ThreadModule is the module of a thread's frame, the root of its stacks
+// when a file is read per thread (ingest's Options.Threads): a marker, so
+// that the frame is taken for no function and a thread of one name is one
+// frame in every build.
+const ThreadModule = "[thread]"
+
 // FrameIdentity returns the identity of the frame (name, module). The
 // program's process frame (ProgramModule) is one frame whatever its name.
 // A name a profiler made from the module's file name — perf's "[app-base]"
@@ -115,6 +121,10 @@ func moduleBase(module string) string {
 		return ""
 	}
 	module = strings.TrimSuffix(module, " (deleted)")
+	if strings.Contains(module, "://") { // a script's URL: its query and fragment name no file
+		module, _, _ = strings.Cut(module, "?")
+		module, _, _ = strings.Cut(module, "#")
+	}
 	return module[strings.LastIndexAny(module, `/\`)+1:]
 }
 

@@ -54,6 +54,8 @@ func TestModuleIdentity(t *testing.T) {
 		{"/srv/app-1.2/src/util.py", "util.py"},
 		{"app.jar", "app.jar"},
 		{"https://example.com/static/page.html", "page.html"},
+		{"https://cdn.example/assets/app.js?v=1.3#main", "app.js"},
+		{"file:///opt/app/1.2/app.js", "app.js"},
 		{"/src/demo/util.c", "util.c"},
 		{"/usr/lib/node_modules/npm/lib/cli.MJS", "cli.MJS"},
 		{".js", ""}, // no name before the ending: not a script

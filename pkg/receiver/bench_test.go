@@ -17,7 +17,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/otlptest"
 	"github.com/flamediff/flamediff/internal/testkit"
-	"github.com/flamediff/flamediff/pkg/otlp"
+	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -88,15 +88,15 @@ func BenchmarkIngestSpanFile(b *testing.B) {
 		}
 		b.StartTimer()
 		for _, file := range files {
-			batches, err := otlp.DecodeTraces(file, "bench")
+			batches, err := ingest.DecodeOTLPTraces(file, "bench", 0)
 			if err != nil {
 				b.Fatal(err)
 			}
-			runs, _, err := otlp.TraceRuns(otlp.TraceOptions{}, "bench", batches...)
+			runs, _, err := ingest.TraceRuns(ingest.RunOptions{}, "bench", batches...)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
+			if err := store.IngestRuns(context.Background(), storage.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -145,15 +145,15 @@ func BenchmarkIngestProfileFile(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		batches, err := otlp.DecodeProfiles(pb, "bench")
+		batches, err := ingest.DecodeOTLPProfiles(pb, "bench", 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "bench", batches...)
+		runs, err := ingest.ProfileRuns(ingest.RunOptions{}, "bench", batches...)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
+		if err := store.IngestRuns(context.Background(), storage.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
 			b.Fatal(err)
 		}
 		samples += n

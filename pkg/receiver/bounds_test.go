@@ -20,7 +20,7 @@ import (
 	"github.com/flamediff/flamediff/internal/otlptest"
 	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/internal/teststore"
-	"github.com/flamediff/flamediff/pkg/otlp"
+	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
 // oneSpanTraces is a request of n one-span traces numbered from first,
@@ -186,11 +186,11 @@ func TestSetAside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batches, err := otlp.DecodeTraces(data, files[0])
+	batches, err := ingest.DecodeOTLPTraces(data, files[0], 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := otlp.SpansOf(batches[0], "")
+	spans, err := ingest.SpansOf(batches[0], "")
 	if err != nil || len(spans) != 1 || spans[0].Name != "test" || spans[0].End-spans[0].Start != 1000 || spans[0].Service != "burst" {
 		t.Fatalf("set aside %+v %v", spans, err)
 	}

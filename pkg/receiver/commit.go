@@ -13,7 +13,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/flamediff/flamediff/pkg/otlp"
+	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -32,7 +32,7 @@ type Options struct {
 	// tail sampling wait).
 	Wait time.Duration
 	// RootWait is how long a run without a root span waits (default 10 x
-	// Wait); it is then stored, its spans under otlp.MissingParent.
+	// Wait); it is then stored, its spans under ingest.MissingParent.
 	RootWait time.Duration
 	// MaxPendingSpans bounds the spans held for runs not yet stored
 	// (default 1,000,000); a request that would pass it gets 429, or 503
@@ -41,9 +41,9 @@ type Options struct {
 	// MaxBodyBytes bounds a request body, and what it inflates to
 	// (default 16 MiB); over it the answer is 413.
 	MaxBodyBytes int64
-	// RunAttribute groups spans into runs (otlp.TraceOptions); "" makes
+	// RunAttribute groups spans into runs (ingest.RunOptions); "" makes
 	// each trace a run. Profiles name their runs by
-	// otlp.DefaultRunAttribute.
+	// ingest.DefaultRunAttribute.
 	RunAttribute string
 	// Dir holds the write-ahead log of accepted spans and what is set
 	// aside (runs the store keeps refusing). "" keeps spans in memory
@@ -68,7 +68,7 @@ type Stats struct {
 	// Profiles are the profile runs stored.
 	ProfileRuns int
 	// Summary adds up the span runs' build summaries.
-	Summary otlp.TraceSummary
+	Summary ingest.TraceSummary
 	// SetAside counts the runs, and profile requests, that the store
 	// refused while it answered: kept in Dir's set-aside folder.
 	SetAside int
@@ -86,7 +86,7 @@ type Receiver struct {
 	wal   *wal // nil: in memory
 
 	mu        sync.Mutex
-	pending   map[string]*pendingRun // by otlp.Span.RunKey
+	pending   map[string]*pendingRun // by ingest.OTLPSpan.RunKey
 	committed map[string]bool        // runs stored, for late spans; bounded
 	order     []string               // committed in commit order
 	stats     Stats
@@ -97,7 +97,7 @@ type Receiver struct {
 }
 
 type pendingRun struct {
-	spans         []otlp.Span
+	spans         []ingest.OTLPSpan
 	root          bool
 	first, latest time.Time
 	segs          map[uint64]bool // the log segments holding its spans
@@ -233,7 +233,7 @@ const commitBatch = 200_000
 type readyRun struct {
 	key string
 	in  storage.Ingestion
-	sum otlp.TraceSummary
+	sum ingest.TraceSummary
 }
 
 // commitReady stores the runs ready at now (every pending run when now is
@@ -248,7 +248,7 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 		r.mu.Unlock() // the store is down: building every pending run again each tick would only burn CPU
 		return
 	}
-	ready := map[string][]otlp.Span{}
+	ready := map[string][]ingest.OTLPSpan{}
 	for key, p := range r.pending {
 		if now.IsZero() || p.root && now.Sub(p.latest) >= r.o.Wait || now.Sub(p.first) >= r.o.RootWait {
 			ready[key] = p.spans[:len(p.spans):len(p.spans)]
@@ -262,14 +262,14 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 	var dropped []string
 	size := 0
 	for key, spans := range ready {
-		run, sum, err := otlp.SpanRun(spans, spans[0].RunID(), otlp.TraceOptions{RunAttribute: r.o.RunAttribute}, "traces")
+		run, sum, err := ingest.SpanRun(spans, spans[0].RunID(), r.runOptions(), "traces")
 		if err == nil && run.Profile == nil {
 			dropped = append(dropped, key) // no span with a duration: nothing to store
 			continue
 		}
 		var in storage.Ingestion
 		if err == nil {
-			in = otlp.Ingestions([]otlp.Run{run}, storage.RunMeta{})[0]
+			in = storage.Ingestions([]ingest.Run{run}, storage.RunMeta{})[0]
 			err = in.Check()
 		}
 		if err != nil { // storable() refused what the store refuses: not expected
@@ -297,7 +297,7 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 
 // storeRuns stores batch and returns the keys of the runs done with:
 // stored, or set aside.
-func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[string][]otlp.Span) []string {
+func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[string][]ingest.OTLPSpan) []string {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -363,7 +363,7 @@ func (r *Receiver) storeDown(ctx context.Context) string {
 // during its commit stays, to be stored again with them, replacing this
 // version), marks them stored in the log, then lets the log drop their
 // spans.
-func (r *Receiver) finish(keys []string, ready map[string][]otlp.Span) {
+func (r *Receiver) finish(keys []string, ready map[string][]ingest.OTLPSpan) {
 	if len(keys) == 0 {
 		return
 	}
@@ -403,13 +403,13 @@ func (r *Receiver) finish(keys []string, ready map[string][]otlp.Span) {
 // setAside keeps a run the store refuses in Dir's set-aside folder as an
 // OTLP traces file (`flamediff ingest --format otlp-traces` reads it once
 // the cause is fixed), and reports it.
-func (r *Receiver) setAside(spans []otlp.Span, cause error) {
+func (r *Receiver) setAside(spans []ingest.OTLPSpan, cause error) {
 	defer r.countSetAside() // once logged
 	if r.o.Dir == "" {
 		r.o.Logf("run %q of %d spans not stored: %v", spans[0].RunID(), len(spans), cause)
 		return
 	}
-	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(otlp.TracesOf(spans, r.o.RunAttribute))
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(ingest.TracesOf(spans, r.o.RunAttribute))
 	if err == nil {
 		err = r.keep("traces", body)
 	}
@@ -469,10 +469,10 @@ func (r *Receiver) remember(key string) {
 // the pending bound it answers 429, or 503 while the store is down or
 // frozen. Spans of a run already stored are late, not kept. The fresh
 // spans count as pending from now on.
-func (r *Receiver) admit(spans []otlp.Span) (fresh []otlp.Span, late int, herr *httpError) {
+func (r *Receiver) admit(spans []ingest.OTLPSpan) (fresh []ingest.OTLPSpan, late int, herr *httpError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fresh = make([]otlp.Span, 0, len(spans))
+	fresh = make([]ingest.OTLPSpan, 0, len(spans))
 	for _, s := range spans {
 		if !r.committed[s.RunKey()] {
 			fresh = append(fresh, s)
@@ -493,7 +493,7 @@ func (r *Receiver) admit(spans []otlp.Span) (fresh []otlp.Span, late int, herr *
 
 // accept logs fresh spans (admitted) durably, then adds them to their
 // runs; it returns how many turned out late meanwhile.
-func (r *Receiver) accept(fresh []otlp.Span) (late int, herr *httpError) {
+func (r *Receiver) accept(fresh []ingest.OTLPSpan) (late int, herr *httpError) {
 	var seg uint64
 	if r.wal != nil && len(fresh) > 0 {
 		var err error
@@ -517,7 +517,7 @@ func (r *Receiver) accept(fresh []otlp.Span) (late int, herr *httpError) {
 
 // take adds spans, logged in segment seg, to their pending runs; spans
 // of runs stored meanwhile are late. Called with mu held.
-func (r *Receiver) take(spans []otlp.Span, seg uint64) (late int) {
+func (r *Receiver) take(spans []ingest.OTLPSpan, seg uint64) (late int) {
 	now := time.Now()
 	for _, s := range spans {
 		key := s.RunKey()

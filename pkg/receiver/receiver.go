@@ -28,7 +28,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/flamediff/flamediff/pkg/otlp"
+	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/web/guard"
 )
@@ -102,7 +102,7 @@ func (r *Receiver) read(w http.ResponseWriter, req *http.Request) (request, *htt
 	switch enc := strings.ToLower(req.Header.Get("Content-Encoding")); enc {
 	case "", "identity":
 	case "gzip":
-		if body, err = otlp.Gunzip(body, r.o.MaxBodyBytes); errors.Is(err, otlp.ErrTooLarge) {
+		if body, err = ingest.Gunzip(body, r.o.MaxBodyBytes); errors.Is(err, ingest.ErrTooLarge) {
 			return out, refuse(http.StatusRequestEntityTooLarge, "body inflates past %d bytes", r.o.MaxBodyBytes)
 		} else if err != nil {
 			return out, refuse(http.StatusBadRequest, "%v", err)
@@ -117,32 +117,20 @@ func (r *Receiver) read(w http.ResponseWriter, req *http.Request) (request, *htt
 // retryAfter is the wait a refused sender is told.
 func (r *Receiver) retryAfter() time.Duration { return max(time.Second, r.o.Wait/2) }
 
-// message is an OTLP request or response, in either encoding.
-type message interface {
-	UnmarshalJSON([]byte) error
-	UnmarshalProto([]byte) error
+// runOptions are how the receiver reads spans into runs.
+func (r *Receiver) runOptions() ingest.RunOptions {
+	return ingest.RunOptions{RunAttribute: r.o.RunAttribute, MaxSize: r.o.MaxBodyBytes}
+}
+
+// response is an OTLP response, in either encoding.
+type response interface {
 	MarshalJSON() ([]byte, error)
 	MarshalProto() ([]byte, error)
 }
 
-// decode reads a request into msg, or answers its refusal and reports
-// false.
-func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message, what string) (request, bool) {
+// body reads a request's body, or answers its refusal and reports false.
+func (r *Receiver) body(w http.ResponseWriter, req *http.Request) (request, bool) {
 	in, herr := r.read(w, req)
-	if herr == nil {
-		// Before pdata, whose recursion a deep request would overflow.
-		err := otlp.CheckNesting(in.body, in.isJSON)
-		switch {
-		case err != nil:
-		case in.isJSON:
-			err = msg.UnmarshalJSON(in.body)
-		default:
-			err = msg.UnmarshalProto(in.body)
-		}
-		if err != nil {
-			herr = refuse(http.StatusBadRequest, "not an OTLP %s request: %v", what, err)
-		}
-	}
 	if herr != nil {
 		fail(w, in.isJSON, herr)
 		return in, false
@@ -151,7 +139,7 @@ func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg message,
 }
 
 // succeed answers 200 with resp in the request's encoding.
-func succeed(w http.ResponseWriter, isJSON bool, resp message) {
+func succeed(w http.ResponseWriter, isJSON bool, resp response) {
 	var body []byte
 	var err error
 	if isJSON {
@@ -163,13 +151,13 @@ func succeed(w http.ResponseWriter, isJSON bool, resp message) {
 }
 
 func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
-	er := ptraceotlp.NewExportRequest()
-	in, ok := r.decode(w, req, er, "traces")
+	in, ok := r.body(w, req)
 	if !ok {
 		return
 	}
 	isJSON := in.isJSON
-	spans, err := otlp.SpansOf(er.Traces(), r.o.RunAttribute)
+	// The otlp-traces row of the format table reads files and requests alike.
+	spans, err := ingest.OTLPSpans(in.body, "request", r.runOptions())
 	if err == nil {
 		err = storable(spans)
 	}
@@ -199,7 +187,7 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 // storable checks that the store will take the runs of spans: every
 // span's resource names its app and build, its texts are UTF-8 and it
 // starts when a run may. So a run never waits to be refused.
-func storable(spans []otlp.Span) error {
+func storable(spans []ingest.OTLPSpan) error {
 	for _, s := range spans {
 		if s.Service == "" || s.Version == "" {
 			return fmt.Errorf("span %q: its resource needs service.name (the app) and service.version (the build)", s.Name)
@@ -252,13 +240,13 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 // profileRuns reads a profiles request into runs the store takes, or
 // answers its refusal and reports false.
 func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingestions []storage.Ingestion, in request, ok bool) {
-	er := pprofileotlp.NewExportRequest()
-	if in, ok = r.decode(w, req, er, "profiles"); !ok {
+	if in, ok = r.body(w, req); !ok {
 		return nil, in, false
 	}
-	runs, err := otlp.ProfileRuns(otlp.ProfileOptions{}, "request", er.Profiles())
+	// The otlp row of the format table reads files and requests alike.
+	runs, _, err := ingest.ParseRuns(in.body, "request", ingest.OTLP, ingest.RunOptions{MaxSize: r.o.MaxBodyBytes})
 	if err == nil {
-		ingestions = otlp.Ingestions(runs, storage.RunMeta{})
+		ingestions = storage.Ingestions(runs, storage.RunMeta{})
 		for _, in := range ingestions {
 			if err = in.Check(); err != nil { // the store would refuse it: bad input, not a failing store
 				err = fmt.Errorf("run %s/%s/%s: %w", in.Meta.App, in.Meta.Build, in.Meta.Run, err)

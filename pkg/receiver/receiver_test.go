@@ -32,7 +32,6 @@ import (
 	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
-	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/web/guard"
@@ -203,7 +202,7 @@ func TestSDKExporterSpans(t *testing.T) {
 		t.Fatalf("%d runs stored, want 5", len(runs))
 	}
 	for i, run := range runs {
-		want, _, err := otlp.TraceRuns(otlp.TraceOptions{}, "generated", otlptest.Traces(traces[i]...))
+		want, _, err := ingest.TraceRuns(ingest.RunOptions{}, "generated", otlptest.Traces(traces[i]...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,15 +372,15 @@ func TestBadRequests(t *testing.T) {
 		{"no token", "/v1/traces", protobufType, good, nil, 401, "needs its token"},
 		{"wrong token", "/v1/traces", protobufType, good, []string{"Authorization", "Bearer s3cred"}, 401, "needs its token"},
 		{"foreign Host", "/v1/traces", protobufType, good, append([]string{"Host", "rebound.example:4318"}, auth...), 421, "is not a name this server answers to"},
-		{"malformed", "/v1/traces", protobufType, []byte("\x0a\xff\xff\xff\xff\x0f junk"), auth, 400, "not an OTLP traces request"},
-		{"truncated", "/v1/traces", protobufType, good[:len(good)/2], auth, 400, "not an OTLP traces request"},
+		{"malformed", "/v1/traces", protobufType, []byte("\x0a\xff\xff\xff\xff\x0f junk"), auth, 400, "not OTLP traces"},
+		{"truncated", "/v1/traces", protobufType, good[:len(good)/2], auth, 400, "not OTLP traces"},
 		{"malformed JSON", "/v1/traces", jsonType, []byte(`{"resourceSpans":[{`), auth, 400, ""},
 		{"no build", "/v1/traces", protobufType, noVersionPB, auth, 400, "service.version"},
-		{"malformed profiles", "/v1/profiles", protobufType, []byte("\x12\x05ab"), auth, 400, "not an OTLP profiles request"},
+		{"malformed profiles", "/v1/profiles", protobufType, []byte("\x12\x05ab"), auth, 400, "not OTLP profiles"},
 		{"profiles of an app not UTF-8", "/v1/profiles", protobufType, badAppPB, auth, 400, "is not valid UTF-8"},
 		{"a span name not UTF-8", "/v1/traces", protobufType, unstorable("q\xff", 0), auth, 400, "is not valid UTF-8"},
 		{"a span in 2262", "/v1/traces", protobufType, unstorable("late", math.MaxInt64-otlptest.Base), auth, 400, "outside 1970-2105"},
-		{"truncated profiles", "/v1/profiles", protobufType, profilePB[:len(profilePB)*2/3], auth, 400, "not an OTLP profiles request"},
+		{"truncated profiles", "/v1/profiles", protobufType, profilePB[:len(profilePB)*2/3], auth, 400, "not OTLP profiles"},
 		{"profiles gzip bomb", "/v1/profiles", protobufType, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
 		{"oversized", "/v1/traces", protobufType, make([]byte, 65<<10), auth, 413, "body over"},
 		{"gzip bomb", "/v1/traces", protobufType, bomb, append([]string{"Content-Encoding", "gzip"}, auth...), 413, "inflates past"},
@@ -414,7 +413,7 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("bad requests changed what was accepted: %+v", s)
 	}
 	waitFor(t, "the good run", func() bool { return r.Stats().TraceRuns == 1 })
-	want, _, err := otlp.TraceRuns(otlp.TraceOptions{}, "good", td)
+	want, _, err := ingest.TraceRuns(ingest.RunOptions{}, "good", td)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +526,7 @@ func FuzzProfilesRequest(f *testing.F) {
 
 // fuzzRequests calls check with POST requests to the receiver's path
 // that carry mutations of seed, as protobuf and as JSON.
-func fuzzRequests(f *testing.F, path string, seed message, check func(t *testing.T, req *http.Request)) {
+func fuzzRequests(f *testing.F, path string, seed response, check func(t *testing.T, req *http.Request)) {
 	pb, err := seed.MarshalProto()
 	if err != nil {
 		f.Fatal(err)

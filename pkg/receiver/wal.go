@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/flamediff/flamediff/pkg/otlp"
+	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
 // The write-ahead log keeps the spans the receiver acknowledged until
@@ -43,7 +43,7 @@ type wal struct {
 
 // walRecord is a record's payload: spans, or the keys of stored runs.
 type walRecord struct {
-	Spans  []otlp.Span
+	Spans  []ingest.OTLPSpan
 	Stored []string
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	formats "github.com/flamediff/flamediff/pkg/ingest" // named apart from the tests' ingest helper
 	"github.com/flamediff/flamediff/pkg/internal/hashindex"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -298,6 +299,19 @@ func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, pr
 type Ingestion struct {
 	Meta    RunMeta
 	Profile *profile.Profile
+}
+
+// Ingestions makes the runs a file or a request names (the format table's
+// OTLP rows) what IngestRuns takes, each with meta (commit, branch,
+// labels, time) and its own app, build and run.
+func Ingestions(runs []formats.Run, meta RunMeta) []Ingestion {
+	out := make([]Ingestion, len(runs))
+	for i, r := range runs {
+		m := meta
+		m.App, m.Build, m.Run = r.App, r.Build, r.Run
+		out[i] = Ingestion{Meta: m, Profile: r.Profile}
+	}
+	return out
 }
 
 // IngestRuns stores several runs as Ingest stores one, and commits them

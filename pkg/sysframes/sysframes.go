@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
@@ -129,8 +130,12 @@ func New(userRegexps []string) (*Rules, error) {
 }
 
 // IsSystem reports whether the frame (name, module) is system code: a
-// built-in rule or a user expression matches it. module may be "".
+// built-in rule or a user expression matches it. module may be "". A
+// thread's frame (profile.ThreadModule) never is, whatever its name.
 func (r *Rules) IsSystem(name, module string) bool {
+	if module == profile.ThreadModule {
+		return false
+	}
 	base := path.Base(module)
 	for _, ru := range builtin {
 		text := name

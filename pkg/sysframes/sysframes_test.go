@@ -22,6 +22,8 @@ func TestIsSystem(t *testing.T) {
 		{"malloc", "libc-2.31.so", true},
 		{"java.util.HashMap.get", "", true},
 		{"java/lang/Thread.run", "", true},
+		{"java.lang.ref.Reference.ReferenceHandler", "[thread]", false}, // a JVM thread's name, read per thread
+		{"mycorp.vendor.pool-1", "[thread]", false},
 		{"android.os.Looper.loop", "", true},
 		{"kotlin.collections.CollectionsKt.map", "", true},
 		{"dalvik.system.NativeStart.main", "", true},

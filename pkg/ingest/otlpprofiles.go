@@ -1,9 +1,10 @@
-// Package otlp turns OpenTelemetry data into runs: OTLP profiles
-// (ProfileRuns) and traces as span flame graphs (TraceRuns), and reads the
-// files and bodies that carry them (protobuf or JSON, one message or the
-// Collector file exporter's stream, gzipped or not). It reads no file: the
-// CLI and the receiver hand it bytes. docs/OTLP.md describes the mapping.
-package otlp
+package ingest
+
+// The format table's OTLP rows: OpenTelemetry profiles (ProfileRuns) and
+// traces as span flame graphs (TraceRuns) into runs, from the files and
+// request bodies that carry them (protobuf or JSON, one message or the
+// Collector file exporter's stream, gzipped or not). The CLI and the
+// receiver hand them bytes. docs/OTLP.md describes the mapping.
 
 import (
 	"encoding/hex"
@@ -15,46 +16,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
 
-	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
-	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 // DefaultRunAttribute is the attribute (of a profile or its resource) that
 // names a profile's run when no run is given.
 const DefaultRunAttribute = "flamediff.run"
-
-// Run is one run read from OTLP data: its key and its samples.
-type Run struct {
-	App, Build, Run string
-	Profile         *profile.Profile
-}
-
-// Ingestions makes runs what the store takes, each with meta (commit,
-// branch, labels, time) and its own app, build and run.
-func Ingestions(runs []Run, meta storage.RunMeta) []storage.Ingestion {
-	out := make([]storage.Ingestion, len(runs))
-	for i, r := range runs {
-		m := meta
-		m.App, m.Build, m.Run = r.App, r.Build, r.Run
-		out[i] = storage.Ingestion{Meta: m, Profile: r.Profile}
-	}
-	return out
-}
-
-// ProfileOptions choose how OTLP profiles become runs.
-type ProfileOptions struct {
-	// SampleType picks, in a run whose profiles have several sample types,
-	// the one to read; "" means the last one, pprof's rule (a pprof profile
-	// converted to OTLP has one OTLP profile per sample type, in order).
-	SampleType string
-	// RunAttribute names the run; "" means DefaultRunAttribute. A profile
-	// without it is named by its profile id.
-	RunAttribute string
-	// App, Build and Run, when set, replace service.name, service.version
-	// and the run attribute of every profile.
-	App, Build, Run string
-}
 
 type runKey struct{ app, build, run string }
 
@@ -76,7 +43,7 @@ type profileRun struct {
 // key: app is the resource's service.name, build its service.version, run
 // the run attribute, each replaced by the option when set. Profiles of one
 // key and sample type are merged (a profiler sends one every few
-// seconds); of its sample types one is read (ProfileOptions.SampleType).
+// seconds); of its sample types one is read (RunOptions.SampleType).
 // Each line of a location is a frame (function name, else system name;
 // module the mapping's file; file and line the function's file and start
 // line, as pkg/ingest reads pprof), inlined calls expanded, root first; a
@@ -85,7 +52,7 @@ type profileRun struct {
 // profile time of the run is its start. Samples of value 0 are dropped,
 // negative values and indices out of their table are errors. name
 // identifies the input in errors.
-func ProfileRuns(o ProfileOptions, name string, batches ...pprofile.Profiles) ([]Run, error) {
+func ProfileRuns(o RunOptions, name string, batches ...pprofile.Profiles) ([]Run, error) {
 	if o.RunAttribute == "" {
 		o.RunAttribute = DefaultRunAttribute
 	}
@@ -125,7 +92,7 @@ func ProfileRuns(o ProfileOptions, name string, batches ...pprofile.Profiles) ([
 		if err != nil {
 			return nil, fmt.Errorf("%s: run %s/%s/%s: %w", name, k.app, k.build, k.run, err)
 		}
-		if p, err = ingest.Check(p, name); err != nil {
+		if p, err = Check(p, name); err != nil {
 			return nil, err
 		}
 		out = append(out, Run{App: k.app, Build: k.build, Run: k.run, Profile: p})
@@ -136,7 +103,7 @@ func ProfileRuns(o ProfileOptions, name string, batches ...pprofile.Profiles) ([
 	return out, nil
 }
 
-func (o ProfileOptions) key(res, attrs pcommon.Map, prof pprofile.Profile) (runKey, error) {
+func (o RunOptions) key(res, attrs pcommon.Map, prof pprofile.Profile) (runKey, error) {
 	k := runKey{app: o.App, build: o.Build, run: o.Run}
 	if k.app == "" {
 		k.app = attr(res, "service.name")
@@ -336,16 +303,16 @@ func (c *profileConverter) location(p *profile.Profile, li int32) ([]uint32, err
 	}
 	ids = p.InternLines(ids, lines)
 	if len(ids) == 0 {
-		ids = append(ids, p.Intern(profile.Frame{Name: addressName(loc.Address(), module, mapping), Module: module}))
+		ids = append(ids, p.Intern(profile.Frame{Name: otlpAddressName(loc.Address(), module, mapping), Module: module}))
 	}
 	c.locs[li] = ids
 	return ids, nil
 }
 
-// addressName names an unsymbolized location as pprof does (and as
+// otlpAddressName names an unsymbolized location as pprof does (and as
 // pkg/ingest names one of a pprof file): by its offset in the mapped file
 // when there is one, else by address.
-func addressName(addr uint64, file string, m pprofile.Mapping) string {
+func otlpAddressName(addr uint64, file string, m pprofile.Mapping) string {
 	if file != "" && addr >= m.MemoryStart() {
 		return fmt.Sprintf("%s+0x%x", filepath.Base(file), addr-m.MemoryStart()+m.FileOffset())
 	}

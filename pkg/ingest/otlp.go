@@ -1,4 +1,4 @@
-package otlp
+package ingest
 
 import (
 	"bytes"
@@ -43,10 +43,10 @@ const MaxFileSize = 1 << 30
 // one protobuf message, or the file exporter's stream of messages each
 // after its length in 4 big-endian bytes (a message starts with a field
 // tag, never 0).
-func messages(data []byte) ([][]byte, bool, error) {
+func otlpMessages(data []byte, limit int64) ([][]byte, bool, error) {
 	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 		var err error
-		if data, err = Gunzip(data, MaxFileSize); err != nil {
+		if data, err = Gunzip(data, limit); err != nil {
 			return nil, false, err
 		}
 	}
@@ -85,20 +85,25 @@ func messages(data []byte) ([][]byte, bool, error) {
 	return [][]byte{data}, false, nil
 }
 
-// DecodeProfiles reads the OTLP profiles of a file (see messages for the
-// framings); name identifies it in errors.
-func DecodeProfiles(data []byte, name string) ([]pprofile.Profiles, error) {
-	return decode(data, name, "profiles", (&pprofile.JSONUnmarshaler{}).UnmarshalProfiles,
+// DecodeOTLPProfiles reads the OTLP profiles of a file or a request body
+// (see otlpMessages for the framings), each message first checked by
+// CheckOTLPNesting; name identifies it in errors and limit bounds what a
+// gzipped input inflates to (0 means MaxFileSize).
+func DecodeOTLPProfiles(data []byte, name string, limit int64) ([]pprofile.Profiles, error) {
+	return decodeOTLP(data, name, limit, "profiles", (&pprofile.JSONUnmarshaler{}).UnmarshalProfiles,
 		(&pprofile.ProtoUnmarshaler{}).UnmarshalProfiles)
 }
 
-// DecodeTraces reads the OTLP traces of a file, as DecodeProfiles.
-func DecodeTraces(data []byte, name string) ([]ptrace.Traces, error) {
-	return decode(data, name, "traces", (&ptrace.JSONUnmarshaler{}).UnmarshalTraces, (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces)
+// DecodeOTLPTraces reads the OTLP traces of a file, as DecodeOTLPProfiles.
+func DecodeOTLPTraces(data []byte, name string, limit int64) ([]ptrace.Traces, error) {
+	return decodeOTLP(data, name, limit, "traces", (&ptrace.JSONUnmarshaler{}).UnmarshalTraces, (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces)
 }
 
-func decode[T any](data []byte, name, what string, fromJSON, fromProto func([]byte) (T, error)) ([]T, error) {
-	msgs, isJSON, err := messages(data)
+func decodeOTLP[T any](data []byte, name string, limit int64, what string, fromJSON, fromProto func([]byte) (T, error)) ([]T, error) {
+	if limit <= 0 {
+		limit = MaxFileSize
+	}
+	msgs, isJSON, err := otlpMessages(data, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -108,6 +113,10 @@ func decode[T any](data []byte, name, what string, fromJSON, fromProto func([]by
 	}
 	out := make([]T, len(msgs))
 	for i, m := range msgs {
+		// Before pdata, whose recursion a deep message would overflow.
+		if err := CheckOTLPNesting(m, isJSON); err != nil {
+			return nil, fmt.Errorf("%s: message %d: %w", name, i+1, err)
+		}
 		if out[i], err = unmarshal(m); err != nil {
 			return nil, fmt.Errorf("%s: message %d: not OTLP %s: %w", name, i+1, what, err)
 		}

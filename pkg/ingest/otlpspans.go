@@ -1,4 +1,4 @@
-package otlp
+package ingest
 
 import (
 	"encoding/hex"
@@ -8,20 +8,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
-// MissingParent is the root frame above a span whose parent is not in its
-// trace.
-const MissingParent = ingest.MissingParent
-
-// Span is what a span flame graph needs of one span. Service is the
+// OTLPSpan is what a span flame graph needs of one span. Service is the
 // resource's service.name; File and Line are where the span is made, from
 // the code.file.path and code.line.number attributes (or the older
 // code.filepath and code.lineno); Start and End are Unix nanoseconds.
-type Span struct {
-	ingest.Span
+type OTLPSpan struct {
+	Span
 	Trace [16]byte
 	// Version is the resource's service.version; Group the run
 	// attribute's value, if asked for.
@@ -29,7 +23,7 @@ type Span struct {
 }
 
 // RunID is the run a span belongs to: its group, else its trace id.
-func (s *Span) RunID() string {
+func (s *OTLPSpan) RunID() string {
 	if s.Group != "" {
 		return s.Group
 	}
@@ -40,7 +34,7 @@ func (s *Span) RunID() string {
 // when an attribute groups spans into runs, its value with the span's app
 // and build (service.name and service.version), so that run "1" of two
 // apps, or of two builds, stays two runs.
-func (s *Span) RunKey() string {
+func (s *OTLPSpan) RunKey() string {
 	if s.Group == "" {
 		return s.RunID()
 	}
@@ -48,7 +42,7 @@ func (s *Span) RunKey() string {
 }
 
 // TraceSummary counts what building span runs met: the traces, and the
-// spans as ingest.SpanCounts counts them.
+// spans as SpanCounts counts them.
 type TraceSummary struct {
 	Spans, Traces                int
 	Orphans, Clipped, Duplicates int
@@ -69,11 +63,11 @@ func (s TraceSummary) String() string {
 }
 
 // SpansOf lists the spans of td. runAttribute, if not "", names the span
-// or resource attribute whose value groups spans into runs (Span.Group).
+// or resource attribute whose value groups spans into runs (OTLPSpan.Group).
 // A span with an empty trace or span id, or that ends before it starts,
 // is an error.
-func SpansOf(td ptrace.Traces, runAttribute string) ([]Span, error) {
-	out := make([]Span, 0, td.SpanCount())
+func SpansOf(td ptrace.Traces, runAttribute string) ([]OTLPSpan, error) {
+	out := make([]OTLPSpan, 0, td.SpanCount())
 	for ri, rs := range td.ResourceSpans().All() {
 		res := rs.Resource().Attributes()
 		service, version := attr(res, "service.name"), attr(res, "service.version")
@@ -83,7 +77,7 @@ func SpansOf(td ptrace.Traces, runAttribute string) ([]Span, error) {
 		}
 		for si, ss := range rs.ScopeSpans().All() {
 			for i, sp := range ss.Spans().All() {
-				s := Span{Span: ingest.Span{ID: sp.SpanID(), Parent: sp.ParentSpanID(), Service: service, Name: sp.Name(),
+				s := OTLPSpan{Span: Span{ID: sp.SpanID(), Parent: sp.ParentSpanID(), Service: service, Name: sp.Name(),
 					Start: uint64(sp.StartTimestamp()), End: uint64(sp.EndTimestamp())},
 					Trace: sp.TraceID(), Version: version, Group: group}
 				s.File, s.Line = codePosition(sp.Attributes())
@@ -122,40 +116,55 @@ func codePosition(m pcommon.Map) (string, int64) {
 	return file, 0
 }
 
-// TraceOptions choose how traces become runs.
-type TraceOptions struct {
-	// RunAttribute groups spans into runs by its value (a test that emits
-	// several traces per run); "" makes each trace a run, named by its id.
-	RunAttribute string
-	// App, Build and Run, when set, replace the root spans' service.name,
-	// service.version and the run of every span.
-	App, Build, Run string
+// OTLPSpans reads the spans of OTLP traces data, a file or a request
+// body, as the otlp-traces row does before it makes runs of them (see
+// SpansOf). An empty body is a request of no spans.
+func OTLPSpans(data []byte, name string, o RunOptions) ([]OTLPSpan, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	batches, err := DecodeOTLPTraces(data, name, o.MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	return spansOf(batches, o.RunAttribute, name)
+}
+
+// spansOf lists the spans of batches, the messages of one input.
+func spansOf(batches []ptrace.Traces, runAttribute, name string) ([]OTLPSpan, error) {
+	var all []OTLPSpan
+	for i, td := range batches {
+		spans, err := SpansOf(td, runAttribute)
+		if err != nil {
+			return nil, fmt.Errorf("%s: message %d: %w", name, i+1, err)
+		}
+		all = append(all, spans...)
+	}
+	return all, nil
 }
 
 // TraceRuns builds the span runs of trace files (see SpanRun).
-func TraceRuns(o TraceOptions, name string, batches ...ptrace.Traces) ([]Run, TraceSummary, error) {
+func TraceRuns(o RunOptions, name string, batches ...ptrace.Traces) ([]Run, TraceSummary, error) {
 	var sum TraceSummary
-	byRun := map[string][]Span{}
+	spans, err := spansOf(batches, o.RunAttribute, name)
+	if err != nil {
+		return nil, sum, err
+	}
+	byRun := map[string][]OTLPSpan{}
 	var order []string
-	for i, td := range batches {
-		spans, err := SpansOf(td, o.RunAttribute)
-		if err != nil {
-			return nil, sum, fmt.Errorf("%s: message %d: %w", name, i+1, err)
+	for _, s := range spans {
+		key := o.Run
+		switch {
+		case key != "":
+		case o.App != "" || o.Build != "": // they name every run: the group alone tells runs apart
+			key = s.RunID()
+		default:
+			key = s.RunKey()
 		}
-		for _, s := range spans {
-			key := o.Run
-			switch {
-			case key != "":
-			case o.App != "" || o.Build != "": // they name every run: the group alone tells runs apart
-				key = s.RunID()
-			default:
-				key = s.RunKey()
-			}
-			if byRun[key] == nil {
-				order = append(order, key)
-			}
-			byRun[key] = append(byRun[key], s)
+		if byRun[key] == nil {
+			order = append(order, key)
 		}
+		byRun[key] = append(byRun[key], s)
 	}
 	runs := make([]Run, 0, len(order))
 	for _, key := range order {
@@ -187,10 +196,10 @@ func TraceRuns(o TraceOptions, name string, batches ...ptrace.Traces) ([]Run, Tr
 // sample type is wall, in nanoseconds. App and build are the first root
 // span's service.name and service.version unless o gives them. A run
 // whose spans all have no self time has a nil Profile.
-func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSummary, error) {
+func SpanRun(spans []OTLPSpan, id string, o RunOptions, name string) (Run, TraceSummary, error) {
 	r := Run{App: o.App, Build: o.Build, Run: id}
-	b := ingest.NewSpanBuilder()
-	traces := map[[16]byte][]Span{}
+	b := NewSpanBuilder()
+	traces := map[[16]byte][]OTLPSpan{}
 	var order [][16]byte
 	for _, s := range spans {
 		if traces[s.Trace] == nil {
@@ -199,16 +208,16 @@ func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSu
 		traces[s.Trace] = append(traces[s.Trace], s)
 	}
 	var first, last uint64
-	var root *Span
+	var root *OTLPSpan
 	for _, t := range order {
 		ts := traces[t]
-		core := make([]ingest.Span, len(ts))
+		core := make([]Span, len(ts))
 		for i := range ts {
 			core[i] = ts[i].Span
 		}
 		ext := b.Trace(core)
 		if ext.HasRoot && (root == nil || ext.Root.Start < root.Start) {
-			root = &ts[slices.IndexFunc(ts, func(s Span) bool { return s.ID == ext.Root.ID })]
+			root = &ts[slices.IndexFunc(ts, func(s OTLPSpan) bool { return s.ID == ext.Root.ID })]
 		}
 		if first == 0 || ext.Start < first {
 			first = ext.Start
@@ -239,7 +248,7 @@ func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSu
 	}
 	b.P.Start = time.Unix(0, int64(first)).UTC() // #nosec G115 -- nanoseconds since 1970 below 2^63 until 2262
 	b.P.Duration = time.Duration(last - first)   // #nosec G115 -- a run's span, far below 2^63 ns
-	p, err := ingest.Check(b.P, name)
+	p, err := Check(b.P, name)
 	if err != nil {
 		return r, sum, err
 	}
@@ -251,7 +260,7 @@ func SpanRun(spans []Span, id string, o TraceOptions, name string) (Run, TraceSu
 // per app and build, the group under runAttribute and the source
 // position under the current code attributes, so that SpansOf reads
 // them back as they were.
-func TracesOf(spans []Span, runAttribute string) ptrace.Traces {
+func TracesOf(spans []OTLPSpan, runAttribute string) ptrace.Traces {
 	td := ptrace.NewTraces()
 	scopes := map[[2]string]ptrace.SpanSlice{}
 	for _, s := range spans {

@@ -1,4 +1,4 @@
-package otlp
+package ingest
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/flamediff/flamediff/internal/otlptest"
 	"github.com/flamediff/flamediff/internal/testkit"
-	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
@@ -48,16 +47,16 @@ func TestProfilesMatchPprof(t *testing.T) {
 		src, data := otlptest.ReadPprof(t, file)
 		pd := otlptest.FromPprof(src, "app", "b1", "r1")
 		for enc, body := range otlptest.Encodings(t, pd) {
-			batches, err := DecodeProfiles(body, file)
+			batches, err := DecodeOTLPProfiles(body, file, 0)
 			if err != nil {
 				t.Fatalf("%s %s: %v", file, enc, err)
 			}
 			for _, st := range src.SampleType {
-				want, err := ingest.Options{Format: ingest.Pprof, SampleType: st.Type}.Parse(bytes.NewReader(data), file)
+				want, err := Options{Format: Pprof, SampleType: st.Type}.Parse(bytes.NewReader(data), file)
 				if err != nil {
 					t.Fatal(err)
 				}
-				runs, err := ProfileRuns(ProfileOptions{SampleType: st.Type}, file, batches...)
+				runs, err := ProfileRuns(RunOptions{SampleType: st.Type}, file, batches...)
 				if err != nil {
 					t.Fatalf("%s %s %s: %v", file, enc, st.Type, err)
 				}
@@ -86,14 +85,14 @@ func TestProfilesDefaultSampleType(t *testing.T) {
 	}
 	src.Location = []*pprof.Location{{ID: 1, Line: []pprof.Line{{Function: src.Function[0]}}}}
 	src.Sample = []*pprof.Sample{{Location: src.Location, Value: []int64{3, 4096}}}
-	runs, err := ProfileRuns(ProfileOptions{}, "t", otlptest.FromPprof(src, "a", "b", "r"))
+	runs, err := ProfileRuns(RunOptions{}, "t", otlptest.FromPprof(src, "a", "b", "r"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := runs[0].Profile; p.SampleType != "alloc_space" || p.Total() != 4096 {
 		t.Fatalf("read %s total %d, want alloc_space 4096", p.SampleType, p.Total())
 	}
-	_, err = ProfileRuns(ProfileOptions{SampleType: "cpu"}, "t", otlptest.FromPprof(src, "a", "b", "r"))
+	_, err = ProfileRuns(RunOptions{SampleType: "cpu"}, "t", otlptest.FromPprof(src, "a", "b", "r"))
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(`no sample type "cpu"`)) {
 		t.Fatalf("missing sample type: %v", err)
 	}
@@ -121,7 +120,7 @@ func TestProfileTimestampsAndMerge(t *testing.T) {
 	s = second.ResourceProfiles().At(0).ScopeProfiles().At(0).Profiles().At(0).Samples().At(0)
 	s.Values().FromRaw([]int64{7})
 	s.TimestampsUnixNano().FromRaw([]uint64{3_100})
-	runs, err := ProfileRuns(ProfileOptions{}, "t", first, second)
+	runs, err := ProfileRuns(RunOptions{}, "t", first, second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +128,7 @@ func TestProfileTimestampsAndMerge(t *testing.T) {
 		t.Fatalf("%d runs, want 1", len(runs))
 	}
 	p := runs[0].Profile
-	if got, want := samples(p), []string{"main;work 1 @500", "main;work 1 @200", "main;work 7 @2100"}; !slices.Equal(got, want) {
+	if got, want := spanSamples(p), []string{"main;work 1 @500", "main;work 1 @200", "main;work 7 @2100"}; !slices.Equal(got, want) {
 		t.Errorf("samples %q, want %q", got, want)
 	}
 	if p.Start.UnixNano() != 1_000 {

@@ -1,4 +1,4 @@
-package otlp
+package ingest
 
 import (
 	"math/rand/v2"
@@ -9,18 +9,18 @@ import (
 	"github.com/flamediff/flamediff/internal/otlptest"
 )
 
-// FuzzProfiles reads mutated OTLP profiles files (protobuf and JSON):
+// FuzzOTLPProfiles reads mutated OTLP profiles files (protobuf and JSON):
 // never a panic, and runs only when valid.
-func FuzzProfiles(f *testing.F) {
+func FuzzOTLPProfiles(f *testing.F) {
 	for _, body := range otlptest.Encodings(f, otlptest.FromPprof(otlptest.SmallPprof(), "a", "b", "r")) {
 		f.Add(body)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		batches, err := DecodeProfiles(data, "fuzz")
+		batches, err := DecodeOTLPProfiles(data, "fuzz", 0)
 		if err != nil {
 			return
 		}
-		runs, err := ProfileRuns(ProfileOptions{App: "a", Build: "b"}, "fuzz", batches...)
+		runs, err := ProfileRuns(RunOptions{App: "a", Build: "b"}, "fuzz", batches...)
 		if err != nil {
 			return
 		}
@@ -32,8 +32,8 @@ func FuzzProfiles(f *testing.F) {
 	})
 }
 
-// FuzzTraces reads mutated OTLP traces files as span runs.
-func FuzzTraces(f *testing.F) {
+// FuzzOTLPTraces reads mutated OTLP traces files as span runs.
+func FuzzOTLPTraces(f *testing.F) {
 	td := otlptest.Traces(otlptest.ScenarioTrace(rand.New(rand.NewPCG(1, 2)), 1, "v1", 0.1, nil)...)
 	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 	if err != nil {
@@ -46,11 +46,11 @@ func FuzzTraces(f *testing.F) {
 	f.Add(pb)
 	f.Add(js)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		batches, err := DecodeTraces(data, "fuzz")
+		batches, err := DecodeOTLPTraces(data, "fuzz", 0)
 		if err != nil {
 			return
 		}
-		runs, _, err := TraceRuns(TraceOptions{}, "fuzz", batches...)
+		runs, _, err := TraceRuns(RunOptions{}, "fuzz", batches...)
 		if err != nil {
 			return
 		}

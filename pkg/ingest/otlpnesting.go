@@ -1,4 +1,4 @@
-package otlp
+package ingest
 
 import (
 	"errors"
@@ -7,41 +7,41 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// MaxDepth bounds how deep the messages of an OTLP request may nest. The
+// MaxOTLPDepth bounds how deep the messages of an OTLP request may nest. The
 // Collector's pdata decodes recursively, so a request of a few megabytes
 // whose AnyValue arrays nest a million deep would overflow the stack (a
 // fatal error, not a panic) or take hundreds of megabytes; a real request
 // nests about 10 deep (request, resource, scope, span, attribute, value)
 // plus two a level of nested attribute values.
-const MaxDepth = 64
+const MaxOTLPDepth = 64
 
 // maxJSONDepth bounds the brackets of OTLP/JSON: a message is an object,
 // a repeated field an array, so a nested value takes three for two
 // messages.
-const maxJSONDepth = 2 * MaxDepth
+const maxJSONDepth = 2 * MaxOTLPDepth
 
-// ErrTooDeep is CheckNesting's error.
+// ErrTooDeep is CheckOTLPNesting's error.
 var ErrTooDeep = errors.New("nested too deep")
 
-// CheckNesting refuses an OTLP request, protobuf or JSON, that nests
-// deeper than MaxDepth, before anything decodes it. It reads the wire
+// CheckOTLPNesting refuses an OTLP request, protobuf or JSON, that nests
+// deeper than MaxOTLPDepth, before anything decodes it. It reads the wire
 // format with no schema: a length-delimited field counts as a nested
 // message when its bytes are a valid message, so the check holds for
 // traces and profiles alike and may count a string that happens to read
 // as a message, never less than the real depth. Its work is at most
-// MaxDepth passes over the body and its stack MaxDepth frames.
-func CheckNesting(body []byte, isJSON bool) error {
+// MaxOTLPDepth passes over the body and its stack MaxOTLPDepth frames.
+func CheckOTLPNesting(body []byte, isJSON bool) error {
 	if isJSON {
 		return jsonNesting(body)
 	}
-	if _, deepest := wireDepth(body, 1); deepest > MaxDepth {
-		return fmt.Errorf("%w: messages nest more than %d deep", ErrTooDeep, MaxDepth)
+	if _, deepest := wireDepth(body, 1); deepest > MaxOTLPDepth {
+		return fmt.Errorf("%w: messages nest more than %d deep", ErrTooDeep, MaxOTLPDepth)
 	}
 	return nil
 }
 
 // wireDepth reads b as a message at depth: whether it is a valid one and
-// how deep its messages nest, at most MaxDepth+1 (where it stops).
+// how deep its messages nest, at most MaxOTLPDepth+1 (where it stops).
 func wireDepth(b []byte, depth int) (valid bool, deepest int) {
 	deepest = depth
 	for len(b) > 0 {
@@ -62,7 +62,7 @@ func wireDepth(b []byte, depth int) (valid bool, deepest int) {
 			return false, 0
 		}
 		b = b[n:]
-		if depth > MaxDepth {
+		if depth > MaxOTLPDepth {
 			continue // too deep already: only the validity matters now
 		}
 		if ok, d := wireDepth(v, depth+1); ok {

@@ -1,4 +1,4 @@
-package otlp
+package ingest
 
 import (
 	"encoding/hex"
@@ -14,7 +14,7 @@ import (
 )
 
 // samples lists a profile's samples as "stack value @time", in order.
-func samples(p *profile.Profile) []string {
+func spanSamples(p *profile.Profile) []string {
 	var out []string
 	for _, s := range p.Samples {
 		out = append(out, fmt.Sprintf("%s %d @%d", strings.Join(p.Names(s.Stack), ";"), s.Value, s.Time))
@@ -71,7 +71,7 @@ func TestSpanRunsExact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			runs, sum, err := TraceRuns(TraceOptions{}, "t", tt.td)
+			runs, sum, err := TraceRuns(RunOptions{}, "t", tt.td)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestSpanRunsExact(t *testing.T) {
 			if id := otlptest.TraceID(1); r.Run != hex.EncodeToString(id[:]) || r.App == "" || r.Build == "" {
 				t.Errorf("run %s/%s/%s", r.App, r.Build, r.Run)
 			}
-			if got := samples(r.Profile); !slices.Equal(got, tt.want) {
+			if got := spanSamples(r.Profile); !slices.Equal(got, tt.want) {
 				t.Errorf("samples\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 			if sum != tt.sum {
@@ -105,17 +105,17 @@ func TestSpanRunsGrouped(t *testing.T) {
 			{Trace: 2, ID: 2, Name: "search", Start: 5000, End: 5050, Attrs: run},
 			{Trace: 3, ID: 3, Name: "other", Start: 0, End: 5},
 		}})
-	runs, _, err := TraceRuns(TraceOptions{RunAttribute: "flamediff.run"}, "t", td)
+	runs, _, err := TraceRuns(RunOptions{RunAttribute: "flamediff.run"}, "t", td)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(runs) != 2 || runs[0].Run != "r7" {
 		t.Fatalf("runs %+v", runs)
 	}
-	if got, want := samples(runs[0].Profile), []string{"s: login 30 @0", "s: search 50 @0"}; !slices.Equal(got, want) {
+	if got, want := spanSamples(runs[0].Profile), []string{"s: login 30 @0", "s: search 50 @0"}; !slices.Equal(got, want) {
 		t.Errorf("samples %q, want %q", got, want)
 	}
-	if _, _, err := TraceRuns(TraceOptions{}, "t", otlptest.Traces(otlptest.Resource{Spans: []otlptest.Span{{Trace: 1, ID: 1, Name: "x", End: 1}}})); err == nil ||
+	if _, _, err := TraceRuns(RunOptions{}, "t", otlptest.Traces(otlptest.Resource{Spans: []otlptest.Span{{Trace: 1, ID: 1, Name: "x", End: 1}}})); err == nil ||
 		!strings.Contains(err.Error(), "service.name") {
 		t.Errorf("a trace without service.name: %v", err)
 	}
@@ -130,7 +130,7 @@ func TestSpanFramesCarryCodePosition(t *testing.T) {
 		otlptest.Span{Trace: 1, ID: 2, Parent: 1, Name: "B", End: 5, Attrs: map[string]string{"code.filepath": "b.py"},
 			IntAttrs: map[string]int64{"code.lineno": 7}},
 	))
-	runs, _, err := TraceRuns(TraceOptions{}, "t", td)
+	runs, _, err := TraceRuns(RunOptions{}, "t", td)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,13 +152,13 @@ func TestSpanRunsOfTwoApps(t *testing.T) {
 		otlptest.Resource{Attrs: a, Spans: []otlptest.Span{{Trace: 1, ID: 1, Name: "a", End: 10,
 			Attrs: map[string]string{"code.file.path": "a.go"}, IntAttrs: map[string]int64{"code.line.number": 3}}}},
 		otlptest.Resource{Attrs: b, Spans: []otlptest.Span{{Trace: 2, ID: 1, Name: "b", End: 20}, {Trace: 2, ID: 2, Parent: 1, Name: "c", End: 5}}})
-	runs, _, err := TraceRuns(TraceOptions{RunAttribute: "flamediff.run"}, "t", td)
+	runs, _, err := TraceRuns(RunOptions{RunAttribute: "flamediff.run"}, "t", td)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, r := range runs {
-		got = append(got, r.App+"/"+r.Build+"/"+r.Run+" "+strings.Join(samples(r.Profile), ","))
+		got = append(got, r.App+"/"+r.Build+"/"+r.Run+" "+strings.Join(spanSamples(r.Profile), ","))
 	}
 	if want := []string{"A/b1/1 A: a 10 @0", "B/b7/1 B: b 15 @0,B: b;B: c 5 @0"}; !slices.Equal(got, want) {
 		t.Errorf("runs %q, want %q", got, want)
