@@ -25,7 +25,7 @@ func demoVerdict(t *testing.T, app App, base, head int, norm tree.Normalization)
 	for _, f := range app.Builds[head].Modified {
 		modified[f] = true
 	}
-	v, err := verdict.Of(b, verdict.Input{Options: tree.Options{Normalize: norm}, MinChange: verdict.DefaultMinBaseShare, Modified: modified})
+	v, err := verdict.Of(b, verdict.Input{Options: tree.Options{Normalize: norm}, MinBaseShare: verdict.DefaultMinBaseShare, Modified: modified})
 	if err != nil {
 		t.Fatal(err)
 	}
