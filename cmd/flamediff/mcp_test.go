@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/flamediff/flamediff/internal/chtest"
 )
 
 // callTool calls a tool and decodes its structured answer into out; it
@@ -219,5 +223,53 @@ func TestMCPAgreesWithGate(t *testing.T) {
 		if fromCLI != fromMCP || fromMCP.MinChange != 0.01 || !(fromMCP.Power.MDC > 0) {
 			t.Errorf("%s: the CLI says %+v, MCP %+v", name, fromCLI, fromMCP)
 		}
+	}
+}
+
+// A serve process has one stack cache: its UI and its /mcp endpoint share
+// it. After the UI's diff, MCP's compare_builds of the same builds reads
+// no stack from ClickHouse (its query log says so); with a cache each, it
+// would read them all again.
+func TestServeOneStackCache(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	app := fmt.Sprintf("one-cache-%d", time.Now().UnixNano()) // names this test's queries in the server's log
+	for _, side := range []string{"base", "head"} {
+		for i, f := range pprofRuns(t, side) {
+			mustRun(t, "ingest", "--dsn", dsn, "--app", app, "--build", side, "--run", string(rune('a'+i)), f)
+		}
+	}
+	conn := chtest.Conn(t, dsn)
+	ctx := context.Background()
+	stackReads := func() uint64 {
+		t.Helper()
+		if err := conn.Exec(ctx, "SYSTEM FLUSH LOGS"); err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT stack_hash, frame_bytes%'"+
+			" AND position(query, ?) > 0", "'"+app+"'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	url := serveOn(t, dsn, "--addr", "127.0.0.1:0")
+	model := fmt.Sprintf(`{"queryType":"diff","app":%q,"head":{"builds":["head"]},"base":{"builds":["base"]}}`, app)
+	if code, body := call(t, url+"/api/query", model); code != http.StatusOK {
+		t.Fatalf("POST /api/query: %d %.300s", code, body)
+	}
+	afterUI := stackReads()
+	if afterUI == 0 {
+		t.Fatal("the UI's diff read no stack: the query log does not show the reads this test counts")
+	}
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v struct{ Result string }
+	callTool(t, s, "compare_builds", map[string]any{"app": app, "head": []string{"head"}, "base": []string{"base"}}, &v)
+	if after := stackReads(); v.Result == "" || after != afterUI {
+		t.Errorf("compare_builds (%q) after the UI's diff: %d reads of stacks, the UI's %d: not the UI's cache", v.Result, after, afterUI)
 	}
 }
