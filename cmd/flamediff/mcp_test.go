@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/teststore"
+	"github.com/flamediff/flamediff/pkg/demo"
 )
 
 // callTool calls a tool and decodes its structured answer into out; it
@@ -190,6 +192,13 @@ func TestMCPHTTP(t *testing.T) {
 	}
 }
 
+// verdictJSON is what a verdict's JSON says, from MCP or the CLI.
+type verdictJSON struct {
+	Result, Headline, Why string
+	MinChange             float64
+	Power                 struct{ MDC float64 }
+}
+
 // compare_builds gives the gate's verdict: the same threshold, result,
 // headline and power as the CLI on the same stored runs and on the files
 // they came from (testdata/pprof).
@@ -202,11 +211,6 @@ func TestMCPAgreesWithGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	type verdictJSON struct {
-		Result, Headline, Why string
-		MinChange             float64
-		Power                 struct{ MDC float64 }
-	}
 	var fromMCP verdictJSON
 	callTool(t, s, "compare_builds", map[string]any{"app": "app", "head": []string{"head"}, "base": []string{"base"}}, &fromMCP)
 	model := `{"queryType":"diff","app":"app","head":{"builds":["head"]},"base":{"builds":["base"]}}`
@@ -271,5 +275,53 @@ func TestServeOneStackCache(t *testing.T) {
 	callTool(t, s, "compare_builds", map[string]any{"app": app, "head": []string{"head"}, "base": []string{"base"}}, &v)
 	if after := stackReads(); v.Result == "" || after != afterUI {
 		t.Errorf("compare_builds (%q) after the UI's diff: %d reads of stacks, the UI's %d: not the UI's cache", v.Result, after, afterUI)
+	}
+}
+
+// On the demo's builds (pkg/demo, what `flamediff seed` stores),
+// compare_builds through the SDK's client over `flamediff mcp` says what
+// the CLI says: its verdict output, and its gate (exit code 3 on FAIL
+// only): the regression, the improvement, and builds that changed by
+// noise.
+func TestMCPAgreesWithGateOnDemo(t *testing.T) {
+	dsn := chtest.DSN(t)
+	mustRun(t, "migrate", "--dsn", dsn)
+	ctx := context.Background()
+	store := openTestStore(t, dsn)
+	checkout, ios := demo.Generate(1)[0], demo.Generate(1)[1]
+	if err := teststore.StoreDemo(ctx, store, checkout, 6, 9); err != nil {
+		t.Fatal(err)
+	}
+	if err := teststore.StoreDemo(ctx, store, ios, 4, 6); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx,
+		&mcp.CommandTransport{Command: exec.Command(flamediffBinary(t), "mcp", "--dsn", dsn)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	results := map[string]bool{}
+	for _, c := range []struct{ app, base, head string }{
+		{"checkout-service", "1.6.0", "1.7.0"}, // the regression
+		{"ios-app", "1.4.0", "1.5.0"},          // the improvement
+		{"checkout-service", "1.7.0", "1.8.0"}, // noise
+	} {
+		name := fmt.Sprintf("%s %s vs %s", c.app, c.head, c.base)
+		var fromMCP, fromCLI verdictJSON
+		callTool(t, s, "compare_builds", map[string]any{"app": c.app, "head": []string{c.head}, "base": []string{c.base}}, &fromMCP)
+		model := fmt.Sprintf(`{"queryType":"diff","app":%q,"head":{"builds":[%q]},"base":{"builds":[%q]}}`, c.app, c.head, c.base)
+		if err := json.Unmarshal([]byte(mustRun(t, "query", "--dsn", dsn, "--model", model, "--output", "verdict")), &fromCLI); err != nil {
+			t.Fatal(err)
+		}
+		_, gateErr := flamediff(t, "query", "--dsn", dsn, "--model", model, "--fail-on-regression")
+		if fromCLI != fromMCP || fromMCP.MinChange != 0.01 || isRegression(gateErr) != (fromMCP.Result == "FAIL") ||
+			(gateErr != nil && !isRegression(gateErr)) {
+			t.Errorf("%s: the CLI says %+v (gate: %v), MCP %+v", name, fromCLI, gateErr, fromMCP)
+		}
+		results[fromMCP.Result] = true
+	}
+	if !results["FAIL"] || !results["PASS"] {
+		t.Errorf("the demo's diffs gave %v: want its regression to FAIL and the other builds to PASS", results)
 	}
 }

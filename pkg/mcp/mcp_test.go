@@ -13,7 +13,6 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/teststore"
-	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stacks"
@@ -40,18 +39,7 @@ func demoExecutor(t *testing.T) *query.Executor {
 	if err := store.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var runs []storage.Ingestion
-	for _, b := range demo.Generate(1)[0].Builds[6:8] {
-		for _, r := range b.Runs {
-			runs = append(runs, storage.Ingestion{Meta: storage.RunMeta{App: app, Build: r.Build, Run: r.Run, Start: r.Start}, Profile: r.Profile})
-		}
-		if len(b.Modified) > 0 {
-			if err := store.SaveChanges(ctx, app, b.Name, changes.Changes{Modified: b.Modified}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := store.IngestRuns(ctx, runs, nil); err != nil {
+	if err := teststore.StoreDemo(ctx, store, demo.Generate(1)[0], 6, 8); err != nil {
 		t.Fatal(err)
 	}
 	return &query.Executor{Store: store, Stacks: stacks.NewCache(0)}
