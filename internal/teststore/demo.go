@@ -2,11 +2,27 @@ package teststore
 
 import (
 	"context"
+	"testing"
 
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
+
+// Migrated opens the store of dsn (chtest.DSN gives a fresh database),
+// migrates it and closes it when the test ends.
+func Migrated(t testing.TB, dsn string) *storage.Store {
+	t.Helper()
+	store, err := Open(dsn, storage.Tables{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if err := store.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
 
 // StoreDemo stores builds [from, to) of a demo app (pkg/demo) with their
 // runs and changes, as `flamediff seed` stores the whole demo, in one

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,11 +11,11 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/mcptest"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stacks"
-	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 func TestMain(m *testing.M) { chtest.Main(m) }
@@ -31,29 +30,11 @@ const app, base, head = "checkout-service", "1.6.0", "1.7.0"
 func demoExecutor(t *testing.T) *query.Executor {
 	t.Helper()
 	ctx := context.Background()
-	store, err := teststore.Open(chtest.DSN(t), storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store := teststore.Migrated(t, chtest.DSN(t))
 	if err := teststore.StoreDemo(ctx, store, demo.Generate(1)[0], 6, 8); err != nil {
 		t.Fatal(err)
 	}
 	return &query.Executor{Store: store, Stacks: stacks.NewCache(0)}
-}
-
-// connect connects the SDK's client to the server over transport.
-func connect(t *testing.T, transport mcpsdk.Transport) *mcpsdk.ClientSession {
-	t.Helper()
-	s, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test"}, nil).Connect(context.Background(), transport, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // inMemory serves exec's tools to a client in this process, with no
@@ -66,37 +47,7 @@ func inMemory(t *testing.T, exec *query.Executor) *mcpsdk.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	return connect(t, client)
-}
-
-// call calls a tool, fails the test on an error, and decodes the
-// structured answer into out.
-func call(t *testing.T, s *mcpsdk.ClientSession, name string, args map[string]any, out any) {
-	t.Helper()
-	res, err := s.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s: tool error %s", name, text(res))
-	}
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("%s: %v in %s", name, err, b)
-	}
-}
-
-func text(res *mcpsdk.CallToolResult) string {
-	var sb strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcpsdk.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String()
+	return mcptest.Connect(t, client)
 }
 
 type compared struct {
@@ -120,23 +71,23 @@ func TestToolsOnTheDemo(t *testing.T) {
 	ctx := context.Background()
 
 	var apps struct{ Apps []string }
-	call(t, s, "list_apps", nil, &apps)
+	mcptest.Call(t, s, "list_apps", nil, &apps)
 	var builds struct {
 		Builds []struct {
 			Name string
 			Runs int
 		}
 	}
-	call(t, s, "list_builds", map[string]any{"app": app}, &builds)
+	mcptest.Call(t, s, "list_builds", map[string]any{"app": app}, &builds)
 	var runs struct{ Runs []struct{ Build string } }
-	call(t, s, "list_runs", map[string]any{"app": app, "builds": []string{head}}, &runs)
+	mcptest.Call(t, s, "list_runs", map[string]any{"app": app, "builds": []string{head}}, &runs)
 	if !slices.Equal(apps.Apps, []string{app}) || len(builds.Builds) != 2 || builds.Builds[1].Name != head ||
 		builds.Builds[1].Runs != demo.RunsPerBuild || len(runs.Runs) != demo.RunsPerBuild {
 		t.Errorf("lists: apps %v, builds %+v, %d runs of %s", apps.Apps, builds.Builds, len(runs.Runs), head)
 	}
 
 	var cmp compared
-	call(t, s, "compare_builds", diffArgs, &cmp)
+	mcptest.Call(t, s, "compare_builds", diffArgs, &cmp)
 	if cmp.Result != "FAIL" || cmp.MinChange != 0.01 || len(cmp.Regressions) == 0 {
 		t.Fatalf("compare_builds: %+v", cmp)
 	}
@@ -154,7 +105,7 @@ func TestToolsOnTheDemo(t *testing.T) {
 		Base, Head       float64
 		Callers, Callees []edge
 	}
-	call(t, s, "callers_callees", map[string]any{"app": app, "head": []string{head}, "base": []string{base},
+	mcptest.Call(t, s, "callers_callees", map[string]any{"app": app, "head": []string{head}, "base": []string{base},
 		"function": "checkout/pricing.ApplyDiscounts"}, &calls)
 	names := func(es []edge) []string {
 		var out []string
@@ -177,17 +128,17 @@ func TestToolsOnTheDemo(t *testing.T) {
 	}
 
 	var fns struct{ Functions []struct{ Function string } }
-	call(t, s, "functions", map[string]any{"app": app, "builds": []string{head}, "base": []string{base}, "top": 3}, &fns)
+	mcptest.Call(t, s, "functions", map[string]any{"app": app, "builds": []string{head}, "base": []string{base}, "top": 3}, &fns)
 	if len(fns.Functions) != 3 {
 		t.Errorf("functions: %+v", fns)
 	}
 	var evo struct{ Rows []map[string]any }
-	call(t, s, "function_evolution", map[string]any{"app": app, "function": "regexp.MustCompile"}, &evo)
+	mcptest.Call(t, s, "function_evolution", map[string]any{"app": app, "function": "regexp.MustCompile"}, &evo)
 	if len(evo.Rows) != 2 {
 		t.Errorf("function_evolution: %+v", evo)
 	}
 	var cps struct{ Rows []map[string]any }
-	call(t, s, "change_points", map[string]any{"app": app}, &cps)
+	mcptest.Call(t, s, "change_points", map[string]any{"app": app}, &cps)
 	if cps.Rows == nil {
 		t.Error("change_points: no rows list")
 	}
@@ -199,8 +150,8 @@ func TestToolsOnTheDemo(t *testing.T) {
 		"compare_builds":  {"app": app, "head": []string{head}, "base": []string{base}, "normalize": "sideways"},
 	} {
 		res, err := s.CallTool(ctx, &mcpsdk.CallToolParams{Name: tool, Arguments: args})
-		if err != nil || !res.IsError || len(text(res)) > 200 {
-			t.Errorf("%s with bad input: %v, %.300s", tool, err, text(res))
+		if err != nil || !res.IsError || len(mcptest.Text(res)) > 200 {
+			t.Errorf("%s with bad input: %v, %.300s", tool, err, mcptest.Text(res))
 		}
 	}
 }
@@ -213,8 +164,8 @@ func TestStreamableHTTP(t *testing.T) {
 	srv := httptest.NewServer(Handler(exec, "test"))
 	t.Cleanup(srv.Close) // after the client's session, which holds a stream open
 	var overHTTP, inProcess compared
-	call(t, connect(t, &mcpsdk.StreamableClientTransport{Endpoint: srv.URL}), "compare_builds", diffArgs, &overHTTP)
-	call(t, inMemory(t, exec), "compare_builds", diffArgs, &inProcess)
+	mcptest.Call(t, mcptest.Connect(t, &mcpsdk.StreamableClientTransport{Endpoint: srv.URL}), "compare_builds", diffArgs, &overHTTP)
+	mcptest.Call(t, inMemory(t, exec), "compare_builds", diffArgs, &inProcess)
 	if overHTTP.Result != "FAIL" || overHTTP.Headline != inProcess.Headline || overHTTP.Why != inProcess.Why {
 		t.Errorf("over HTTP %+v, in process %+v", overHTTP, inProcess)
 	}
