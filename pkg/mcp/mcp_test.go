@@ -50,13 +50,13 @@ func inMemory(t *testing.T, exec *query.Executor) *mcpsdk.ClientSession {
 	return mcptest.Connect(t, client)
 }
 
+// compared is what the tests read of compare_builds' answer.
 type compared struct {
 	Result, Headline, Why string
 	MinChange             float64
 	Regressions           []struct {
 		Function, Kind string
 		Path           []string
-		Modified       bool
 	}
 }
 
