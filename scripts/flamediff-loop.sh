@@ -12,7 +12,8 @@
 # and FLAMEDIFF_RUN to the run's number; base and head runs alternate, so
 # that a machine getting slower or faster weighs on both sides.
 #
-# Flags: --batch N (5), --max-runs N (30), --min-change X (0.01), --alpha X
+# Flags: --batch N (5), --max-runs N (30), --min-base-share X (0.01; its old
+# name --min-change works too), --alpha X
 # (0.05), --beta X (0.05), --ext EXT (the profile files' extension, pb.gz),
 # --flamediff PATH (flamediff), and to store the runs in ClickHouse instead
 # of comparing the files: --dsn DSN --app APP --base-build B --head-build H.
@@ -22,7 +23,7 @@
 # or 1 and 2 when something is broken.
 set -euo pipefail
 
-batch=5 max_runs=30 min_change=0.01 alpha=0.05 beta=0.05 ext=pb.gz flamediff=flamediff
+batch=5 max_runs=30 min_base_share=0.01 alpha=0.05 beta=0.05 ext=pb.gz flamediff=flamediff
 base_cmd= head_cmd= out= dsn= app= base_build= head_build=
 extra=()
 while [ $# -gt 0 ]; do
@@ -32,7 +33,8 @@ while [ $# -gt 0 ]; do
 	--out) out=$2 ;;
 	--batch) batch=$2 ;;
 	--max-runs) max_runs=$2 ;;
-	--min-change) min_change=$2 ;;
+	--min-base-share) min_base_share=$2 ;;
+	--min-change) min_base_share=$2 ;;
 	--alpha) alpha=$2 ;;
 	--beta) beta=$2 ;;
 	--ext) ext=$2 ;;
@@ -86,7 +88,7 @@ while :; do
 	done
 	mapfile -t src < <(source_args)
 	code=0
-	"$flamediff" query "${src[@]}" --max-runs "$max_runs" --batch "$batch" --min-change "$min_change" \
+	"$flamediff" query "${src[@]}" --max-runs "$max_runs" --batch "$batch" --min-base-share "$min_base_share" \
 		--alpha "$alpha" --beta "$beta" --output verdict "${extra[@]}" >"$out/verdict.json" || code=$?
 	echo "flamediff-loop: $runs runs a side: exit $code" >&2
 	[ "$code" -eq 4 ] || break
@@ -99,7 +101,7 @@ if [ "$code" -ne 0 ] && [ "$code" -ne 3 ] && [ "$code" -ne 5 ]; then
 fi
 # The comment and the report of the last look (their own exit codes are
 # the look's again: the loop's is kept).
-"$flamediff" query "${src[@]}" --max-runs "$max_runs" --batch "$batch" --min-change "$min_change" \
+"$flamediff" query "${src[@]}" --max-runs "$max_runs" --batch "$batch" --min-base-share "$min_base_share" \
 	--alpha "$alpha" --beta "$beta" --output markdown "${extra[@]}" >"$out/comment.md" || true
 "$flamediff" report "${src[@]}" -o "$out/report.html" "${extra[@]}"
 exit "$code"

@@ -57,7 +57,7 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 	}
 	fmt.Fprintf(&sb, "\nCulprits: the places where a change enters the call tree (docs/CULPRITS.md), found at a "+
 		"false-positive rate of %g, %s normalisation; the gate counts regressions of at least %s of the base total.\n",
-		v.Alpha, v.Normalize, verdict.Percent(v.MinChange))
+		v.Alpha, v.Normalize, verdict.Percent(v.MinBaseShare))
 	for _, list := range []struct {
 		title string
 		rows  []verdict.Culprit

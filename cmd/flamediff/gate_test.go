@@ -74,6 +74,7 @@ func TestQueryGate(t *testing.T) {
 		{"regression", diff(slower, base, gate...), 3, "FAIL"},
 		{"improvement", diff(base, slower, gate...), 0, "PASS"},
 		{"regression below --min-change", diff(slower, base, append(gate, "--min-change", "0.2")...), 0, "PASS"},
+		{"regression below --min-base-share", diff(slower, base, append(gate, "--min-base-share", "0.2")...), 0, "PASS"},
 		// One change of everything: not a list of regressions, and no
 		// failure a slower machine could cause.
 		{"everything doubled, absolute", diff(doubled, base, gate...), 0, "INCONCLUSIVE"},

@@ -37,8 +37,8 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	output := fs.String("output", "table", "json, table, folded, markdown (a pull request comment on a diff), github (workflow commands annotating a diff's culprits), pprof or speedscope (the tree in other tools' formats, docs/EXPORT.md)")
 	sourceRoot := fs.String("source-root", ".", "with --output github: the checkout that culprits' files are named relative to")
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
-	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-change")
-	minBaseShare := fs.Float64("min-change", verdict.DefaultMinBaseShare, "smallest regression the gate and the markdown report count, as a share of the base total")
+	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-base-share")
+	minBaseShare := minBaseShareFlag(fs)
 	loop := addPlanFlags(fs)
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		stored, err := src.check(args)
@@ -51,7 +51,7 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			return usageError{fmt.Errorf("--output must be json, verdict, table, folded, markdown, github, pprof or speedscope, not %q", *output)}
 		}
 		if *top < 0 || !(*minBaseShare >= 0) {
-			return usageError{fmt.Errorf("--top (%d) and --min-change (%v) must not be negative", *top, *minBaseShare)}
+			return usageError{fmt.Errorf("--top (%d) and --min-base-share (%v) must not be negative", *top, *minBaseShare)}
 		}
 		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare, sourceRoot: *sourceRoot, loop: loop}
 		if stored {
@@ -74,6 +74,16 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		a.rules, a.unit, a.sampleType = l.rules, l.unit, l.sampleType
 		return a.write(out, l.b)
 	}
+}
+
+// minBaseShareFlag is the verdict's threshold, --min-base-share: the
+// smallest regression that fails, a share of the base total.
+// --min-change is its old name, kept for the scripts that pass it.
+func minBaseShareFlag(fs *flag.FlagSet) *float64 {
+	v := fs.Float64("min-base-share", verdict.DefaultMinBaseShare, "smallest regression the verdict and the gate count, "+
+		"as a share of the base total (of the share with --normalize relative)")
+	fs.Float64Var(v, "min-change", verdict.DefaultMinBaseShare, "deprecated: the old name of --min-base-share")
+	return v
 }
 
 // typesHelp lists the query types keep accepts, a line each with its help.
@@ -206,7 +216,8 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 	var v *verdict.Verdict
 	if a.m.IsDiff() {
 		var err error
-		v, err = verdict.Of(b, verdict.Input{Options: query.TreeOptions(b, a.m, a.rules), MinChange: a.minBaseShare, Modified: a.modified, Plan: a.plan})
+		j := query.Judge{MinBaseShare: a.minBaseShare, Modified: a.modified, Plan: a.plan}
+		v, err = j.Verdict(b, query.TreeOptions(b, a.m, a.rules))
 		if err != nil {
 			return err
 		}
@@ -321,11 +332,7 @@ func (s *sourceFlags) localModel(m query.Model) (query.Model, error) {
 	case m.Spec().Base == query.Unused && bases > 0:
 		return m, usageError{errors.New("--base files need --type diff or functions")}
 	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return m, err
-	}
-	if m, err = query.Parse(raw); err != nil {
+	if err := m.Validate(); err != nil {
 		return m, usageError{err}
 	}
 	return m, nil

@@ -35,21 +35,21 @@ func addPlanFlags(fs *flag.FlagSet) *planFlags {
 	return &planFlags{
 		maxRuns: fs.Int("max-runs", 0, "sequential mode for a CI loop that adds runs in batches: the most runs a side it adds; each call is a look that exits 0 (PASS), 3 (FAIL), 4 (CONTINUE: add runs) or 5 (INCONCLUSIVE at the maximum)"),
 		batch:   fs.Int("batch", 5, "sequential mode: the runs a side the loop adds between looks"),
-		beta:    fs.Float64("beta", 0.05, "sequential mode: the false-PASS rate at a regression of --min-change or more, over every look"),
+		beta:    fs.Float64("beta", 0.05, "sequential mode: the false-PASS rate at a regression of --min-base-share or more, over every look"),
 		deterministic: fs.Bool("deterministic", false,
 			"sequential mode: costs do not vary between runs (instruction counts), so one run a side decides"),
 	}
 }
 
 // plan is the sequential plan the flags ask for (nil without --max-runs).
-func (f *planFlags) plan(alpha, minChange float64, normalize string) (*stats.Plan, error) {
+func (f *planFlags) plan(alpha, minBaseShare float64, normalize string) (*stats.Plan, error) {
 	if *f.maxRuns == 0 {
 		return nil, nil
 	}
 	if normalize == "relative" {
 		return nil, usageError{errors.New("--max-runs tests the run totals: it needs --normalize absolute")}
 	}
-	p := &stats.Plan{Batch: *f.batch, MaxRuns: *f.maxRuns, Alpha: alpha, Beta: *f.beta, MinChange: minChange, Deterministic: *f.deterministic}
+	p := &stats.Plan{Batch: *f.batch, MaxRuns: *f.maxRuns, Alpha: alpha, Beta: *f.beta, MinBaseShare: minBaseShare, Deterministic: *f.deterministic}
 	if err := p.Check(); err != nil {
 		return nil, usageError{err}
 	}

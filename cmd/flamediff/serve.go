@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flamediff/flamediff/pkg/mcp"
 	"github.com/flamediff/flamediff/pkg/plugin"
-	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/web"
 	"github.com/flamediff/flamediff/pkg/web/guard"
 )
@@ -60,12 +59,13 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err := store.CheckTables(ctx); err != nil {
 			return err
 		}
-		exec := &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0)}
+		// one executor and stack cache for the UI and the MCP tools
+		exec := newExecutor(store, rules)
 		mux := http.NewServeMux()
 		mux.Handle("/", web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status, g))
 		// /mcp: the guard's Host check and token; the MCP handler refuses
 		// other origins itself (docs/MCP.md)
-		mux.Handle("/mcp", g.Site(mcpHandler(store, rules)))
+		mux.Handle("/mcp", g.Site(mcp.Handler(exec, version())))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			<-ctx.Done()

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/tree"
 	"github.com/flamediff/flamediff/pkg/verdict"
 )
@@ -25,7 +26,7 @@ func demoVerdict(t *testing.T, app App, base, head int, norm tree.Normalization)
 	for _, f := range app.Builds[head].Modified {
 		modified[f] = true
 	}
-	v, err := verdict.Of(b, verdict.Input{Options: tree.Options{Normalize: norm}, MinChange: verdict.DefaultMinBaseShare, Modified: modified})
+	v, err := query.NewJudge(modified).Verdict(b, tree.Options{Normalize: norm})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func TestCulpritsGolden(t *testing.T) {
 	b.Frames().SetSource(b.Frames().Intern("parse", ""), "/src/parse.go", 12)
 	modified := map[string]bool{"parse": true}
 	tr := build(t, b, tree.Options{})
-	v := verdict.FromTree(tr, verdict.Input{MinChange: verdict.DefaultMinBaseShare, Modified: modified})
+	v := verdict.FromTree(tr, verdict.Input{MinBaseShare: verdict.DefaultMinBaseShare, Modified: modified})
 	cs := verdict.Culprits(tr, modified)
 	if len(cs) == 0 || cs[0].Function != "parse" || !cs[0].Modified || cs[0].File != "/src/parse.go" || v.Result != verdict.Fail {
 		t.Fatalf("culprits %+v, verdict %s", cs, v.Result)

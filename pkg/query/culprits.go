@@ -27,12 +27,6 @@ func newDiffNotes(b *tree.Builder, m Model, o tree.Options, modified map[string]
 	return &diffNotes{b: b, o: o, diff: m.IsDiff(), modified: modified}
 }
 
-// Verdict is the verdict of a diff filled in b with options o (Focus and
-// Inverted are ignored: see verdict.Input).
-func Verdict(b *tree.Builder, o tree.Options, modified map[string]bool) (*verdict.Verdict, error) {
-	return verdict.Of(b, verdict.Input{Options: o, MinChange: verdict.DefaultMinBaseShare, Modified: modified})
-}
-
 // theVerdict computes the verdict once: from t when it is the call tree
 // the verdict reads (plain: not inverted, no focus, collapsed as the
 // query asks), else from a Build of its own.
@@ -40,9 +34,9 @@ func (d *diffNotes) theVerdict(t *tree.Tree, plain bool) (*verdict.Verdict, erro
 	switch {
 	case d.verdict != nil:
 	case plain:
-		d.verdict = verdict.FromTree(t, verdict.Input{MinChange: verdict.DefaultMinBaseShare, Modified: d.modified})
+		d.verdict = NewJudge(d.modified).verdictOf(t)
 	default:
-		v, err := Verdict(d.b, d.o, d.modified)
+		v, err := NewJudge(d.modified).Verdict(d.b, d.o)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +116,7 @@ func (e *Executor) culpritLabel(ctx context.Context, m Model, builds []buildRuns
 		return "", err
 	}
 	diff := Model{QueryType: Diff, App: m.App, MaxNodes: DefaultMaxNodes}
-	v, err := Verdict(b, TreeOptions(b, diff, e.Rules), nil)
+	v, err := NewJudge(nil).Verdict(b, TreeOptions(b, diff, e.Rules))
 	if err != nil || len(v.Regressions) == 0 {
 		return "", err
 	}

@@ -85,7 +85,8 @@ type Model struct {
 	Focus []string `json:"focus"`
 	// MinShare is the share of a build's total a function must reach in
 	// some build for changepoints to follow it; MinChange the smallest
-	// relative change a significant change point has.
+	// relative change a significant change point has (|after/before - 1|;
+	// a diff's verdict has a threshold of another kind, Judge.MinBaseShare).
 	MinShare  *float64 `json:"minShare"`
 	MinChange *float64 `json:"minChange"`
 	// Sandwich names a function: flamegraph and diff queries answer its
@@ -112,10 +113,13 @@ func Parse(raw []byte) (Model, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return m, fmt.Errorf("invalid query JSON: %w", err)
 	}
-	return m, m.validate()
+	return m, m.Validate()
 }
 
-func (m *Model) validate() error {
+// Validate checks a query model built in Go (the CLI's flags, MCP's
+// tool arguments) as Parse checks one sent as JSON, and fills the same
+// defaults; a model it accepted passes again unchanged.
+func (m *Model) Validate() error {
 	spec, known := Lookup(m.QueryType)
 	switch {
 	case m.QueryType == "":

@@ -52,9 +52,9 @@ func Render(b *tree.Builder, m Model, rules *sysframes.Rules, unit string) (data
 // RenderWith is Render knowing the head build's modified functions
 // (pkg/changes), which a diff's functions and culprits name. A diff adds
 // its culprits (one frame per tree, after it; see culprits.go) under its
-// verdict: v when the caller has it (a sequential look's, at the caller's
-// --min-change: every output of a call carries the same verdict), else
-// computed here.
+// verdict: v when the caller has judged it (the CLI's Judge, a sequential
+// look's or at --min-base-share: every output of a call carries the same
+// verdict), else NewJudge's, computed here.
 func RenderWith(b *tree.Builder, m Model, rules *sysframes.Rules, unit string, modified map[string]bool, v *verdict.Verdict) (data.Frames, error) {
 	o := TreeOptions(b, m, rules)
 	d := newDiffNotes(b, m, o, modified)

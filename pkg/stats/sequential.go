@@ -103,23 +103,25 @@ const (
 
 // Plan is a sequential test of the run totals: a CI loop adds Batch runs a
 // side between looks, up to MaxRuns a side, and asks after each batch
-// whether head regressed by MinChange (a share of the base mean) or more.
+// whether head regressed by MinBaseShare (a share of the base mean) or more.
 //
 // It is a group-sequential design with linear alpha spending bounded by
 // Bonferroni: look k of K (at min(k Batch, MaxRuns) runs a side) spends
 // Alpha (t_k - t_k-1) on FAIL and Beta (t_k - t_k-1) on PASS, t_k the
 // share of MaxRuns reached. FAIL needs the one-sided lower bound of the
 // change at its look's alpha above 0, PASS the one-sided upper bound at its
-// look's beta below MinChange; the union bound over the looks keeps the
+// look's beta below MinBaseShare; the union bound over the looks keeps the
 // chance of any false FAIL (no change) under Alpha and of any false PASS
-// (a regression of MinChange or more) under Beta, whatever the dependence
+// (a regression of MinBaseShare or more) under Beta, whatever the dependence
 // between looks (docs/STATISTICS.md).
 type Plan struct {
 	Batch, MaxRuns int
 	// Alpha bounds the false-FAIL rate, Beta the false-PASS rate, over
 	// every look.
 	Alpha, Beta float64
-	MinChange   float64
+	// MinBaseShare is the smallest regression that fails: a share of the
+	// base mean (the verdict's threshold).
+	MinBaseShare float64
 	// Deterministic says the costs do not vary between runs (instruction
 	// counts): one run a side decides.
 	Deterministic bool
@@ -132,8 +134,8 @@ func (p Plan) Check() error {
 		return fmt.Errorf("a sequential plan needs a batch of 1 run or more and max runs (%d) at least the batch (%d)", p.MaxRuns, p.Batch)
 	case !(p.Alpha > 0 && p.Alpha < 1) || !(p.Beta > 0 && p.Beta < 1):
 		return fmt.Errorf("alpha (%v) and beta (%v) must be between 0 and 1", p.Alpha, p.Beta)
-	case !(p.MinChange > 0):
-		return fmt.Errorf("a sequential plan needs a positive minimum change, not %v", p.MinChange)
+	case !(p.MinBaseShare > 0):
+		return fmt.Errorf("a sequential plan needs a positive minimum change, not %v", p.MinBaseShare)
 	}
 	return nil
 }
@@ -206,7 +208,7 @@ func (p Plan) Decide(base, head []float64) (Step, error) {
 	case s.Deterministic:
 		s.Low, s.High = s.Change, s.Change
 		s.Decision = Pass
-		if s.Change >= p.MinChange {
+		if s.Change >= p.MinBaseShare {
 			s.Decision = Fail
 		}
 		s.Why = fmt.Sprintf("costs are deterministic (every run of a side has the same total), so %d %s: the change is exactly %s.",
@@ -224,23 +226,23 @@ func (p Plan) Decide(base, head []float64) (Step, error) {
 	_, hi := RatioCI(h, b, 1-2*s.Beta)
 	s.Low, s.High = lo-1, hi-1
 	switch {
-	case s.High < p.MinChange:
+	case s.High < p.MinBaseShare:
 		s.Decision = Pass
 		s.Why = fmt.Sprintf("no regression of %s or more (upper bound %s at look %d of %d, false-PASS rate under %g over all looks).",
-			percent(p.MinChange), percent(s.High), k, s.Looks, p.Beta)
+			percent(p.MinBaseShare), percent(s.High), k, s.Looks, p.Beta)
 	case s.Low > 0:
 		s.Decision = Fail
 		s.Why = fmt.Sprintf("the run totals regressed by %s (lower bound %s at look %d of %d, false-FAIL rate under %g over all looks), and a regression of %s cannot be ruled out.",
-			percent(s.Change), percent(s.Low), k, s.Looks, p.Alpha, percent(p.MinChange))
+			percent(s.Change), percent(s.Low), k, s.Looks, p.Alpha, percent(p.MinBaseShare))
 	case last:
 		s.Decision = Inconclusive
 		s.Why = fmt.Sprintf("%d runs a side, the plan's maximum, neither show a regression nor rule out one of %s (bounds %s .. %s).",
-			n, percent(p.MinChange), percent(s.Low), percent(s.High))
+			n, percent(p.MinBaseShare), percent(s.Low), percent(s.High))
 	default:
 		s.Decision = Continue
 		s.More = p.more(b, h, s)
 		s.Why = fmt.Sprintf("%d runs a side neither show a regression nor rule out one of %s (bounds %s .. %s): add about %d runs a side.",
-			n, percent(p.MinChange), percent(s.Low), percent(s.High), s.More)
+			n, percent(p.MinBaseShare), percent(s.Low), percent(s.High), s.More)
 	}
 	return s, nil
 }
@@ -250,9 +252,9 @@ func (p Plan) Decide(base, head []float64) (Step, error) {
 // spread, at this look's levels, in whole batches up to the plan's maximum.
 func (p Plan) more(b, h Side, s Step) int {
 	rel := (b.StdDev*b.StdDev + h.StdDev*h.StdDev) / (b.Mean * b.Mean)
-	// FAIL needs the change clear of 0, PASS clear of MinChange: the
+	// FAIL needs the change clear of 0, PASS clear of MinBaseShare: the
 	// easier of the two is the farther.
-	need := max(s.Change, p.MinChange-s.Change)
+	need := max(s.Change, p.MinBaseShare-s.Change)
 	z := distuv.UnitNormal.Quantile(1 - min(s.Alpha, s.Beta))
 	n := int(math.Ceil(z * z * rel / (need * need)))
 	more := max(p.Batch, n-s.Runs)

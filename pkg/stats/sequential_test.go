@@ -69,7 +69,7 @@ func (o loops) p90() int { return o.runs[(9*len(o.runs)-1)/10] }
 // with its alpha and power 1-beta (both one-sided), at noise.
 func fixedRuns(p Plan, noise float64) int {
 	z := distuv.UnitNormal.Quantile(1-p.Alpha) + distuv.UnitNormal.Quantile(1-p.Beta)
-	return int(math.Ceil(2 * z * z * noise * noise / (p.MinChange * p.MinChange)))
+	return int(math.Ceil(2 * z * z * noise * noise / (p.MinBaseShare * p.MinBaseShare)))
 }
 
 // The sequential loop's error rates hold over every look: no more than
@@ -79,17 +79,17 @@ func TestSequentialErrorRates(t *testing.T) {
 	const seeds = 300
 	slack := func(rate float64) float64 { return rate + 3*math.Sqrt(rate*(1-rate)/seeds) }
 	for _, noise := range []float64{0.03, 0.10} {
-		p := Plan{Batch: 5, MaxRuns: 60, Alpha: 0.05, Beta: 0.05, MinChange: 2 * noise / 3}
+		p := Plan{Batch: 5, MaxRuns: 60, Alpha: 0.05, Beta: 0.05, MinBaseShare: 2 * noise / 3}
 		aa := simulate(t, p, 0, noise, seeds)
 		if rate := float64(aa.fail) / seeds; rate > slack(p.Alpha) {
 			t.Errorf("noise %g: A/A false FAIL rate %.3f over alpha %g", noise, rate, p.Alpha)
 		}
-		for _, change := range []float64{p.MinChange, 2 * p.MinChange} {
+		for _, change := range []float64{p.MinBaseShare, 2 * p.MinBaseShare} {
 			o := simulate(t, p, change, noise, seeds)
 			if rate := float64(o.pass) / seeds; rate > slack(p.Beta) {
 				t.Errorf("noise %g, change %g: false PASS rate %.3f over beta %g", noise, change, rate, p.Beta)
 			}
-			if change == 2*p.MinChange && o.fail < seeds*9/10 {
+			if change == 2*p.MinBaseShare && o.fail < seeds*9/10 {
 				t.Errorf("noise %g, change %g: only %d of %d loops FAIL", noise, change, o.fail, seeds)
 			}
 		}
@@ -143,7 +143,7 @@ func TestMDCPower(t *testing.T) {
 // Costs without spread decide in one run a side; plans off their looks are
 // refused.
 func TestSequentialDeterministic(t *testing.T) {
-	p := Plan{Batch: 1, MaxRuns: 10, Alpha: 0.05, Beta: 0.05, MinChange: 0.01, Deterministic: true}
+	p := Plan{Batch: 1, MaxRuns: 10, Alpha: 0.05, Beta: 0.05, MinBaseShare: 0.01, Deterministic: true}
 	if s, err := p.Decide([]float64{1000}, []float64{1020}); err != nil || s.Decision != Fail || !strings.Contains(s.Why, "deterministic") {
 		t.Errorf("deterministic +2%%: %+v %v", s, err)
 	}
@@ -169,13 +169,13 @@ func TestSequentialTable(t *testing.T) {
 	// The run totals' share of the CLI's alpha 0.05 (pkg/verdict halves
 	// it: the culprits spend the other half).
 	for _, p := range []Plan{
-		{Batch: 10, MaxRuns: 250, Alpha: 0.025, Beta: 0.05, MinChange: 0.01},
-		{Batch: 5, MaxRuns: 100, Alpha: 0.025, Beta: 0.05, MinChange: 0.05},
+		{Batch: 10, MaxRuns: 250, Alpha: 0.025, Beta: 0.05, MinBaseShare: 0.01},
+		{Batch: 5, MaxRuns: 100, Alpha: 0.025, Beta: 0.05, MinBaseShare: 0.05},
 	} {
-		noise := map[float64]float64{0.01: 0.03, 0.05: 0.10}[p.MinChange]
+		noise := map[float64]float64{0.01: 0.03, 0.05: 0.10}[p.MinBaseShare]
 		for _, change := range []float64{0, 0.01, 0.02, 0.05, 0.10} {
 			o := simulate(t, p, change, noise, seeds)
-			t.Logf("| %.0f%% | %.0f%% | %d / %d | %.0f%% | %.1f%% | %.1f%% | %.1f%% | %.1f | %d | %d |", 100*noise, 100*p.MinChange, p.Batch, p.MaxRuns, 100*change,
+			t.Logf("| %.0f%% | %.0f%% | %d / %d | %.0f%% | %.1f%% | %.1f%% | %.1f%% | %.1f | %d | %d |", 100*noise, 100*p.MinBaseShare, p.Batch, p.MaxRuns, 100*change,
 				100*float64(o.fail)/seeds, 100*float64(o.pass)/seeds, 100*float64(o.inconclusive)/seeds, o.mean(), o.p90(), fixedRuns(p, noise))
 		}
 	}

@@ -18,7 +18,7 @@ type Power struct {
 	// do not spread (deterministic costs); null when a side has fewer than
 	// 2 runs.
 	MDC Number `json:"mdc"`
-	// RunsToDecide is how many runs a side make a change of MinChange
+	// RunsToDecide is how many runs a side make a change of MinBaseShare
 	// detectable with Power at the observed spread, when the verdict is
 	// undecided (0 otherwise or unknown).
 	RunsToDecide int `json:"runsToDecide,omitempty"`
@@ -95,7 +95,7 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 			c := &list[i]
 			half := (float64(c.DeltaHigh) - float64(c.DeltaLow)) / 2
 			c.MDC = Number(stats.ScaleMDC(half, df, v.Alpha, p.Power))
-			if thr, ok := c.straddles(v.MinChange); ok {
+			if thr, ok := c.straddles(v.MinBaseShare); ok {
 				c.RunsToDecide = runsToDecide(half, float64(c.Delta)-thr, v, p.Power)
 			}
 		}
@@ -104,7 +104,7 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 		v.look(t, in)
 	}
 	switch {
-	case v.Result == Pass && t.Normalize == tree.Absolute && !(float64(v.Change.ChangeHigh) < v.MinChange) && v.Sequential == nil:
+	case v.Result == Pass && t.Normalize == tree.Absolute && !(float64(v.Change.ChangeHigh) < v.MinBaseShare) && v.Sequential == nil:
 		// A total whose interval is unknown rules nothing out.
 		v.Result = Inconclusive
 		v.Why = "the run totals' change has no confidence interval: nothing is ruled out (add runs)."
@@ -120,29 +120,29 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 		p.PathsRuleOut, p.Paths = pathsRuleOut(t, 0.05)
 		p.PathsConfidence = 0.95
 	case v.Result != Fail && v.Notice == "":
-		p.RunsToDecide = stats.RunsFor(base, head, v.MinChange, v.Alpha, p.Power)
+		p.RunsToDecide = stats.RunsFor(base, head, v.MinBaseShare, v.Alpha, p.Power)
 	}
 	p.Sentence = p.sentence(v)
 }
 
 // straddles says whether the culprit's 95% interval holds both a change of
-// minChange (its direction's, the threshold thr) and less: undecided.
-func (c *Culprit) straddles(minChange float64) (thr float64, ok bool) {
-	thr = minChange
+// minBaseShare (its direction's, the threshold thr) and less: undecided.
+func (c *Culprit) straddles(minBaseShare float64) (thr float64, ok bool) {
+	thr = minBaseShare
 	if !c.Regression {
-		thr = -minChange
+		thr = -minBaseShare
 	}
 	return thr, float64(c.DeltaLow) < thr && thr < float64(c.DeltaHigh)
 }
 
 // runsToDecide is how many runs a side would decide an undecided culprit
 // whose 95% interval has half-width half and whose delta is off the
-// threshold by off: the more of the runs that make a change of MinChange
+// threshold by off: the more of the runs that make a change of MinBaseShare
 // detectable with power, and the runs whose interval at the verdict's
 // alpha would leave the threshold out were the delta to stay where it is
 // (power 0.5: the interval's half-width is t(1 - alpha/2) SE).
 func runsToDecide(half, off float64, v *Verdict, power float64) int {
-	n := stats.ScaleRuns(half, v.Runs.Base, v.Runs.Head, v.MinChange, v.Alpha, power)
+	n := stats.ScaleRuns(half, v.Runs.Base, v.Runs.Head, v.MinBaseShare, v.Alpha, power)
 	if there := stats.ScaleRuns(half, v.Runs.Base, v.Runs.Head, math.Abs(off), v.Alpha, 0.5); there > n {
 		n = there
 	}
@@ -190,7 +190,7 @@ func (v *Verdict) look(t *tree.Tree, in Input) {
 	v.Sequential = &Look{Step: s, Change: Number(s.Change), Low: Number(s.Low), High: Number(s.High),
 		Batch: in.Plan.Batch, MaxRuns: in.Plan.MaxRuns, PlanAlpha: Number(in.Plan.Alpha), PlanBeta: Number(in.Plan.Beta)}
 	if v.Result == Fail && !v.uniform() {
-		return // a culprit regressed by MinChange or more
+		return // a culprit regressed by MinBaseShare or more
 	}
 	v.Result, v.Why = s.Decision, s.Why
 	if top := v.top(); top == nil || s.Decision == Pass {
@@ -212,7 +212,7 @@ func (p *Power) sentence(v *Verdict) string {
 	if r := float64(p.RulesOut); !math.IsNaN(r) {
 		out += fmt.Sprintf(" They rule out a regression of %s or more at %g%% confidence.", unsigned(math.Max(r, 0)), 100*p.Confidence)
 	}
-	if r := float64(p.PathsRuleOut); r < v.MinChange {
+	if r := float64(p.PathsRuleOut); r < v.MinBaseShare {
 		over := ""
 		if v.Sequential != nil {
 			over = " over all looks"
@@ -220,10 +220,10 @@ func (p *Power) sentence(v *Verdict) string {
 		out += fmt.Sprintf(" No call path's total grew by %s or more (all %d tested at once, %g%% confidence%s).",
 			unsigned(math.Max(r, 0)), p.Paths, 100*p.PathsConfidence, over)
 	} else if !math.IsNaN(r) {
-		out += fmt.Sprintf(" The per-function tests cannot rule out a regression of %s in a single call path.", unsigned(v.MinChange))
+		out += fmt.Sprintf(" The per-function tests cannot rule out a regression of %s in a single call path.", unsigned(v.MinBaseShare))
 	}
 	if p.RunsToDecide > 0 {
-		out += fmt.Sprintf(" About %d runs a side would detect or rule out %s.", p.RunsToDecide, unsigned(v.MinChange))
+		out += fmt.Sprintf(" About %d runs a side would detect or rule out %s.", p.RunsToDecide, unsigned(v.MinBaseShare))
 	}
 	return out
 }

@@ -33,7 +33,7 @@ func noisy(runs int, noise float64, factor func(stack string) float64, rng *rand
 }
 
 // PASS never appears for runs that cannot rule out the threshold: in one
-// look, the run totals' upper bound is under MinChange; in a sequential
+// look, the run totals' upper bound is under MinBaseShare; in a sequential
 // look, its bound at the plan's beta is. Random run counts, noise and
 // changes, some of them at the threshold.
 func TestPassRulesOutTheThreshold(t *testing.T) {
@@ -50,9 +50,9 @@ func TestPassRulesOutTheThreshold(t *testing.T) {
 			}
 			return 1
 		}, rng)
-		in := Input{MinChange: DefaultMinBaseShare}
+		in := Input{MinBaseShare: DefaultMinBaseShare}
 		if i%2 == 1 {
-			in.Plan = &stats.Plan{Batch: 1, MaxRuns: 14, Alpha: 0.05, Beta: 0.05, MinChange: DefaultMinBaseShare}
+			in.Plan = &stats.Plan{Batch: 1, MaxRuns: 14, Alpha: 0.05, Beta: 0.05, MinBaseShare: DefaultMinBaseShare}
 		}
 		v, err := Of(b, in)
 		if err != nil {
@@ -66,9 +66,9 @@ func TestPassRulesOutTheThreshold(t *testing.T) {
 		if v.Sequential != nil {
 			bound = float64(v.Sequential.High)
 		}
-		if !(bound < v.MinChange) || float64(v.Power.RulesOut) != bound {
+		if !(bound < v.MinBaseShare) || float64(v.Power.RulesOut) != bound {
 			t.Errorf("PASS at %d runs, noise %g, change %g of %q: the bound %v does not rule out %v (rules out %v)",
-				runs, noise, change, target, bound, v.MinChange, v.Power.RulesOut)
+				runs, noise, change, target, bound, v.MinBaseShare, v.Power.RulesOut)
 		}
 	}
 	if passes < 40 {
@@ -80,7 +80,7 @@ func TestPassRulesOutTheThreshold(t *testing.T) {
 // culprit, and how many runs would decide when it is not decided.
 func TestVerdictPower(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 2))
-	v, err := Of(noisy(5, 0.03, func(string) float64 { return 1 }, rng), Input{MinChange: DefaultMinBaseShare})
+	v, err := Of(noisy(5, 0.03, func(string) float64 { return 1 }, rng), Input{MinBaseShare: DefaultMinBaseShare})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestVerdictPower(t *testing.T) {
 		t.Errorf("3%% noise, 5 runs: %s %+v (MDC %v)", v.Result, v.Power, want)
 	}
 	v, err = Of(noisy(6, 0.002, func(s string) float64 { return map[bool]float64{true: 1.2, false: 1}[s == "main;b;d"] }, rng),
-		Input{MinChange: DefaultMinBaseShare})
+		Input{MinBaseShare: DefaultMinBaseShare})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,13 +102,13 @@ func TestVerdictPower(t *testing.T) {
 // Deterministic costs: one run a side decides a sequential look, and the
 // verdict says why.
 func TestDeterministicLook(t *testing.T) {
-	plan := &stats.Plan{Batch: 1, MaxRuns: 10, Alpha: 0.05, Beta: 0.05, MinChange: DefaultMinBaseShare, Deterministic: true}
+	plan := &stats.Plan{Batch: 1, MaxRuns: 10, Alpha: 0.05, Beta: 0.05, MinBaseShare: DefaultMinBaseShare, Deterministic: true}
 	for _, c := range []struct {
 		change float64
 		want   string
 	}{{0.03, Fail}, {0.002, Pass}} {
 		b := noisy(1, 0, func(s string) float64 { return map[bool]float64{true: 1 + c.change*5, false: 1}[s == "main;b;d"] }, rand.New(rand.NewPCG(1, 1)))
-		v, err := Of(b, Input{MinChange: DefaultMinBaseShare, Plan: plan})
+		v, err := Of(b, Input{MinBaseShare: DefaultMinBaseShare, Plan: plan})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,13 +131,13 @@ func TestPassRulesOutCallPaths(t *testing.T) {
 	}{{0, 10, 0.001, true}, {0.005, 10, 0.001, true}, {0, 5, 0.01, false}} {
 		v, err := Of(noisy(c.runs, c.noise, func(s string) float64 {
 			return map[bool]float64{true: 1 + c.change*7.5, false: 1}[s == "main;a"]
-		}, rng), Input{MinChange: DefaultMinBaseShare})
+		}, rng), Input{MinBaseShare: DefaultMinBaseShare})
 		if err != nil {
 			t.Fatal(err)
 		}
 		bound := float64(v.Power.PathsRuleOut)
 		claims := strings.Contains(v.Power.Sentence, "No call path's total grew by")
-		if v.Result != Pass || claims != c.claim || (c.claim && !(bound >= c.change && bound < v.MinChange)) || v.Power.Paths < 4 {
+		if v.Result != Pass || claims != c.claim || (c.claim && !(bound >= c.change && bound < v.MinBaseShare)) || v.Power.Paths < 4 {
 			t.Errorf("change %g, %d runs, noise %g: %s, bound %v over %d paths: %q", c.change, c.runs, c.noise, v.Result, bound, v.Power.Paths, v.Power.Sentence)
 		}
 	}
@@ -150,7 +150,7 @@ func TestPassRulesOutCallPaths(t *testing.T) {
 // function and run: false claims stay under the plan's alpha.
 func TestSequentialPathsRuleOut(t *testing.T) {
 	const seeds, maxRuns = 300, 30
-	plan := &stats.Plan{Batch: 5, MaxRuns: maxRuns, Alpha: 0.05, Beta: 0.05, MinChange: 0.03}
+	plan := &stats.Plan{Batch: 5, MaxRuns: maxRuns, Alpha: 0.05, Beta: 0.05, MinBaseShare: 0.03}
 	stacks := []string{"main;a", "main;b;c", "main;b;d", "main;e"}
 	for _, planted := range []float64{0, 0.005} { // of the total, in main;a
 		rng := rand.New(rand.NewPCG(38, uint64(1000*planted)+4))
@@ -183,14 +183,14 @@ func TestSequentialPathsRuleOut(t *testing.T) {
 						b.AddRun(tree.Head, r, st, int64(float64(program[stack])*factor*draws[1][i][r]), uint64(i))
 					}
 				}
-				v, err := Of(b, Input{MinChange: plan.MinChange, Plan: plan})
+				v, err := Of(b, Input{MinBaseShare: plan.MinBaseShare, Plan: plan})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if v.Result == Continue {
 					continue
 				}
-				if bound := float64(v.Power.PathsRuleOut); v.Result == Pass && bound < plan.MinChange {
+				if bound := float64(v.Power.PathsRuleOut); v.Result == Pass && bound < plan.MinBaseShare {
 					claims++
 					if !strings.Contains(v.Power.Sentence, "over all looks") || v.Power.PathsConfidence != 1-plan.Alpha/2 {
 						t.Errorf("the statement does not say its confidence over the looks: %q", v.Power.Sentence)
@@ -217,12 +217,12 @@ func TestCulpritRunsToDecide(t *testing.T) {
 	for range 40 {
 		v, err := Of(noisy(5, 0.01, func(s string) float64 {
 			return map[bool]float64{true: 1 + DefaultMinBaseShare*7.5, false: 1}[s == "main;a"] // 1% of the total
-		}, rng), Input{MinChange: DefaultMinBaseShare})
+		}, rng), Input{MinBaseShare: DefaultMinBaseShare})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range append(v.Regressions, v.Improvements...) {
-			thr := map[bool]float64{true: v.MinChange, false: -v.MinChange}[c.Regression]
+			thr := map[bool]float64{true: v.MinBaseShare, false: -v.MinBaseShare}[c.Regression]
 			straddles := float64(c.DeltaLow) < thr && thr < float64(c.DeltaHigh)
 			if straddles {
 				undecided++

@@ -77,7 +77,7 @@ type Culprit struct {
 	// (power.go).
 	MDC Number `json:"mdc"`
 	// RunsToDecide is how many runs a side would decide whether the
-	// culprit changed by MinChange or more, when its interval straddles
+	// culprit changed by MinBaseShare or more, when its interval straddles
 	// that (power.go; 0 otherwise).
 	RunsToDecide int `json:"runsToDecide,omitempty"`
 }
@@ -130,7 +130,10 @@ type Verdict struct {
 	Why       string  `json:"why"`
 	Normalize string  `json:"normalize"`
 	Alpha     float64 `json:"alpha"`
-	MinChange float64 `json:"minChange"`
+	// MinBaseShare is the threshold: the smallest regression that fails,
+	// a share of the base total. Its JSON name stays minChange for the
+	// scripts and frames that read it.
+	MinBaseShare float64 `json:"minChange"`
 	// Notice says why the diff has no statistics ("" when it has them).
 	Notice string `json:"notice,omitempty"`
 	// Regressions and Improvements are the culprits, largest change first.
@@ -169,8 +172,10 @@ type Change struct {
 type Input struct {
 	// Options are the diff's (a query's tree options); culprits are found
 	// in the call tree they give without Focus, not inverted.
-	Options   tree.Options
-	MinChange float64
+	Options tree.Options
+	// MinBaseShare is the threshold (Verdict.MinBaseShare); every output
+	// takes it from query.Judge.
+	MinBaseShare float64
 	// Modified is the head build's modified functions (pkg/changes).
 	Modified map[string]bool
 	// Plan makes the verdict a look of a sequential CI loop (power.go).
@@ -194,7 +199,7 @@ func Of(b *tree.Builder, in Input) (*Verdict, error) {
 // FromTree computes the verdict of a diff tree t (built without Focus, so
 // that its root holds the run totals).
 func FromTree(t *tree.Tree, in Input) *Verdict {
-	v := &Verdict{Normalize: t.Normalize.String(), Alpha: t.Alpha, MinChange: in.MinChange, Notice: t.StatsNotice,
+	v := &Verdict{Normalize: t.Normalize.String(), Alpha: t.Alpha, MinBaseShare: in.MinBaseShare, Notice: t.StatsNotice,
 		Runs: Sides[int]{t.Runs[tree.Base], t.Runs[tree.Head]}, Regressions: []Culprit{}, Improvements: []Culprit{}}
 	if v.Alpha == 0 {
 		v.Alpha = stats.DefaultAlpha
@@ -339,7 +344,7 @@ func name(t *tree.Tree, c tree.Culprit, modified map[string]bool) Culprit {
 func (v *Verdict) decide(t *tree.Tree) {
 	failing := 0
 	for _, c := range v.Regressions {
-		if !c.Root() && float64(c.Delta) >= v.MinChange {
+		if !c.Root() && float64(c.Delta) >= v.MinBaseShare {
 			failing++
 		}
 	}
@@ -354,15 +359,15 @@ func (v *Verdict) decide(t *tree.Tree) {
 	case failing > 0:
 		v.Result = Fail
 		v.Why = fmt.Sprintf("%d %s regressed significantly by at least %s of the base total.", failing,
-			plural(failing, "culprit", "culprits"), Percent(v.MinChange))
-	case t.Normalize == tree.Absolute && float64(v.Change.ChangeHigh) >= v.MinChange:
+			plural(failing, "culprit", "culprits"), Percent(v.MinBaseShare))
+	case t.Normalize == tree.Absolute && float64(v.Change.ChangeHigh) >= v.MinBaseShare:
 		v.Result = Inconclusive
 		v.Why = fmt.Sprintf("no culprit regressed significantly by %s or more, but the 95%% confidence interval of the run totals' change "+
 			"reaches %s: a regression of that size cannot be ruled out with %d and %d runs (add runs or reduce noise).",
-			Percent(v.MinChange), Percent(float64(v.Change.ChangeHigh)), v.Runs.Base, v.Runs.Head)
+			Percent(v.MinBaseShare), Percent(float64(v.Change.ChangeHigh)), v.Runs.Base, v.Runs.Head)
 	default:
 		v.Result = Pass
-		v.Why = fmt.Sprintf("no culprit regressed significantly by %s of the base total or more.", Percent(v.MinChange))
+		v.Why = fmt.Sprintf("no culprit regressed significantly by %s of the base total or more.", Percent(v.MinBaseShare))
 	}
 	if n := len(v.Moved); n > 0 {
 		v.Why = strings.TrimSuffix(v.Why, ".") + fmt.Sprintf("; work moved between functions in %d %s (%s), a move is no change of cost: the cost changes inside it are culprits.",

@@ -67,14 +67,14 @@ var program = map[string]int64{"main;a": 10000, "main;b;c": 20000, "main;b;d": 1
 // Everything 4% slower is one change, not a list: INCONCLUSIVE, pointing
 // to relative normalisation; one function slower is a FAIL naming it.
 func TestVerdicts(t *testing.T) {
-	v := FromTree(diff(t, program, func(string) float64 { return 1.04 }), Input{MinChange: DefaultMinBaseShare})
+	v := FromTree(diff(t, program, func(string) float64 { return 1.04 }), Input{MinBaseShare: DefaultMinBaseShare})
 	if v.Result != Inconclusive || len(v.Regressions) != 1 || !v.Regressions[0].Root() ||
 		!strings.HasPrefix(v.Headline, "Everything grew in proportion") || !strings.Contains(v.Why, "normalize=relative") {
 		t.Errorf("uniform change: %s %q %q %+v", v.Result, v.Headline, v.Why, v.Regressions)
 	}
 	v = FromTree(diff(t, program, func(s string) float64 {
 		return map[bool]float64{true: 1.5, false: 1}[s == "main;b;d"]
-	}), Input{MinChange: DefaultMinBaseShare, Modified: map[string]bool{"d": true}})
+	}), Input{MinBaseShare: DefaultMinBaseShare, Modified: map[string]bool{"d": true}})
 	if v.Result != Fail || len(v.Regressions) != 1 || v.Regressions[0].Function != "d" ||
 		v.Headline != v.Regressions[0].Sentence() || !strings.Contains(v.Headline, "called from `b`") ||
 		!strings.HasSuffix(v.Headline, "the head build modified it.") {
@@ -93,7 +93,7 @@ func TestVerdicts(t *testing.T) {
 func TestVerdictMovedWork(t *testing.T) {
 	base := map[string]int64{"main;decode": 40000, "main;Close;write": 45000, "main;Close": 2000, "main;other": 13000}
 	head := map[string]int64{"main;decode": 20000, "main;Close;Flush;write": 45000, "main;Close": 2000, "main;other": 13000}
-	v := FromTree(diffOf(t, base, head), Input{MinChange: DefaultMinBaseShare})
+	v := FromTree(diffOf(t, base, head), Input{MinBaseShare: DefaultMinBaseShare})
 	if v.Result != Pass || len(v.Regressions) != 0 || len(v.Improvements) != 1 || v.Improvements[0].Function != "decode" ||
 		v.Improvements[0].Kind != "self" || math.Abs(float64(v.Improvements[0].Delta)+0.2) > 0.01 {
 		t.Errorf("faster and split: %s %q %+v %+v", v.Result, v.Headline, v.Regressions, v.Improvements)
@@ -114,7 +114,7 @@ func TestVerdictMovedWork(t *testing.T) {
 	// the culprit is write's own code, at its head site, and the move is
 	// beside it.
 	head["main;Close;Flush;write"] = 55000
-	v = FromTree(diffOf(t, base, head), Input{MinChange: DefaultMinBaseShare})
+	v = FromTree(diffOf(t, base, head), Input{MinBaseShare: DefaultMinBaseShare})
 	if len(v.Regressions) != 1 || v.Regressions[0].Function != "write" || v.Regressions[0].Kind != "self" || !v.Regressions[0].Moved ||
 		strings.Join(v.Regressions[0].Path, ";") != "main;Close;Flush;write" || math.Abs(float64(v.Regressions[0].Delta)-0.1) > 0.005 ||
 		len(v.Moved) != 1 || v.Moved[0].Function != "Flush" || v.Result != Fail {
@@ -125,7 +125,7 @@ func TestVerdictMovedWork(t *testing.T) {
 	// B no longer inlined into A: its time leaves A's own for a frame of
 	// its own.
 	v = FromTree(diffOf(t, map[string]int64{"main;A": 30000, "main;other": 70000},
-		map[string]int64{"main;A": 10000, "main;A;B": 20000, "main;other": 70000}), Input{MinChange: DefaultMinBaseShare})
+		map[string]int64{"main;A": 10000, "main;A;B": 20000, "main;other": 70000}), Input{MinBaseShare: DefaultMinBaseShare})
 	if v.Result != Pass || len(v.Regressions)+len(v.Improvements) != 0 || len(v.Moved) != 1 ||
 		!strings.HasPrefix(v.Moved[0].Sentence(), "`B` is new, called from `A`; it took over `A`'s own code: 20.00% of the base total moved") {
 		t.Errorf("inlining: %s %q %+v %+v", v.Result, v.Why, v.Regressions, v.Moved)
@@ -133,7 +133,7 @@ func TestVerdictMovedWork(t *testing.T) {
 
 	base = map[string]int64{"main;toString;json.Marshal": 20000, "main;toString;json.Marshal;reflect.Value": 10000, "main;toString": 5000, "main;other": 65000}
 	head = map[string]int64{"main;toString;encode": 25000, "main;toString": 5000, "main;other": 65000}
-	v = FromTree(diffOf(t, base, head), Input{MinChange: DefaultMinBaseShare})
+	v = FromTree(diffOf(t, base, head), Input{MinBaseShare: DefaultMinBaseShare})
 	if v.Result != Pass || len(v.Regressions) != 0 || len(v.Improvements) != 1 {
 		t.Fatalf("replaced callee: %s %q %+v %+v", v.Result, v.Headline, v.Regressions, v.Improvements)
 	}
@@ -144,7 +144,7 @@ func TestVerdictMovedWork(t *testing.T) {
 	}
 	t.Log(v.Headline)
 	head["main;toString;encode"] = 40000
-	v = FromTree(diffOf(t, base, head), Input{MinChange: DefaultMinBaseShare})
+	v = FromTree(diffOf(t, base, head), Input{MinBaseShare: DefaultMinBaseShare})
 	if v.Result != Fail || len(v.Regressions) != 1 || v.Regressions[0].Kind != "replaced" || math.Abs(float64(v.Regressions[0].Delta)-0.1) > 0.005 {
 		t.Errorf("dearer callee: %s %q %+v", v.Result, v.Headline, v.Regressions)
 	}
