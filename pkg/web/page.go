@@ -25,25 +25,13 @@ var dist embed.FS
 // first-paint script (src/report/first.ts), then the main script. The
 // first-paint script draws the diff before the main script, a second of
 // evaluation, blocks the page: the loader waits until its drawing is
-// painted (or given up, window.flamediffFirstReady). Meanwhile the browser
-// compiles the main script on another thread (a script element's source
-// is compiled off the main thread, eval's is not): it only defines
-// window.flamediffMain (src/report/build.mjs), called once the drawing is
-// up. DecompressionStream is in every browser since 2023
-// (Uint8Array.fromBase64 since 2025, else atob); nothing is fetched.
+// painted (or given up, window.flamediffFirstReady). DecompressionStream is
+// in every browser since 2023 (Uint8Array.fromBase64 since 2025, else
+// atob); nothing is fetched.
 const loader = `(async () => {
   const bytes = (b64) => Uint8Array.fromBase64 ? Uint8Array.fromBase64(b64) : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   const inflate = (el) => new Response(new Blob([bytes(el.textContent)]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
   const parts = [...document.querySelectorAll('script[data-gzip]')].map((el) => [el, inflate(el)]);
-  const compile = (text) => new Promise((ok, fail) => {
-    const script = document.createElement('script');
-    script.src = URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
-    script.onload = ok;
-    script.onerror = () => fail(new Error('the page script did not load'));
-    document.head.append(script);
-  });
-  const main = parts.find(([el]) => el.dataset.gzip === 'js')[1].then(compile);
-  main.catch(() => {});
   for (const [el, pending] of parts) {
     const text = await pending;
     if (el.dataset.gzip === 'css') {
@@ -55,8 +43,7 @@ const loader = `(async () => {
       await window.flamediffFirstReady;
       await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok)));
     } else if (el.dataset.gzip === 'js') {
-      await main;
-      window.flamediffMain();
+      (0, eval)(text);
     } else {
       el.textContent = text;
     }

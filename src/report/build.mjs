@@ -22,13 +22,9 @@ const alias = {
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 // first.js draws the diff before the page's main script runs (first.ts).
-// The main scripts define window.flamediffMain, which the page's loader
-// (pkg/web) calls once the first paint is up: parenthesised, V8 compiles the
-// function as it loads the script, off the main thread.
-const main = { banner: { js: 'window.flamediffMain = (function () {' }, footer: { js: '});' } };
 for (const page of ['first', 'report', 'serve']) {
   const entry = join(here, page === 'first' ? 'first.ts' : `${page}.tsx`);
-  const out = await bundle(entry, join(dist, `${page}.js`), { alias, write: false, ...(page === 'first' ? {} : main) });
+  const out = await bundle(entry, join(dist, `${page}.js`), { alias, write: false });
   for (const file of out.outputFiles) {
     // Both pages import the same stylesheets (@grafana/ui's): keep one copy.
     const name = file.path.endsWith('.css') ? 'page.css' : `${page}.js`;

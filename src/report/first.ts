@@ -5,7 +5,8 @@
 // loaded machine). The drawing covers the page until the panel's canvas
 // has drawn; it takes no input (the main script is loading meanwhile). It
 // draws only the default view: a fragment naming another one (a zoom, a
-// side, a search...) waits for the panel. The page's loader (pkg/web)
+// side, a search...) waits for the panel. serve's page asks for its answer
+// at once (the query in its URL, else what it opens on), and hands it over. The page's loader (pkg/web)
 // evaluates the main script once `ready` settles and the drawing is
 // painted. Anything unexpected means no drawing, never an error: the panel
 // shows the same data in a moment.
@@ -28,7 +29,10 @@ import { fullView } from '../panel/render/layout';
 import { defaultPanelOptions } from '../panel/types';
 import { selectors } from '../selectors';
 import { strings } from '../strings';
+import { FlamediffQuery } from '../datasource/types';
+import { names } from '../datasource/resources';
 import { early, handoff } from './handoff';
+import { BuildInfo, openingQuery } from './presets';
 import { decodeState } from './urlState';
 
 /** How long the loader waits for serve's answer before it runs the main script anyway. */
@@ -165,12 +169,19 @@ function start(): Promise<unknown> {
     paint(data.title, data.frames, palette);
     return Promise.resolve();
   }
-  if (!state.query) {
-    return Promise.resolve();
+  const show = (q: FlamediffQuery) =>
+    early<DataFrameJSON[]>('api/query', q).then((frames) => paint(strings.report.serveTitle, frames, palette));
+  return state.query ? show(state.query) : opening().then((q) => q && show(q));
+}
+
+/** opening asks what serve's page opens on without a query in its URL (the first app's newest builds), as it will. */
+async function opening(): Promise<FlamediffQuery | undefined> {
+  const apps = names(await early('api/resources/apps?'));
+  if (!apps[0]) {
+    return undefined;
   }
-  return early<DataFrameJSON[]>('api/query', state.query).then((frames) =>
-    paint(strings.report.serveTitle, frames, palette)
-  );
+  const builds = await early<BuildInfo[]>(`api/resources/builds?${new URLSearchParams({ app: apps[0] })}`);
+  return openingQuery(apps[0], builds);
 }
 
 // The first-paint script has loaded and run this far (e2e/bench/pages.mjs reads it).
