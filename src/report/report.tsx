@@ -18,7 +18,8 @@ interface ReportData {
 }
 
 // The first-paint script has parsed it already, unless it failed.
-const data = (handoff().reportData ?? JSON.parse(document.getElementById('flamediff-data')!.textContent!)) as ReportData;
+const data = (handoff().reportData ??
+  JSON.parse(document.getElementById('flamediff-data')!.textContent!)) as ReportData;
 const series = data.frames.map(dataFrameFromJSON);
 
 /** ReportPage keeps its view in the URL's fragment: a link to the file reopens it. */
