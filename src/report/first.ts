@@ -37,6 +37,8 @@ import { decodeState } from './urlState';
 
 /** How long the loader waits for serve's answer before it runs the main script anyway. */
 const WAIT_MS = 1000;
+/** The longest the drawing covers the page (the main script takes seconds on a loaded machine). */
+const UNCOVER_MS = 20_000;
 const ROW_HEIGHT = 20;
 
 /** frameOf reads a DataFrameJSON without changing it (the main script decodes the same arrays). */
@@ -140,13 +142,19 @@ function paint(title: string, frames: DataFrameJSON[], palette: Palette): boolea
   return true;
 }
 
-/** uncoverOnPanel removes the drawing once the panel's canvas has drawn (or the page shows an error). */
+/**
+ * uncoverOnPanel removes the drawing once the panel's canvas has drawn (or
+ * the page shows an error), at the latest after UNCOVER_MS: a page the panel
+ * is missing from is better than one that cannot be used.
+ */
 function uncoverOnPanel(cover: HTMLElement) {
   const root = document.getElementById('root')!;
   const done = () => {
     observer.disconnect();
+    clearTimeout(timer);
     cover.remove();
   };
+  const timer = setTimeout(done, UNCOVER_MS);
   const observer = new MutationObserver(() => {
     if (root.querySelector('canvas[data-drawn], [role="alert"]')) {
       done();
