@@ -6,10 +6,11 @@
 // has drawn; it takes no input (the main script is loading meanwhile). It
 // draws only the default view: a fragment naming another one (a zoom, a
 // side, a search...) waits for the panel. serve's page asks for its answer
-// at once (the query in its URL, else what it opens on), and hands it over. The page's loader (pkg/web)
-// evaluates the main script once `ready` settles and the drawing is
-// painted. Anything unexpected means no drawing, never an error: the panel
-// shows the same data in a moment.
+// at once (the query in its URL, else what it opens on) and hands it over.
+// The page's loader (pkg/web) evaluates the main script once
+// flamediffFirstReady settles and the drawing is painted. Anything
+// unexpected means no drawing, never an error: the panel shows the same
+// data in a moment.
 import type { DataFrame, DataFrameJSON, Field } from '@grafana/data';
 
 import { culpritSites, culpritsFrameOf, parseCulprits } from '../panel/model/culprits';
@@ -113,6 +114,8 @@ function paint(title: string, frames: DataFrameJSON[], palette: Palette): boolea
   canvas.style.cssText = 'margin:8px;flex:1;min-height:0;display:block';
   cover.append(header, canvas);
   document.body.append(cover);
+  // Set up first: a drawing that fails midway goes away too.
+  uncoverOnPanel(cover);
   const width = canvas.clientWidth;
   const height = canvas.clientHeight;
   const ctx = canvas.getContext('2d');
@@ -138,7 +141,6 @@ function paint(title: string, frames: DataFrameJSON[], palette: Palette): boolea
     newScratch(data.n)
   );
   canvas.dataset.drawn = String(drawn);
-  uncoverOnPanel(cover);
   return true;
 }
 
