@@ -104,6 +104,42 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
   expect(requests).toEqual([]);
 });
 
+/** holdMainScript keeps the page's main script (the one large one) until window.releaseMain() runs it. */
+function holdMainScript() {
+  const w = window as unknown as { eval: (s: string) => unknown; releaseMain: () => void };
+  const direct = w.eval;
+  let held: string | undefined;
+  w.eval = (text: string) => (text.length > 200_000 ? void (held = text) : direct(text));
+  w.releaseMain = () => direct(held!);
+}
+
+/** redNodes counts the pixels of a canvas in the regression colour. */
+function redPixels(c: HTMLCanvasElement): number {
+  const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    n += d[i] > 150 && d[i + 1] < 90 && d[i + 2] < 90 ? 1 : 0;
+  }
+  return n;
+}
+
+test('a report draws its diff before its main script runs, then the panel takes over', async ({ page }) => {
+  const file = join(dir, 'first.html');
+  await run(['report', '--type', 'diff', '--base', ...pprof('base'), '--head', ...pprof('head'), '-o', file]);
+  await page.addInitScript(holdMainScript);
+  await page.goto(pathToFileURL(file).href);
+  const first = page.getByTestId(selectors.report.firstPaint);
+  await expect(first).toHaveAttribute('data-drawn', /\d+/);
+  expect(Number(await first.getAttribute('data-drawn'))).toBeGreaterThan(10);
+  // main.validateHead, new in head, is a culprit: drawn red though noise is grey.
+  expect(await first.evaluate(redPixels)).toBeGreaterThan(100);
+  await expect(canvas(page)).toHaveCount(0);
+
+  await page.evaluate(() => (window as unknown as { releaseMain: () => void }).releaseMain());
+  expect(await drawnCount(page)).toBeGreaterThan(10);
+  await expect(first).toHaveCount(0);
+});
+
 test.describe('stored runs', () => {
   let ch: ClickHouse;
   let dsn: string;
@@ -192,6 +228,24 @@ test.describe('stored runs', () => {
       own.kill('SIGTERM');
     }
     expect(logged).toEqual([]);
+  });
+
+  test("serve's page asks for its diff once: the first paint's answer is the panel's", async ({ page }) => {
+    const own = spawn(bin, ['serve', '--dsn', dsn, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((ok) => createInterface({ input: own.stdout! }).once('line', ok));
+      const url = line.replace('flamediff serve: ', '');
+      const asked: string[] = [];
+      page.on('request', (r) => r.url().endsWith('/api/query') && asked.push(JSON.parse(r.postData()!).queryType));
+      await page.goto(`${url}#app=${checkout.app}&type=diff&head=${checkout.head}&base=${checkout.base}`);
+      await drawnCount(page);
+      await expect(page.getByTestId(selectors.panel.tableRow).first()).toBeVisible();
+      await expect(page.getByTestId(selectors.report.firstPaint)).toHaveCount(0);
+      // The top table's functions query is the panel's own.
+      expect(asked.filter((t) => t === 'diff')).toEqual(['diff']);
+    } finally {
+      own.kill('SIGTERM');
+    }
   });
 
   test('serve: choose changepoints, pick its builds, run it', async ({ page }) => {

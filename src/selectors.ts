@@ -108,5 +108,7 @@ export const selectors = {
     preset: 'flamediff-serve-preset',
     presetBase: 'flamediff-serve-preset-base',
     error: 'flamediff-serve-error',
+    /** The first-paint script's drawing (src/report/first.ts), until the panel's canvas draws. */
+    firstPaint: 'flamediff-first-paint',
   },
 } as const;

@@ -256,6 +256,7 @@ export const strings = {
   },
   report: {
     serveTitle: 'Flamediff',
+    firstPaint: 'Flame graph (the page is still loading)',
     preset: 'Compare…',
     presetPrevious: 'Against the previous build',
     presetAgainst: 'Against build…',

@@ -17,14 +17,17 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
 
-//go:embed dist/report.js.gz dist/serve.js.gz dist/page.css.gz
+//go:embed dist/first.js.gz dist/report.js.gz dist/serve.js.gz dist/page.css.gz
 var dist embed.FS
 
 // loader inflates the page's gzipped, base64-encoded parts, all at once,
-// and applies them in document order: stylesheets, the data, then the
-// script, which reads the data. DecompressionStream is in every browser
-// since 2023 (Uint8Array.fromBase64 since 2025, else atob); nothing is
-// fetched.
+// and applies them in document order: stylesheets, the data, the
+// first-paint script (src/report/first.ts), then the main script. The
+// first-paint script draws the diff before the main script, a second of
+// evaluation, blocks the page: the loader waits until its drawing is
+// painted (or given up, window.flamediffFirstReady). DecompressionStream is
+// in every browser since 2023 (Uint8Array.fromBase64 since 2025, else
+// atob); nothing is fetched.
 const loader = `(async () => {
   const bytes = (b64) => Uint8Array.fromBase64 ? Uint8Array.fromBase64(b64) : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   const inflate = (el) => new Response(new Blob([bytes(el.textContent)]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
@@ -35,6 +38,10 @@ const loader = `(async () => {
       const style = document.createElement('style');
       style.textContent = text;
       document.head.append(style);
+    } else if (el.dataset.gzip === 'first') {
+      (0, eval)(text);
+      await window.flamediffFirstReady;
+      await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok)));
     } else if (el.dataset.gzip === 'js') {
       (0, eval)(text);
     } else {
@@ -78,6 +85,10 @@ func page(w io.Writer, title, script, data string) error {
 	if err != nil {
 		return err
 	}
+	first, err := dist.ReadFile("dist/first.js.gz")
+	if err != nil {
+		return err
+	}
 	js, err := dist.ReadFile("dist/" + script)
 	if err != nil {
 		return err
@@ -94,7 +105,8 @@ func page(w io.Writer, title, script, data string) error {
 <body>
 <div id="root"></div>
 <script type="application/gzip" data-gzip="css">`+enc(css)+`</script>
-`+data+`<script type="application/gzip" data-gzip="js">`+enc(js)+`</script>
+`+data+`<script type="application/gzip" data-gzip="first">`+enc(first)+`</script>
+<script type="application/gzip" data-gzip="js">`+enc(js)+`</script>
 <script>`+loader+`</script>
 </body>
 </html>

@@ -21,8 +21,10 @@ const alias = {
 };
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
-for (const page of ['report', 'serve']) {
-  const out = await bundle(join(here, `${page}.tsx`), join(dist, `${page}.js`), { alias, write: false });
+// first.js draws the diff before the page's main script runs (first.ts).
+for (const page of ['first', 'report', 'serve']) {
+  const entry = join(here, page === 'first' ? 'first.ts' : `${page}.tsx`);
+  const out = await bundle(entry, join(dist, `${page}.js`), { alias, write: false });
   for (const file of out.outputFiles) {
     // Both pages import the same stylesheets (@grafana/ui's): keep one copy.
     const name = file.path.endsWith('.css') ? 'page.css' : `${page}.js`;

@@ -5,6 +5,7 @@ import React from 'react';
 
 import { DataFrameJSON, dataFrameFromJSON } from '@grafana/data';
 
+import { handoff } from './handoff';
 import { mount } from './mount';
 import { Page, Report } from './components/Report';
 import { usePageState } from './usePageState';
@@ -16,7 +17,9 @@ interface ReportData {
   frames: DataFrameJSON[];
 }
 
-const data: ReportData = JSON.parse(document.getElementById('flamediff-data')!.textContent!);
+// The first-paint script has parsed it already, unless it failed.
+const data = (handoff().reportData ??
+  JSON.parse(document.getElementById('flamediff-data')!.textContent!)) as ReportData;
 const series = data.frames.map(dataFrameFromJSON);
 
 /** ReportPage keeps its view in the URL's fragment: a link to the file reopens it. */

@@ -24,23 +24,11 @@ import { aroundPatch } from '../panel/model/around';
 import { PanelView } from '../panel/viewState';
 import { mount } from './mount';
 import { Page, Report } from './components/Report';
+import { call } from './handoff';
 import { BuildInfo, Preset, applyPreset, openingQuery } from './presets';
 import { usePageState } from './usePageState';
 
 const s = strings.report;
-
-/** call GETs path, or POSTs body as JSON (the server refuses any other type). */
-async function call<T>(path: string, body?: object): Promise<T> {
-  const res = await fetch(
-    path,
-    body && { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }
-  );
-  const answer = await res.json();
-  if (!res.ok) {
-    throw new Error(answer?.error ?? `${res.status} ${res.statusText}`);
-  }
-  return answer as T;
-}
 
 /** A real FlamediffDataSource whose resources come from the local server. */
 function localDataSource(): FlamediffDataSource {

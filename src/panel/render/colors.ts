@@ -80,9 +80,14 @@ export function autoDiffScale(
     return MIN_SCALE;
   }
   const sig = significantOnly ? data.stats?.significant : undefined;
+  const base = data.base.total;
+  const head = data.head.total;
+  const delta = data.delta;
   for (let i = 0; i < data.n; i++) {
-    if (data.base.total[i] > 0 && data.head.total[i] > 0 && (!sig || sig[i] === 1 || culprits?.has(i))) {
-      m = Math.max(m, Math.abs(data.delta[i]));
+    // The cheap tests first: a culprit is looked up only for a delta that would raise the scale.
+    const d = Math.abs(delta[i]);
+    if (d > m && base[i] > 0 && head[i] > 0 && (!sig || sig[i] === 1 || culprits?.has(i))) {
+      m = d;
     }
   }
   return Math.max(m, MIN_SCALE);

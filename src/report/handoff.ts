@@ -1,0 +1,54 @@
+// What the first-paint script (first.ts) hands the page's main script: the
+// answers it asked the server for (serve) and the parsed data (report), so
+// that neither is asked for or parsed twice. Both scripts are bundles of
+// their own; they meet on window.flamediffFirst.
+
+/** Handoff is window.flamediffFirst. */
+export interface Handoff {
+  /** Answers to calls made before the main script ran, by callKey; each is taken once. */
+  answers: Map<string, Promise<unknown>>;
+  /** The report's #flamediff-data, parsed. */
+  reportData?: unknown;
+}
+
+/** handoff is the page's Handoff, created on first use. */
+export function handoff(): Handoff {
+  const w = window as unknown as { flamediffFirst?: Handoff };
+  return (w.flamediffFirst ??= { answers: new Map() });
+}
+
+const callKey = (path: string, body?: object) => `${path} ${body ? JSON.stringify(body) : ''}`;
+
+/**
+ * call GETs path, or POSTs body as JSON (serve refuses any other type). An
+ * answer the first-paint script already asked for (early) is taken instead.
+ */
+export function call<T>(path: string, body?: object): Promise<T> {
+  const key = callKey(path, body);
+  const answers = handoff().answers;
+  const early = answers.get(key);
+  if (early) {
+    answers.delete(key);
+    return early as Promise<T>;
+  }
+  return ask<T>(path, body);
+}
+
+/** early asks now and keeps the answer for the main script's call of the same path and body. */
+export function early<T>(path: string, body?: object): Promise<T> {
+  const answer = ask<T>(path, body);
+  handoff().answers.set(callKey(path, body), answer);
+  return answer;
+}
+
+async function ask<T>(path: string, body?: object): Promise<T> {
+  const res = await fetch(
+    path,
+    body && { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }
+  );
+  const answer = await res.json();
+  if (!res.ok) {
+    throw new Error(answer?.error ?? `${res.status} ${res.statusText}`);
+  }
+  return answer as T;
+}
