@@ -16,8 +16,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
@@ -69,7 +69,7 @@ type mcpTools struct {
 
 func newMCPServer(store *storage.Store, rules *sysframes.Rules) *mcp.Server {
 	t := &mcpTools{store: store, rules: rules,
-		exec: &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0)}}
+		exec: &query.Executor{Store: store, Rules: rules, Stacks: loader.NewCache(0)}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "flamediff", Version: version()}, &mcp.ServerOptions{
 		Instructions: "Flamediff stores profiles and span flame graphs of many runs per build of an app and compares builds " +
 			"with statistics. Start with list_apps and list_builds, then compare_builds (base = the older build). " +

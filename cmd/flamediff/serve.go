@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/plugin"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/web"
 	"github.com/flamediff/flamediff/pkg/web/guard"
 )
@@ -60,7 +60,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err := store.CheckTables(ctx); err != nil {
 			return err
 		}
-		exec := &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0)}
+		exec := &query.Executor{Store: store, Rules: rules, Stacks: loader.NewCache(0)}
 		mux := http.NewServeMux()
 		mux.Handle("/", web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status, g))
 		// /mcp: the guard's Host check and token; the MCP handler refuses

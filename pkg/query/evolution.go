@@ -6,7 +6,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/frames"
-	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -91,7 +91,7 @@ type evolutionRuns struct {
 // functions the matrix can show, and which runs have which stacks for the
 // call edges. A year of builds of 20,000 stacks a run is some 4M rows
 // instead of the samples' 36.5M.
-func (e *Executor) evolutionFromSums(ctx context.Context, sel *evolutionRuns, threshold float64) (*stacks.FunctionIndex, []float64, error) {
+func (e *Executor) evolutionFromSums(ctx context.Context, sel *evolutionRuns, threshold float64) (*loader.FunctionIndex, []float64, error) {
 	builds, runs, in := sel.builds, sel.runs, sel.in
 	// Which runs have which stacks is ClickHouse's longest part (a count
 	// per stack over every (run, stack) row): it runs meanwhile.
@@ -108,13 +108,13 @@ func (e *Executor) evolutionFromSums(ctx context.Context, sel *evolutionRuns, th
 			return nil
 		})
 	})
-	x, err := stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs)
+	x, err := loader.IndexFunctions(ctx, e.Store, e.Stacks, runs)
 	if err != nil {
 		return nil, nil, err
 	}
 	nf := len(x.Names())
 	values := make([]float64, len(runs)*nf) // per run, per function (run-major)
-	totals := make([]*stacks.Sums, len(builds))
+	totals := make([]*loader.Sums, len(builds))
 	for g := range totals {
 		totals[g] = x.NewSums()
 	}
@@ -142,7 +142,7 @@ func (e *Executor) evolutionFromSums(ctx context.Context, sel *evolutionRuns, th
 			number[h], hashes = int32(f), append(hashes, h) // #nosec G115 -- function ids are int32 by design
 		}
 	}
-	timeline := make([][]*stacks.Sums, len(builds)) // per build, per time bucket
+	timeline := make([][]*loader.Sums, len(builds)) // per build, per time bucket
 	err = e.Store.FunctionTimeline(ctx, runs, hashes, func(r int, h uint64, bucket int, v int64) error {
 		g := sel.buildOf[r]
 		for len(timeline[g]) <= bucket {
@@ -172,7 +172,7 @@ func (e *Executor) evolutionFromSums(ctx context.Context, sel *evolutionRuns, th
 	if p.err != nil {
 		return nil, nil, p.err
 	}
-	seen := stacks.NewBuildSet(x.Stacks(), len(builds))
+	seen := loader.NewBuildSet(x.Stacks(), len(builds))
 	for _, stack := range p.v.every {
 		k, err := x.Lookup(stack)
 		if err != nil {
@@ -214,16 +214,16 @@ type runStack struct {
 // the function sums existed: the timeline's rows also give each run's
 // value of every function (for the change points, the matrix's cues, and
 // the cells' tests), with no second read.
-func (e *Executor) evolutionFromSamples(ctx context.Context, sel *evolutionRuns, threshold float64) (*stacks.FunctionIndex, []float64, error) {
+func (e *Executor) evolutionFromSamples(ctx context.Context, sel *evolutionRuns, threshold float64) (*loader.FunctionIndex, []float64, error) {
 	builds, runs, buildOf, in := sel.builds, sel.runs, sel.buildOf, sel.in
 	groups := storage.EachRun(runs)
 	// The stack texts are read meanwhile: the first row waits for the
 	// index.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sideline := aside("stack reader", func() (*stacks.FunctionIndex, error) { return stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs) })
-	var x *stacks.FunctionIndex
-	var seen stacks.BuildSet
+	sideline := aside("stack reader", func() (*loader.FunctionIndex, error) { return loader.IndexFunctions(ctx, e.Store, e.Stacks, runs) })
+	var x *loader.FunctionIndex
+	var seen loader.BuildSet
 	var values []float64 // per run, per function (run-major)
 	nf := 0
 	waited, indexErr := false, error(nil)
@@ -236,15 +236,15 @@ func (e *Executor) evolutionFromSamples(ctx context.Context, sel *evolutionRuns,
 		if indexErr = r.err; r.err != nil {
 			return r.err
 		}
-		x, seen = r.v, stacks.NewBuildSet(r.v.Stacks(), len(builds))
+		x, seen = r.v, loader.NewBuildSet(r.v.Stacks(), len(builds))
 		nf = len(x.Names())
 		values = make([]float64, len(runs)*nf)
 		return nil
 	}
-	timeline := make([][]*stacks.Sums, len(builds)) // per build, per time bucket
+	timeline := make([][]*loader.Sums, len(builds)) // per build, per time bucket
 	// Each run's rows come in ascending hash order (the samples table's
 	// sort key): a cursor per run finds a row's stack a step or two on.
-	var cursors []*stacks.Cursor
+	var cursors []*loader.Cursor
 	err := e.Store.Timeline(ctx, groups, func(run int, hash uint64, bucket int, value int64) error {
 		if x == nil {
 			if err := wait(); err != nil {
@@ -278,7 +278,7 @@ func (e *Executor) evolutionFromSamples(ctx context.Context, sel *evolutionRuns,
 	// Every sample is in a time bucket, so the timeline's rows also add up
 	// to the builds' totals: one aggregation in ClickHouse instead of two.
 	// Values are per run.
-	totals := make([]*stacks.Sums, len(builds))
+	totals := make([]*loader.Sums, len(builds))
 	for g, b := range builds {
 		totals[g] = x.NewSums()
 		for _, tf := range timeline[g] {
@@ -288,7 +288,7 @@ func (e *Executor) evolutionFromSamples(ctx context.Context, sel *evolutionRuns,
 		totals[g].Finish(len(b.runs))
 	}
 	changed := x.ChangedEdges(seen, len(builds))
-	seen = stacks.BuildSet{}
+	seen = loader.BuildSet{}
 	for g := range in {
 		in[g].Total, in[g].Functions, in[g].Edges = totals[g].Total, x.ByName(totals[g]), changed[g]
 		totals[g] = nil

@@ -9,7 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/internal/fault"
-	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
@@ -29,7 +29,7 @@ type Executor struct {
 	// system code).
 	Rules *sysframes.Rules
 	// Stacks caches stack texts across queries (nil: none).
-	Stacks *stacks.Cache
+	Stacks *loader.Cache
 	// MaxMemory bounds the trees one query builds, in bytes (0: none).
 	MaxMemory int64
 }
@@ -182,6 +182,6 @@ func (e *Executor) Engine(ctx context.Context, m Model) (*tree.Builder, string, 
 	if err := e.admit(all); err != nil {
 		return nil, "", err
 	}
-	b, err := stacks.Load(ctx, e.Store, e.Stacks, head, base)
+	b, err := loader.Load(ctx, e.Store, e.Stacks, head, base)
 	return b, unit, err
 }

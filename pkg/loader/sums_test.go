@@ -1,4 +1,4 @@
-package stacks_test
+package loader_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -34,7 +34,7 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 	answers := func() map[string]string {
 		out := map[string]string{}
 		for _, q := range queries {
-			out[q] = answerJSON(t, &query.Executor{Store: store, Stacks: stacks.NewCache(0)}, q)
+			out[q] = answerJSON(t, &query.Executor{Store: store, Stacks: loader.NewCache(0)}, q)
 		}
 		return out
 	}
@@ -120,7 +120,7 @@ func TestLoadValuesPast32Bits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := stacks.Load(ctx, store, nil, head, base)
+	b, err := loader.Load(ctx, store, nil, head, base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // read of per-run stack values from ClickHouse (Load), the cache of stack
 // texts shared by queries (Cache) and the index of the functions of a
 // selection's stacks that over-time queries sum by (FunctionIndex).
-package stacks
+package loader
 
 import (
 	"context"
