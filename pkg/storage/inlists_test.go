@@ -52,7 +52,7 @@ func TestReadsOfManyRuns(t *testing.T) {
 	all := append(append([]Run{}, runs["base"]...), runs["head"]...)
 
 	text := map[uint64]string{} // stack hash -> "main@;f@"
-	err := s.Stacks(ctx, all, func(h uint64, frames []Frame) error {
+	err := s.stackTexts(ctx, all, func(h uint64, frames []Frame) error {
 		parts := make([]string, len(frames))
 		for i, f := range frames {
 			parts[i] = f.Name + "@" + f.Module

@@ -342,7 +342,7 @@ func frameSources(t *testing.T, s *Store, app string) map[string]string {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	if err := s.Stacks(context.Background(), runs, func(_ uint64, frames []Frame) error {
+	if err := s.stackTexts(context.Background(), runs, func(_ uint64, frames []Frame) error {
 		for _, f := range frames {
 			got[f.Name] = fmt.Sprintf("%s:%d", f.File, f.Line)
 		}
@@ -358,7 +358,7 @@ func perRun(t *testing.T, s *Store, runs []Run) []map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	if err := s.stackTexts(ctx, runs, func(h uint64, frames []Frame) error {
 		var names []string
 		for _, f := range frames {
 			names = append(names, f.Name+"@"+f.Module)
@@ -705,7 +705,7 @@ func TestStackValuesAndStacks(t *testing.T) {
 	}
 	base, head := runsOf("base"), runsOf("head")
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, append(base, head...), func(h uint64, frames []Frame) error {
+	if err := s.stackTexts(ctx, append(base, head...), func(h uint64, frames []Frame) error {
 		var names []string
 		for _, f := range frames {
 			if f.Hash != FrameHash(f.Name, f.Module, f.Inlined) {
@@ -811,7 +811,7 @@ func TestFirstSeenAndTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	if err := s.stackTexts(ctx, runs, func(h uint64, frames []Frame) error {
 		text[h] = frames[len(frames)-1].Name
 		return nil
 	}); err != nil {
@@ -991,7 +991,7 @@ func TestStackReadsByHash(t *testing.T) {
 		insert("stacks (app, stack_hash, frame_hashes)", []any{"a", h, frames})
 	}
 	visits := map[uint64]int{}
-	if err := native.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	if err := native.stackTexts(ctx, runs, func(h uint64, frames []Frame) error {
 		if visits[h]++; len(frames) != len(want[h]) {
 			t.Errorf("stack %x: %d frames, want %d", h, len(frames), len(want[h]))
 		}
