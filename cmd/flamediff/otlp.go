@@ -49,7 +49,7 @@ func ingestOTLP(ctx context.Context, dsn *storeFlags, parse *parseOptions, runAt
 		summary = sum.String()
 	}
 	err = withStore(dsn, func(store *storage.Store) error {
-		return store.IngestRuns(ctx, otlp.Ingestions(runs, meta), progress(os.Stderr, "storing "+file))
+		return store.WriteRuns(ctx, otlp.RunProfiles(runs, meta), progress(os.Stderr, "storing "+file))
 	})
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ func storeWithPprof(t *testing.T) (*storage.Store, string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := store.Ingest(ctx, storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(i)}, p, nil); err != nil {
+			if err := store.Write(ctx, storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(i)}, p, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -190,7 +190,7 @@ func TestWholeAppReadKeepsAnswers(t *testing.T) {
 			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{root, p.Intern(profile.Frame{Name: name})}, Value: int64(100 + 10*i + run)})
 		}
 		meta := storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(run), Start: time.Date(2026, 1, 1, 0, len(build), run, 0, time.UTC)}
-		if err := store.Ingest(ctx, meta, p, nil); err != nil {
+		if err := store.Write(ctx, meta, p, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

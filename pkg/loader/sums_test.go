@@ -107,7 +107,7 @@ func TestLoadValuesPast32Bits(t *testing.T) {
 			slow := p.Intern(profile.Frame{Name: "slow"})
 			p.Samples = []profile.Sample{{Stack: []uint32{root}, Value: 5}, {Stack: []uint32{root, slow}, Value: big + int64(10*i+run)}}
 			meta := storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(run), Start: time.Date(2026, 1, 1+i, 0, run, 0, 0, time.UTC)}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -30,14 +30,14 @@ type Run struct {
 	Profile         *profile.Profile
 }
 
-// Ingestions makes runs what the store takes, each with meta (commit,
+// RunProfiles makes runs what the store takes, each with meta (commit,
 // branch, labels, time) and its own app, build and run.
-func Ingestions(runs []Run, meta storage.RunMeta) []storage.Ingestion {
-	out := make([]storage.Ingestion, len(runs))
+func RunProfiles(runs []Run, meta storage.RunMeta) []storage.RunProfile {
+	out := make([]storage.RunProfile, len(runs))
 	for i, r := range runs {
 		m := meta
 		m.App, m.Build, m.Run = r.App, r.Build, r.Run
-		out[i] = storage.Ingestion{Meta: m, Profile: r.Profile}
+		out[i] = storage.RunProfile{Meta: m, Profile: r.Profile}
 	}
 	return out
 }

@@ -95,7 +95,7 @@ func BenchmarkIngestSpanFile(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
+			if err := store.WriteRuns(context.Background(), otlp.RunProfiles(runs, storage.RunMeta{}), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -152,7 +152,7 @@ func BenchmarkIngestProfileFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.IngestRuns(context.Background(), otlp.Ingestions(runs, storage.RunMeta{}), nil); err != nil {
+		if err := store.WriteRuns(context.Background(), otlp.RunProfiles(runs, storage.RunMeta{}), nil); err != nil {
 			b.Fatal(err)
 		}
 		samples += n

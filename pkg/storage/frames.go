@@ -56,7 +56,7 @@ type Frame struct {
 
 // ErrMissingFrame means a stack refers to a frame the frames table lacks:
 // the tables were changed by hand or an ingest was cut short in a way
-// Ingest never leaves behind.
+// Write never leaves behind.
 var ErrMissingFrame = errors.New("stack refers to a missing frame")
 
 // Frames calls visit with the text of each frame of app among hashes

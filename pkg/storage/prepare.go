@@ -139,9 +139,9 @@ func (m RunMeta) validate() error {
 	return nil
 }
 
-// Check says why IngestRuns would refuse in, for a caller that must tell
+// Check says why WriteRuns would refuse in, for a caller that must tell
 // bad input from a failing store (the OTLP receiver: 400, not 503).
-func (in Ingestion) Check() error {
+func (in RunProfile) Check() error {
 	if err := in.Meta.validate(); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (in Ingestion) Check() error {
 
 // start is when the run started: its meta's Start, else its profile's,
 // else now.
-func (in Ingestion) start() time.Time {
+func (in RunProfile) start() time.Time {
 	start := in.Meta.Start
 	if start.IsZero() {
 		start = in.Profile.Start
@@ -349,8 +349,8 @@ func newIngestID() uint64 {
 	}
 }
 
-// Ingestion is one run to store.
-type Ingestion struct {
+// RunProfile is one run to store.
+type RunProfile struct {
 	Meta    RunMeta
 	Profile *profile.Profile
 }
@@ -396,9 +396,9 @@ func (w *writeSet) distinct() (frames []stackRef, byApp map[string][]stackRef, n
 	return frames, byApp, n
 }
 
-// writeSet is the runs of one IngestRuns, prepared for writing.
+// writeSet is the runs of one WriteRuns, prepared for writing.
 type writeSet struct {
-	runs     []Ingestion
+	runs     []RunProfile
 	prepared []*prepared
 	starts   []time.Time
 	ids      []uint64

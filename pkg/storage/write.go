@@ -50,25 +50,25 @@ func (s *functionSums) appendTimeline(c *timelineColumns, app string, ingestID u
 	}
 }
 
-// Ingest stores p as run meta.App/Build/Run. Frames and stacks are
+// Write stores p as run meta.App/Build/Run. Frames and stacks are
 // interned, samples are summed per (stack, time bucket) and written under a
 // fresh ingest id with the sums of its stacks (run stacks), and the runs row that makes
 // them visible is written last: a run is either entirely visible or
 // absent, whatever fails or is cancelled on the way. Re-ingesting a run replaces it (its newest commit
 // wins); the old rows stay, invisible. progress, if not nil, is called
 // after each INSERT with rows written so far and rows to write.
-func (s *Store) Ingest(ctx context.Context, meta RunMeta, p *profile.Profile, progress func(done, total int)) error {
-	return s.IngestRuns(ctx, []Ingestion{{Meta: meta, Profile: p}}, progress)
+func (s *Store) Write(ctx context.Context, meta RunMeta, p *profile.Profile, progress func(done, total int)) error {
+	return s.WriteRuns(ctx, []RunProfile{{Meta: meta, Profile: p}}, progress)
 }
 
-// IngestRuns stores several runs as Ingest stores one, and commits them
+// WriteRuns stores several runs as Write stores one, and commits them
 // together: their runs rows are written last, in one INSERT, so that all of
 // them become visible or none (on one server; through a Distributed table
 // the rows of each shard commit together). The rows of all runs share
 // their INSERTs and look-ups, so that many small runs (spans of traces)
 // cost about what one run of their size does. Two ingestions of one run are
 // an error.
-func (s *Store) IngestRuns(ctx context.Context, runs []Ingestion, progress func(done, total int)) error {
+func (s *Store) WriteRuns(ctx context.Context, runs []RunProfile, progress func(done, total int)) error {
 	fail := func(meta RunMeta, err error) error {
 		return fmt.Errorf("ingest %s/%s/%s: %w", meta.App, meta.Build, meta.Run, err)
 	}
@@ -98,16 +98,16 @@ func (s *Store) IngestRuns(ctx context.Context, runs []Ingestion, progress func(
 		}
 		w.prepared[i], w.starts[i], w.ids[i] = prepare(p, duration), start, newIngestID()
 	}
-	if err := s.write(ctx, &w, progress); err != nil {
+	if err := s.commit(ctx, &w, progress); err != nil {
 		return failAll(err)
 	}
 	return nil
 }
 
-// write writes the runs' frames, new stacks, samples and run stacks under
+// commit writes the runs' frames, new stacks, samples and run stacks under
 // their ingest ids — rows no reader sees before the runs rows commit them
 // — and then the runs rows.
-func (s *Store) write(ctx context.Context, w *writeSet, progress func(done, total int)) error {
+func (s *Store) commit(ctx context.Context, w *writeSet, progress func(done, total int)) error {
 	frames, byApp, n := w.distinct()
 	var stacks []stackRef
 	apps := make([]string, 0, len(byApp))
