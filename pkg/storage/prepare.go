@@ -12,78 +12,6 @@ import (
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
-// functionSums adds up one run's rows per function (FunctionHash): the
-// function's inclusive sum over the whole run and in each time bucket, a
-// stack that holds it counting once. Id 0 is the run's total (hash 0).
-type functionSums struct {
-	ids    map[uint64]int32
-	hash   []uint64             // by id
-	whole  []int64              // by id, once done
-	bucket [TimeBuckets][]int64 // by bucket, then id (nil: no row in the bucket)
-	inB    [TimeBuckets][]bool
-	rows   []timelineRow // the (bucket, id) pairs with rows, once listed
-}
-
-type timelineRow struct {
-	bucket uint8
-	id     int32
-}
-
-func newFunctionSums() *functionSums {
-	return &functionSums{ids: map[uint64]int32{0: 0}, hash: []uint64{0}}
-}
-
-// id numbers a function by its hash.
-func (s *functionSums) id(hash uint64) int32 {
-	if id, ok := s.ids[hash]; ok {
-		return id
-	}
-	id := int32(len(s.hash)) // #nosec G115 -- fewer functions than frames, which are uint32
-	s.ids[hash] = id
-	s.hash = append(s.hash, hash)
-	return id
-}
-
-// add adds a row of a stack that holds functions (ids, each once) to
-// bucket.
-func (s *functionSums) add(functions []int32, bucket uint8, value int64) {
-	if n := len(s.hash); len(s.bucket[bucket]) < n {
-		s.bucket[bucket] = append(s.bucket[bucket], make([]int64, n-len(s.bucket[bucket]))...)
-		s.inB[bucket] = append(s.inB[bucket], make([]bool, n-len(s.inB[bucket]))...)
-	}
-	b, in := s.bucket[bucket], s.inB[bucket]
-	b[0], in[0] = b[0]+value, true
-	for _, f := range functions {
-		b[f], in[f] = b[f]+value, true
-	}
-}
-
-// done adds the buckets up into the whole run's sums, once every row is
-// in.
-func (s *functionSums) done() {
-	s.whole = make([]int64, len(s.hash))
-	for _, b := range s.bucket {
-		for id, v := range b {
-			s.whole[id] += v
-		}
-	}
-}
-
-// timelineRows is the number of (bucket, function) rows, and lists them.
-func (s *functionSums) timelineRows() int {
-	if s.rows == nil {
-		s.rows = []timelineRow{}
-		for b, in := range s.inB {
-			for id, ok := range in {
-				if ok {
-					s.rows = append(s.rows, timelineRow{uint8(b), int32(id)}) // #nosec G115 -- b < TimeBuckets; ids are int32
-				}
-			}
-		}
-	}
-	return len(s.rows)
-}
-
 // TimeBuckets is the number of time buckets a run is divided into for its
 // coarse time histogram (the evolution matrix's execution timeline). The
 // tables call a bucket a time frame (columns time_frame, time_frames,
@@ -137,6 +65,12 @@ func (m RunMeta) validate() error {
 		return fmt.Errorf("negative duration %v", m.Duration)
 	}
 	return nil
+}
+
+// RunProfile is one run to store.
+type RunProfile struct {
+	Meta    RunMeta
+	Profile *profile.Profile
 }
 
 // Check says why WriteRuns would refuse in, for a caller that must tell
@@ -205,6 +139,26 @@ func validateProfile(p *profile.Profile) error {
 		}
 	}
 	return nil
+}
+
+// writeSet is the runs of one WriteRuns, prepared for writing.
+type writeSet struct {
+	runs     []RunProfile
+	prepared []*prepared
+	starts   []time.Time
+	ids      []uint64
+}
+
+// newIngestID returns a random non-zero 63-bit id (positive as Int64 too,
+// so it survives JSON and signed tooling).
+func newIngestID() uint64 {
+	var b [8]byte
+	for {
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+		if id := binary.LittleEndian.Uint64(b[:]) >> 1; id != 0 {
+			return id
+		}
+	}
 }
 
 // prepared is one run's rows, aggregated and ready to insert.
@@ -337,22 +291,76 @@ func sumProfileFunctions(p *profile.Profile, stackOf, rowStack []int, buckets []
 	return sums
 }
 
-// newIngestID returns a random non-zero 63-bit id (positive as Int64 too,
-// so it survives JSON and signed tooling).
-func newIngestID() uint64 {
-	var b [8]byte
-	for {
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-		if id := binary.LittleEndian.Uint64(b[:]) >> 1; id != 0 {
-			return id
+// functionSums adds up one run's rows per function (FunctionHash): the
+// function's inclusive sum over the whole run and in each time bucket, a
+// stack that holds it counting once. Id 0 is the run's total (hash 0).
+type functionSums struct {
+	ids    map[uint64]int32
+	hash   []uint64             // by id
+	whole  []int64              // by id, once done
+	bucket [TimeBuckets][]int64 // by bucket, then id (nil: no row in the bucket)
+	inB    [TimeBuckets][]bool
+	rows   []timelineRow // the (bucket, id) pairs with rows, once listed
+}
+
+type timelineRow struct {
+	bucket uint8
+	id     int32
+}
+
+func newFunctionSums() *functionSums {
+	return &functionSums{ids: map[uint64]int32{0: 0}, hash: []uint64{0}}
+}
+
+// id numbers a function by its hash.
+func (s *functionSums) id(hash uint64) int32 {
+	if id, ok := s.ids[hash]; ok {
+		return id
+	}
+	id := int32(len(s.hash)) // #nosec G115 -- fewer functions than frames, which are uint32
+	s.ids[hash] = id
+	s.hash = append(s.hash, hash)
+	return id
+}
+
+// add adds a row of a stack that holds functions (ids, each once) to
+// bucket.
+func (s *functionSums) add(functions []int32, bucket uint8, value int64) {
+	if n := len(s.hash); len(s.bucket[bucket]) < n {
+		s.bucket[bucket] = append(s.bucket[bucket], make([]int64, n-len(s.bucket[bucket]))...)
+		s.inB[bucket] = append(s.inB[bucket], make([]bool, n-len(s.inB[bucket]))...)
+	}
+	b, in := s.bucket[bucket], s.inB[bucket]
+	b[0], in[0] = b[0]+value, true
+	for _, f := range functions {
+		b[f], in[f] = b[f]+value, true
+	}
+}
+
+// done adds the buckets up into the whole run's sums, once every row is
+// in.
+func (s *functionSums) done() {
+	s.whole = make([]int64, len(s.hash))
+	for _, b := range s.bucket {
+		for id, v := range b {
+			s.whole[id] += v
 		}
 	}
 }
 
-// RunProfile is one run to store.
-type RunProfile struct {
-	Meta    RunMeta
-	Profile *profile.Profile
+// timelineRows is the number of (bucket, function) rows, and lists them.
+func (s *functionSums) timelineRows() int {
+	if s.rows == nil {
+		s.rows = []timelineRow{}
+		for b, in := range s.inB {
+			for id, ok := range in {
+				if ok {
+					s.rows = append(s.rows, timelineRow{uint8(b), int32(id)}) // #nosec G115 -- b < TimeBuckets; ids are int32
+				}
+			}
+		}
+	}
+	return len(s.rows)
 }
 
 // stackRef is one distinct stack of a run: run index and stack index.
@@ -394,12 +402,4 @@ func (w *writeSet) distinct() (frames []stackRef, byApp map[string][]stackRef, n
 		n.timelines += r.functions.timelineRows()
 	}
 	return frames, byApp, n
-}
-
-// writeSet is the runs of one WriteRuns, prepared for writing.
-type writeSet struct {
-	runs     []RunProfile
-	prepared []*prepared
-	starts   []time.Time
-	ids      []uint64
 }

@@ -251,3 +251,25 @@ func hashTable(name string, hashes []uint64) (*ext.Table, error) {
 	}
 	return t, nil
 }
+
+// collect scans every row with one, closing rows.
+func collect[T any](rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+	Close() error
+}, what string, one func(scan func(...any) error) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := one(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}

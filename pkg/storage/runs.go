@@ -214,28 +214,6 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// collect scans every row with one, closing rows.
-func collect[T any](rows interface {
-	Next() bool
-	Scan(...any) error
-	Err() error
-	Close() error
-}, what string, one func(scan func(...any) error) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := one(rows.Scan)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, nil
-}
-
 // runRows are the runs rows that make the staged ingests visible. A
 // row's version (committed_ns) is above every earlier commit of its run
 // even if clocks went back, so the newest ingest always wins.
