@@ -15,22 +15,21 @@ const root = ".."
 // readYAML decodes a YAML file into v, failing on unknown shapes.
 func readYAML(t *testing.T, path string, v any) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	decodeFile(t, path, v, yaml.Unmarshal)
 }
 
 func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	decodeFile(t, path, v, json.Unmarshal)
+}
+
+func decodeFile(t *testing.T, path string, v any, unmarshal func([]byte, any) error) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 }

@@ -357,14 +357,7 @@ func findValues(ctx context.Context, store *storage.Store, q []string) ([]string
 // (1.7.0) with their changes, enough for every provisioned query.
 func seedDemo(ctx context.Context, t *testing.T) (*storage.Store, demo.App) {
 	t.Helper()
-	store, err := teststore.Open(chtest.DSN(t), storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store := teststore.Migrated(t, chtest.DSN(t))
 	app := demo.Generate(1)[0]
 	app.Builds = app.Builds[4:8]
 	for _, b := range app.Builds {

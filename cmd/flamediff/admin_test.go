@@ -12,6 +12,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // flamediffErr runs a command in-process and returns its standard output,
@@ -225,7 +226,7 @@ func TestIngestLikeQuery(t *testing.T) {
 	if stored != "main;caf\uFFFD 2\nmain;ok 1\n" || local != stored {
 		t.Errorf("stored %q, query %q", stored, local)
 	}
-	contention := "../../testdata/pprof/legacy/contention.txt"
+	contention := testkit.Testdata("pprof", "legacy", "contention.txt")
 	mustRun(t, "ingest", "--dsn", dsn, "--app", "a", "--build", "2", "--run", "r", "--sample-type", "contentions", contention)
 	if runs := mustRun(t, "runs", "--dsn", dsn, "--app", "a", "--build", "2"); !strings.Contains(runs, " 4      count ") {
 		t.Errorf("runs of the contention profile:\n%s", runs)
@@ -239,7 +240,7 @@ func TestIngestLikeQuery(t *testing.T) {
 func TestNoDatabaseSaysMigrate(t *testing.T) {
 	dsn := "clickhouse://default:@" + chtest.Addr(t) + "/flamediff_never_migrated"
 	for _, args := range [][]string{
-		{"ingest", "--dsn", dsn, "--app", "a", "--build", "b", "--run", "r", pprofRuns(t, "head")[0]},
+		{"ingest", "--dsn", dsn, "--app", "a", "--build", "b", "--run", "r", testkit.PprofRuns(t, "head")[0]},
 		{"serve", "--dsn", dsn, "--addr", "127.0.0.1:0"},
 		{"apps", "--dsn", dsn},
 		{"query", "--dsn", dsn, "--model", `{"queryType":"evolution","app":"a"}`},

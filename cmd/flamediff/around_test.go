@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // The options around a culprit answer alike on files and on the same runs
 // stored (--dsn --model), on one server and on the cluster, as JSON and as
 // the table; bad input is an error that names the field.
 func TestAroundStoredEqualsFiles(t *testing.T) {
-	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
+	head, base := testkit.PprofRuns(t, "head"), testkit.PprofRuns(t, "base")
 	cases := []struct {
 		flags []string
 		model map[string]any
@@ -67,7 +69,7 @@ func TestAroundStoredEqualsFiles(t *testing.T) {
 // A report takes the filters and only: its trees and functions are
 // query's under the same flags.
 func TestReportAround(t *testing.T) {
-	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
+	head, base := testkit.PprofRuns(t, "head"), testkit.PprofRuns(t, "base")
 	out := filepath.Join(t.TempDir(), "r.html")
 	args := append(append(append([]string{"--head"}, head...), "--base"), base...)
 	args = append(args, "--hide", `^runtime\.`, "--only", "new")

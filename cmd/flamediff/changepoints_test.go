@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // TestChangePointsGate: main.parse doubles in build 4 of 4; the table
@@ -65,7 +66,7 @@ func TestOverTimeOneBuild(t *testing.T) {
 	dsn := chtest.DSN(t)
 	mustRun(t, "migrate", "--dsn", dsn)
 	for r := range 3 {
-		mustRun(t, "ingest", "--dsn", dsn, "--app", "new", "--build", "0.1.0", "--run", fmt.Sprint(r), pprofRuns(t, "head")[r])
+		mustRun(t, "ingest", "--dsn", dsn, "--app", "new", "--build", "0.1.0", "--run", fmt.Sprint(r), testkit.PprofRuns(t, "head")[r])
 	}
 	for _, builds := range []string{``, `,"builds":["0.1.0"]`, `,"builds":["0.1.0","0.1.0"]`} {
 		cp := `{"queryType":"changepoints","app":"new"` + builds + `}`

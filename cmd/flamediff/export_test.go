@@ -5,20 +5,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // A build exported as pprof reads in pprof as pprof's own merge of its
 // runs' files (`go tool pprof -proto FILES`), on one server and on the
 // cluster.
 func TestExportPprofMatchesPprofMerge(t *testing.T) {
-	files := pprofRuns(t, "head")
+	files := testkit.PprofRuns(t, "head")
 	dir := t.TempDir()
-	mergedFile := pprofMerge(t, dir, files)
-	want, err := pproftop.Top([]string{mergedFile}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mergedFile := testkit.Merge(t, files)
+	want := testkit.Top(t, []string{mergedFile}, nil)
 	for name, dsn := range targets(t) {
 		t.Run(name, func(t *testing.T) {
 			for _, file := range files {
@@ -29,7 +26,7 @@ func TestExportPprofMatchesPprofMerge(t *testing.T) {
 			if err := os.WriteFile(exported, []byte(pb), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			sameTop(t, []string{exported}, want)
+			testkit.SameTop(t, "exported", testkit.Top(t, []string{exported}, nil), want)
 		})
 	}
 }
@@ -37,43 +34,13 @@ func TestExportPprofMatchesPprofMerge(t *testing.T) {
 // A diff of files written by query --output pprof is pprof's -diff_base
 // of the sides' merged files.
 func TestQueryPprofMatchesPprofDiff(t *testing.T) {
-	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
+	head, base := testkit.PprofRuns(t, "head"), testkit.PprofRuns(t, "base")
 	dir := t.TempDir()
-	want, err := pproftop.Top([]string{pprofMerge(t, dir, head)}, []string{pprofMerge(t, dir, base)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := testkit.Top(t, []string{testkit.Merge(t, head)}, []string{testkit.Merge(t, base)})
 	args := append(append(append([]string{"query", "--type", "diff", "--output", "pprof", "--max-nodes", "0", "--head"}, head...), "--base"), base...)
 	exported := filepath.Join(dir, "diff.pb.gz")
 	if err := os.WriteFile(exported, []byte(mustRun(t, args...)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sameTop(t, []string{exported}, want)
-}
-
-// sameTop checks pprof -top of files against want, function by function.
-func sameTop(t *testing.T, files []string, want map[string]pproftop.Entry) {
-	t.Helper()
-	got, err := pproftop.Top(files, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < 10 || len(got) != len(want) {
-		t.Errorf("pprof lists %d functions of the export, %d of its own", len(got), len(want))
-	}
-	for fn, w := range want {
-		if got[fn] != w {
-			t.Errorf("%s: exported %+v, pprof's own %+v", fn, got[fn], w)
-		}
-	}
-}
-
-// pprofMerge writes pprof's own merge of files (`go tool pprof -proto`)
-// to dir.
-func pprofMerge(t *testing.T, dir string, files []string) string {
-	merged, err := pproftop.Merge(dir, files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return merged
+	testkit.SameTop(t, "exported", testkit.Top(t, []string{exported}, nil), want)
 }

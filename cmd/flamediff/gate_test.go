@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // foldedRuns writes one folded file per run: run i gets the lines of
@@ -136,8 +138,7 @@ func TestQueryGate(t *testing.T) {
 // The table ranks by the change (significant first), prints values in
 // human units, and stops at --top.
 func TestQueryTable(t *testing.T) {
-	head, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "head-run*.pb.gz"))
-	base, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
+	head, base := testkit.PprofRuns(t, "head"), testkit.PprofRuns(t, "base")
 	out := mustRun(t, append(append(append([]string{"query", "--type", "diff", "--top", "3", "--head"}, head...), "--base"), base...)...)
 	verdictLines, table, _ := strings.Cut(out, "\n\n")
 	lines := strings.Split(strings.TrimSpace(table), "\n")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/verdict"
 )
 
@@ -98,8 +99,7 @@ func TestGitHubOutputHostileName(t *testing.T) {
 // /home/build/src/demo/genprof) and its first line; the runtime's
 // culprit, outside the root, has no file property and no absolute path.
 func TestGitHubOutputRealProfile(t *testing.T) {
-	head, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "head-run*.pb.gz"))
-	base, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", "base-run*.pb.gz"))
+	head, base := testkit.PprofRuns(t, "head"), testkit.PprofRuns(t, "base")
 	args := append(append(append([]string{"query", "--type", "diff", "--output", "github", "--source-root", "/home/build/src/demo",
 		"--fail-on-regression", "--head"}, head...), "--base"), base...)
 	out, err := flamediff(t, args...)

@@ -25,6 +25,7 @@ import (
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/otlptest"
 	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -36,21 +37,13 @@ func atPath(t *testing.T, exe string) []*pprof.Profile { return runsAt(t, "base"
 // runsAt is atPath of testdata/pprof's runs of side ("base", "head").
 func runsAt(t *testing.T, side, exe string) []*pprof.Profile {
 	t.Helper()
-	srcs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
+	srcs := testkit.PprofRuns(t, side)
 	if len(srcs) != 3 {
 		t.Fatalf("testdata/pprof has %d %s runs, want 3", len(srcs), side)
 	}
 	var ps []*pprof.Profile
 	for _, src := range srcs {
-		f, err := os.Open(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := pprof.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := testkit.ParsePprof(t, src)
 		if p.Mapping[0].File != "/tmp/genprof" {
 			t.Fatalf("%s: first mapping %q, not the executable", src, p.Mapping[0].File)
 		}
@@ -455,7 +448,7 @@ func pprofMarks(t *testing.T, file string) map[string]string {
 // A run exported keeps what its profile said about inlining: pprof's -top
 // of the export marks the same functions "(inline)" as of the file.
 func TestExportKeepsInlineMarks(t *testing.T) {
-	src := filepath.Join("..", "..", "testdata", "pprof", "base-run1.pb.gz")
+	src := testkit.Testdata("pprof", "base-run1.pb.gz")
 	want := pprofMarks(t, src)
 	inline := 0
 	for _, m := range want {

@@ -14,11 +14,11 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/profile"
-	"github.com/flamediff/flamediff/pkg/storage"
 )
 
 var binDir string
@@ -91,16 +91,6 @@ func runBinary(t *testing.T, args ...string) (string, int) {
 	return stderr.String(), cmd.ProcessState.ExitCode()
 }
 
-func openTestStore(t *testing.T, dsn string) *storage.Store {
-	t.Helper()
-	store, err := teststore.Open(dsn, storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return store
-}
-
 // targets returns migrated fresh databases on one server and on the
 // private cluster (migrate --cluster), by name, for tests that run the
 // commands on both.
@@ -121,7 +111,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			t.Fatalf("migrate printed %q", out)
 		}
 	}
-	if err := openTestStore(t, dsn).CheckTables(context.Background()); err != nil {
+	if err := teststore.Opened(t, dsn).CheckTables(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -171,7 +161,7 @@ func TestNamesRoundTrip(t *testing.T) {
 	mustRun(t, "migrate", "--dsn", dsn)
 	mustRun(t, append(args, folded)...)
 
-	runs, err := openTestStore(t, dsn).Runs(context.Background(), app, []string{build}, []string{run})
+	runs, err := teststore.Opened(t, dsn).Runs(context.Background(), app, []string{build}, []string{run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,10 +190,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	truncated := filepath.Join(dir, "cut.pb.gz")
-	pb, err := os.ReadFile("../../testdata/pprof/head-run1.pb.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pb := testkit.ReadTestdata(t, "pprof", "head-run1.pb.gz")
 	if err := os.WriteFile(truncated, pb[:len(pb)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +204,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 			t.Errorf("ingest %s: exit %d, stderr %q; want exit 1 and one line starting %q", tc.file, code, stderr, tc.want)
 		}
 	}
-	if apps, err := openTestStore(t, dsn).Apps(context.Background()); err != nil || len(apps) != 0 {
+	if apps, err := teststore.Opened(t, dsn).Apps(context.Background()); err != nil || len(apps) != 0 {
 		t.Errorf("after bad input the store has apps %v (%v)", apps, err)
 	}
 }
@@ -255,7 +242,7 @@ func seed(t *testing.T, dsn string) {
 	if strings.Count(second, " 0 runs ingested, 120 already stored, 0 builds' changes") != 2 {
 		t.Errorf("second seed printed %q", second)
 	}
-	store := openTestStore(t, dsn)
+	store := teststore.Opened(t, dsn)
 	ctx := context.Background()
 	for _, app := range demo.Generate(1) {
 		builds, err := store.Builds(ctx, app.Name)
@@ -291,7 +278,7 @@ func TestChangesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustRun(t, "changes", "--dsn", dsn, "--app", "a'pp", "--build", "1.0", file)
-	got, err := openTestStore(t, dsn).Changes(context.Background(), "a'pp", nil)
+	got, err := teststore.Opened(t, dsn).Changes(context.Background(), "a'pp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

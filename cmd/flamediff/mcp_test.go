@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // callTool calls a tool and decodes its structured answer into out; it
@@ -55,7 +57,7 @@ func exerciseTools(t *testing.T, transport mcp.Transport) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	nBase, nHead := len(pprofRuns(t, "base")), len(pprofRuns(t, "head"))
+	nBase, nHead := len(testkit.PprofRuns(t, "base")), len(testkit.PprofRuns(t, "head"))
 	tools, err := s.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +211,7 @@ func TestMCPAgreesWithGate(t *testing.T) {
 	outputs := map[string][]string{
 		"stored runs": {"query", "--dsn", dsn, "--model", model, "--output", "verdict"},
 		"files": append(append(append([]string{"query", "--type", "diff", "--output", "verdict", "--head"},
-			pprofRuns(t, "head")...), "--base"), pprofRuns(t, "base")...),
+			testkit.PprofRuns(t, "head")...), "--base"), testkit.PprofRuns(t, "base")...),
 	}
 	for name, args := range outputs {
 		var fromCLI verdictJSON

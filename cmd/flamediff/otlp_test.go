@@ -16,6 +16,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // TestIngestOTLPProfilesLikePprof: each pprof file the tests hold and
@@ -26,9 +27,7 @@ func TestIngestOTLPProfilesLikePprof(t *testing.T) {
 	dsn := chtest.DSN(t)
 	mustRun(t, "migrate", "--dsn", dsn)
 	dir := t.TempDir()
-	files, _ := filepath.Glob("../../testdata/pprof/*.pb.gz")
-	legacy, _ := filepath.Glob("../../testdata/pprof/legacy/*.txt")
-	files = append(files, legacy...)
+	files := testkit.PprofFiles(t)
 	if len(files) < 10 {
 		t.Fatalf("only %d pprof files", len(files))
 	}

@@ -2,9 +2,10 @@ package main
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // A stored query (--dsn --model) answers exactly what the local engine
@@ -17,17 +18,8 @@ func TestStoredQueryEqualsLocalQuery(t *testing.T) {
 }
 
 func storedEqualsLocal(t *testing.T, dsn string) {
-	sides := map[string][]string{}
-	for _, side := range []string{"base", "head"} {
-		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
-		if len(files) == 0 {
-			t.Fatal("no testdata/pprof profiles")
-		}
-		sides[side] = files
-		for i, f := range files {
-			mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", side, "--run", string(rune('a'+i)), f)
-		}
-	}
+	ingestPprofInto(t, dsn)
+	sides := map[string][]string{"base": testkit.PprofRuns(t, "base"), "head": testkit.PprofRuns(t, "head")}
 	// Every variant's tree and culprits frame (its verdict in the meta),
 	// in both normalisations, and the GitHub annotations, whose file is
 	// relative to the source root.

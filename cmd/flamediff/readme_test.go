@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // The README's run command brings the product up on this machine: the
@@ -43,5 +45,27 @@ func TestReadmeRunCommand(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `["checkout-service","ios-app"]`) {
 		t.Errorf("scripts/run.sh --check did not list the demo's apps:\n%s", out)
+	}
+}
+
+// The README's doc index links every doc of docs/.
+func TestReadmeIndexesEveryDoc(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(testkit.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, index, found := strings.Cut(string(readme), "\n| document | what it covers |\n")
+	if !found {
+		t.Fatal("the README has no doc index (a table | document | what it covers |)")
+	}
+	index, _, _ = strings.Cut(index, "\n\n")
+	docs, err := filepath.Glob(filepath.Join(testkit.Root(), "docs", "*.md"))
+	if err != nil || len(docs) < 20 {
+		t.Fatalf("docs/*.md: %d files, %v", len(docs), err)
+	}
+	for _, doc := range docs {
+		if link := "](docs/" + filepath.Base(doc) + ")"; !strings.Contains(index, link) {
+			t.Errorf("the README's doc index has no link to docs/%s", filepath.Base(doc))
+		}
 	}
 }

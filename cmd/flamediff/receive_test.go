@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // faultCycles is how many times a fault test stops the receiver: the
@@ -365,12 +365,12 @@ func TestReceiveRefusesDeepRequest(t *testing.T) {
 	p := &receiverProc{t: t, args: []string{"receive", "--dsn", dsn, "--addr", addr, "--dir", t.TempDir()}}
 	p.start()
 	body := otlptest.NestedTraces(1_600_000, nil)
-	resp, err := http.Post("http://"+addr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/traces", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, answer := testkit.Do(t, req)
 	if resp.StatusCode != 400 || !bytes.Contains(answer, []byte("messages nest more than 64 deep")) {
 		t.Errorf("%d bytes nested 1.6M deep: %d %q", len(body), resp.StatusCode, answer)
 	}

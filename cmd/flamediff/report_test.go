@@ -2,15 +2,15 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // reportData reads back the frames and title a report page carries.
@@ -32,15 +32,7 @@ func reportData(t *testing.T, file string) (page string, data struct {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &data); err != nil {
+	if err := json.Unmarshal(testkit.Gunzip(t, z), &data); err != nil {
 		t.Fatal(err)
 	}
 	return page, data
@@ -64,7 +56,7 @@ func frameNames(t *testing.T, frames []json.RawMessage) []string {
 // computes and the run details of one run per file; it references nothing
 // outside itself.
 func TestReportFromFiles(t *testing.T) {
-	head, base := pprofRuns(t, "head"), pprofRuns(t, "base")
+	head, base := testkit.PprofRuns(t, "head"), testkit.PprofRuns(t, "base")
 	out := filepath.Join(t.TempDir(), "r.html")
 	args := append(append([]string{"--head"}, head...), append([]string{"--base"}, base...)...)
 	mustRun(t, append([]string{"report", "--type", "diff", "-o", out}, args...)...)

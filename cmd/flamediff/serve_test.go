@@ -12,17 +12,8 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/testkit"
 )
-
-// pprofRuns lists testdata/pprof's runs of one side.
-func pprofRuns(t *testing.T, side string) []string {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
-	if len(files) == 0 {
-		t.Fatal("no testdata/pprof profiles")
-	}
-	return files
-}
 
 // ingestPprof stores testdata/pprof's runs as builds "base" and "head" of
 // app "app" in a fresh database and returns its DSN.
@@ -30,12 +21,18 @@ func ingestPprof(t *testing.T) string {
 	t.Helper()
 	dsn := chtest.DSN(t)
 	mustRun(t, "migrate", "--dsn", dsn)
+	ingestPprofInto(t, dsn)
+	return dsn
+}
+
+// ingestPprofInto is ingestPprof into dsn's migrated database.
+func ingestPprofInto(t *testing.T, dsn string) {
+	t.Helper()
 	for _, side := range []string{"base", "head"} {
-		for i, f := range pprofRuns(t, side) {
+		for i, f := range testkit.PprofRuns(t, side) {
 			mustRun(t, "ingest", "--dsn", dsn, "--app", "app", "--build", side, "--run", string(rune('a'+i)), f)
 		}
 	}
-	return dsn
 }
 
 // serveTest starts `flamediff serve` in-process on a free loopback port over
@@ -151,15 +148,7 @@ func send(t *testing.T, url, host, body string, header map[string]string) (*http
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testkit.Do(t, req)
 	return resp, string(b)
 }
 

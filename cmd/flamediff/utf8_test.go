@@ -15,6 +15,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
@@ -26,15 +27,7 @@ var badNames = []string{"bad.Name\xff", "bad.Name\xff\xfe", "bad.Name\xc3(", "ba
 // of its functions replaced by badNames, as a real profiler could write them.
 func invalidUTF8Profile(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(pprofRuns(t, "head")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testkit.ParsePprof(t, testkit.PprofRuns(t, "head")[0])
 	// Functions that are leaves somewhere, so each has a flat value.
 	leaves := map[*profile.Function]bool{}
 	for _, s := range p.Sample {

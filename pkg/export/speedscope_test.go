@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -38,7 +39,7 @@ func speedscopeFileSchema(t *testing.T) *jsonschema.Resolved {
 // them back with the run's total.
 func TestSpeedscopeMatchesSchema(t *testing.T) {
 	schema := speedscopeFileSchema(t)
-	p := parse(t, runs(t, "head")[0])
+	p := parse(t, testkit.PprofRuns(t, "head")[0])
 	diff, err := testBuilder(t, true).Build(tree.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestSpeedscopeMatchesSchema(t *testing.T) {
 // gives each function the samples the file's stacks end in, counted on the
 // raw JSON.
 func TestPySpySpeedscope(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "formats", "py-spy.speedscope.json"))
+	b, err := os.ReadFile(testkit.Testdata("formats", "py-spy.speedscope.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

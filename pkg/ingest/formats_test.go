@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // speedscopeSample has a sampled profile (in seconds, as py-spy writes
@@ -62,7 +64,7 @@ func TestHostileFormats(t *testing.T) {
 		fmt.Fprintf(&diamond, "fn=f%d_0\n1 1\ncfn=f%d_0\ncalls=1 1\n1 10\ncfn=f%d_1\ncalls=1 1\n1 10\n", i, i+1, i+1)
 		fmt.Fprintf(&diamond, "fn=f%d_1\n1 1\ncfn=f%d_0\ncalls=1 1\n1 10\ncfn=f%d_1\ncalls=1 1\n1 10\n", i, i+1, i+1)
 	}
-	jfr := readTestdata(t, "formats/app.jfr")
+	jfr := testkit.ReadTestdata(t, "formats/app.jfr")
 	bigChunk := bytes.Clone(jfr[:100])
 	copy(bigChunk[8:16], []byte{0x7f, 0, 0, 0, 0, 0, 0, 0})
 	headerOnly := bytes.Clone(jfr[:68])

@@ -3,20 +3,21 @@ package ingest
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
+	"os"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // seed adds the test data files matching pattern, cut to at most 16 KiB
 // so that mutations stay fast.
 func seed(f *testing.F, pattern string) {
-	files, err := filepath.Glob("../../testdata/" + pattern)
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no seed files for %s", pattern)
-	}
-	for _, file := range files {
-		b := readTestdata(f, file[len("../../testdata/"):])
+	for _, file := range testkit.Glob(f, pattern) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
 		f.Add(b[:min(len(b), 16<<10)])
 	}
 }
@@ -61,7 +62,7 @@ func FuzzParsePerf(f *testing.F) {
 func FuzzParsePprof(f *testing.F) {
 	seed(f, "pprof/*.pb.gz")
 	seed(f, "pprof/legacy/*.txt")
-	f.Add(gunzipped(f, readTestdata(f, "pprof/base-run1.pb.gz")))
+	f.Add(testkit.Gunzip(f, testkit.ReadTestdata(f, "pprof", "base-run1.pb.gz")))
 	f.Add(legacyCPUProfile())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzParse(t, data, Pprof)

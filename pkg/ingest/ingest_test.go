@@ -2,13 +2,13 @@ package ingest
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 func TestParseFormat(t *testing.T) {
@@ -28,42 +28,20 @@ func TestParseFormat(t *testing.T) {
 	}
 }
 
-func readTestdata(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("../../testdata/" + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func gunzipped(t testing.TB, b []byte) []byte {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
-
 func TestDetect(t *testing.T) {
-	gz := readTestdata(t, "pprof/base-run1.pb.gz")
+	gz := testkit.ReadTestdata(t, "pprof", "base-run1.pb.gz")
 	tests := []struct {
 		name string
 		in   []byte
 		want Format
 	}{
 		{"gzipped pprof", gz, Pprof},
-		{"raw pprof", gunzipped(t, gz), Pprof},
+		{"raw pprof", testkit.Gunzip(t, gz), Pprof},
 		{"binary junk", []byte{0x00, 0x01, 0xfe, 'x'}, Pprof},
 		{"folded", []byte("main;run 12\nmain;run;leaf 3\n"), Folded},
 		{"folded with a header-like line", []byte("java 1234 5\nmain;b 1\n"), Folded},
-		{"folded reference file", readTestdata(t, "perf-script/perf-vertx-stacks-01.folded"), Folded},
-		{"perf with header", readTestdata(t, "perf-script/perf-java-faults-01.perf.txt"), Perf},
+		{"folded reference file", testkit.ReadTestdata(t, "perf-script/perf-vertx-stacks-01.folded"), Folded},
+		{"perf with header", testkit.ReadTestdata(t, "perf-script/perf-java-faults-01.perf.txt"), Perf},
 		{"perf without header", []byte("dd 29776 666709.771979: 10101010 cpu-clock:\n\t 7f read (/lib/libc.so)\n\n"), Perf},
 		{"perf event without stack", []byte("dd 29776 666709.771979: cpu-clock: \n\ndd 29776 666709.8: cpu-clock: \n"), Perf},
 		{"perf comments only", []byte("# ========\n# captured on: today\n"), Perf},
@@ -81,8 +59,8 @@ func TestDetect(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	gz := readTestdata(t, "pprof/base-run1.pb.gz")
-	raw := gunzipped(t, gz)
+	gz := testkit.ReadTestdata(t, "pprof", "base-run1.pb.gz")
+	raw := testkit.Gunzip(t, gz)
 	tests := []struct {
 		name   string
 		file   string
@@ -101,7 +79,7 @@ func TestParseErrors(t *testing.T) {
 		{"binary in folded", "x.folded", []byte("a 1\nb\x00 2\n"), Folded, "x.folded:2: binary data in a text profile"},
 		{"truncated gzip", "base.pb.gz", gz[:1234], Auto, "base.pb.gz: offset 1234: truncated gzip stream"},
 		{"truncated protobuf", "base.pb", raw[:len(raw)-7], Auto, "base.pb: offset " + strconv.FormatInt(lastFieldOffset(t, raw), 10) + ": truncated protobuf"},
-		{"truncated protobuf in gzip", "base.pb.gz", gzipped(t, raw[:len(raw)-7]), Auto,
+		{"truncated protobuf in gzip", "base.pb.gz", testkit.Gzip(t, raw[:len(raw)-7]), Auto,
 			"base.pb.gz: offset " + strconv.FormatInt(lastFieldOffset(t, raw), 10) + ": truncated protobuf (decompressed)"},
 		{"binary junk", "junk.bin", []byte{0x07, 0xff, 0x01}, Auto,
 			"junk.bin: offset 0: not a pprof profile (malformed protobuf)"},
@@ -161,18 +139,6 @@ func uvarint(b []byte) (uint64, int) {
 		}
 	}
 	return 0, len(b)
-}
-
-func gzipped(t *testing.T, b []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // A failing reader is an I/O error, not bad input.

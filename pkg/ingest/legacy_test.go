@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	pprof "github.com/google/pprof/profile"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // legacyCPUProfile builds a legacy binary CPU profile (gperftools' format, as
@@ -32,13 +34,13 @@ func legacyCPUProfile() []byte {
 // legacyProfiles are the legacy inputs: the hand-written text profiles of
 // testdata/pprof/legacy and a generated binary CPU profile.
 func legacyProfiles(t testing.TB) map[string][]byte {
-	files, err := filepath.Glob("../../testdata/pprof/legacy/*.txt")
-	if err != nil || len(files) < 5 {
-		t.Fatalf("legacy fixtures: %v (%d files)", err, len(files))
+	files := testkit.Glob(t, "pprof", "legacy", "*.txt")
+	if len(files) < 5 {
+		t.Fatalf("legacy fixtures: %d files", len(files))
 	}
 	in := map[string][]byte{"cpu.bin": legacyCPUProfile()}
 	for _, f := range files {
-		in[filepath.Base(f)] = readTestdata(t, "pprof/legacy/"+filepath.Base(f))
+		in[filepath.Base(f)] = testkit.ReadTestdata(t, "pprof/legacy/"+filepath.Base(f))
 	}
 	return in
 }
@@ -80,7 +82,7 @@ func TestLegacyPprof(t *testing.T) {
 
 // --sample-type picks a pprof sample type; other formats have one.
 func TestSampleType(t *testing.T) {
-	data := readTestdata(t, "pprof/legacy/contention.txt")
+	data := testkit.ReadTestdata(t, "pprof/legacy/contention.txt")
 	for _, tc := range []struct {
 		format     Format
 		data       []byte

@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
@@ -57,11 +57,10 @@ func flatCum(top map[string]pproftop.Entry, p *profile.Profile, sign int64) {
 }
 
 func TestPprofMatchesPprofTop(t *testing.T) {
-	dir := "../../testdata/pprof"
 	files := func(side string) []string {
-		m, _ := filepath.Glob(filepath.Join(dir, side+"-run*.pb.gz"))
+		m := testkit.PprofRuns(t, side)
 		if len(m) != 3 {
-			t.Fatalf("want 3 %s runs in %s, found %d", side, dir, len(m))
+			t.Fatalf("want 3 %s runs in testdata/pprof, found %d", side, len(m))
 		}
 		return m
 	}
@@ -108,7 +107,7 @@ func TestPprofMatchesPprofTop(t *testing.T) {
 }
 
 func TestPprofRunMetadata(t *testing.T) {
-	p := parseFile(t, "../../testdata/pprof/base-run1.pb.gz")
+	p := parseFile(t, testkit.Testdata("pprof", "base-run1.pb.gz"))
 	if p.SampleType != "cpu" || p.Unit != "nanoseconds" {
 		t.Errorf("sample type %s/%s, want cpu/nanoseconds", p.SampleType, p.Unit)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/loader"
@@ -25,14 +25,10 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 // returns the store and its DSN.
 func storeWithPprof(t *testing.T) (*storage.Store, string) {
 	t.Helper()
-	store, dsn := migratedStore(t)
+	store, dsn := teststore.Fresh(t, false)
 	ctx := context.Background()
 	for _, build := range []string{"base", "head"} {
-		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", build+"-run*.pb.gz"))
-		if len(files) == 0 {
-			t.Fatal("no testdata/pprof profiles")
-		}
-		for i, name := range files {
+		for i, name := range testkit.PprofRuns(t, build) {
 			p, err := profilefile.Parse(name, ingest.Options{Format: ingest.Pprof})
 			if err != nil {
 				t.Fatal(err)
@@ -41,22 +37,6 @@ func storeWithPprof(t *testing.T) (*storage.Store, string) {
 				t.Fatal(err)
 			}
 		}
-	}
-	return store, dsn
-}
-
-// migratedStore opens a store on a fresh database, migrated; it returns
-// the store and its DSN.
-func migratedStore(t *testing.T) (*storage.Store, string) {
-	t.Helper()
-	dsn := chtest.DSN(t)
-	store, err := teststore.Open(dsn, storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if err := store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 	return store, dsn
 }
@@ -179,7 +159,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 // them): the stacks no selected run has stay out of the answers, and go to
 // the cache. A selection of few rows still reads its own stacks only.
 func TestWholeAppReadKeepsAnswers(t *testing.T) {
-	store, _ := migratedStore(t)
+	store, _ := teststore.Fresh(t, false)
 	ctx := context.Background()
 	// Builds a and b: 4 runs each of 10 stacks under main (b's run 3 adds
 	// one); build other: 1 run of 3 stacks no run of a or b has.

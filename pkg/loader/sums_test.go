@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
@@ -97,7 +98,7 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 // whole: the staged table widens, and each node's per-run totals are the
 // runs' values.
 func TestLoadValuesPast32Bits(t *testing.T) {
-	store, _ := migratedStore(t)
+	store, _ := teststore.Fresh(t, false)
 	ctx := context.Background()
 	big := int64(3) << 31 // past 2^32
 	for i, build := range []string{"base", "head"} {
@@ -112,14 +113,7 @@ func TestLoadValuesPast32Bits(t *testing.T) {
 			}
 		}
 	}
-	head, err := store.Runs(ctx, "app", []string{"head"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := store.Runs(ctx, "app", []string{"base"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	head, base := teststore.Runs(t, store, "app", "head"), teststore.Runs(t, store, "app", "base")
 	b, err := loader.Load(ctx, store, nil, head, base)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package otlp
 
 import (
 	"bytes"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -10,20 +9,14 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 // pprofFiles are every pprof file the tests hold.
 func pprofFiles(t testing.TB) []string {
-	var files []string
-	for _, pattern := range []string{"*.pb.gz", "legacy/*.txt"} {
-		m, err := filepath.Glob("../../testdata/pprof/" + pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
+	files := testkit.PprofFiles(t)
 	if len(files) < 10 {
 		t.Fatalf("found only %d pprof files", len(files))
 	}

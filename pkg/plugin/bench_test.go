@@ -13,6 +13,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/plugintest"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -133,14 +134,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 			}
 		}
 	}
-	head, err := store.Runs(ctx, "bench", []string{"head"}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	base, err := store.Runs(ctx, "bench", []string{"base"}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	head, base := teststore.Runs(b, store, "bench", "head"), teststore.Runs(b, store, "bench", "base")
 	conn := chtest.Conn(b, dsn)
 	var threads string
 	if err := conn.QueryRow(ctx, "SELECT value FROM system.settings WHERE name = 'max_threads'").Scan(&threads); err != nil {

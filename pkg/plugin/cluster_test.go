@@ -11,6 +11,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/plugintest"
+	"github.com/flamediff/flamediff/internal/teststore"
 )
 
 // Every query type answers the same frames from Distributed tables on two
@@ -102,7 +103,7 @@ func TestClusterHealth(t *testing.T) {
 
 // The single-server data source is told off for forcing GLOBAL IN.
 func TestHealthDistributedOverrideOnOneServer(t *testing.T) {
-	_, dsn := migratedStoreOn(t, false)
+	_, dsn := teststore.Fresh(t, false)
 	settings, err := plugintest.SettingsFromDSN(dsn)
 	if err != nil {
 		t.Fatal(err)

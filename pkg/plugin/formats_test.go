@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/internal/toolprofiles"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -44,7 +45,7 @@ func TestToolFormatsOverGRPC(t *testing.T) {
 	recs := recordTools(t)
 	for name, cluster := range map[string]bool{"one server": false, "cluster": true} {
 		t.Run(name, func(t *testing.T) {
-			store, dsn := migratedStoreOn(t, cluster)
+			store, dsn := teststore.Fresh(t, cluster)
 			for _, r := range recs {
 				for build, dir := range map[string]string{"base": r.Base, "head": r.Head} {
 					files, err := filepath.Glob(filepath.Join(dir, "run*"))

@@ -3,14 +3,12 @@ package plugin_test
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
-	pprof "github.com/google/pprof/profile"
-
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/internal/testkit"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -20,16 +18,16 @@ import (
 // go-plugin from one server and the cluster: every diff (each variant,
 // both normalisations) has no delta at any node and no culprit.
 func TestOneBinaryAtTwoPathsOverGRPC(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(moduleRoot, "testdata", "pprof", "base-run*.pb.gz"))
-	if err != nil || len(files) != 3 {
-		t.Fatalf("testdata/pprof base runs: %d, %v", len(files), err)
+	files := testkit.PprofRuns(t, "base")
+	if len(files) != 3 {
+		t.Fatalf("testdata/pprof base runs: %d", len(files))
 	}
 	for name, cluster := range map[string]bool{"one server": false, "cluster": true} {
 		t.Run(name, func(t *testing.T) {
 			if cluster {
 				chtest.ClusterShards(t)
 			}
-			store, dsn := migratedStoreOn(t, cluster)
+			store, dsn := teststore.Fresh(t, cluster)
 			for build, exe := range map[string]string{"base": "/opt/app/1.2/app-base", "head": "/home/ci/checkout-2/app-head"} {
 				for i, file := range files {
 					p := movedTo(t, file, exe)
@@ -70,14 +68,7 @@ func TestOneBinaryAtTwoPathsOverGRPC(t *testing.T) {
 // first) moved to exe.
 func movedTo(t *testing.T, file, exe string) *profile.Profile {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := pprof.ParseData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := testkit.ParsePprof(t, file)
 	src.Mapping[0].File = exe
 	var buf bytes.Buffer
 	if err := src.Write(&buf); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/flamediff/flamediff/internal/plugintest"
 	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -96,29 +97,7 @@ type fixture struct {
 // are on the private cluster when chtest.OnCluster.
 func migratedStore(t testing.TB) (*storage.Store, string) {
 	t.Helper()
-	return migratedStoreOn(t, chtest.OnCluster())
-}
-
-// migratedStoreOn is migratedStore on one server or on the cluster.
-func migratedStoreOn(t testing.TB, cluster bool) (*storage.Store, string) {
-	t.Helper()
-	dsn := chtest.DSN(t)
-	if cluster {
-		dsn = chtest.ClusterDSN(t)
-	}
-	store, err := teststore.Open(dsn, storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	migrate := store.Migrate
-	if cluster {
-		migrate = func(ctx context.Context) error { return store.MigrateCluster(ctx, chtest.ClusterName) }
-	}
-	if err := migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return store, dsn
+	return teststore.Fresh(t, chtest.OnCluster())
 }
 
 func loadPprof(t *testing.T) *fixture {
@@ -128,18 +107,15 @@ func loadPprof(t *testing.T) *fixture {
 
 func loadPprofOn(t *testing.T, cluster bool) *fixture {
 	t.Helper()
-	store, dsn := migratedStoreOn(t, cluster)
+	store, dsn := teststore.Fresh(t, cluster)
 	ctx := context.Background()
 	var head, base []string
 	for _, side := range []struct {
 		build string
 		files *[]string
-		glob  string
-	}{{hostileBase, &base, "base-run*.pb.gz"}, {hostileHead, &head, "head-run*.pb.gz"}} {
-		files, err := filepath.Glob(filepath.Join(moduleRoot, "testdata", "pprof", side.glob))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no testdata/pprof/%s: %v", side.glob, err)
-		}
+		side  string
+	}{{hostileBase, &base, "base"}, {hostileHead, &head, "head"}} {
+		files := testkit.PprofRuns(t, side.side)
 		*side.files = files
 		for i, name := range files {
 			p := parseFile(t, name)

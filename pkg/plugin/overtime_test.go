@@ -15,6 +15,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/plugintest"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -35,7 +36,7 @@ func loadOverTime(t *testing.T) *fixture {
 
 func loadOverTimeOn(t *testing.T, cluster bool) *fixture {
 	t.Helper()
-	store, dsn := migratedStoreOn(t, cluster)
+	store, dsn := teststore.Fresh(t, cluster)
 	ctx := context.Background()
 	for b, build := range overTimeBuilds {
 		slow := 50

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/otlp"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -106,7 +107,7 @@ func BenchmarkIngestSpanFile(b *testing.B) {
 
 // benchProfile is testdata's largest pprof profile converted to OTLP.
 func benchProfile(b *testing.B, run string) (pprofile.Profiles, int) {
-	pd, want := pprofRequest(b, "../../testdata/pprof/head-run1.pb.gz", "bench", run)
+	pd, want := pprofRequest(b, testkit.Testdata("pprof", "head-run1.pb.gz"), "bench", run)
 	return pd, len(want.Samples)
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/testkit"
+	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/otlp"
 )
 
@@ -55,7 +57,7 @@ func storedRuns(t testing.TB, dsn, app string) (runs uint64, total int64) {
 // in one IN list.
 func TestBurstAndLargeRequest(t *testing.T) {
 	dsn := chtest.DSN(t)
-	store := openStore(t, dsn)
+	store := teststore.Migrated(t, dsn)
 	r, srv := start(t, store, Options{Wait: 200 * time.Millisecond}, "")
 	var wg sync.WaitGroup
 	began := time.Now()
@@ -125,7 +127,7 @@ func TestRunsOfTwoAppsStayApart(t *testing.T) {
 func TestRepeatedProfileRequests(t *testing.T) {
 	store := newStore(t)
 	_, srv := start(t, store, Options{}, "")
-	files := []string{"../../testdata/pprof/base-run1.pb.gz", "../../testdata/pprof/head-run1.pb.gz"}
+	files := []string{testkit.Testdata("pprof", "base-run1.pb.gz"), testkit.Testdata("pprof", "head-run1.pb.gz")}
 	var last map[string]int64
 	for _, file := range files {
 		pd, want := pprofRequest(t, file, "b", "r")
@@ -158,7 +160,7 @@ func TestRepeatedProfileRequests(t *testing.T) {
 // are stored once the table is back.
 func TestSetAside(t *testing.T) {
 	dsn := chtest.DSN(t)
-	store := openStore(t, dsn)
+	store := teststore.Migrated(t, dsn)
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var logged []string
@@ -216,7 +218,7 @@ func TestSetAside(t *testing.T) {
 // receiver finds nothing to store.
 func TestLogReplay(t *testing.T) {
 	dsn := chtest.DSN(t)
-	store := openStore(t, dsn)
+	store := teststore.Migrated(t, dsn)
 	dir := t.TempDir()
 	crashed, err := Open(store, Options{Dir: dir})
 	if err != nil {

@@ -2,9 +2,7 @@ package receiver
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -31,6 +29,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/otlptest"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/otlp"
@@ -43,21 +42,7 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 
 func newStore(t testing.TB) *storage.Store {
 	t.Helper()
-	return openStore(t, chtest.DSN(t))
-}
-
-// openStore opens dsn's database, migrated.
-func openStore(t testing.TB, dsn string) *storage.Store {
-	t.Helper()
-	s, err := teststore.Open(dsn, storage.Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return teststore.Migrated(t, chtest.DSN(t))
 }
 
 // guardFor is the guard `flamediff receive` puts before a receiver that
@@ -255,29 +240,8 @@ func send(t testing.TB, method, url string, body []byte, header ...string) (int,
 		}
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testkit.Do(t, req)
 	return resp.StatusCode, resp.Header, b
-}
-
-func gzipped(t testing.TB, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // pprofRequest converts a pprof test file to an OTLP profiles request
@@ -299,10 +263,7 @@ func pprofRequest(t testing.TB, file, build, run string) (pprofile.Profiles, *pr
 func TestPostProfiles(t *testing.T) {
 	store := newStore(t)
 	_, srv := start(t, store, Options{}, "")
-	files, _ := filepath.Glob("../../testdata/pprof/*.pb.gz")
-	if len(files) == 0 {
-		t.Fatal("no pprof files")
-	}
+	files := append(testkit.PprofRuns(t, "base"), testkit.PprofRuns(t, "head")...)
 	for _, file := range files {
 		run := filepath.Base(file)
 		pd, want := pprofRequest(t, file, "pb", run)
@@ -311,7 +272,7 @@ func TestPostProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, h, body := post(t, srv.URL+"/v1/profiles", protobufType, gzipped(t, pb), "Content-Encoding", "gzip"); code != 200 || h.Get("Content-Type") != protobufType {
+		if code, h, body := post(t, srv.URL+"/v1/profiles", protobufType, testkit.Gzip(t, pb), "Content-Encoding", "gzip"); code != 200 || h.Get("Content-Type") != protobufType {
 			t.Fatalf("%s protobuf: %d %s", run, code, body)
 		}
 		pd, _ = pprofRequest(t, file, "json", run)
@@ -372,14 +333,14 @@ func TestBadRequests(t *testing.T) {
 	if code, _, body := post(t, srv.URL+"/v1/traces", protobufType, good, auth...); code != 200 {
 		t.Fatalf("good request: %d %s", code, body)
 	}
-	pd, _ := pprofRequest(t, "../../testdata/pprof/base-run2.pb.gz", "bad", "r")
+	pd, _ := pprofRequest(t, testkit.Testdata("pprof", "base-run2.pb.gz"), "bad", "r")
 	profilePB, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// What protobuf carries but the store refuses: bad input (400), not a
 	// failing store (503, which an exporter retries for ever).
-	badApp, _ := pprofRequest(t, "../../testdata/pprof/base-run2.pb.gz", "bad", "r")
+	badApp, _ := pprofRequest(t, testkit.Testdata("pprof", "base-run2.pb.gz"), "bad", "r")
 	badApp.ResourceProfiles().At(0).Resource().Attributes().PutStr("service.name", "pr\xffof")
 	badAppPB, err := pprofileotlp.NewExportRequestFromProfiles(badApp).MarshalProto()
 	if err != nil {
@@ -397,7 +358,7 @@ func TestBadRequests(t *testing.T) {
 	td.CopyTo(noVersion)
 	noVersion.ResourceSpans().At(0).Resource().Attributes().Remove("service.version")
 	noVersionPB, _ := ptraceotlp.NewExportRequestFromTraces(noVersion).MarshalProto()
-	bomb := gzipped(t, make([]byte, 64<<20)) // 64 MiB of zeros in about 64 KiB
+	bomb := testkit.Gzip(t, make([]byte, 64<<20)) // 64 MiB of zeros in about 64 KiB
 	if len(bomb) > 64<<10 {
 		t.Fatalf("the gzip bomb is %d bytes", len(bomb))
 	}
@@ -617,7 +578,7 @@ func TestRootlessRunAndStoreFailure(t *testing.T) {
 	}
 
 	store.Close() // the store fails from now on
-	pd, _ := pprofRequest(t, "../../testdata/pprof/base-run1.pb.gz", "down", "r")
+	pd, _ := pprofRequest(t, testkit.Testdata("pprof", "base-run1.pb.gz"), "down", "r")
 	body, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"unsafe"
 
+	pprof "github.com/google/pprof/profile"
+
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/profile"
-	pprof "github.com/google/pprof/profile"
 )
 
 // program is a synthetic call graph with skewed (Zipf) fan-out, used to

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // newCulpritProgram is a synthetic service for culprit simulations: main
@@ -128,10 +130,7 @@ func matches(t *Tree, c Culprit) int {
 // every other function: those are not culprits (Culprits drops what only
 // makes room), and count as false ones if reported.
 func TestCulpritsPlanted(t *testing.T) {
-	seeds := 500
-	if testing.Short() {
-		seeds = 100
-	}
+	seeds := testkit.Seeds(500, 100)
 	for _, norm := range []Normalization{Absolute, Relative} {
 		t.Run(norm.String(), func(t *testing.T) {
 			found := make([]int, len(plantedChanges))
@@ -182,10 +181,7 @@ func TestCulpritsPlanted(t *testing.T) {
 // the comparisons: the descent and the tree's family spend half of it
 // each (docs/CULPRITS.md).
 func TestCulpritsAA(t *testing.T) {
-	seeds := 1000
-	if testing.Short() {
-		seeds = 200
-	}
+	seeds := testkit.Seeds(1000, 200)
 	for _, norm := range []Normalization{Absolute, Relative} {
 		any := 0
 		for seed := range seeds {
@@ -210,10 +206,7 @@ func TestCulpritsAA(t *testing.T) {
 // at the root; with relative normalisation nothing changed, and culprits
 // come at most at the A/A rate.
 func TestCulpritsUniformChange(t *testing.T) {
-	seeds := 500
-	if testing.Short() {
-		seeds = 100
-	}
+	seeds := testkit.Seeds(500, 100)
 	root, relative := 0, 0
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 27))

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 // structuralChange is a change of structure planted in
@@ -212,10 +214,7 @@ func checkClaims(t *Tree, cs []Culprit) []string {
 // more than the flat profile's change of its functions beyond its
 // interval. Figures in docs/CULPRITS.md.
 func TestCulpritsStructural(t *testing.T) {
-	seeds := 300
-	if testing.Short() {
-		seeds = 60
-	}
+	seeds := testkit.Seeds(300, 60)
 	for _, norm := range []Normalization{Absolute, Relative} {
 		t.Run(norm.String(), func(t *testing.T) {
 			var noCost, related, moves int
@@ -297,10 +296,7 @@ func TestCulpritsStructural(t *testing.T) {
 // from 0.5 to 2) and whether the planted changes of plantedChanges come
 // too.
 func TestCulpritsClaimWithinFlat(t *testing.T) {
-	seeds := 300
-	if testing.Short() {
-		seeds = 60
-	}
+	seeds := testkit.Seeds(300, 60)
 	checked := 0
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 30))

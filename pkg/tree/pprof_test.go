@@ -2,32 +2,13 @@ package tree
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/profilefile"
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/ingest"
 )
-
-// mergePprof merges profile files into one, as `go tool pprof -proto`
-// does, and returns the merged file's path.
-func mergePprof(t *testing.T, files []string) string {
-	merged, err := pproftop.Merge(t.TempDir(), files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return merged
-}
-
-// pprofRuns lists the runs of the pprof regexp regression test data.
-func pprofRuns(t testing.TB, side string) []string {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "pprof", side+"-run*.pb.gz"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no %s profiles in testdata/pprof: %v", side, err)
-	}
-	return files
-}
 
 // Functions of a diff match `go tool pprof -top -diff_base` on the merged
 // sides, divided by the run count, for every function.
@@ -44,12 +25,12 @@ func TestFunctionsMatchPprof(t *testing.T) {
 // times the run count are pprof's sums), and returns the rows.
 func pprofDiffTop(t *testing.T, o Options, flags ...string) []Function {
 	t.Helper()
-	base, head := pprofRuns(t, "base"), pprofRuns(t, "head")
+	base, head := testkit.PprofRuns(t, "base"), testkit.PprofRuns(t, "head")
 	if len(base) != len(head) {
 		t.Fatalf("%d base runs, %d head runs: the per-run comparison needs equal counts", len(base), len(head))
 	}
 	// pprof compares one file per side: merge each side's runs first.
-	want, err := pproftop.Top([]string{mergePprof(t, head)}, []string{mergePprof(t, base)}, flags...)
+	want, err := pproftop.Top([]string{testkit.Merge(t, head)}, []string{testkit.Merge(t, base)}, flags...)
 	if err != nil {
 		t.Fatal(err)
 	}

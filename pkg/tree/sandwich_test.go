@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/pproftop"
+	"github.com/flamediff/flamediff/internal/testkit"
 )
 
 func TestSandwich(t *testing.T) {
@@ -98,7 +99,7 @@ func TestSandwichMatchesPprof(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go tool pprof")
 	}
-	base, head := pprofRuns(t, "base"), pprofRuns(t, "head")
+	base, head := testkit.PprofRuns(t, "base"), testkit.PprofRuns(t, "head")
 	b := NewBuilder(NewFrames())
 	addRunFiles(t, b, Base, base)
 	addRunFiles(t, b, Head, head)
@@ -142,7 +143,7 @@ func TestSandwichMatchesPprof(t *testing.T) {
 			continue // recursive: pprof's edges count each call, the trees the first
 		}
 		for side, files := range map[Side][]string{Head: head, Base: base} {
-			p, err := pproftop.PeekAt([]string{mergePprof(t, files)}, "^"+regexp.QuoteMeta(fn)+"$")
+			p, err := pproftop.PeekAt([]string{testkit.Merge(t, files)}, "^"+regexp.QuoteMeta(fn)+"$")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
@@ -123,10 +124,7 @@ func significantNodes(tr *Tree) []string {
 // seed is compared in each view, with and without maxNodes, and in both
 // functions tables (collapsed or not: the only option they depend on).
 func TestStatsAANoDiscoveries(t *testing.T) {
-	seeds := 200
-	if testing.Short() {
-		seeds = 40
-	}
+	seeds := testkit.Seeds(200, 40)
 	for _, norm := range []Normalization{Absolute, Relative} {
 		for _, runs := range []int{3, 10} {
 			withAny := map[string]int{} // comparisons with a discovery, by setting
@@ -636,8 +634,8 @@ func TestStatsFocus(t *testing.T) {
 func pprofDiff(t *testing.T) *Builder {
 	t.Helper()
 	b := NewBuilder(NewFrames())
-	addRunFiles(t, b, Base, pprofRuns(t, "base"))
-	addRunFiles(t, b, Head, pprofRuns(t, "head"))
+	addRunFiles(t, b, Base, testkit.PprofRuns(t, "base"))
+	addRunFiles(t, b, Head, testkit.PprofRuns(t, "head"))
 	return b
 }
 
