@@ -363,7 +363,7 @@ func seedDemo(ctx context.Context, t *testing.T) (*storage.Store, demo.App) {
 	for _, b := range app.Builds {
 		for _, r := range b.Runs {
 			meta := storage.RunMeta{App: app.Name, Build: b.Name, Run: r.Run, Start: r.Start, Commit: b.Commit}
-			if err := store.Ingest(ctx, meta, r.Profile, nil); err != nil {
+			if err := store.Write(ctx, meta, r.Profile, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

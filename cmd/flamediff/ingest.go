@@ -106,7 +106,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 				if m.Run == "" {
 					m.Run = runName(files[i])
 				}
-				if err := store.Ingest(ctx, m, p, progress(os.Stderr, "storing "+files[i])); err != nil {
+				if err := store.Write(ctx, m, p, progress(os.Stderr, "storing "+files[i])); err != nil {
 					return fmt.Errorf("%s: %w", files[i], err)
 				}
 				if _, err := fmt.Fprintf(out, "stored %s/%s/%s: %d samples, total %d %s\n",

@@ -7,9 +7,9 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/mcp"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 )
@@ -35,5 +35,5 @@ func mcpCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 // process, with the process's one stack cache, which every endpoint of
 // the process shares.
 func newExecutor(store *storage.Store, rules *sysframes.Rules) *query.Executor {
-	return &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0)}
+	return &query.Executor{Store: store, Rules: rules, Stacks: loader.NewCache(0)}
 }

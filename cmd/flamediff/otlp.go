@@ -25,7 +25,7 @@ func ingestRuns(ctx context.Context, dsn *storeFlags, parse *parseOptions, runAt
 		return err
 	}
 	err = withStore(dsn, func(store *storage.Store) error {
-		return store.IngestRuns(ctx, storage.Ingestions(runs, meta), progress(os.Stderr, "storing "+file))
+		return store.WriteRuns(ctx, storage.RunProfiles(runs, meta), progress(os.Stderr, "storing "+file))
 	})
 	if err != nil {
 		return err

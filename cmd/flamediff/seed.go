@@ -165,7 +165,7 @@ func seedApp(ctx context.Context, store *storage.Store, app demo.App, source str
 		changed++
 	}
 	err = parallel(ctx, len(todo), seedWorkers, func(ctx context.Context, i int) error {
-		if err := store.Ingest(ctx, todo[i], profiles[i], nil); err != nil {
+		if err := store.Write(ctx, todo[i], profiles[i], nil); err != nil {
 			return fmt.Errorf("build %s run %s: %w", todo[i].Build, todo[i].Run, err)
 		}
 		return nil

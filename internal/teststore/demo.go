@@ -13,10 +13,10 @@ import (
 // commit: a few builds of it cost a test a second, the whole demo half a
 // minute.
 func StoreDemo(ctx context.Context, store *storage.Store, app demo.App, from, to int) error {
-	var runs []storage.Ingestion
+	var runs []storage.RunProfile
 	for _, b := range app.Builds[from:to] {
 		for _, r := range b.Runs {
-			runs = append(runs, storage.Ingestion{Meta: storage.RunMeta{App: app.Name, Build: r.Build, Run: r.Run, Start: r.Start,
+			runs = append(runs, storage.RunProfile{Meta: storage.RunMeta{App: app.Name, Build: r.Build, Run: r.Run, Start: r.Start,
 				Commit: b.Commit}, Profile: r.Profile})
 		}
 		if len(b.Modified)+len(b.Added)+len(b.Removed) > 0 {
@@ -26,5 +26,5 @@ func StoreDemo(ctx context.Context, store *storage.Store, app demo.App, from, to
 			}
 		}
 	}
-	return store.IngestRuns(ctx, runs, nil)
+	return store.WriteRuns(ctx, runs, nil)
 }

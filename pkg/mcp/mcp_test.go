@@ -14,8 +14,8 @@ import (
 	"github.com/flamediff/flamediff/internal/mcptest"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/demo"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 )
 
 func TestMain(m *testing.M) { chtest.Main(m) }
@@ -34,7 +34,7 @@ func demoExecutor(t *testing.T) *query.Executor {
 	if err := teststore.StoreDemo(ctx, store, demo.Generate(1)[0], 6, 8); err != nil {
 		t.Fatal(err)
 	}
-	return &query.Executor{Store: store, Stacks: stacks.NewCache(0)}
+	return &query.Executor{Store: store, Stacks: loader.NewCache(0)}
 }
 
 // inMemory serves exec's tools to a client in this process, with no

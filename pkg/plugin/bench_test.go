@@ -129,7 +129,7 @@ func BenchmarkDiffVsBareAggregation(b *testing.B) {
 		for ri, p := range benchProfiles(pool, uint64(bi+1), runsPerBuild, rowsPerRun/benchFramesPerRow, benchFramesPerRow) {
 			meta := storage.RunMeta{App: "bench", Build: build, Run: fmt.Sprintf("run-%02d", ri),
 				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

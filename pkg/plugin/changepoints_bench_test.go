@@ -55,7 +55,7 @@ func BenchmarkChangePoints(b *testing.B) {
 			}
 			meta := storage.RunMeta{App: "cp", Build: fmt.Sprintf("b%02d", bi), Run: fmt.Sprintf("r%02d", ri),
 				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -122,7 +122,7 @@ func BenchmarkOverTimeScale(b *testing.B) {
 	for _, builds := range sizes {
 		app := fmt.Sprintf("scale-%d", builds)
 		for bi := range builds {
-			var in []storage.Ingestion
+			var in []storage.RunProfile
 			for ri := range runs {
 				p := &profile.Profile{SampleType: template.SampleType, Unit: template.Unit, Duration: template.Duration,
 					Frames: template.Frames, Samples: make([]profile.Sample, len(pool))}
@@ -133,11 +133,11 @@ func BenchmarkOverTimeScale(b *testing.B) {
 					}
 					p.Samples[k] = profile.Sample{Stack: stack, Value: int64(v)}
 				}
-				in = append(in, storage.Ingestion{Profile: p, Meta: storage.RunMeta{App: app,
+				in = append(in, storage.RunProfile{Profile: p, Meta: storage.RunMeta{App: app,
 					Build: fmt.Sprintf("b%03d", bi), Run: fmt.Sprintf("r%d", ri),
 					Start: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(bi)*24*time.Hour + time.Duration(ri)*time.Minute)}})
 			}
-			if err := store.IngestRuns(ctx, in, nil); err != nil {
+			if err := store.WriteRuns(ctx, in, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -109,7 +109,7 @@ func TestOverTimeFewBuilds(t *testing.T) {
 				}
 				meta := storage.RunMeta{App: app, Build: build, Run: fmt.Sprint(r),
 					Start: epoch.Add(time.Duration(b)*24*time.Hour + time.Duration(r)*time.Minute), Duration: time.Second}
-				if err := store.Ingest(ctx, meta, p, nil); err != nil {
+				if err := store.Write(ctx, meta, p, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -207,7 +207,7 @@ func TestChangePointsMovedWorkOverGRPC(t *testing.T) {
 			}
 			meta := storage.RunMeta{App: "moved", Build: fmt.Sprintf("1.%d.0", b), Run: fmt.Sprint(r),
 				Start: epoch.Add(time.Duration(b)*24*time.Hour + time.Duration(r)*time.Minute), Duration: time.Second}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

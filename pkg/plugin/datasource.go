@@ -17,15 +17,15 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // stackCacheBytes is about what a full stack cache holds
-// (stacks.DefaultCacheFrames).
+// (loader.DefaultCacheFrames).
 const stackCacheBytes = 256 << 20
 
 // ID is the data source's plugin id (src/datasource/plugin.json).
@@ -83,7 +83,7 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 	d.store = store
 	d.gate = newGate(s.MaxQueries, s.QueueTimeoutDuration())
 	budgets.claim(d, int64(s.MaxQueries)*s.queryMemory()+stackCacheBytes)
-	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: stacks.NewCache(0), MaxMemory: s.queryMemory()}
+	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: loader.NewCache(0), MaxMemory: s.queryMemory()}
 	return nil
 }
 

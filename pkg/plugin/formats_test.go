@@ -58,7 +58,7 @@ func TestToolFormatsOverGRPC(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if err := store.Ingest(context.Background(), meta, p, nil); err != nil {
+						if err := store.Write(context.Background(), meta, p, nil); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -31,7 +31,7 @@ func TestOneBinaryAtTwoPathsOverGRPC(t *testing.T) {
 			for build, exe := range map[string]string{"base": "/opt/app/1.2/app-base", "head": "/home/ci/checkout-2/app-head"} {
 				for i, file := range files {
 					p := movedTo(t, file, exe)
-					if err := store.Ingest(context.Background(), storage.RunMeta{App: "app", Build: build, Run: strconv.Itoa(i)}, p, nil); err != nil {
+					if err := store.Write(context.Background(), storage.RunMeta{App: "app", Build: build, Run: strconv.Itoa(i)}, p, nil); err != nil {
 						t.Fatal(err)
 					}
 				}

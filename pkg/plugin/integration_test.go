@@ -121,7 +121,7 @@ func loadPprofOn(t *testing.T, cluster bool) *fixture {
 			p := parseFile(t, name)
 			meta := storage.RunMeta{App: hostileApp, Build: side.build, Run: fmt.Sprintf("run '%d'", i+1),
 				Labels: map[string]string{"host\"": "ci-1 \\"}}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				t.Fatalf("ingest %s: %v", name, err)
 			}
 		}
@@ -602,7 +602,7 @@ func TestHugeMaxNodesIsClamped(t *testing.T) {
 		p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 10_000_000})
 	}
 	meta := storage.RunMeta{App: "clamp", Build: "deep", Run: "run-1", Start: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)}
-	if err := store.Ingest(context.Background(), meta, p, nil); err != nil {
+	if err := store.Write(context.Background(), meta, p, nil); err != nil {
 		t.Fatal(err)
 	}
 	f := startOn(t, dsn)

@@ -40,7 +40,7 @@ func BenchmarkUnderLoad(b *testing.B) {
 		for ri, p := range benchProfiles(pool, uint64(bi+1), loadRunsPerBuild, stacks, loadFrames) {
 			meta := storage.RunMeta{App: "load", Build: build, Run: fmt.Sprintf("run-%02d", ri),
 				Start: time.Date(2026, 11, 1+bi, 0, ri, 0, 0, time.UTC)}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

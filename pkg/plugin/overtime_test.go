@@ -54,7 +54,7 @@ func loadOverTimeOn(t *testing.T, cluster bool) *fixture {
 			}
 			meta := storage.RunMeta{App: overTimeApp, Build: build, Run: fmt.Sprintf("r%d", r),
 				Start: overTimeEpoch().Add(time.Duration(b)*24*time.Hour + time.Duration(r)*time.Minute), Duration: time.Second}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

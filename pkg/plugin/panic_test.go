@@ -54,7 +54,7 @@ func loadPanicData(t *testing.T) plugintest.Settings {
 		for ri, p := range benchProfiles(stacks, uint64(bi+1), 2, len(stacks), 1) {
 			meta := storage.RunMeta{App: "panic", Build: build, Run: fmt.Sprintf("run-%d", ri),
 				Start: time.Date(2026, 11, 1, bi, ri, 0, 0, time.UTC)}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -55,7 +55,7 @@ func BenchmarkDiffRuns(b *testing.B) {
 			p := benchProfiles(pool, uint64(1000*bi+ri+1), 1, nStacks, 1)[0]
 			meta := storage.RunMeta{App: "runs", Build: build, Run: runName(ri),
 				Start: time.Date(2026, 11, 1+bi, 0, ri, 0, 0, time.UTC)}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

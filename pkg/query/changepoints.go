@@ -10,7 +10,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/frames"
-	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -107,14 +107,14 @@ func movedAt(total [][]float64, cps []stats.ChangePoint, k int, alpha float64) b
 // order) for the total (first) and for each function whose per-run mean
 // reaches minShare of the build's mean total in some build. A function's
 // value in a run counts each stack holding it once, however often it
-// recurs in the stack (stacks.FunctionIndex). It reads one row per (run,
+// recurs in the stack (loader.FunctionIndex). It reads one row per (run,
 // function): the run functions table's sums (FunctionIndex.RunValues).
 func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minShare float64) ([]string, [][][]float64, error) {
 	var runs []storage.Run
 	for _, b := range builds {
 		runs = append(runs, b.runs...)
 	}
-	x, err := stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs)
+	x, err := loader.IndexFunctions(ctx, e.Store, e.Stacks, runs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/frames"
-	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/tree"
 	"github.com/flamediff/flamediff/pkg/verdict"
 )
@@ -111,7 +111,7 @@ func (e *Executor) Modified(ctx context.Context, m Model) (map[string]bool, erro
 // has none (too few runs, or nothing significant).
 func (e *Executor) culpritLabel(ctx context.Context, m Model, builds []buildRuns) (string, error) {
 	n := len(builds)
-	b, err := stacks.Load(ctx, e.Store, e.Stacks, builds[n-1].runs, builds[n-2].runs)
+	b, err := loader.Load(ctx, e.Store, e.Stacks, builds[n-1].runs, builds[n-2].runs)
 	if err != nil {
 		return "", err
 	}

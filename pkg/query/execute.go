@@ -8,8 +8,9 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/flamediff/flamediff/pkg/internal/aside"
 	"github.com/flamediff/flamediff/pkg/internal/fault"
-	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
@@ -29,7 +30,7 @@ type Executor struct {
 	// system code).
 	Rules *sysframes.Rules
 	// Stacks caches stack texts across queries (nil: none).
-	Stacks *stacks.Cache
+	Stacks *loader.Cache
 	// MaxMemory bounds the trees one query builds, in bytes (0: none).
 	MaxMemory int64
 }
@@ -66,7 +67,7 @@ func (e *Executor) Answer(ctx context.Context, m Model, r Range) (Answer, error)
 // the unit they share.
 func (e *Executor) sides(ctx context.Context, m Model) (head, base []storage.Run, unit string, err error) {
 	// the two listings are round trips of their own: at once
-	listed := aside("listing", func() ([]storage.Run, error) {
+	listed := aside.Run("listing", func() ([]storage.Run, error) {
 		if !m.IsDiff() {
 			return nil, nil
 		}
@@ -77,35 +78,12 @@ func (e *Executor) sides(ctx context.Context, m Model) (head, base []storage.Run
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("head: %w", err)
 	}
-	if b.err != nil {
-		return nil, nil, "", fmt.Errorf("base: %w", b.err)
+	if b.Err != nil {
+		return nil, nil, "", fmt.Errorf("base: %w", b.Err)
 	}
-	base = b.v
+	base = b.V
 	unit, err = unitOf(head, base)
 	return head, base, unit, err
-}
-
-// outcome is what a function run aside returned.
-type outcome[T any] struct {
-	v   T
-	err error
-}
-
-// aside runs f on another goroutine and delivers what it returns. A panic
-// in f, which there would kill the process out of the caller's reach, is
-// delivered as an error saying what panicked.
-func aside[T any](what string, f func() (T, error)) <-chan outcome[T] {
-	done := make(chan outcome[T], 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- outcome[T]{err: fmt.Errorf("%s panicked: %v", what, p)}
-			}
-		}()
-		v, err := f()
-		done <- outcome[T]{v, err}
-	}()
-	return done
 }
 
 // selectRuns lists the runs of a selection of the query's profile type.
@@ -182,6 +160,6 @@ func (e *Executor) Engine(ctx context.Context, m Model) (*tree.Builder, string, 
 	if err := e.admit(all); err != nil {
 		return nil, "", err
 	}
-	b, err := stacks.Load(ctx, e.Store, e.Stacks, head, base)
+	b, err := loader.Load(ctx, e.Store, e.Stacks, head, base)
 	return b, unit, err
 }

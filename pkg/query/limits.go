@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -64,7 +64,7 @@ func (m Model) checkMemory(b *tree.Builder, budget int64) error {
 // (Run.Stacks each) and stacks would take the engine over the memory
 // budget.
 func (e *Executor) admit(runs []storage.Run) error {
-	n := stacks.Rows(runs)
+	n := loader.Rows(runs)
 	var widest uint64
 	for _, r := range runs {
 		widest = max(widest, r.Stacks)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/frames"
-	"github.com/flamediff/flamediff/pkg/stacks"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
@@ -210,7 +210,7 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 		}
 		return out, nil
 	}
-	x, err := stacks.IndexFunctions(ctx, e.Store, e.Stacks, runs)
+	x, err := loader.IndexFunctions(ctx, e.Store, e.Stacks, runs)
 	if err != nil {
 		return nil, err
 	}

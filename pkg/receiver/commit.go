@@ -19,7 +19,7 @@ import (
 
 // Store is where runs go: *storage.Store.
 type Store interface {
-	IngestRuns(ctx context.Context, runs []storage.Ingestion, progress func(done, total int)) error
+	WriteRuns(ctx context.Context, runs []storage.RunProfile, progress func(done, total int)) error
 	// Ping tells a store that is down or frozen (an error) from one that
 	// answers, whose refusal of a commit is then the runs' fault.
 	Ping(ctx context.Context) error
@@ -224,7 +224,7 @@ func (r *Receiver) Run(ctx context.Context) {
 	}
 }
 
-// commitBatch bounds the spans of one IngestRuns call, so that a backlog
+// commitBatch bounds the spans of one WriteRuns call, so that a backlog
 // (a burst, a store back after an outage) is stored in steps.
 const commitBatch = 200_000
 
@@ -232,7 +232,7 @@ const commitBatch = 200_000
 // given, and its build summary.
 type readyRun struct {
 	key string
-	in  storage.Ingestion
+	in  storage.RunProfile
 	sum ingest.TraceSummary
 }
 
@@ -267,9 +267,9 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 			dropped = append(dropped, key) // no span with a duration: nothing to store
 			continue
 		}
-		var in storage.Ingestion
+		var in storage.RunProfile
 		if err == nil {
-			in = storage.Ingestions([]ingest.Run{run}, storage.RunMeta{})[0]
+			in = storage.RunProfiles([]ingest.Run{run}, storage.RunMeta{})[0]
 			err = in.Check()
 		}
 		if err != nil { // storable() refused what the store refuses: not expected
@@ -309,12 +309,12 @@ func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[st
 		r.since = time.Time{}
 		r.mu.Unlock()
 	}()
-	ins := make([]storage.Ingestion, len(batch))
+	ins := make([]storage.RunProfile, len(batch))
 	for i, b := range batch {
 		ins[i] = b.in
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.o.CommitTimeout)
-	err := r.store.IngestRuns(cctx, ins, nil)
+	err := r.store.WriteRuns(cctx, ins, nil)
 	cancel()
 	if err == nil {
 		r.mu.Lock()

@@ -212,7 +212,7 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 	}
 	// Stored before the answer: a 200 means stored (or set aside).
 	ctx, cancel := context.WithTimeout(req.Context(), r.o.CommitTimeout)
-	err := r.store.IngestRuns(ctx, runs, nil)
+	err := r.store.WriteRuns(ctx, runs, nil)
 	cancel()
 	if err != nil {
 		if why := r.storeDown(req.Context()); why != "" {
@@ -239,14 +239,14 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 
 // profileRuns reads a profiles request into runs the store takes, or
 // answers its refusal and reports false.
-func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingestions []storage.Ingestion, in request, ok bool) {
+func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingestions []storage.RunProfile, in request, ok bool) {
 	if in, ok = r.body(w, req); !ok {
 		return nil, in, false
 	}
 	// The otlp row of the format table reads files and requests alike.
 	runs, _, err := ingest.ParseRuns(in.body, "request", ingest.OTLP, ingest.RunOptions{MaxSize: r.o.MaxBodyBytes})
 	if err == nil {
-		ingestions = storage.Ingestions(runs, storage.RunMeta{})
+		ingestions = storage.RunProfiles(runs, storage.RunMeta{})
 		for _, in := range ingestions {
 			if err = in.Check(); err != nil { // the store would refuse it: bad input, not a failing store
 				err = fmt.Errorf("run %s/%s/%s: %w", in.Meta.App, in.Meta.Build, in.Meta.Run, err)

@@ -59,7 +59,7 @@ func BenchmarkIngest(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := range b.N {
-		if err := s.Ingest(context.Background(), meta("bench", "1.0", strconv.Itoa(i)), p, nil); err != nil {
+		if err := s.Write(context.Background(), meta("bench", "1.0", strconv.Itoa(i)), p, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

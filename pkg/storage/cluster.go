@@ -23,9 +23,9 @@ type Host struct {
 	Addr           string // host:port of the native protocol
 }
 
-// ClusterHosts lists the servers of cluster from the system.clusters table
+// hosts lists the servers of cluster from the system.clusters table
 // of the server the store connects to.
-func (s *Store) ClusterHosts(ctx context.Context, cluster string) ([]Host, error) {
+func (s *Store) hosts(ctx context.Context, cluster string) ([]Host, error) {
 	return clusterHosts(ctx, s.conn, cluster)
 }
 
@@ -310,7 +310,7 @@ func (s *Store) CheckCluster(ctx context.Context) (string, error) {
 	}
 	var problems, summary []string
 	for cluster, want := range locals {
-		hosts, err := s.ClusterHosts(ctx, cluster)
+		hosts, err := s.hosts(ctx, cluster)
 		if err != nil {
 			return "", fmt.Errorf("check cluster: %w", err)
 		}
@@ -399,7 +399,7 @@ func (s *Store) eachStored(ctx context.Context, name string, do func(storedTable
 		q, _ := quoteIdent(name) // checked by Open
 		return do(storedTable{s.conn, q, name})
 	}
-	hosts, err := s.ClusterHosts(ctx, d.cluster)
+	hosts, err := s.hosts(ctx, d.cluster)
 	if err != nil {
 		return err
 	}

@@ -225,7 +225,7 @@ func TestClusterShardKilledMidIngest(t *testing.T) {
 	ingest(t, s, meta("a", "b", "kept"), kept)
 	p, _ := generate(20_000, 5_000)
 	killed := false
-	err := s.Ingest(ctx, meta("a", "b", "lost"), p, func(done, total int) {
+	err := s.Write(ctx, meta("a", "b", "lost"), p, func(done, total int) {
 		if !killed && done > total/2 {
 			shard.Kill()
 			killed = true

@@ -54,7 +54,7 @@ func (s *Store) Export(ctx context.Context, app, build, run string) (*profile.Pr
 		value int64
 	}
 	samples := make([]sample, 0, len(values))
-	err = s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	err = s.stackTexts(ctx, runs, func(h uint64, frames []Frame) error {
 		v, ok := values[h]
 		if !ok {
 			return nil

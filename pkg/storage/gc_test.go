@@ -22,7 +22,7 @@ func TestGC(t *testing.T) {
 	}
 	// An ingest killed before its commit: everything but the runs row.
 	kctx, kill := context.WithCancel(ctx)
-	err := s.Ingest(kctx, meta("app", "1.0", "r3"), p, func(done, total int) {
+	err := s.Write(kctx, meta("app", "1.0", "r3"), p, func(done, total int) {
 		if done == total-1 {
 			kill()
 		}

@@ -160,7 +160,7 @@ func meta(app, build, run string) RunMeta {
 
 func ingest(t testing.TB, s *Store, m RunMeta, p *profile.Profile) {
 	t.Helper()
-	if err := s.Ingest(context.Background(), m, p, nil); err != nil {
+	if err := s.Write(context.Background(), m, p, nil); err != nil {
 		t.Fatal(err)
 	}
 }

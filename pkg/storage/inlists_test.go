@@ -17,7 +17,7 @@ func TestReadsOfManyRuns(t *testing.T) {
 	const perBuild, bits = 10_000, 14
 	ctx := context.Background()
 	s := newStore(t, Options{})
-	var in []Ingestion
+	var in []RunProfile
 	want := map[string]map[string]int64{} // build -> stack text -> sum
 	for _, b := range []string{"base", "head"} {
 		want[b] = map[string]int64{}
@@ -29,13 +29,13 @@ func TestReadsOfManyRuns(t *testing.T) {
 				}
 			}
 			p := build(lines...)
-			in = append(in, Ingestion{Meta: meta("app", b, fmt.Sprint(i)), Profile: p})
+			in = append(in, RunProfile{Meta: meta("app", b, fmt.Sprint(i)), Profile: p})
 			for k, v := range totals(p) {
 				want[b][k] += v
 			}
 		}
 	}
-	if err := s.IngestRuns(ctx, in, nil); err != nil {
+	if err := s.WriteRuns(ctx, in, nil); err != nil {
 		t.Fatal(err)
 	}
 	runs := map[string][]Run{}
@@ -52,7 +52,7 @@ func TestReadsOfManyRuns(t *testing.T) {
 	all := append(append([]Run{}, runs["base"]...), runs["head"]...)
 
 	text := map[uint64]string{} // stack hash -> "main@;f@"
-	err := s.Stacks(ctx, all, func(h uint64, frames []Frame) error {
+	err := s.stackTexts(ctx, all, func(h uint64, frames []Frame) error {
 		parts := make([]string, len(frames))
 		for i, f := range frames {
 			parts[i] = f.Name + "@" + f.Module
@@ -177,7 +177,7 @@ func TestReadsOfManyRuns(t *testing.T) {
 		rows += len(again[i].Profile.Samples) // one stack each, one bucket
 		again[i].Profile = build("main;h 1 @t0")
 	}
-	if err := s.IngestRuns(ctx, again, nil); err != nil {
+	if err := s.WriteRuns(ctx, again, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.GC(ctx, 0)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // Errors of the run selection; returned wrapped with the missing name, so
@@ -211,24 +214,140 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// collect scans every row with one, closing rows.
-func collect[T any](rows interface {
-	Next() bool
-	Scan(...any) error
-	Err() error
-	Close() error
-}, what string, one func(scan func(...any) error) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := one(rows.Scan)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+// runRows are the runs rows that make the staged ingests visible. A
+// row's version (committed_ns) is above every earlier commit of its run
+// even if clocks went back, so the newest ingest always wins.
+func (s *Store) runRows(ctx context.Context, w *writeSet) ([]runRow, error) {
+	rows := make([]runRow, len(w.runs))
+	versions := map[[3]string]uint64{}
+	byApp := map[string][]string{}
+	for _, in := range w.runs {
+		byApp[in.Meta.App] = append(byApp[in.Meta.App], in.Meta.Run)
+	}
+	for app, runs := range byApp {
+		if err := s.lastVersions(ctx, app, runs, versions); err != nil {
+			return nil, err
 		}
-		out = append(out, v)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	now := unixNanos(time.Now())
+	for i, in := range w.runs {
+		meta, p, r := in.Meta, in.Profile, w.prepared[i]
+		keys := make([]string, 0, len(meta.Labels))
+		for k := range meta.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		values := make([]string, len(keys))
+		for j, k := range keys {
+			values[j] = meta.Labels[k]
+		}
+		rows[i] = runRow{
+			meta: meta, ingestID: w.ids[i], version: max(now, versions[[3]string{meta.App, meta.Build, meta.Run}]+1),
+			start: w.starts[i], duration: r.duration,
+			labelKeys: keys, labelValues: values, sampleType: p.SampleType, unit: p.Unit,
+			total: r.total, samples: uint64(len(p.Samples)), stacks: uint64(len(r.stackHash)), stackSet: StackSetHash(r.stackHash),
+			bucketNs: r.bucketNs,
+		}
 	}
-	return out, nil
+	return rows, nil
+}
+
+// lastVersions adds the last commit version of app's runs named runs (of
+// any build) to versions, keyed by app, build and run. The names go in
+// lists of at most listBytes, so that a commit of any number of runs stays
+// under ClickHouse's max_query_size.
+func (s *Store) lastVersions(ctx context.Context, app string, runs []string, versions map[[3]string]uint64) error {
+	for _, part := range nameLists(runs) {
+		rows, err := s.conn.Query(ctx, "SELECT build, run, max(committed_ns) FROM "+s.q.runs+
+			" WHERE app = ? AND run IN ? GROUP BY build, run", app, groupSet(part))
+		if err != nil {
+			return fmt.Errorf("read the runs' last commits: %w", err)
+		}
+		_, err = collect(rows, "read the runs' last commits", func(scan func(...any) error) (struct{}, error) {
+			var build, run string
+			var v uint64
+			err := scan(&build, &run, &v)
+			versions[[3]string{app, build, run}] = v
+			return struct{}{}, err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nextVersion returns a commit version above every earlier one of the run.
+func (s *Store) nextVersion(ctx context.Context, app, build, run string) (uint64, error) {
+	versions := map[[3]string]uint64{}
+	if err := s.lastVersions(ctx, app, []string{run}, versions); err != nil {
+		return 0, err
+	}
+	return max(unixNanos(time.Now()), versions[[3]string{app, build, run}]+1), nil
+}
+
+// unixNanos is t as the versions (committed_ns) store it: nanoseconds
+// since 1970, none before.
+func unixNanos(t time.Time) uint64 {
+	return uint64(max(0, t.UnixNano())) // #nosec G115 -- not negative
+}
+
+type runRow struct {
+	meta                   RunMeta
+	ingestID, version      uint64
+	deleted                bool
+	start                  time.Time
+	duration               time.Duration
+	labelKeys, labelValues []string
+	sampleType, unit       string
+	total                  int64
+	samples, stacks        uint64
+	stackSet               uint64
+	bucketNs               uint64
+}
+
+func (s *Store) insertRun(ctx context.Context, r runRow) error {
+	return s.insertRuns(ctx, []runRow{r})
+}
+
+// insertRuns writes runs rows in one INSERT (one block: all or none).
+func (s *Store) insertRuns(ctx context.Context, rows []runRow) error {
+	return s.insertBatches(ctx, s.q.runs, &runsSchema, len(rows), max(1, len(rows)), nil, func(b driver.Batch, lo, hi int) error {
+		for _, r := range rows[lo:hi] {
+			deleted, buckets, summed := uint8(0), uint8(TimeBuckets), uint8(1)
+			if r.deleted {
+				deleted, buckets, summed = 1, 0, 0
+			}
+			// Stack and function sums are written together.
+			m := r.meta
+			err := b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
+				time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
+				m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
+				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed, summed, r.stackSet)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteRun hides a run by committing a tombstone for it; its rows stay,
+// invisible, like those of a replaced ingest. Ingesting the run again
+// brings it back. A run that is not visible gives ErrUnknownRun.
+func (s *Store) DeleteRun(ctx context.Context, app, build, run string) error {
+	if _, err := s.Runs(ctx, app, []string{build}, []string{run}); err != nil {
+		return fmt.Errorf("delete run: %w", err)
+	}
+	version, err := s.nextVersion(ctx, app, build, run)
+	if err == nil {
+		err = s.insertRun(ctx, runRow{
+			meta: RunMeta{App: app, Build: build, Run: run}, ingestID: newIngestID(), version: version,
+			deleted: true, start: time.Unix(0, 0),
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("delete run %s/%s/%s: %w", app, build, run, err)
+	}
+	return nil
 }

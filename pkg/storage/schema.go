@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // Tables names Flamediff's tables. A name is an identifier, optionally
@@ -155,7 +154,7 @@ var runStacksSchema = tableSchema{
 
 // runFunctionsSchema holds one row per (ingest, function) with the
 // function's inclusive sum over the run, each stack that holds it counted
-// once (FunctionHash; stacks.FunctionIndex's sums), and a row of hash 0
+// once (FunctionHash; loader.FunctionIndex's sums), and a row of hash 0
 // with the run's total, written in the same INSERT: its presence says the
 // ingest's rows are all there. It is what the over-time queries read for
 // each run's value of each function: a run has far fewer functions than
@@ -269,80 +268,6 @@ func (t Tables) DDL() ([]string, error) {
 		out = append(out, f.schema.ddl(q))
 	}
 	return out, nil
-}
-
-// Migrate creates the database named in the connection options (if any)
-// and every missing table, adds the columns an existing table lacks (an
-// upgrade), and fills in the run stacks rows of visible ingests written
-// before their columns existed. It is idempotent; CheckTables reports what
-// it could not fix.
-func (s *Store) Migrate(ctx context.Context) error {
-	if db := s.opts.Auth.Database; db != "" {
-		// The main connection cannot open before its database exists.
-		q, _ := quoteIdent(db) // checked by Open
-		err := withoutDatabase(s.opts, func(conn driver.Conn) error { return conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+q) })
-		if err != nil {
-			return fmt.Errorf("migrate: create database %s: %w", db, err)
-		}
-	}
-	ddl, err := s.tables.DDL()
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	for _, stmt := range ddl {
-		if err := s.conn.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("migrate: %s: %w", strings.SplitN(stmt, "(", 2)[0], err)
-		}
-	}
-	var current string
-	if err := s.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&current); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := addMissingColumns(ctx, s.conn, s.tableRefs(current)); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := s.backfillRunStacks(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := s.backfillFunctions(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
-// backfillRunStacks writes the run stacks rows (stack sums) of the visible
-// ingests that have none with sums: those written before the table or its
-// sum columns existed, or by an older CLI since. Finding them reads only
-// the runs table and two columns of run stacks, so a migrate with nothing
-// to do stays cheap. The rows listed without sums stay; readers skip them.
-// Run one migrate at a time: two at once may both fill an ingest in, and
-// readers then take that ingest from the samples (they check the number
-// of rows against the run's stack count).
-func (s *Store) backfillRunStacks(ctx context.Context) error {
-	rows, err := s.conn.Query(ctx, "SELECT ingest_id FROM "+s.q.runs+" WHERE deleted = 0"+
-		" AND ingest_id "+s.in(ctx)+" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run)"+
-		" AND ingest_id "+s.notIn(ctx)+" (SELECT ingest_id FROM "+s.q.runStacks+" WHERE first_seen != "+unsummedSQL+")"+
-		" GROUP BY ingest_id")
-	if err != nil {
-		return fmt.Errorf("find ingests without stack sums: %w", err)
-	}
-	ids, err := collect(rows, "find ingests without stack sums", func(scan func(...any) error) (uint64, error) {
-		var id uint64
-		err := scan(&id)
-		return id, err
-	})
-	if err != nil || len(ids) == 0 {
-		return err
-	}
-	for _, part := range idLists(ids) {
-		err = s.conn.Exec(syncInserts(ctx), "INSERT INTO "+s.q.runStacks+" ("+runStacksSchema.columnList()+
-			") SELECT app, ingest_id, stack_hash, sum(value), min(first_seen) FROM "+
-			s.q.samples+" WHERE ingest_id IN ? GROUP BY app, ingest_id, stack_hash", groupSet(part))
-		if err != nil {
-			return fmt.Errorf("sum the stacks of %d earlier ingests: %w", len(ids), err)
-		}
-	}
-	return nil
 }
 
 // CheckTables verifies that every table exists with every column Flamediff

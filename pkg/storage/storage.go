@@ -43,7 +43,7 @@ type Options struct {
 	// StackValues or Timeline call reads; beyond it the call fails with
 	// ErrTooManyRows. 0 means DefaultMaxRows.
 	MaxRows int
-	// BatchRows is the number of rows per INSERT during Ingest; 0 means
+	// BatchRows is the number of rows per INSERT during Write; 0 means
 	// DefaultBatchRows.
 	BatchRows int
 }

@@ -342,7 +342,7 @@ func frameSources(t *testing.T, s *Store, app string) map[string]string {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	if err := s.Stacks(context.Background(), runs, func(_ uint64, frames []Frame) error {
+	if err := s.stackTexts(context.Background(), runs, func(_ uint64, frames []Frame) error {
 		for _, f := range frames {
 			got[f.Name] = fmt.Sprintf("%s:%d", f.File, f.Line)
 		}
@@ -358,7 +358,7 @@ func perRun(t *testing.T, s *Store, runs []Run) []map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	if err := s.stackTexts(ctx, runs, func(h uint64, frames []Frame) error {
 		var names []string
 		for _, f := range frames {
 			names = append(names, f.Name+"@"+f.Module)
@@ -536,7 +536,7 @@ func TestInterruptedIngestIsInvisible(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			before := count(t, s, "SELECT count() FROM samples")
-			err := s.Ingest(ctx, meta("a", "b", tt.run), build("main;x 1", "main;y 2", "z 3"), func(done, total int) {
+			err := s.Write(ctx, meta("a", "b", tt.run), build("main;x 1", "main;y 2", "z 3"), func(done, total int) {
 				if done >= tt.stopAt {
 					cancel()
 				}
@@ -583,7 +583,7 @@ func TestIngestRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.Ingest(context.Background(), tt.meta, tt.p, nil)
+			err := s.Write(context.Background(), tt.meta, tt.p, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error %v, want %q", err, tt.wantErr)
 			}
@@ -705,7 +705,7 @@ func TestStackValuesAndStacks(t *testing.T) {
 	}
 	base, head := runsOf("base"), runsOf("head")
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, append(base, head...), func(h uint64, frames []Frame) error {
+	if err := s.stackTexts(ctx, append(base, head...), func(h uint64, frames []Frame) error {
 		var names []string
 		for _, f := range frames {
 			if f.Hash != FrameHash(f.Name, f.Module, f.Inlined) {
@@ -811,7 +811,7 @@ func TestFirstSeenAndTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	if err := s.stackTexts(ctx, runs, func(h uint64, frames []Frame) error {
 		text[h] = frames[len(frames)-1].Name
 		return nil
 	}); err != nil {
@@ -991,7 +991,7 @@ func TestStackReadsByHash(t *testing.T) {
 		insert("stacks (app, stack_hash, frame_hashes)", []any{"a", h, frames})
 	}
 	visits := map[uint64]int{}
-	if err := native.Stacks(ctx, runs, func(h uint64, frames []Frame) error {
+	if err := native.stackTexts(ctx, runs, func(h uint64, frames []Frame) error {
 		if visits[h]++; len(frames) != len(want[h]) {
 			t.Errorf("stack %x: %d frames, want %d", h, len(frames), len(want[h]))
 		}
@@ -1043,12 +1043,12 @@ func TestIngestRunsCommitsTogether(t *testing.T) {
 	s := newStore(t, Options{BatchRows: 1})
 	ctx := context.Background()
 	one, two := build("main;a 5", "main;b 1"), build("main;c 2")
-	err := s.IngestRuns(ctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), build("main -1")}}, nil)
+	err := s.WriteRuns(ctx, []RunProfile{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), build("main -1")}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "negative value") {
 		t.Fatalf("error %v, want the bad run's", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	err = s.IngestRuns(cctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), two}}, func(done, total int) {
+	err = s.WriteRuns(cctx, []RunProfile{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), two}}, func(done, total int) {
 		if done == total-1 { // every row but the runs rows
 			cancel()
 		}
@@ -1060,12 +1060,12 @@ func TestIngestRunsCommitsTogether(t *testing.T) {
 	if n := count(t, s, "SELECT count() FROM runs"); n != 0 {
 		t.Fatalf("%d runs rows after failed ingests", n)
 	}
-	if err := s.IngestRuns(ctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), two}}, nil); err != nil {
+	if err := s.WriteRuns(ctx, []RunProfile{{meta("a", "b", "r1"), one}, {meta("a", "b", "r2"), two}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	equalTotals(t, export(t, s, "a", "b", "r1"), totals(one))
 	equalTotals(t, export(t, s, "a", "b", "r2"), totals(two))
-	if err := s.IngestRuns(ctx, []Ingestion{{meta("a", "b", "r1"), one}, {meta("a", "b", "r1"), two}}, nil); err == nil {
+	if err := s.WriteRuns(ctx, []RunProfile{{meta("a", "b", "r1"), one}, {meta("a", "b", "r1"), two}}, nil); err == nil {
 		t.Fatal("a run given twice was stored")
 	}
 }

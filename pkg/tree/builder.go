@@ -159,6 +159,10 @@ func (b *Builder) Reserve(stacks, frames int) {
 // Stacks is the number of distinct stacks interned so far.
 func (b *Builder) Stacks() int { return len(b.stackKey) }
 
+// FrameRefs is the number of frames of all stacks: no tree of the
+// builder has more nodes than this plus one per parent ("other").
+func (b *Builder) FrameRefs() int { return len(b.stackFrames) }
+
 // Add adds one run's value for stack s on a side. firstSeen orders siblings
 // in averaged trees: a node is ordered by the smallest firstSeen among the
 // stacks through it. s must come from b.Stack. Values should be

@@ -110,7 +110,3 @@ type CorePanic struct {
 }
 
 func (p *CorePanic) String() string { return fmt.Sprintf("%v (on another core)", p.Value) }
-
-// FrameRefs is the number of frames of all stacks: no tree of the
-// builder has more nodes than this plus one per parent ("other").
-func (b *Builder) FrameRefs() int { return len(b.stackFrames) }

@@ -1,4 +1,4 @@
-package stacks_test
+package loader_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -33,7 +33,7 @@ func storeWithPprof(t *testing.T) (*storage.Store, string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := store.Ingest(ctx, storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(i)}, p, nil); err != nil {
+			if err := store.Write(ctx, storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(i)}, p, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -77,7 +77,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		want[q] = answerJSON(t, uncached, q)
 	}
 	for _, limit := range []int{0, 50, 5000} {
-		cached := &query.Executor{Store: store, Stacks: stacks.NewCache(limit)}
+		cached := &query.Executor{Store: store, Stacks: loader.NewCache(limit)}
 		for round := 0; round < 3; round++ {
 			for _, q := range queries {
 				if got := answerJSON(t, cached, q); got != want[q] {
@@ -98,7 +98,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 	}
 	head, _ := store.Runs(ctx, "app", []string{"head"}, nil)
 	base, _ := store.Runs(ctx, "app", []string{"base"}, nil)
-	listed, err := stacks.NewCache(0).FillRuns(ctx, store, append(head, base...))
+	listed, err := loader.NewCache(0).FillRuns(ctx, store, append(head, base...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 		t.Errorf("the stacks of a selection are listed out of order or more than once")
 	}
 	for _, limit := range []int{0, 50} {
-		copies := &query.Executor{Store: store, Stacks: stacks.NewCache(limit)}
+		copies := &query.Executor{Store: store, Stacks: loader.NewCache(limit)}
 		for _, q := range queries {
 			if got := answerJSON(t, copies, q); got != want[q] {
 				t.Errorf("with every stack row twice, cache limit %d: %s answered differently", limit, q)
@@ -135,14 +135,14 @@ func TestStackCacheKeepsAnswers(t *testing.T) {
 			t.Fatalf("%d runs still marked as summed after 30 s", marked)
 		}
 	}
-	unlisted := &query.Executor{Store: store, Stacks: stacks.NewCache(0)}
+	unlisted := &query.Executor{Store: store, Stacks: loader.NewCache(0)}
 	for _, q := range queries {
 		if got := answerJSON(t, unlisted, q); got != want[q] {
 			t.Errorf("without run_stacks rows: %s answered differently", q)
 		}
 	}
 
-	warm := stacks.NewCache(0)
+	warm := loader.NewCache(0)
 	e := &query.Executor{Store: store, Stacks: warm}
 	answerJSON(t, e, queries[0])
 	hashes := warm.Selection(append(head, base...))
@@ -170,7 +170,7 @@ func TestWholeAppReadKeepsAnswers(t *testing.T) {
 			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{root, p.Intern(profile.Frame{Name: name})}, Value: int64(100 + 10*i + run)})
 		}
 		meta := storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(run), Start: time.Date(2026, 1, 1, 0, len(build), run, 0, time.UTC)}
-		if err := store.Ingest(ctx, meta, p, nil); err != nil {
+		if err := store.Write(ctx, meta, p, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -194,7 +194,7 @@ func TestWholeAppReadKeepsAnswers(t *testing.T) {
 	}
 	want := map[string]string{}
 	for _, q := range queries {
-		want[q] = answerJSON(t, &query.Executor{Store: store, Stacks: stacks.NewCache(0)}, q)
+		want[q] = answerJSON(t, &query.Executor{Store: store, Stacks: loader.NewCache(0)}, q)
 	}
 	ingest("other", 0, []string{"x", "y", "z"})
 	others, err := store.Runs(ctx, "app", []string{"other"}, nil)
@@ -209,7 +209,7 @@ func TestWholeAppReadKeepsAnswers(t *testing.T) {
 		t.Fatalf("build other has stacks %x (%v), want 3", otherStacks, err)
 	}
 	for i, q := range queries {
-		cache := stacks.NewCache(0)
+		cache := loader.NewCache(0)
 		if got := answerJSON(t, &query.Executor{Store: store, Stacks: cache}, q); got != want[q] {
 			t.Errorf("%s answered differently once the app had stacks beyond it:\n got %s\nwant %s", q, got, want[q])
 		}

@@ -1,4 +1,4 @@
-package stacks
+package loader
 
 import (
 	"context"
@@ -164,9 +164,9 @@ func (x *FunctionIndex) missing(hash uint64) error {
 	return fmt.Errorf("%w: stack %x has samples but no text, or lacks a frame", storage.ErrMissingFrame, hash)
 }
 
-// Frames returns stack k's functions root first, repeats complemented
+// Functions returns stack k's functions root first, repeats complemented
 // (see FunctionIndex).
-func (x *FunctionIndex) Frames(k uint32) []int32 { return x.calls[x.start[k]:x.start[k+1]] }
+func (x *FunctionIndex) Functions(k uint32) []int32 { return x.calls[x.start[k]:x.start[k+1]] }
 
 // Stacks is the number of stacks indexed.
 func (x *FunctionIndex) Stacks() int { return len(x.start) - 1 }
@@ -246,7 +246,7 @@ func (x *FunctionIndex) ChangedEdges(seen BuildSet, builds int) []map[evolution.
 		if kind(k) != 1 {
 			continue
 		}
-		fs, bs := x.Frames(k), seen.of(k)
+		fs, bs := x.Functions(k), seen.of(k)
 		for i := 1; i < len(fs); i++ {
 			e := edgeKey(fs, i)
 			c, ok := candidates[e]
@@ -268,7 +268,7 @@ func (x *FunctionIndex) ChangedEdges(seen BuildSet, builds int) []map[evolution.
 		if kind(k) != 2 {
 			continue
 		}
-		fs := x.Frames(k)
+		fs := x.Functions(k)
 		for i := 1; i < len(fs); i++ {
 			if c, ok := candidates[edgeKey(fs, i)]; ok {
 				copy(in[int(c)*w:], all)
@@ -314,7 +314,7 @@ func (x *FunctionIndex) NewSums() *Sums {
 func (x *FunctionIndex) AddTo(s *Sums, run []float64, k uint32, value float64) {
 	s.Total += value
 	if value > 0 {
-		for _, f := range x.Frames(k) {
+		for _, f := range x.Functions(k) {
 			if f >= 0 {
 				s.fn[f] += value
 				run[f] += value
@@ -322,7 +322,7 @@ func (x *FunctionIndex) AddTo(s *Sums, run []float64, k uint32, value float64) {
 		}
 		return
 	}
-	for _, f := range x.Frames(k) {
+	for _, f := range x.Functions(k) {
 		if f >= 0 {
 			s.fn[f] += value
 			run[f] += value
@@ -404,7 +404,7 @@ func (x *FunctionIndex) RunValues(ctx context.Context, store *storage.Store, run
 		if err != nil {
 			return err
 		}
-		for _, f := range x.Frames(k) {
+		for _, f := range x.Functions(k) {
 			if f >= 0 {
 				visit(r, f, float64(value))
 			}

@@ -82,7 +82,7 @@ func TestStackRuns(t *testing.T) {
 		t.Fatalf("stack sets %x, want r1, r3 and r4 alike and r2 apart", []uint64{all[0].StackSet, all[1].StackSet, all[2].StackSet, all[3].StackSet})
 	}
 	text := map[uint64]string{}
-	if err := s.Stacks(ctx, all, func(h uint64, frames []Frame) error {
+	if err := s.stackTexts(ctx, all, func(h uint64, frames []Frame) error {
 		text[h] = frames[len(frames)-1].Name
 		return nil
 	}); err != nil {

@@ -1,8 +1,10 @@
-// Package stacks loads stored runs into the tree engine: the streaming
-// read of per-run stack values from ClickHouse (Load), the cache of stack
-// texts shared by queries (Cache) and the index of the functions of a
-// selection's stacks that over-time queries sum by (FunctionIndex).
-package stacks
+// Package loader loads stored runs into the engines: the streaming read
+// of per-run stack values from ClickHouse into a tree (Load), the cache of
+// stack texts shared by queries (Cache), the index of the functions of a
+// selection's stacks that over-time queries sum by (FunctionIndex), and
+// the evolution matrix's input (Evolution). pkg/query asks it and reads no
+// stack, function or timeline table itself.
+package loader
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package stacks_test
+package loader_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/teststore"
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/stacks"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
@@ -35,7 +35,7 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 	answers := func() map[string]string {
 		out := map[string]string{}
 		for _, q := range queries {
-			out[q] = answerJSON(t, &query.Executor{Store: store, Stacks: stacks.NewCache(0)}, q)
+			out[q] = answerJSON(t, &query.Executor{Store: store, Stacks: loader.NewCache(0)}, q)
 		}
 		return out
 	}
@@ -108,13 +108,13 @@ func TestLoadValuesPast32Bits(t *testing.T) {
 			slow := p.Intern(profile.Frame{Name: "slow"})
 			p.Samples = []profile.Sample{{Stack: []uint32{root}, Value: 5}, {Stack: []uint32{root, slow}, Value: big + int64(10*i+run)}}
 			meta := storage.RunMeta{App: "app", Build: build, Run: fmt.Sprint(run), Start: time.Date(2026, 1, 1+i, 0, run, 0, 0, time.UTC)}
-			if err := store.Ingest(ctx, meta, p, nil); err != nil {
+			if err := store.Write(ctx, meta, p, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	head, base := teststore.Runs(t, store, "app", "head"), teststore.Runs(t, store, "app", "base")
-	b, err := stacks.Load(ctx, store, nil, head, base)
+	b, err := loader.Load(ctx, store, nil, head, base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package stacks
+package loader
 
 import (
 	"cmp"
