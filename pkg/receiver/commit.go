@@ -315,6 +315,7 @@ func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[st
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.o.CommitTimeout)
 	err := r.store.WriteRuns(cctx, ins, nil)
+	late := cctx.Err() != nil
 	cancel()
 	if err == nil {
 		r.mu.Lock()
@@ -331,7 +332,7 @@ func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[st
 		r.o.Logf("stored %d runs", len(batch))
 		return keys
 	}
-	if why := r.storeDown(ctx); why != "" {
+	if why := r.storeDown(ctx, late); why != "" {
 		r.mu.Lock()
 		r.down, r.downAt = why, time.Now()
 		r.mu.Unlock()
@@ -346,8 +347,14 @@ func (r *Receiver) storeRuns(ctx context.Context, batch []readyRun, ready map[st
 	return append(r.storeRuns(ctx, batch[:half], ready), r.storeRuns(ctx, batch[half:], ready)...)
 }
 
-// storeDown says why the store is down or frozen, "" if it answers.
-func (r *Receiver) storeDown(ctx context.Context) string {
+// storeDown says why the store is down, frozen or too slow, "" if it
+// answers: late says the write ran out of its time (or was cancelled, the
+// receiver stopping), which is no refusal of the runs, whatever a ping
+// says then: they are tried again, never set aside.
+func (r *Receiver) storeDown(ctx context.Context, late bool) string {
+	if late {
+		return "ClickHouse did not store the runs in time (frozen or overloaded)"
+	}
 	pctx, cancel := context.WithTimeout(ctx, min(5*time.Second, r.o.CommitTimeout))
 	defer cancel()
 	if err := r.store.Ping(pctx); err != nil {

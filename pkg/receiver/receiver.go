@@ -213,9 +213,10 @@ func (r *Receiver) profiles(w http.ResponseWriter, req *http.Request) {
 	// Stored before the answer: a 200 means stored (or set aside).
 	ctx, cancel := context.WithTimeout(req.Context(), r.o.CommitTimeout)
 	err := r.store.WriteRuns(ctx, runs, nil)
+	late := ctx.Err() != nil
 	cancel()
 	if err != nil {
-		if why := r.storeDown(req.Context()); why != "" {
+		if why := r.storeDown(req.Context(), late); why != "" {
 			r.o.Logf("storing %d profile runs failed: %v", len(runs), err)
 			fail(w, in.isJSON, &httpError{status: http.StatusServiceUnavailable, reason: why + ": the profiles are not stored", retry: r.retryAfter()})
 			return
