@@ -7,7 +7,7 @@ import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
-import { Culprit, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
+import { Culprit, Culprits as CulpritsData, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
 import { focusPath, isOther, nodeAtPath, nodePath, pathMatch } from '../model/focus';
 import { Functions, isFunctionsFrame, parseFunctions, totalsOf, withSelfDeltas } from '../model/functions';
 import { search } from '../model/search';
@@ -117,9 +117,14 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   const variant = variantOf(inverted, collapsed);
   const { data, error } = useMemo(() => parse(frames.get(variant) ?? frames.get('normal')), [frames, variant]);
   // The verdict and the culprits of the drawn tree: the frame after it in its answer.
-  const culprits = useMemo(() => {
+  // A culprits frame that breaks its contract is the panel's error, as a bad flame frame is.
+  const { value: culprits, error: culpritsError } = useMemo((): Answer<CulpritsData> => {
     const f = culpritsFrameOf(frames.get(variant) ?? frames.get('normal'), [series, alt?.value, drill?.series]);
-    return f && parseCulprits(f);
+    try {
+      return { value: f && parseCulprits(f) };
+    } catch (e) {
+      return { error: message(e) };
+    }
   }, [frames, variant, series, alt, drill]);
   const sites = useMemo(() => culpritSites(data, culprits), [data, culprits]);
   const { greyNoise, scale, colorIndex, style } = useFlameColors(data, options, significantOnly, sites);
@@ -294,10 +299,10 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   if (!source && alt === undefined && !drill) {
     return <Alert title={strings.panel.loading} severity="info" data-testid={selectors.panel.loading} />;
   }
-  if (error || alt?.error || !data || !side) {
+  if (error || alt?.error || culpritsError || !data || !side) {
     return (
       <Alert title={strings.panel.badFrame} severity="error" data-testid={selectors.panel.error}>
-        {error ?? alt?.error}
+        {error ?? alt?.error ?? culpritsError}
       </Alert>
     );
   }
