@@ -60,7 +60,7 @@ func TestCulpritsContract(t *testing.T) {
 	if m := regexp.MustCompile(`export const culpritsFrameName = '(\w+)'`).FindSubmatch(src); m == nil || string(m[1]) != wire.Schema.Name {
 		t.Errorf("culprits.ts: culpritsFrameName is not %q", wire.Schema.Name)
 	}
-	body := regexp.MustCompile(`(?s)export const culpritsContract = \{\n(.*?)\n\} as const;`).FindSubmatch(src)
+	body := regexp.MustCompile(`(?s)export const culpritsContract = \{\n(.*?)\n\} as const satisfies Contract;`).FindSubmatch(src)
 	if body == nil {
 		t.Fatal("culprits.ts: no culpritsContract table")
 	}
@@ -69,10 +69,10 @@ func TestCulpritsContract(t *testing.T) {
 	for _, line := range strings.Split(string(body[1]), "\n") {
 		m := regexp.MustCompile(`^  (\w+): \[(.*)\],$`).FindStringSubmatch(line)
 		if m == nil {
-			t.Fatalf("culprits.ts: culpritsContract's line %q is not name: [FieldType.x, ...],", line)
+			t.Fatalf("culprits.ts: culpritsContract's line %q is not name: ['type', ...],", line)
 		}
 		names = append(names, m[1])
-		for _, ty := range regexp.MustCompile(`FieldType\.(\w+)`).FindAllStringSubmatch(m[2], -1) {
+		for _, ty := range regexp.MustCompile(`'(\w+)'`).FindAllStringSubmatch(m[2], -1) {
 			allowed[m[1]] = append(allowed[m[1]], ty[1])
 		}
 	}

@@ -1,7 +1,11 @@
-import { DataFrame, Field, FieldType } from '@grafana/data';
+import type { DataFrame, Field, FieldType } from '@grafana/data';
 
-/** A frame's contract: each field the panel reads and the types it may have. */
-export type Contract = Record<string, readonly FieldType[]>;
+/**
+ * A frame's contract: each field the panel reads and the types it may have,
+ * by FieldType's values (plain strings: the e2e tests load the models in
+ * Node, where @grafana/data's runtime needs a window).
+ */
+export type Contract = Record<string, ReadonlyArray<`${FieldType}`>>;
 
 /**
  * fieldsOf reads a frame's fields through its contract, as Grafana's flame
@@ -17,7 +21,7 @@ export function fieldsOf<C extends Contract>(frame: DataFrame, contract: C): Rec
     const f = frame.fields.find((f) => f.name === name);
     if (!f) {
       missing.push(name);
-    } else if (!types.includes(f.type)) {
+    } else if (!types.includes(f.type as `${FieldType}`)) {
       mistyped.push(`${name} is ${f.type}, not ${types.join(' or ')}`);
     } else {
       out[name as keyof C] = f;

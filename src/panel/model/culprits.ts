@@ -1,6 +1,6 @@
-import { DataFrame, Field, FieldType } from '@grafana/data';
+import type { DataFrame, Field } from '@grafana/data';
 
-import { fieldsOf } from './contract';
+import { Contract, fieldsOf } from './contract';
 import { FlameData } from './flameData';
 import { nodeAtPath } from './focus';
 
@@ -68,25 +68,25 @@ export const culpritsFrameName = 'culprits';
  * TestCulpritsContract holds it equal to the frame Go writes.
  */
 export const culpritsContract = {
-  culprit: [FieldType.string],
-  module: [FieldType.string],
-  kind: [FieldType.string],
-  path: [FieldType.other, FieldType.string],
-  otherSites: [FieldType.other, FieldType.string],
-  callee: [FieldType.string],
-  replaced: [FieldType.string],
-  delta: [FieldType.number],
-  deltaLow: [FieldType.number],
-  deltaHigh: [FieldType.number],
-  pValue: [FieldType.number],
-  qValue: [FieldType.number],
-  share: [FieldType.number],
-  regression: [FieldType.boolean],
-  file: [FieldType.string],
-  line: [FieldType.number],
-  modified: [FieldType.boolean],
-  moved: [FieldType.boolean],
-} as const;
+  culprit: ['string'],
+  module: ['string'],
+  kind: ['string'],
+  path: ['other', 'string'],
+  otherSites: ['other', 'string'],
+  callee: ['string'],
+  replaced: ['string'],
+  delta: ['number'],
+  deltaLow: ['number'],
+  deltaHigh: ['number'],
+  pValue: ['number'],
+  qValue: ['number'],
+  share: ['number'],
+  regression: ['boolean'],
+  file: ['string'],
+  line: ['number'],
+  modified: ['boolean'],
+  moved: ['boolean'],
+} as const satisfies Contract;
 
 /** A culprits field's name, checked against the contract. */
 const field = (name: keyof typeof culpritsContract) => name;
