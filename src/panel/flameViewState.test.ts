@@ -51,6 +51,13 @@ describe('the flame view state', () => {
     expect(s).toMatchObject({ text: '', exact: true, picked: undefined, resetSeq: 1 });
   });
 
+  it('is the same state after an action that changes nothing (no render, as for a useState set to its value)', () => {
+    const s = run(fresh(), { type: 'zoomed', node: 3 });
+    expect(run(s, { type: 'zoomed', node: 3 })).toBe(s);
+    expect(run(s, { type: 'side', side: 'head' }, { type: 'inverted', inverted: false }, { type: 'menu' })).toBe(s);
+    expect(run(s, { type: 'zoomed', node: -1 })).not.toBe(s);
+  });
+
   it('renders nothing new for a pointer moving outside the nodes', () => {
     const out = run(fresh(), { type: 'hover', node: -1, x: 5, y: 5 });
     expect(run(out, { type: 'hover', node: -1, x: 9, y: 9 })).toBe(out);

@@ -82,17 +82,27 @@ export function initialState(start: PanelView, defaultSide: SideName): FlameView
 
 const zoomTo = (s: FlameViewState, node: number): Focus => ({ node, seq: (s.focus?.seq ?? 0) + 1 });
 
+/**
+ * set is s with patch, or s itself when patch changes nothing: React skips
+ * the render then, as it does for a useState set to its value (the canvas
+ * reports its zoom from a layout effect; a new state each time would loop).
+ */
+function set(s: FlameViewState, patch: Partial<FlameViewState>): FlameViewState {
+  const keys = Object.keys(patch) as Array<keyof FlameViewState>;
+  return keys.every((k) => Object.is(s[k], patch[k])) ? s : { ...s, ...patch };
+}
+
 /** reduce is the view after an action: a pure function of both. */
 export function reduce(s: FlameViewState, a: FlameViewAction): FlameViewState {
   switch (a.type) {
     case 'side':
-      return { ...s, side: a.side };
+      return set(s, { side: a.side });
     case 'inverted':
-      return { ...s, inverted: a.inverted };
+      return set(s, { inverted: a.inverted });
     case 'collapsed':
-      return { ...s, collapsed: a.collapsed };
+      return set(s, { collapsed: a.collapsed });
     case 'significantOnly':
-      return { ...s, significantOnly: a.significantOnly };
+      return set(s, { significantOnly: a.significantOnly });
     case 'search':
       return { ...s, picked: undefined, text: a.text, exact: false };
     case 'row':
@@ -117,12 +127,12 @@ export function reduce(s: FlameViewState, a: FlameViewAction): FlameViewState {
     case 'zoom':
       return { ...s, focus: zoomTo(s, a.node) };
     case 'zoomed':
-      return { ...s, zoomed: a.node };
+      return set(s, { zoomed: a.node });
     case 'hover':
       // Moves outside any node change nothing: no render for them.
       return s.hover.node === a.node && a.node < 0 ? s : { ...s, hover: { node: a.node, x: a.x, y: a.y } };
     case 'menu':
-      return { ...s, menu: a.menu };
+      return set(s, { menu: a.menu });
     case 'normalize':
       return { ...s, chosen: { of: a.of, norm: a.norm }, focus: undefined };
     case 'drill':
