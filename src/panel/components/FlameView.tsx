@@ -384,8 +384,11 @@ export function FlameView({ series, querier, options, width, height }: FlameView
             rowHeight={ROW_HEIGHT}
             focus={focus}
             resetSeq={state.resetSeq}
-            onHover={(node, x, y) => dispatch({ type: 'hover', node, x, y })}
-            onZoomed={(node) => dispatch({ type: 'zoomed', node })}
+            // The canvas reports from its layout effects: an unchanged report
+            // dispatches nothing (React renders for any dispatch, unlike a
+            // useState set to its value, and the reports would loop).
+            onHover={(node, x, y) => (node >= 0 || hover.node >= 0) && dispatch({ type: 'hover', node, x, y })}
+            onZoomed={(node) => node !== zoomed && dispatch({ type: 'zoomed', node })}
             onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
             onMenu={onMenu || undefined}
           />
