@@ -22,7 +22,7 @@ export interface CellRef {
   col: number;
 }
 
-interface Props {
+export interface MatrixProps {
   data: EvolutionData;
   rows: Component[];
   expanded: ReadonlySet<string>;
@@ -50,7 +50,7 @@ interface Props {
  * sticky header and label column. Only the rows in view (plus OVERSCAN) are
  * rendered, so 500 components x 50 builds stays cheap.
  */
-export function Matrix(p: Props) {
+export function Matrix(p: MatrixProps) {
   // The top row in view, rounded down to a CHUNK: scrolling re-renders once per CHUNK rows.
   const [top, setTop] = useState(0);
   // Likewise the left column in view, rounded down to a CHUNK of builds.
@@ -64,18 +64,7 @@ export function Matrix(p: Props) {
   const bg = theme.colors.background.primary;
   const scrollRef = useRef<HTMLDivElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
-  const keys = useKeyGlyph({
-    rows,
-    data,
-    labelWidth,
-    colWidth,
-    scrollRef,
-    svgRef,
-    selectedCell: p.selectedCell,
-    onHover: p.onHover,
-    onCell: p.onCell,
-    onEscape: p.onEscape,
-  });
+  const keys = useKeyGlyph(p, scrollRef, svgRef);
   const { at, focusRow } = keys;
 
   // One handler for all glyphs, by position: the inverse of the grid layout.

@@ -1,7 +1,7 @@
 import React, { RefObject, useRef, useState } from 'react';
 
-import type { CellRef } from './Matrix';
-import { Component, EvolutionData } from './model';
+import type { CellRef, MatrixProps } from './Matrix';
+import { Component } from './model';
 import { GridPos, HEADER_H, ROW_H, firstGlyph, isNavKey, moveGlyph, scrollToShow } from './nav';
 
 /** The keyboard's glyph by names, so it survives a refresh or a toggle. */
@@ -10,37 +10,24 @@ interface KeyGlyph {
   col: number;
 }
 
-interface Options {
-  rows: Component[];
-  data: EvolutionData;
-  labelWidth: number;
-  colWidth: number;
-  /** The matrix's scroll box and its glyphs' svg. */
-  scrollRef: RefObject<HTMLDivElement>;
-  svgRef: RefObject<SVGSVGElement>;
-  selectedCell?: CellRef;
-  onHover(c: CellRef | undefined, x: number, y: number): void;
-  onCell(c: CellRef): void;
-  onEscape(): boolean;
-}
+/** What of the matrix's props the keyboard needs. */
+type Options = Pick<
+  MatrixProps,
+  'rows' | 'data' | 'labelWidth' | 'colWidth' | 'selectedCell' | 'onHover' | 'onCell' | 'onEscape'
+>;
 
 /**
  * useKeyGlyph is the matrix's keyboard (docs/EVOLUTION_PANEL.md): the glyph the
  * arrows move (at, its row focusRow while the matrix has focus), shown
  * with its tooltip, and the scroll box's key, focus and mouse handlers.
  */
-export function useKeyGlyph({
-  rows,
-  data,
-  labelWidth,
-  colWidth,
-  scrollRef,
-  svgRef,
-  selectedCell,
-  onHover,
-  onCell,
-  onEscape,
-}: Options) {
+export function useKeyGlyph(
+  p: Options,
+  /** The matrix's scroll box and its glyphs' svg. */
+  scrollRef: RefObject<HTMLDivElement>,
+  svgRef: RefObject<SVGSVGElement>
+) {
+  const { rows, data, labelWidth, colWidth, selectedCell, onHover, onCell, onEscape } = p;
   // Focus from a mouse press shows no keyboard glyph: the hover does that.
   const pointer = useRef(false);
   const [kb, setKb] = useState<KeyGlyph>();
