@@ -48,28 +48,28 @@ func Culprits(cs []verdict.Culprit, v *verdict.Verdict, variant string) *data.Fr
 	for i, c := range cs {
 		regression[i], modified[i], moved[i], line[i] = c.Regression, c.Modified, c.Moved, c.Line
 	}
-	share := &data.FieldConfig{Unit: "percentunit"}
+	share := &data.FieldConfig{Unit: UnitPercent}
 	f := data.NewFrame(FrameCulprits,
-		data.NewField("culprit", nil, str(func(c verdict.Culprit) string { return c.Function })),
-		data.NewField("module", nil, str(func(c verdict.Culprit) string { return c.Module })),
-		data.NewField("kind", nil, str(func(c verdict.Culprit) string { return c.Kind })),
-		data.NewField("path", nil, raw(func(c verdict.Culprit) any { return nonNil(c.Path) })),
-		data.NewField("otherSites", nil, raw(func(c verdict.Culprit) any { return nonNil(c.OtherSites) })),
-		data.NewField("callee", nil, str(func(c verdict.Culprit) string { return c.Callee })),
-		data.NewField("replaced", nil, str(func(c verdict.Culprit) string { return c.Replaced })),
-		data.NewField("delta", nil, num(func(c verdict.Culprit) verdict.Number { return c.Delta })).SetConfig(share),
-		data.NewField("deltaLow", nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaLow })).SetConfig(share),
-		data.NewField("deltaHigh", nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaHigh })).SetConfig(share),
-		data.NewField("pValue", nil, num(func(c verdict.Culprit) verdict.Number { return c.PValue })),
-		data.NewField("qValue", nil, num(func(c verdict.Culprit) verdict.Number { return c.QValue })),
-		data.NewField("share", nil, num(func(c verdict.Culprit) verdict.Number { return c.Share })).SetConfig(share),
-		data.NewField("regression", nil, regression),
-		data.NewField("file", nil, str(func(c verdict.Culprit) string { return c.File })),
-		data.NewField("line", nil, line),
-		data.NewField("modified", nil, modified),
-		data.NewField("moved", nil, moved),
+		data.NewField(FieldCulprit, nil, str(func(c verdict.Culprit) string { return c.Function })),
+		data.NewField(FieldModule, nil, str(func(c verdict.Culprit) string { return c.Module })),
+		data.NewField(FieldKind, nil, str(func(c verdict.Culprit) string { return c.Kind })),
+		data.NewField(FieldPath, nil, raw(func(c verdict.Culprit) any { return nonNil(c.Path) })),
+		data.NewField(FieldOtherSites, nil, raw(func(c verdict.Culprit) any { return nonNil(c.OtherSites) })),
+		data.NewField(FieldCallee, nil, str(func(c verdict.Culprit) string { return c.Callee })),
+		data.NewField(FieldReplaced, nil, str(func(c verdict.Culprit) string { return c.Replaced })),
+		data.NewField(FieldDelta, nil, num(func(c verdict.Culprit) verdict.Number { return c.Delta })).SetConfig(share),
+		data.NewField(FieldDeltaLow, nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaLow })).SetConfig(share),
+		data.NewField(FieldDeltaHigh, nil, num(func(c verdict.Culprit) verdict.Number { return c.DeltaHigh })).SetConfig(share),
+		data.NewField(FieldPValue, nil, num(func(c verdict.Culprit) verdict.Number { return c.PValue })),
+		data.NewField(FieldQValue, nil, num(func(c verdict.Culprit) verdict.Number { return c.QValue })),
+		data.NewField(FieldShare, nil, num(func(c verdict.Culprit) verdict.Number { return c.Share })).SetConfig(share),
+		data.NewField(FieldRegression, nil, regression),
+		data.NewField(FieldFile, nil, str(func(c verdict.Culprit) string { return c.File })),
+		data.NewField(FieldLine, nil, line),
+		data.NewField(FieldModified, nil, modified),
+		data.NewField(FieldMoved, nil, moved),
 	)
-	f.Meta = &data.FrameMeta{Custom: map[string]any{"variant": variant, "verdict": v}}
+	f.Meta = &data.FrameMeta{Custom: map[string]any{MetaVariant: variant, MetaVerdict: v}}
 	return f
 }
 
@@ -92,5 +92,5 @@ func AddSources(f *data.Frame, source func(name string) (src tree.Source, modifi
 		src, mod := source(names.At(i).(string))
 		files[i], lines[i], modified[i] = src.File, src.Line, mod
 	}
-	f.Fields = append(f.Fields, data.NewField("file", nil, files), data.NewField("line", nil, lines), data.NewField("modified", nil, modified))
+	f.Fields = append(f.Fields, data.NewField(FieldFile, nil, files), data.NewField(FieldLine, nil, lines), data.NewField(FieldModified, nil, modified))
 }

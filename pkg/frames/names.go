@@ -83,6 +83,16 @@ const (
 	FieldCommit   = "commit"
 	FieldBefore   = "before"
 	FieldAfter    = "after"
+	// culprits (also delta ... share, kind, regression, modified, moved
+	// above); file, line and modified also end a functions frame with
+	// sources (AddSources)
+	FieldCulprit    = "culprit"
+	FieldModule     = "module"
+	FieldPath       = "path"
+	FieldOtherSites = "otherSites"
+	FieldReplaced   = "replaced"
+	FieldFile       = "file"
+	FieldLine       = "line"
 )
 
 // Keys of Meta.Custom.
@@ -93,6 +103,7 @@ const (
 	MetaBaseRuns  = "baseRuns"
 	MetaStats     = "stats"
 	MetaVariant   = "variant"
+	MetaVerdict   = "verdict"
 	MetaBuilds    = "builds"
 	// MetaSandwich is "callers" or "callees" on a sandwich's trees, and
 	// MetaFunction the function they are of.

@@ -1,23 +1,24 @@
 import { css } from '@emotion/css';
-import React, { useContext, useEffect, useMemo, useRef, useState } from 'react';
+import React, { useContext, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
 import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
-import { FlameData, Normalization, SideName, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
-import { Culprit, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
+import { FlameData, Normalization, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
+import { Culprit, Culprits as CulpritsData, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
 import { focusPath, isOther, nodeAtPath, nodePath, pathMatch } from '../model/focus';
 import { Functions, isFunctionsFrame, parseFunctions, totalsOf, withSelfDeltas } from '../model/functions';
 import { search } from '../model/search';
 import { flameFramesByVariant, variantOf } from '../model/variants';
 import { Querier, keepNormalization } from '../query';
+import { chosenFor, initialState, panelView, reduce } from '../flameViewState';
 import { PanelOptions } from '../types';
 import { FiltersContext, PanelView, SandwichContext, ViewContext } from '../viewState';
 import { Breadcrumb, Drill } from './Breadcrumb';
 import { Culprits } from './Culprits';
-import { Focus, FlameCanvas } from './FlameCanvas';
+import { FlameCanvas } from './FlameCanvas';
 import { Legend } from './Legend';
 import { srOnly } from './srOnly';
 import { Toolbar } from './Toolbar';
@@ -70,22 +71,25 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   // A host page (the report, serve) keeps the view in its URL: start from it.
   const host = useContext(ViewContext);
   const [start] = useState<PanelView>(() => host?.view ?? {});
-  const [sideName, setSide] = useState<SideName>(start.side ?? options.defaultSide);
-  const [inverted, setInverted] = useState(start.inverted ?? false);
-  const [collapsed, setCollapsed] = useState(start.collapsed ?? false);
-  const [text, setText] = useState(start.row ?? start.search ?? '');
-  const [exact, setExact] = useState(start.row !== undefined);
-  const [focus, setFocus] = useState<Focus>();
-  const [resetSeq, setResetSeq] = useState(0);
-  const [hover, setHover] = useState<{ node: number; x: number; y: number }>({ node: -1, x: 0, y: 0 });
-  const [zoomed, setZoomed] = useState(-1);
-  const [significantOnly, setSignificantOnly] = useState(start.significantOnly ?? true);
-  // The chosen culprit's path, highlighted; and the height of the verdict above the toolbar.
-  const [picked, setPicked] = useState(start.culprit);
+  // The view (flameViewState.ts); below it, the answers of the panel's own queries.
+  const [state, dispatch] = useReducer(reduce, undefined, () => initialState(start, options.defaultSide));
+  const {
+    side: sideName,
+    inverted,
+    collapsed,
+    text,
+    exact,
+    picked,
+    significantOnly,
+    focus,
+    zoomed,
+    hover,
+    menu,
+  } = state;
+  // The height of the verdict above the toolbar.
   const [verdictHeight, setVerdictHeight] = useState(0);
   const showSandwich = useContext(SandwichContext);
   const filters = useContext(FiltersContext);
-  const [menu, setMenu] = useState<{ node: number; x: number; y: number }>();
   // What of the start view needs the data: the normalisation, then the
   // drill-down, then the zoom, restored one step a render (each may query).
   const restoring = useRef<(PanelView & { zoomNode?: number }) | undefined>(
@@ -99,11 +103,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     return first ? infoOf(first).normalize : 'absolute';
   }, [series]);
   // The normalisation shown and the drill-down hold for the frames they were chosen on.
-  const [chosen, setChosen] = useState<{ series: DataFrame[]; norm: Normalization; drill?: Drill }>();
-  const current = chosen?.series === series ? chosen : { series, norm: own, drill: undefined };
-  const { norm, drill } = current;
-  const setDrill = (d?: Drill) => setChosen({ series, norm, drill: d });
-  const setNorm = (v: Normalization) => setChosen({ series, norm: v });
+  const shown = chosenFor(state, series, own);
+  const { norm, drill } = shown;
   const [queried, setQueried] = useState<{ series: DataFrame[]; norms: Map<Normalization, Answer<DataFrame[]>> }>();
   const [fns, setFns] = useState<{ series: DataFrame[]; norm: Normalization; answer: Answer<Functions> }>();
   const seq = useRef(0);
@@ -117,9 +118,14 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   const variant = variantOf(inverted, collapsed);
   const { data, error } = useMemo(() => parse(frames.get(variant) ?? frames.get('normal')), [frames, variant]);
   // The verdict and the culprits of the drawn tree: the frame after it in its answer.
-  const culprits = useMemo(() => {
+  // A culprits frame that breaks its contract is the panel's error, as a bad flame frame is.
+  const { value: culprits, error: culpritsError } = useMemo((): Answer<CulpritsData> => {
     const f = culpritsFrameOf(frames.get(variant) ?? frames.get('normal'), [series, alt?.value, drill?.series]);
-    return f && parseCulprits(f);
+    try {
+      return { value: f && parseCulprits(f) };
+    } catch (e) {
+      return { error: message(e) };
+    }
   }, [frames, variant, series, alt, drill]);
   const sites = useMemo(() => culpritSites(data, culprits), [data, culprits]);
   const { greyNoise, scale, colorIndex, style } = useFlameColors(data, options, significantOnly, sites);
@@ -190,8 +196,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     flamesOf(series, v).length > 0 || Boolean(queried?.series === series && queried.norms.get(v)?.value);
   const onNormalize = (v: Normalization) => {
     keepNormalization(v);
-    setNorm(v);
-    setFocus(undefined);
+    dispatch({ type: 'normalize', of: series, norm: v });
     if (haveNorm(v) || !querier) {
       return;
     }
@@ -206,13 +211,10 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   // drillTo queries a subtree at full detail (path [] returns to the panel's frames).
   const drillTo = (path: string[]) => {
     const id = ++seq.current;
-    // A zoom request names a node of the frames it was made on.
-    setFocus(undefined);
+    dispatch({ type: 'drill', of: series, norm, path: querier ? path : [] });
     if (path.length === 0 || !querier) {
-      setDrill(undefined);
       return;
     }
-    setDrill({ path, loading: true });
     querier({ focus: path, normalize: norm, variants: false, inverted, collapseSystem: collapsed })
       .then((res): Drill => ({ path, series: res }))
       .catch((e): Drill => ({ path, error: message(e) }))
@@ -220,19 +222,14 @@ export function FlameView({ series, querier, options, width, height }: FlameView
         if (seq.current !== id) {
           return;
         }
-        setChosen({ series, norm, drill: d });
-        // Zoom onto the focused node: the answer is root -> path -> its subtree.
         const node = d.series?.length ? nodeAtPath(toFlameData(d.series[0]), path) : -1;
-        if (node >= 0) {
-          setFocus((f) => ({ node, seq: (f?.seq ?? 0) + 1 }));
-        }
+        dispatch({ type: 'drilled', of: series, norm, drill: d, node });
       });
   };
 
   // Restore the host's start view, a step a render; no step waits on the
   // user, so an effect on every render advances it as answers arrive; the
-  // ref ends it, so setFocus cannot loop.
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // ref ends it, so a zoom cannot loop.
   useEffect(() => {
     const r = restoring.current;
     if (!r || !data || drill?.loading) {
@@ -259,7 +256,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
       r.zoom = undefined;
       if (node > 0) {
         r.zoomNode = node;
-        setFocus((f) => ({ node, seq: (f?.seq ?? 0) + 1 }));
+        dispatch({ type: 'zoom', node });
         return;
       }
     }
@@ -270,19 +267,12 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     }
   });
   // Report the view to the host once restored, whenever it changes.
-  const view: PanelView = {
-    side: sideName,
-    inverted,
-    collapsed,
-    // The query's own normalisation is no choice of the view.
-    normalize: norm !== own ? norm : undefined,
-    significantOnly,
-    search: !exact && text ? text : undefined,
-    row: exact && text ? text : undefined,
-    zoom: data && zoomed > 0 && zoomed < data.n ? nodePath(data, zoomed) : undefined,
+  const view = panelView(state, {
+    norm,
+    own,
     drill: drill?.path,
-    culprit: picked,
-  };
+    zoom: data && zoomed > 0 && zoomed < data.n ? nodePath(data, zoomed) : undefined,
+  });
   useEffect(() => {
     const json = JSON.stringify(view);
     if (host && !restoring.current && json !== reported.current) {
@@ -294,10 +284,10 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   if (!source && alt === undefined && !drill) {
     return <Alert title={strings.panel.loading} severity="info" data-testid={selectors.panel.loading} />;
   }
-  if (error || alt?.error || !data || !side) {
+  if (error || alt?.error || culpritsError || !data || !side) {
     return (
       <Alert title={strings.panel.badFrame} severity="error" data-testid={selectors.panel.error}>
-        {error ?? alt?.error}
+        {error ?? alt?.error ?? culpritsError}
       </Alert>
     );
   }
@@ -310,9 +300,6 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   );
 
   const focusLabel = (label: string) => {
-    setPicked(undefined);
-    setText(label);
-    setExact(true);
     const idx = data.labels.indexOf(label);
     let best = -1;
     for (let i = 0; i < data.n; i++) {
@@ -320,22 +307,14 @@ export function FlameView({ series, querier, options, width, height }: FlameView
         best = i;
       }
     }
-    if (best >= 0) {
-      setFocus((f) => ({ node: best, seq: (f?.seq ?? 0) + 1 }));
-    }
+    dispatch({ type: 'row', label, node: best });
   };
   // chooseCulprit zooms onto a culprit and highlights its path; one the
   // drawn tree pruned away is queried at full detail.
   const chooseCulprit = (c: Culprit) => {
-    setText('');
-    setExact(false);
-    setPicked(c.path.length > 0 ? c.path : undefined);
     const node = nodeAtPath(data, c.path);
-    if (node > 0) {
-      setFocus((f) => ({ node, seq: (f?.seq ?? 0) + 1 }));
-    } else if (node === 0) {
-      setResetSeq((n) => n + 1);
-    } else if (querier) {
+    dispatch({ type: 'culprit', path: c.path, node });
+    if (node < 0 && querier) {
       drillTo(c.path);
     }
   };
@@ -343,7 +322,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   // The node menu offers a function's callers and callees (not the root's, not an `other` node's).
   const onMenu =
     showSandwich &&
-    ((node: number, x: number, y: number) => node > 0 && !isOther(data, node) && setMenu({ node, x, y }));
+    ((node: number, x: number, y: number) =>
+      node > 0 && !isOther(data, node) && dispatch({ type: 'menu', menu: { node, x, y } }));
   const menuLabel = menu && menu.node < data.n ? data.labels[data.labelIdx[menu.node]] : undefined;
 
   return (
@@ -368,28 +348,20 @@ export function FlameView({ series, querier, options, width, height }: FlameView
       <Toolbar
         isDiff={Boolean(data.head)}
         side={sideName}
-        onSide={setSide}
+        onSide={(v) => dispatch({ type: 'side', side: v })}
         inverted={inverted}
         canInvert={frames.has(variantOf(!inverted, collapsed))}
-        onInverted={setInverted}
+        onInverted={(v) => dispatch({ type: 'inverted', inverted: v })}
         collapsed={collapsed}
         canCollapse={frames.has(variantOf(inverted, !collapsed))}
-        onCollapsed={setCollapsed}
+        onCollapsed={(v) => dispatch({ type: 'collapsed', collapsed: v })}
         search={text}
-        onSearch={(t) => {
-          setPicked(undefined);
-          setText(t);
-          setExact(false);
-        }}
+        onSearch={(t) => dispatch({ type: 'search', text: t })}
         matches={found?.count}
-        onReset={() => {
-          setPicked(undefined);
-          setResetSeq((n) => n + 1);
-          setText('');
-        }}
+        onReset={() => dispatch({ type: 'reset' })}
         hasStats={Boolean(data.stats)}
         significantOnly={significantOnly}
-        onSignificantOnly={setSignificantOnly}
+        onSignificantOnly={(v) => dispatch({ type: 'significantOnly', significantOnly: v })}
         normalize={norm}
         onNormalize={canNormalize ? onNormalize : undefined}
         onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
@@ -411,9 +383,12 @@ export function FlameView({ series, querier, options, width, height }: FlameView
             height={graphHeight}
             rowHeight={ROW_HEIGHT}
             focus={focus}
-            resetSeq={resetSeq}
-            onHover={(node, x, y) => setHover((h) => (h.node === node && node < 0 ? h : { node, x, y }))}
-            onZoomed={setZoomed}
+            resetSeq={state.resetSeq}
+            // The canvas reports from its layout effects: an unchanged report
+            // dispatches nothing (React renders for any dispatch, unlike a
+            // useState set to its value, and the reports would loop).
+            onHover={(node, x, y) => (node >= 0 || hover.node >= 0) && dispatch({ type: 'hover', node, x, y })}
+            onZoomed={(node) => node !== zoomed && dispatch({ type: 'zoomed', node })}
             onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
             onMenu={onMenu || undefined}
           />
@@ -422,14 +397,14 @@ export function FlameView({ series, querier, options, width, height }: FlameView
               x={menu.x}
               y={menu.y}
               focusOnOpen
-              onClose={() => setMenu(undefined)}
+              onClose={() => dispatch({ type: 'menu' })}
               renderHeader={() => <span data-testid={selectors.panel.nodeMenu}>{menuLabel}</span>}
               renderMenuItems={() => (
                 <Menu.Item
                   label={strings.panel.around.sandwich(menuLabel)}
                   icon="exchange-alt"
                   onClick={() => {
-                    setMenu(undefined);
+                    dispatch({ type: 'menu' });
                     showSandwich(menuLabel);
                   }}
                 />

@@ -2,6 +2,10 @@ import { formatShare, formatValue } from '../format';
 import { Build, Cell, Component, rise } from './model';
 import { evolutionStrings as s } from './strings';
 
+/** The matrix's row and header heights in CSS pixels: the grid the keys move on. */
+export const ROW_H = 28;
+export const HEADER_H = 26;
+
 /** A glyph position for keyboard navigation: row index into the visible rows, build index. */
 export interface GridPos {
   row: number;

@@ -188,3 +188,19 @@ describe('self deltas', () => {
     expect(totalsOf(flameFrame([[0, 'total', 10, 10]]), 'absolute')).toBeUndefined();
   });
 });
+
+describe('the culprits contract', () => {
+  it('names every missing and mistyped field in one error', () => {
+    const f = culpritsFrame();
+    f.fields = f.fields.filter((x) => x.name !== 'moved' && x.name !== 'callee');
+    f.fields.find((x) => x.name === 'line')!.type = FieldType.string;
+    f.fields.find((x) => x.name === 'regression')!.type = FieldType.number;
+    expect(() => parseCulprits(f)).toThrow(
+      'culprits: missing callee, moved; wrong types: regression is number, not boolean; line is string, not number'
+    );
+  });
+
+  it('reads the p-value beside the q-value', () => {
+    expect(parseCulprits(culpritsFrame()).regressions[0]).toMatchObject({ pValue: 0.001, qValue: 0.002 });
+  });
+});

@@ -1,5 +1,6 @@
-import { DataFrame, Field } from '@grafana/data';
+import type { DataFrame, Field } from '@grafana/data';
 
+import { Contract, fieldsOf } from './contract';
 import { FlameData } from './flameData';
 import { nodeAtPath } from './focus';
 
@@ -26,6 +27,7 @@ export interface Culprit {
   delta: number;
   deltaLow: number;
   deltaHigh: number;
+  pValue: number;
   qValue: number;
   /** Share of the total change it explains. */
   share: number;
@@ -56,9 +58,42 @@ export interface Culprits {
   improvements: Culprit[];
 }
 
+/** The name of a culprits frame (pkg/frames.FrameCulprits). */
+export const culpritsFrameName = 'culprits';
+
+/**
+ * culpritsContract is the culprits frame's contract (docs/FRAMES.md): its
+ * fields, pkg/frames' Field* names, and the types each may have (path and
+ * otherSites are JSON, parsed already or a string). pkg/frames'
+ * TestCulpritsContract holds it equal to the frame Go writes.
+ */
+export const culpritsContract = {
+  culprit: ['string'],
+  module: ['string'],
+  kind: ['string'],
+  path: ['other', 'string'],
+  otherSites: ['other', 'string'],
+  callee: ['string'],
+  replaced: ['string'],
+  delta: ['number'],
+  deltaLow: ['number'],
+  deltaHigh: ['number'],
+  pValue: ['number'],
+  qValue: ['number'],
+  share: ['number'],
+  regression: ['boolean'],
+  file: ['string'],
+  line: ['number'],
+  modified: ['boolean'],
+  moved: ['boolean'],
+} as const satisfies Contract;
+
+/** A culprits field's name, checked against the contract. */
+const field = (name: keyof typeof culpritsContract) => name;
+
 /** isCulpritsFrame reports whether a frame is a `culprits` answer. */
 export function isCulpritsFrame(frame: DataFrame | undefined): frame is DataFrame {
-  return frame?.name === 'culprits' && frame.fields.some((f) => f.name === 'culprit');
+  return frame?.name === culpritsFrameName && frame.fields.some((f) => f.name === field('culprit'));
 }
 
 /**
@@ -104,36 +139,40 @@ export function verdictOf(frame: DataFrame): Verdict | undefined {
   return { result: v.result, headline: v.headline, why: String(v.why ?? ''), normalize: v.normalize, power };
 }
 
-/** parseCulprits reads a culprits frame in its order (largest change first). */
+/**
+ * parseCulprits reads a culprits frame in its order (largest change first)
+ * through culpritsContract; a frame that breaks it throws an error naming
+ * every missing or mistyped field.
+ */
 export function parseCulprits(frame: DataFrame): Culprits {
-  const get = (name: string): Field | undefined => frame.fields.find((f) => f.name === name);
-  const at = (name: string, i: number) => get(name)?.values[i];
-  const num = (name: string, i: number) => {
-    const v = at(name, i);
+  const f = fieldsOf(frame, culpritsContract);
+  const str = (field: Field, i: number) => String(field.values[i] ?? '');
+  const num = (field: Field, i: number) => {
+    const v = field.values[i];
     return v === null || v === undefined ? NaN : Number(v);
   };
   const out: Culprits = { verdict: verdictOf(frame), regressions: [], improvements: [] };
   for (let i = 0; i < frame.length; i++) {
+    const others = json(f.otherSites.values[i]);
     const c: Culprit = {
-      function: String(at('culprit', i) ?? ''),
-      module: String(at('module', i) ?? ''),
-      kind: at('kind', i) as CulpritKind,
-      path: strings(json(at('path', i))),
-      otherSites: (Array.isArray(json(at('otherSites', i))) ? (json(at('otherSites', i)) as unknown[]) : []).map(
-        strings
-      ),
-      callee: String(at('callee', i) ?? ''),
-      replaced: String(at('replaced', i) ?? ''),
-      delta: num('delta', i),
-      deltaLow: num('deltaLow', i),
-      deltaHigh: num('deltaHigh', i),
-      qValue: num('qValue', i),
-      share: num('share', i),
-      regression: at('regression', i) === true,
-      file: String(at('file', i) ?? ''),
-      line: num('line', i) || 0,
-      modified: at('modified', i) === true,
-      moved: at('moved', i) === true,
+      function: str(f.culprit, i),
+      module: str(f.module, i),
+      kind: f.kind.values[i] as CulpritKind,
+      path: strings(json(f.path.values[i])),
+      otherSites: (Array.isArray(others) ? others : []).map(strings),
+      callee: str(f.callee, i),
+      replaced: str(f.replaced, i),
+      delta: num(f.delta, i),
+      deltaLow: num(f.deltaLow, i),
+      deltaHigh: num(f.deltaHigh, i),
+      pValue: num(f.pValue, i),
+      qValue: num(f.qValue, i),
+      share: num(f.share, i),
+      regression: f.regression.values[i] === true,
+      file: str(f.file, i),
+      line: num(f.line, i) || 0,
+      modified: f.modified.values[i] === true,
+      moved: f.moved.values[i] === true,
     };
     (c.regression ? out.regressions : out.improvements).push(c);
   }
