@@ -48,7 +48,7 @@ func TestActionMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, flag := range []string{"--base-cmd", "--head-cmd", "--out", "--ext", "--batch", "--max-runs", "--min-change",
+	for _, flag := range []string{"--base-cmd", "--head-cmd", "--out", "--ext", "--batch", "--max-runs", "--min-base-share",
 		"--alpha", "--beta", "--flamediff", "--dsn", "--app", "--base-build", "--head-build"} {
 		if !strings.Contains(string(action), flag+" ") || !strings.Contains(string(script), "\t"+flag+")") {
 			t.Errorf("flag %s is not passed by action.yml or not read by the script", flag)
