@@ -59,7 +59,7 @@ const onlyOptions: Array<SelectableValue<string>> = [
   { value: 'removed', label: s.onlyRemoved },
 ];
 
-/** The numeric fields of a timeseries answer (docs/QUERIES.md). */
+/** The numeric fields of a timeseries answer (docs/FRAMES.md). */
 const seriesFields: Array<SelectableValue<string>> = [
   'value',
   'change',
