@@ -72,7 +72,13 @@ log "Go tests (unit and integration)"
 # internal/realbuild builds and runs CPU-bound programs under the profiler:
 # on its own, so that it neither slows nor is slowed by the packages that
 # record real profilers' files (cmd/flamediff, pkg/plugin, pkg/ingest).
-go test -count=1 -timeout 30m ./pkg/... ./cmd/... $(go list ./internal/... | grep -v '/internal/realbuild$') ./provisioning/...
+# The two tests that diff the real tools' recordings (a planted slowdown
+# in each format) record every tool (Chromium, Firefox, the JDK, valgrind,
+# Node) in their own test process: one package at a time, after the rest,
+# so that neither records while the other loads the cores (side by side,
+# a Firefox or Chromium diff once came back PASS with no culprit).
+go test -count=1 -timeout 30m -skip '^TestToolFormats' ./pkg/... ./cmd/... $(go list ./internal/... | grep -v '/internal/realbuild$') ./provisioning/...
+go test -count=1 -p 1 -timeout 20m -run '^TestToolFormats' ./cmd/flamediff/ ./pkg/plugin/
 go test -count=1 -timeout 20m ./internal/realbuild/
 
 # Tests built only with a tag: the fault points armed (pkg/internal/fault).

@@ -72,8 +72,8 @@ const geckoMaxProcessDepth = 4
 // samples (stack, time), each a sample of value 1; every thread of the
 // profile and of its child processes (processes[]) into the one run. The
 // stack table is a tree, read as a V8 CPU profile's node table is. A
-// location is read by the Firefox Profiler's rules (src/profile-logic/
-// process-profile.ts): "name (in module)" is a native function in module;
+// location is read by the Firefox Profiler's rules (firefox-devtools/
+// profiler/src/profile-logic/process-profile.ts): "name (in module)" is a native function in module;
 // "name (url:line:column)" a JS function of the script url, first at
 // line. A JS location's source index "[n]" at its end (Gecko 32 on) is
 // left out: it numbers the sources as each run met them, and a script's

@@ -15,8 +15,8 @@ import (
 // The processed profile versions read (meta.preprocessedProfileVersion):
 // from 29, which made samples' weight and weightType part of the format,
 // to 70, the version of the Firefox Profiler read for this reader
-// (src/types/profile.ts and docs-developer/CHANGELOG-formats.md of
-// firefox-devtools/profiler at df31314). An older file is upgraded by
+// (firefox-devtools/profiler/src/types/profile.ts and its
+// docs-developer/CHANGELOG-formats.md at df31314). An older file is upgraded by
 // opening it in the Firefox Profiler and saving it again; a newer one may
 // have moved a column this reader needs, so it is refused.
 const (

@@ -12,8 +12,8 @@ import (
 )
 
 // async-profiler cannot be installed here (no Debian package), so this
-// writes a recording as its JFR writer does: src/flightRecorder.cpp and
-// src/jfrMetadata.cpp of async-profiler/async-profiler, read at commit
+// writes a recording as its JFR writer does: async-profiler/
+// async-profiler/src/flightRecorder.cpp and …/src/jfrMetadata.cpp, read at commit
 // b583d82c. The layout is theirs: the chunk header (metadata at offset
 // 68, features 1), the metadata event (size a 5-byte padded varint, id
 // 0x7fffffff, a string table and the element tree of jfrMetadata.cpp with
