@@ -264,6 +264,10 @@ func parseProcessedGecko(r io.Reader, name string, o Options) (*profile.Profile,
 				shared = st
 			}
 		}
+		var thread []uint32 // the thread's frame, with o.Threads
+		if o.Threads {
+			thread = []uint32{threadFrame(p, th.Name)}
+		}
 		for k, stack := range s.Stack {
 			if stack < 0 {
 				continue
@@ -282,8 +286,8 @@ func parseProcessedGecko(r io.Reader, name string, o Options) (*profile.Profile,
 			if err != nil {
 				return nil, fileError(name, "%s: sample %d: %v", what, k, err)
 			}
-			if o.Threads {
-				frames = append([]uint32{threadFrame(p, th.Name)}, frames...)
+			if thread != nil {
+				frames = append(thread[:1:1], frames...) // a copy: each sample its own stack
 			}
 			p.Samples = append(p.Samples, profile.Sample{Stack: frames, Value: int64(math.Round(w)), Time: -1})
 		}

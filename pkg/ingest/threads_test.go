@@ -28,7 +28,8 @@ func threadTotals(t *testing.T, p *profile.Profile) map[string]int64 {
 
 // With threads, the samples of each thread sit under its frame, as the
 // format's own account of its threads gives them: the JDK's `jfr print`
-// for a JFR recording, the threads' sample tables of a Gecko profile, a
+// for a JFR recording, the threads' sample tables of a Gecko profile (raw
+// or processed), a
 // speedscope file's profiles; without, no thread frame. A format that has
 // no threads refuses to be read per thread.
 func TestThreads(t *testing.T) {
@@ -71,9 +72,31 @@ func TestThreads(t *testing.T) {
 	for _, th := range gecko.Threads {
 		geckoThreads[th.Name] += int64(len(th.Samples.Data))
 	}
+	var processed struct {
+		Threads []struct {
+			Name    string
+			Samples struct{ Stack []*int64 } // weightType samples, no weight column: 1 a sampled stack
+		}
+	}
+	data, err = os.ReadFile(file("prog.processed.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &processed)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	processedThreads := map[string]int64{}
+	for _, th := range processed.Threads {
+		for _, stack := range th.Samples.Stack {
+			if stack != nil {
+				processedThreads[th.Name]++
+			}
+		}
+	}
 	for name, want := range map[string]map[string]int64{
 		"app.jfr":                jfr,
 		"prog.gecko.json":        geckoThreads,
+		"prog.processed.json":    processedThreads,
 		"py-spy.speedscope.json": {"MainThread": 34, "worker": 11},
 	} {
 		p := read(name, Options{Threads: true})
