@@ -73,7 +73,6 @@ func Record(dir string, runs int) ([]Recording, error) {
 	slow := map[string][4]int{"base": {40000, 2e6, 1e6, 2e6}, "head": {160000, 8e6, 4e6, 16e6}}
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	wg.Add(2)
 	wg.Go(func() {
 		for _, side := range []string{"base", "head"} {
 			if errs[2] = ChromeTraces(core, filepath.Join(dir, "trace-events", side), "run", repeated(slow[side][1], runs)...); errs[2] != nil {
@@ -81,16 +80,14 @@ func Record(dir string, runs int) ([]Recording, error) {
 			}
 		}
 	})
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for _, side := range []string{"base", "head"} {
 			if errs[0] = JFRRuns(classes, filepath.Join(dir, "jfr", side), "run", repeated(slow[side][2], runs)...); errs[0] != nil {
 				return
 			}
 		}
-	}()
-	go func() {
-		defer wg.Done()
+	})
+	wg.Go(func() {
 		for i := range runs {
 			for _, side := range []string{"base", "head"} {
 				name := fmt.Sprintf("run%d", i)
@@ -103,7 +100,7 @@ func Record(dir string, runs int) ([]Recording, error) {
 				}
 			}
 		}
-	}()
+	})
 	wg.Wait()
 	// Firefox records alone: its runs sample every process's start-up,
 	// thousands of nodes, and slow() stands out among them only when the
