@@ -55,11 +55,12 @@ func fromTree(t *tree.Tree, sampleType, unit string, scale float64) *stacks {
 			if !ok {
 				at = uint32(len(s.frames)) // #nosec G115 -- one frame per tree frame id, itself a uint32
 				index[f] = at
-				name, module := "other", ""
+				frame := profile.Frame{Name: "other"}
 				if f != tree.OtherFrame {
-					name, module = t.Frames.Name(f), t.Frames.Module(f)
+					src := t.Frames.Source(f)
+					frame = profile.Frame{Name: t.Frames.Name(f), Module: t.Frames.Module(f), File: src.File, Line: src.Line}
 				}
-				s.frames = append(s.frames, profile.Frame{Name: name, Module: module})
+				s.frames = append(s.frames, frame)
 			}
 			stack[i] = at
 		}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	pprof "github.com/google/pprof/profile"
+
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/internal/testkit"
 	"github.com/flamediff/flamediff/pkg/ingest"
@@ -67,6 +69,7 @@ func TestPprofMatchesPprof(t *testing.T) {
 	p := parse(t, head[0])
 	exported := writeTemp(t, "run.pb.gz", func(b *bytes.Buffer) error { return Pprof(b, p) })
 	testkit.SameTop(t, "run", testkit.Top(t, []string{exported}, nil), testkit.Top(t, head[:1], nil))
+	sameSources(t, "run", pprofSources(t, exported), profileSources(p))
 
 	for name, b := range map[string]*tree.Builder{"flamegraph": testBuilder(t, false), "diff": testBuilder(t, true)} {
 		tr, err := b.Build(tree.Options{})
@@ -79,5 +82,63 @@ func TestPprofMatchesPprof(t *testing.T) {
 			want = testkit.Top(t, []string{testkit.Merge(t, head)}, []string{testkit.Merge(t, base)})
 		}
 		testkit.SameTop(t, name, testkit.Top(t, []string{exported}, nil), want)
+		sameSources(t, name, pprofSources(t, exported), treeSources(tr))
+	}
+}
+
+// profileSources are p's frames' files and lines by name.
+func profileSources(p *profile.Profile) map[string]tree.Source {
+	src := map[string]tree.Source{}
+	for _, f := range p.Frames {
+		src[f.Name] = tree.Source{File: f.File, Line: f.Line}
+	}
+	return src
+}
+
+// treeSources are t's frames' files and lines by name.
+func treeSources(t *tree.Tree) map[string]tree.Source {
+	src := map[string]tree.Source{}
+	for f := range t.Frames.Len() {
+		src[t.Frames.Name(uint32(f))] = t.Frames.Source(uint32(f)) // #nosec G115 -- a frame id
+	}
+	return src
+}
+
+// pprofSources are the files and start lines of a pprof file's
+// functions by name, as pprof's own parser reads them (a diff has negative
+// values, which Flamediff's reader refuses).
+func pprofSources(t *testing.T, file string) map[string]tree.Source {
+	t.Helper()
+	b, err := os.ReadFile(file) // #nosec G304 -- the test's own file
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pprof.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := map[string]tree.Source{}
+	for _, f := range p.Function {
+		src[f.Name] = tree.Source{File: f.Filename, Line: f.StartLine}
+	}
+	return src
+}
+
+// sameSources checks that an export read back gives every frame the file
+// and line it was written with, and that some have one (the check can
+// fail).
+func sameSources(t *testing.T, what string, got, want map[string]tree.Source) {
+	t.Helper()
+	withFile := 0
+	for name, src := range got {
+		if src != want[name] {
+			t.Errorf("%s: %s read back at %s:%d, written at %s:%d", what, name, src.File, src.Line, want[name].File, want[name].Line)
+		}
+		if src.File != "" {
+			withFile++
+		}
+	}
+	if withFile == 0 {
+		t.Errorf("%s: no frame read back with a source file", what)
 	}
 }

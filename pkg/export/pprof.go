@@ -12,7 +12,8 @@ import (
 )
 
 // Pprof writes p as a gzipped pprof protobuf: one sample per distinct
-// stack, one function per frame, one location per frame and the frames
+// stack, one function per frame (with its file and first line), one
+// location per frame and the frames
 // inlined into it (profile.Frame.Inlined: pprof's -top marks them
 // "(inline)"), one mapping per module,
 // and p's sample type, unit, start and duration. A build's runs summed
@@ -46,7 +47,7 @@ func (s *stacks) pprof() *pprof.Profile {
 	mappings := map[string]*pprof.Mapping{}
 	functions := make([]*pprof.Function, len(s.frames))
 	for i, f := range s.frames {
-		functions[i] = &pprof.Function{ID: uint64(i + 1), Name: f.Name, SystemName: f.Name} // #nosec G115 -- an index plus one
+		functions[i] = &pprof.Function{ID: uint64(i + 1), Name: f.Name, SystemName: f.Name, Filename: f.File, StartLine: f.Line} // #nosec G115 -- an index plus one
 		p.Function = append(p.Function, functions[i])
 	}
 	// A location per frame and the frames inlined into it (Inlined: its
@@ -64,7 +65,7 @@ func (s *stacks) pprof() *pprof.Profile {
 		}
 		loc := &pprof.Location{ID: uint64(len(p.Location) + 1)} // #nosec G115 -- a count plus one
 		for i := len(frames) - 1; i >= 0; i-- {
-			loc.Line = append(loc.Line, pprof.Line{Function: functions[frames[i]]})
+			loc.Line = append(loc.Line, pprof.Line{Function: functions[frames[i]], Line: s.frames[frames[i]].Line})
 		}
 		if module := s.frames[frames[0]].Module; module != "" {
 			m, ok := mappings[module]

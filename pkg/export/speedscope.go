@@ -30,6 +30,8 @@ type (
 	}
 	speedscopeFrame struct {
 		Name string `json:"name"`
+		File string `json:"file,omitempty"`
+		Line int64  `json:"line,omitempty"`
 	}
 	speedscopeProfile struct {
 		Type       string     `json:"type"`
@@ -60,7 +62,7 @@ func (s *stacks) speedscope(w io.Writer, name string) error {
 	f := speedscopeFile{Schema: speedscopeSchema, Name: name, Exporter: Exporter,
 		Shared: speedscopeShared{Frames: make([]speedscopeFrame, len(s.frames))}}
 	for i, fr := range s.frames {
-		f.Shared.Frames[i] = speedscopeFrame{Name: fr.Name}
+		f.Shared.Frames[i] = speedscopeFrame{Name: fr.Name, File: fr.File, Line: fr.Line}
 	}
 	sides := []string{name}
 	if s.diff {

@@ -64,6 +64,10 @@ func TestSpeedscopeMatchesSchema(t *testing.T) {
 			t.Errorf("%s: %v", what, err)
 		} else if what == "run" && q.Total() != p.Total() {
 			t.Errorf("run: read back with total %d, written %d", q.Total(), p.Total())
+		} else if what == "run" {
+			sameSources(t, what, profileSources(q), profileSources(p))
+		} else {
+			sameSources(t, what, profileSources(q), treeSources(diff))
 		}
 	}
 	// And files the schema refuses are refused by it (the check can fail),

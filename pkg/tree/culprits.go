@@ -158,8 +158,8 @@ type culpritFinder struct {
 	// its self, once find has tested them (NaN before).
 	q, selfQ []float64
 	// holds[i] says whether node i's subtree holds a node significant in
-	// the tree's family (Stats) at the family's half of alpha, on both
-	// sides; holdsMove[i] whether it holds one only head or only base
+	// a rescue family (the tree's family of totals, or selfRescued), on
+	// both sides; holdsMove[i] whether it holds one only head or only base
 	// has (a new or removed frame).
 	holds, holdsMove []bool
 	// runs[k] is culprit k's summed per-run values (while grouping).
@@ -185,9 +185,10 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 		c.q[i], c.selfQ[i] = math.NaN(), math.NaN()
 	}
 	// One error budget: the descent's tests spend half of alpha
-	// (weighted), the tree's family the other half (Benjamini-Hochberg at
-	// alpha/2): with nothing changed, a culprit needs a false rejection in
-	// one or the other (docs/CULPRITS.md). q-values are scaled to be read
+	// (weighted), the rescue families a quarter each (the tree's family,
+	// Benjamini-Hochberg at alpha/4, and selfRescued): with nothing
+	// changed, a culprit needs a false rejection in one of them
+	// (docs/CULPRITS.md). q-values are scaled to be read
 	// against alpha.
 	//
 	// A frame that only one side has is always a discovery of the family,
@@ -214,17 +215,42 @@ func newCulpritFinder(t *Tree) *culpritFinder {
 	}
 	parent := parents(t.Nodes)
 	for i := len(t.Nodes) - 1; i > 0; i-- {
-		c.holds[i] = c.holds[i] || 2*family[i] < test.alpha
+		c.holds[i] = c.holds[i] || rescueShare*family[i] < test.alpha || c.selfRescued(i)
 		c.holdsMove[i] = c.holdsMove[i] || math.IsNaN(family[i]) && 2*t.Stats[i].QValue < test.alpha
 		c.holds[parent[i]] = c.holds[parent[i]] || c.holds[i]
 		c.holdsMove[parent[i]] = c.holdsMove[parent[i]] || c.holdsMove[i]
 	}
 	// The root, which no family of parts holds, changed when the tree's
 	// family says so.
-	c.q[0] = 2 * family[0]
+	c.q[0] = rescueShare * family[0]
 	// Every node is a part of its parent once, and every self once.
 	c.partAlpha = test.alpha / float64(2*len(t.Nodes))
 	return c
+}
+
+// rescueShare is the share of alpha each rescue family spends, one over
+// it: the descent spends half, the tree's family and the self family a
+// quarter each.
+const rescueShare = 4
+
+// selfRescued says whether node i's self value changed significantly in
+// the self family: every function's own time, a partition of the root's,
+// each tested at alpha/4 times its weight (weighted Bonferroni, valid
+// under any dependence). It finds a large function's change that the
+// descent cannot reach, as in a time-boxed run where every change is
+// offset and no ancestor's total moves, and that the tree's family misses
+// among thousands of small nodes. A node only one side has is left to the
+// moves.
+func (c *culpritFinder) selfRescued(i int) bool {
+	nd := c.t.Nodes[i]
+	if nd.Frame == OtherFrame || nd.HeadTotal == 0 || nd.BaseTotal == 0 || nd.HeadSelf == 0 && nd.BaseSelf == 0 {
+		return false
+	}
+	p := c.t.Stats[i].PValue // a leaf's self is its total
+	if nd.Size > 1 {
+		p = c.test.test(c.selfRuns(i), 0).PValue
+	}
+	return c.weighted(p, nd.HeadSelf, nd.BaseSelf)*2/rescueShare < c.test.alpha
 }
 
 // selfRuns is node i's per-run self values, its totals less its
@@ -288,7 +314,7 @@ func (c *culpritFinder) weighted(p, head, base float64) float64 {
 
 // find appends the culprits of node i's subtree to out, i being entered:
 // the root, a node found changed in the family of its parent's parts, or
-// one on the path to a node significant in the tree's family (at alpha/2).
+// one on the path to a node significant in a rescue family.
 // The parts of i are tested as a family; its changed children are
 // entered in turn, and a change of its self is a culprit. Bottom up, the
 // culprits found under i are replaced by one spread culprit at i when

@@ -2,6 +2,7 @@ package tree
 
 import (
 	"fmt"
+	"path"
 
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flamediff/flamediff/internal/pproftop"
 	"github.com/flamediff/flamediff/internal/testkit"
 )
 
@@ -280,5 +282,120 @@ func TestCulpritsNeedStats(t *testing.T) {
 	}
 	if p := tr.Path(0); len(p) != 0 {
 		t.Errorf("root path %v", p)
+	}
+}
+
+// Real time-boxed runs (testdata/timeboxed: Firefox's profiler, 5 runs a
+// side, head's slow() 8x longer, each page held open 4 s): the first
+// regression is slow's own code, at page.html line 3, claiming no more
+// than pprof's flat diff gives it; no ancestor's total changed, and the
+// tree's family of 7,802 nodes misses it.
+func TestCulpritsTimeBoxedFirefox(t *testing.T) {
+	base, head := testkit.Glob(t, "timeboxed", "base-run*.pb.gz"), testkit.Glob(t, "timeboxed", "head-run*.pb.gz")
+	flat, err := pproftop.Top([]string{testkit.Merge(t, head)}, []string{testkit.Merge(t, base)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuilder(NewFrames())
+	addRunFiles(t, b, Base, base)
+	addRunFiles(t, b, Head, head)
+	for _, norm := range []Normalization{Absolute, Relative} {
+		tr := mustBuild(t, b, Options{Normalize: norm})
+		var first *Culprit
+		cs := tr.Culprits()
+		for i := range cs {
+			if cs[i].Regression() {
+				first = &cs[i]
+				break
+			}
+		}
+		if first == nil {
+			t.Fatalf("%s: no regression among %v", norm, describe(tr, cs))
+		}
+		fr := tr.Frames.Source(first.Frame)
+		if tr.Frames.Name(first.Frame) != "slow" || first.Kind != CulpritSelf || path.Base(fr.File) != "page.html" || fr.Line != 3 {
+			t.Errorf("%s: first regression %v at %s:%d, want slow's self at page.html:3", norm, describe(tr, []Culprit{*first}), fr.File, fr.Line)
+		}
+		// pprof sums the runs: per run, slow's flat change.
+		perRun := float64(flat["slow"].Flat) / float64(len(head))
+		if claim := first.DeltaLow * tr.Nodes[0].BaseTotal; norm == Absolute && claim > perRun {
+			t.Errorf("slow claims at least %.0f a run, pprof's flat diff %.0f", claim, perRun)
+		}
+	}
+}
+
+// timeBoxed is newCulpritProgram's runs as a time-boxed benchmark takes
+// them, with the noise of a JIT's runs (10% a run and a stack): every run lasts as long, a wait (main;wait, an idle loop or a
+// sleep the profiler samples) filling what the work leaves, about a
+// quarter of it; work that grows takes the wait's time and the run
+// totals stay as they were. A start-up of tailStacks small stacks
+// (main;startup;...), as a browser's or a JVM's runs have, makes the tree
+// large.
+func timeBoxed(r *rand.Rand, runs int, base, head func([]string) float64) *Builder {
+	p := newCulpritProgram(r)
+	for k := range tailStacks {
+		p.stacks = append(p.stacks, []string{"main", "startup", fmt.Sprint("s", k/40), fmt.Sprint("s", k)})
+		p.mean = append(p.mean, 1.5)
+	}
+	var work float64
+	for _, m := range p.mean {
+		work += m
+	}
+	box := int64(1.3 * work)
+	p.stacks, p.mean = append(p.stacks, []string{"main", "wait"}), append(p.mean, 0)
+	return simDiffDrawn(p, runs, base, head, func(change func([]string) float64) []int64 {
+		counts := p.simRun(r, 0.1, change)
+		wait := box
+		for _, v := range counts {
+			wait -= v
+		}
+		counts[len(counts)-1] = max(wait, 0)
+		return counts
+	})
+}
+
+const tailStacks = 2000
+
+// In time-boxed runs every planted change is offset by the wait: no
+// ancestor's total changes, so the descent alone (which enters a node
+// whose total changed) reaches none, and the tree's family misses the
+// smaller ones among a large tree's nodes; the self family finds them
+// (docs/CULPRITS.md). Nothing changed, culprits come in at most alpha of
+// the comparisons.
+func TestCulpritsTimeBoxed(t *testing.T) {
+	seeds := testkit.Seeds(300, 60)
+	for _, norm := range []Normalization{Absolute, Relative} {
+		t.Run(norm.String(), func(t *testing.T) {
+			found := make([]int, len(plantedChanges))
+			aa := 0
+			for seed := range seeds {
+				r := rand.New(rand.NewPCG(uint64(seed), 28))
+				base, head := plantAll()
+				tr := mustBuild(t, timeBoxed(r, 10, base, head), Options{Normalize: norm})
+				for _, c := range tr.Culprits() {
+					if k := matches(tr, c); k >= 0 && len(c.Sites) == plantedChanges[k].sites {
+						found[k]++
+					}
+				}
+				tr = mustBuild(t, timeBoxed(r, 10, withoutNewCall, withoutNewCall), Options{Normalize: norm})
+				if cs := tr.Culprits(); len(cs) > 0 {
+					aa++
+					t.Logf("A/A seed %d: %v", seed, describe(tr, cs))
+				}
+			}
+			for k, n := range found {
+				t.Logf("%s %s: found in %d of %d", plantedChanges[k].kind, plantedChanges[k].path, n, seeds)
+				// lib.encode's change is a third at each of its sites,
+				// which the self family tests one by one.
+				want := map[bool]int{true: 70, false: 90}[plantedChanges[k].sites > 1]
+				if n < seeds*want/100 {
+					t.Errorf("%s %s found in %d of %d time-boxed comparisons, want %d%%+", plantedChanges[k].kind, plantedChanges[k].path, n, seeds, want)
+				}
+			}
+			t.Logf("A/A: comparisons with a culprit: %d of %d", aa, seeds)
+			if aa > seeds*5/100 {
+				t.Errorf("%d of %d time-boxed A/A comparisons have culprits, want at most 5%%", aa, seeds)
+			}
+		})
 	}
 }

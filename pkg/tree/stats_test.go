@@ -73,6 +73,12 @@ func simDiff(r *rand.Rand, p *simProgram, runs int, noise float64, change func([
 // simDiffSides is simDiff with base changed too (a stack only head has
 // is a base factor of 0).
 func simDiffSides(r *rand.Rand, p *simProgram, runs int, noise float64, base, head func([]string) float64) *Builder {
+	return simDiffDrawn(p, runs, base, head, func(change func([]string) float64) []int64 { return p.simRun(r, noise, change) })
+}
+
+// simDiffDrawn fills a Builder with runs runs a side of p, each run's
+// counts drawn by draw with that side's change.
+func simDiffDrawn(p *simProgram, runs int, base, head func([]string) float64, draw func(change func([]string) float64) []int64) *Builder {
 	b := NewBuilder(NewFrames())
 	ids := make([]StackID, len(p.stacks))
 	for i, s := range p.stacks {
@@ -89,7 +95,7 @@ func simDiffSides(r *rand.Rand, p *simProgram, runs int, noise float64, base, he
 			ch = head
 		}
 		for run := range runs {
-			for i, v := range p.simRun(r, noise, ch) {
+			for i, v := range draw(ch) {
 				if v > 0 {
 					b.AddRun(side, run, ids[i], v, uint64(i))
 				}
