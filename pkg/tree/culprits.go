@@ -250,7 +250,8 @@ func (c *culpritFinder) selfRescued(i int) bool {
 	if nd.Size > 1 {
 		p = c.test.test(c.selfRuns(i), 0).PValue
 	}
-	return c.weighted(p, nd.HeadSelf, nd.BaseSelf)*2/rescueShare < c.test.alpha
+	// weighted reads p at the descent's level, alpha/2 times the weight.
+	return c.weighted(p, nd.HeadSelf, nd.BaseSelf)*rescueShare/2 < c.test.alpha
 }
 
 // selfRuns is node i's per-run self values, its totals less its
