@@ -246,12 +246,17 @@ func (c *culpritFinder) selfRescued(i int) bool {
 	if nd.Frame == OtherFrame || nd.HeadTotal == 0 || nd.BaseTotal == 0 || nd.HeadSelf == 0 && nd.BaseSelf == 0 {
 		return false
 	}
-	p := c.t.Stats[i].PValue // a leaf's self is its total
-	if nd.Size > 1 {
-		p = c.test.test(c.selfRuns(i), 0).PValue
-	}
 	// weighted reads p at the descent's level, alpha/2 times the weight.
-	return c.weighted(p, nd.HeadSelf, nd.BaseSelf)*rescueShare/2 < c.test.alpha
+	return c.weighted(c.selfP(i), nd.HeadSelf, nd.BaseSelf)*rescueShare/2 < c.test.alpha
+}
+
+// selfP is the p-value of node i's self values: its total's for a leaf,
+// whose self is its total.
+func (c *culpritFinder) selfP(i int) float64 {
+	if c.t.Nodes[i].Size == 1 {
+		return c.t.Stats[i].PValue
+	}
+	return c.test.test(c.selfRuns(i), 0).PValue
 }
 
 // selfRuns is node i's per-run self values, its totals less its
@@ -301,7 +306,7 @@ func (c *culpritFinder) testParts(i int) {
 	case nd.Size == 1:
 		c.selfQ[i] = c.q[i] // a leaf's self is its total
 	case i > 0 && (nd.HeadSelf != 0 || nd.BaseSelf != 0):
-		c.selfQ[i] = c.weighted(c.test.test(c.selfRuns(i), 0).PValue, nd.HeadSelf, nd.BaseSelf)
+		c.selfQ[i] = c.weighted(c.selfP(i), nd.HeadSelf, nd.BaseSelf)
 	}
 }
 

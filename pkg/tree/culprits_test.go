@@ -301,10 +301,7 @@ func TestSelfFamilyLevel(t *testing.T) {
 			if i == 0 || nd.Frame == OtherFrame || nd.HeadTotal == 0 || nd.BaseTotal == 0 || nd.HeadSelf == 0 && nd.BaseSelf == 0 {
 				continue
 			}
-			p := tr.Stats[i].PValue
-			if nd.Size > 1 {
-				p = c.test.test(c.selfRuns(i), 0).PValue
-			}
+			p := c.selfP(i)
 			w := (nd.HeadSelf/tr.Nodes[0].HeadTotal + nd.BaseSelf/tr.Nodes[0].BaseTotal) / 2
 			level := c.test.alpha / 4 * w
 			if got := c.selfRescued(i); got != (p < level) {
