@@ -37,7 +37,7 @@ func TestSpeedscope(t *testing.T) {
 		t.Errorf("stacks %v, want %v", got, want)
 	}
 	for _, f := range p.Frames {
-		if f.Name == "work" && (f.File != "/srv/app/work.py" || f.Line != 10 || f.Module != "/srv/app/work.py") {
+		if f.Name == "work" && (f.File != "/srv/app/work.py" || f.Line != 10 || f.Module != "work.py") {
 			t.Errorf("work: %+v", f)
 		}
 	}

@@ -50,13 +50,13 @@ func TestProcessedGecko(t *testing.T) {
 		want             profile.Frame
 	}{
 		{"v70", processedV70, "samples", "count", map[string]int64{"main;work": 2, "main;work;PresShell::Paint": 1, "main": 3},
-			"work", profile.Frame{Name: "work", Module: "https://x.test/js/app.js", File: "https://x.test/js/app.js", Line: 7}},
+			"work", profile.Frame{Name: "work", Module: "app.js", File: "https://x.test/js/app.js", Line: 7}},
 		{"v70 native", processedV70, "samples", "count", nil,
 			"PresShell::Paint", profile.Frame{Name: "PresShell::Paint", Module: "libxul.so"}},
 		{"v40", processedV40, "time", "nanoseconds", map[string]int64{"main": 1500000, "main;work": 2000000},
-			"main", profile.Frame{Name: "main", Module: "https://x.test/app.js", File: "https://x.test/app.js", Line: 1}},
+			"main", profile.Frame{Name: "main", Module: "app.js", File: "https://x.test/app.js", Line: 1}},
 		{"v40 weighs 1 ms a sample", strings.Replace(processedV40, `"weight":[1.5,2]`, `"weight":null`, 1), "time", "nanoseconds",
-			map[string]int64{"main": 1000000, "main;work": 1000000}, "main", profile.Frame{Name: "main", Module: "https://x.test/app.js", File: "https://x.test/app.js", Line: 1}},
+			map[string]int64{"main": 1000000, "main;work": 1000000}, "main", profile.Frame{Name: "main", Module: "app.js", File: "https://x.test/app.js", Line: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var gz bytes.Buffer

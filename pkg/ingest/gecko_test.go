@@ -96,7 +96,7 @@ func TestGeckoFirefoxLocations(t *testing.T) {
 		t.Errorf("stacks %v, want %v", got, want)
 	}
 	for _, f := range p.Frames {
-		if f.Name == "slow" && (f.File != "https://x.test/app/page.html" || f.Line != 4 || f.Module != "https://x.test/app/page.html") {
+		if f.Name == "slow" && (f.File != "https://x.test/app/page.html" || f.Line != 4 || f.Module != "page.html") {
 			t.Errorf("slow: %+v", f)
 		}
 	}

@@ -104,8 +104,9 @@ func (o Options) Parse(r io.Reader, name string) (*profile.Profile, error) {
 
 // Check is what every reader of runs does last, those of other packages
 // (OTLP) too: it verifies p's invariants and that its values add up within
-// int64, and repairs invalid UTF-8 in its texts. name identifies the
-// input in errors.
+// int64, repairs invalid UTF-8 in its texts and settles its frames'
+// identities (profile.Identify: the app's files relative to its root,
+// other programs apart). name identifies the input in errors.
 func Check(p *profile.Profile, name string) (*profile.Profile, error) {
 	if err := p.CheckValid(); err != nil {
 		return nil, fileError(name, "invalid profile: %v", err)
@@ -113,7 +114,9 @@ func Check(p *profile.Profile, name string) (*profile.Profile, error) {
 	if i := overflow(p); i >= 0 {
 		return nil, fileError(name, "values add up past the int64 maximum %d at sample %d", int64(math.MaxInt64), i+1)
 	}
-	return validUTF8(p), nil
+	p = validUTF8(p)
+	p.Identify()
+	return p, nil
 }
 
 // overflow returns the index of the sample at which the running sum of

@@ -181,9 +181,10 @@ func TestCPUProfileAgainstHitCounts(t *testing.T) {
 		}
 	}
 	for _, f := range p.Frames {
-		// The script's url whole, the file V8 names (app.js by identity).
-		if f.Name == "slow" && (!strings.HasPrefix(f.Module, "file:///") || profile.ModuleIdentity(f.Module) != "app.js" || f.Line != toolprofiles.SlowLineJS) {
-			t.Errorf("slow: module %q line %d, want file:///.../app.js:%d", f.Module, f.Line, toolprofiles.SlowLineJS)
+		// The script's url whole as its file, its path below the app's
+		// root as its module (profile.Identify).
+		if f.Name == "slow" && (!strings.HasPrefix(f.File, "file:///") || f.Module != "app.js" || f.Line != toolprofiles.SlowLineJS) {
+			t.Errorf("slow: file %q module %q line %d, want file:///.../app.js, app.js, %d", f.File, f.Module, f.Line, toolprofiles.SlowLineJS)
 		}
 	}
 	cpu := parseTool(t, recorded.cpuprofile, Options{SampleType: "cpu"})

@@ -75,8 +75,9 @@ func moduleNamed(name, base string) (string, bool) {
 //     "vmlinux";
 //   - a script, page, bytecode or source file (app.js, index.html,
 //     handler.py, app.jar, util.c: what V8, Chrome's traces and speedscope
-//     name as a frame's module) is its file name: two scripts' "(anonymous)"
-//     or "run" are two functions, whatever directory the build put them in;
+//     name as a frame's module) is its path below the package manager's
+//     directory or the app's root (sourceIdentity): two files' "(anonymous)"
+//     or "run" are two functions, one file at any root is one;
 //   - anything else is an executable, and every executable is one module,
 //     "": the build names its binary (app-base, app-head, /opt/app/1.2/app).
 //
@@ -95,8 +96,11 @@ func ModuleIdentity(module string) string {
 		return "vmlinux"
 	case strings.HasSuffix(lower, ".dll"):
 		return lower
-	case strings.Contains(module, ".framework/"), isScript(lower):
+	case strings.Contains(module, ".framework/"):
 		return base
+	case isScript(lower):
+		id, _ := sourceIdentity(module)
+		return id
 	}
 	if stem, ok := strings.CutSuffix(base, ".dylib"); ok {
 		return versionless(stem, '.') + ".dylib"

@@ -57,7 +57,29 @@ func TestModuleIdentity(t *testing.T) {
 		{"https://cdn.example/assets/app.js?v=1.3#main", "app.js"},
 		{"file:///opt/app/1.2/app.js", "app.js"},
 		{"/src/demo/util.c", "util.c"},
-		{"/usr/lib/node_modules/npm/lib/cli.MJS", "cli.MJS"},
+		{"/usr/lib/node_modules/npm/lib/cli.MJS", "npm/lib/cli.MJS"},
+		// a package is its path below its package manager's directory
+		{"file:///ci/4711/app/node_modules/qs/lib/stringify.js", "qs/lib/stringify.js"},
+		{"/home/u/app/node_modules/.pnpm/qs@6.11.0/node_modules/qs/lib/stringify.js", "qs/lib/stringify.js"},
+		{"/w/app/.yarn/unplugged/qs-npm-6.11.0-abc/node_modules/qs/lib/stringify.js", "qs/lib/stringify.js"},
+		{"/home/u/app/node_modules/express/index.js", "express/index.js"},
+		{`C:\ci\app\node_modules\fast-json-stringify\index.js`, "fast-json-stringify/index.js"},
+		{"/tmp/venv1/lib/python3.11/site-packages/requests/__init__.py", "requests/__init__.py"},
+		{"/usr/lib/python3/dist-packages/requests/__init__.py", "requests/__init__.py"},
+		{"/usr/lib/python3.11/json/__init__.py", "json/__init__.py"},
+		{"/opt/venv/lib/python3.12/json/decoder.py", "json/decoder.py"},
+		{"/var/lib/gems/3.1.0/gems/rack-2.2.8/lib/rack/utils.rb", "rack/lib/rack/utils.rb"},
+		{"/home/ci/.m2/repository/com/x/foo/1.2.3/foo-1.2.3.jar", "foo.jar"},
+		// a bundle without its content hash, a source map's source as the map names it
+		{"http://127.0.0.1:8001/assets/main-3F2A9C1B.js", "main.js"},
+		{"https://cdn.example/static/js/main.81be07c2.js", "main.js"},
+		{"http://127.0.0.1:8001/assets/index-BxKxYvQa.js", "index.js"},
+		{"http://127.0.0.1:8001/assets/main-polyfill.js", "main-polyfill.js"},
+		{"webpack://app/./src/table.js", "src/table.js"},
+		{"webpack:///src/table.js", "src/table.js"},
+		// relative paths, as a profiler or Profile.Identify wrote them, are themselves
+		{"src/handlers.js", "src/handlers.js"},
+		{"./src/../lib/x.py", "lib/x.py"},
 		{".js", ""}, // no name before the ending: not a script
 		// a runtime's built-in code is itself: two built-ins' "(anonymous)" stay apart
 		{"node:internal/main/run_main_module", "node:internal/main/run_main_module"},

@@ -8,6 +8,7 @@ package profile
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -66,22 +67,40 @@ type frameKey struct {
 	inlined bool
 }
 
+// internKey is f's identity and inline mark, except that a module whose
+// identity the whole profile settles (Identify: an app's own source file
+// at an absolute path, an executable) keeps its path whole: two app files
+// of one name, two programs' main, are two frames.
+func internKey(f Frame) frameKey {
+	id := FrameIdentity(f.Name, f.Module)
+	if f.Module != "" && !isMarker(f.Module) {
+		if _, abs := sourcePath(f.Module); abs && (id.Module == "" || isScript(strings.ToLower(moduleBase(f.Module)))) {
+			if _, settled := sourceIdentity(f.Module); id.Module == "" || !settled {
+				id.Module = "\x00" + f.Module
+			}
+		}
+	}
+	return frameKey{id, f.Inlined}
+}
+
 // Intern returns the index of the frame f's identity (FrameIdentity of its
 // Name and Module) and inline mark (storage hashes the same,
-// storage.FrameHash), appending f if it is new; the first frame of an identity keeps its module path.
+// storage.FrameHash; an app's source file or an executable at an absolute
+// path by its path until Identify, internKey), appending f if it is new;
+// the first frame of an identity keeps its module path.
 // When the frame is known without a source file and f has one, f's File
 // and Line fill it in: the first non-empty position wins.
 func (p *Profile) Intern(f Frame) uint32 {
 	if p.index == nil {
 		p.index = make(map[frameKey]uint32, len(p.Frames))
 		for i, g := range p.Frames {
-			k := frameKey{FrameIdentity(g.Name, g.Module), g.Inlined}
+			k := internKey(g)
 			if _, ok := p.index[k]; !ok {
 				p.index[k] = uint32(i) // #nosec G115 -- frame ids are uint32 by design
 			}
 		}
 	}
-	k := frameKey{FrameIdentity(f.Name, f.Module), f.Inlined}
+	k := internKey(f)
 	if i, ok := p.index[k]; ok {
 		if g := &p.Frames[i]; g.File == "" && f.File != "" {
 			g.File, g.Line = f.File, f.Line

@@ -16,9 +16,15 @@ import (
 // appends "\x00i": stored apart, so that exports keep the mark, and one
 // function for every reader. Rows stored before the identity keyed the
 // hash hold xxhash64 of the full path; readers meet them by the identity
-// of the name and module stored with them (tree.Frames.Intern).
+// of the name and module stored with them (tree.Frames.Intern). The
+// program's process frame (profile.ProgramModule) hashes its name too:
+// one identity whatever the build named it, but a row of its own per
+// name, so that each program's runs export under their own process name.
 func FrameHash(name, module string, inlined bool) uint64 {
 	id := profile.FrameIdentity(name, module)
+	if module == profile.ProgramModule {
+		id.Name = name
+	}
 	d := xxhash.New()
 	_, _ = d.WriteString(id.Name)
 	_, _ = d.Write([]byte{0})
