@@ -43,10 +43,11 @@ func CallersCallees(b *tree.Builder, m Model, rules *sysframes.Rules, function s
 		if err != nil {
 			return out, err
 		}
-		at := map[string]int{} // index in list by name
+		at := map[string]int{} // index in list by title
 		var list []Neighbour
 		// The function's nodes are the root's children (one per module
-		// of that name); their children are the callers or the callees.
+		// of that name, for a plain name); their children are the callers
+		// or the callees.
 		for i := 1; i < len(t.Nodes); i += int(t.Nodes[i].Size) {
 			n := t.Nodes[i]
 			if part.Callers {
@@ -54,7 +55,7 @@ func CallersCallees(b *tree.Builder, m Model, rules *sysframes.Rules, function s
 				out.Head += n.HeadTotal
 			}
 			for c := i + 1; c < i+int(n.Size); c += int(t.Nodes[c].Size) {
-				name := t.Label(c)
+				name := t.Title(c)
 				k, seen := at[name]
 				if !seen {
 					k, at[name] = len(list), len(list)

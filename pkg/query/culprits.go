@@ -67,16 +67,18 @@ func (d *diffNotes) functions(f *data.Frame) (data.Frames, error) {
 		return out, nil
 	}
 	fr := d.b.Frames()
-	byName := make(map[string]tree.Source, fr.Len())
-	n := uint32(fr.Len()) // #nosec G115 -- frame ids are uint32
+	type function struct {
+		src  tree.Source
+		name string
+	}
+	byTitle := make(map[string]function, fr.Len()) // the rows' functions (tree.Function.Name)
+	n := uint32(fr.Len())                          // #nosec G115 -- frame ids are uint32
 	for id := range n {
-		if src := fr.Source(id); src.File != "" {
-			if _, ok := byName[fr.Name(id)]; !ok {
-				byName[fr.Name(id)] = src
-			}
+		if _, ok := byTitle[fr.Title(id)]; !ok || byTitle[fr.Title(id)].src.File == "" {
+			byTitle[fr.Title(id)] = function{fr.Source(id), fr.Name(id)}
 		}
 	}
-	frames.AddSources(f, func(name string) (tree.Source, bool) { return byName[name], d.modified[name] })
+	frames.AddSources(f, func(title string) (tree.Source, bool) { fn := byTitle[title]; return fn.src, d.modified[fn.name] })
 	o := d.o
 	o.Focus, o.Inverted = nil, false
 	t, err := d.b.Build(o)

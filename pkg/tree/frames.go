@@ -26,6 +26,9 @@ type Frames struct {
 	seen map[frameKey]uint32
 	// sources holds the frames' source positions (SetSource), when any.
 	sources map[uint32]Source
+	// named counts the frames of each name: a name two functions share is
+	// titled with its module (Title).
+	named map[string]int32
 }
 
 // Source is where a frame's function is: its file and first line ("" and
@@ -39,7 +42,7 @@ type frameKey struct{ name, module string }
 
 // NewFrames returns an empty interner.
 func NewFrames() *Frames {
-	return &Frames{index: make(map[profile.Identity]uint32), seen: make(map[frameKey]uint32)}
+	return &Frames{index: make(map[profile.Identity]uint32), seen: make(map[frameKey]uint32), named: make(map[string]int32)}
 }
 
 // Intern returns the id of the frame (name, module), adding it if it is new.
@@ -58,6 +61,7 @@ func (f *Frames) Intern(name, module string) uint32 {
 		f.names = append(f.names, name)
 		f.modules = append(f.modules, module)
 		f.index[k] = id
+		f.named[name]++
 	}
 	f.seen[frameKey{name, module}] = id
 	return id
@@ -69,6 +73,40 @@ func (f *Frames) Name(id uint32) string {
 		return ""
 	}
 	return f.names[id]
+}
+
+// Title names frame id where it stands alone (a table's row, a verdict's
+// headline): its name, and when another frame has that name, its module's
+// identity as the ecosystem knows it, "stringify (qs/lib/stringify.js)".
+func (f *Frames) Title(id uint32) string {
+	name := f.Name(id)
+	if f.named[name] < 2 {
+		return name
+	}
+	if m := profile.ModuleIdentity(f.Module(id)); m != "" {
+		return name + " (" + m + ")"
+	}
+	return name
+}
+
+// called reports per frame id whether function (a Sandwich's) names it:
+// the frame it titles, else every frame of that name.
+func (f *Frames) called(function string) []bool {
+	is := make([]bool, len(f.names))
+	if function == "" {
+		return is
+	}
+	titled := false
+	for id := range is {
+		is[id] = f.Title(uint32(id)) == function // #nosec G115 -- a frame id: frames are uint32 by design
+		titled = titled || is[id]
+	}
+	if !titled {
+		for id, name := range f.names {
+			is[id] = name == function
+		}
+	}
+	return is
 }
 
 // Module returns the module of frame id, or "" if it has none or id was never

@@ -9,8 +9,9 @@ import (
 
 // Function is one row of a function table (pprof -top). Values are per run.
 type Function struct {
-	// Name is the function (frame) name; frames of the same name in
-	// different modules share a row.
+	// Name is the function's title (Frames.Title): its name, with its
+	// module where two functions of the query share the name. A row is one
+	// function identity (profile.FrameIdentity), never a name.
 	Name string
 	// HeadSelf is the value of the stacks whose leaf is the function.
 	// HeadTotal is the value of the stacks that contain it, each stack
@@ -31,7 +32,7 @@ type Function struct {
 	HeadRuns, BaseRuns  []float64
 }
 
-// Functions returns one row per function name over the sides that have
+// Functions returns one row per function (frame identity) over the sides that have
 // runs, with pprof -top semantics (see Function). o.Filter, o.Only and
 // o.CollapseSystem apply (collapsed frames disappear from the stacks;
 // under Only, deltas are shares of every stack's totals, as in a tree);
@@ -50,7 +51,6 @@ func (b *Builder) Functions(o Options) []Function {
 		rootRuns, stackRuns = make([]float64, test.width()), make([]float64, test.width())
 	}
 	rowOf := make([]int32, b.frames.Len()) // frame id -> row + 1
-	byName := make(map[string]int32)
 	var rows []Function
 	var stamp []int // the last stack counted in a row's totals, + 1
 	for n, id := range v.active {
@@ -72,18 +72,12 @@ func (b *Builder) Functions(o Options) []Function {
 				continue // not a frame of b.frames: it has no name
 			}
 			if rowOf[f] == 0 {
-				name := b.frames.Name(f)
-				r, ok := byName[name]
-				if !ok {
-					r = int32(len(rows)) // #nosec G115 -- one row per distinct function name: far below 2^31
-					byName[name] = r
-					rows = append(rows, Function{Name: name})
-					stamp = append(stamp, 0)
-					if test != nil {
-						runs = append(runs, make([]float64, test.width())...)
-					}
+				rows = append(rows, Function{Name: b.frames.Title(f)})
+				stamp = append(stamp, 0)
+				if test != nil {
+					runs = append(runs, make([]float64, test.width())...)
 				}
-				rowOf[f] = r + 1
+				rowOf[f] = int32(len(rows)) // #nosec G115 -- one row per distinct function: far below 2^31
 			}
 			r := rowOf[f] - 1
 			row := &rows[r]

@@ -55,3 +55,33 @@ func TestFunctions(t *testing.T) {
 		})
 	}
 }
+
+// A row is a function, never a name: two packages' stringify and Node's
+// own are three rows, titled with their files; the sandwich of a title is
+// that file's function, of a plain name every module's.
+func TestFunctionsKeyByIdentity(t *testing.T) {
+	fr := NewFrames()
+	b := NewBuilder(fr)
+	main := fr.Intern("main", "server.js")
+	qs := fr.Intern("stringify", "/a/node_modules/qs/lib/stringify.js")
+	other := fr.Intern("stringify", "/a/node_modules/.pnpm/fast-json@1.0.0/node_modules/fast-json/lib/stringify.js")
+	node := fr.Intern("stringify", "node:internal/querystring")
+	b.SetRuns(Head, 1)
+	for i, f := range []uint32{qs, other, node} {
+		b.Add(Head, b.Stack([]uint32{main, f}), int64(1+i), uint64(i))
+	}
+	var got []string
+	for _, f := range b.Functions(Options{}) {
+		got = append(got, fmt.Sprintf("%s %g", f.Name, f.HeadSelf))
+	}
+	want := []string{"stringify (node:internal/querystring) 3", "stringify (fast-json/lib/stringify.js) 2", "stringify (qs/lib/stringify.js) 1", "main 0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	for function, total := range map[string]float64{"stringify (qs/lib/stringify.js)": 1, "stringify": 6} {
+		tr := mustBuild(t, b, Options{Sandwich: Sandwich{Function: function}})
+		if got := tr.Nodes[0].HeadTotal - tr.Nodes[0].HeadSelf; got != total {
+			t.Errorf("sandwich of %q: %g through the function, want %g", function, got, total)
+		}
+	}
+}

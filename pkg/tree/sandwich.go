@@ -3,6 +3,7 @@ package tree
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Only selects the stacks of a diff by the side they appear on.
@@ -63,8 +64,9 @@ func (v *view) only(o Only) {
 
 // Sandwich names a function whose callers or callees Build returns.
 type Sandwich struct {
-	// Function is a frame name; frames of that name in every module are
-	// the function.
+	// Function is a function's title (Frames.Title: "stringify
+	// (qs/lib/stringify.js)" is that file's function), or a name that
+	// titles no frame, whose frames in every module are the function.
 	Function string
 	// Callers selects the callers tree: every stack through the function
 	// cut below it and read upwards, so that the function's node holds
@@ -92,14 +94,8 @@ func (v *view) sandwich(s Sandwich) error {
 		return nil
 	}
 	v.narrowed = true
-	fr := v.b.frames
-	is := make([]bool, fr.Len())
-	known := false
-	for id := range is {
-		is[id] = fr.Name(uint32(id)) == s.Function // #nosec G115 -- a frame id: frames are uint32 by design
-		known = known || is[id]
-	}
-	if !known {
+	is := v.b.frames.called(s.Function)
+	if !slices.Contains(is, true) {
 		return fmt.Errorf("%w: no frame is named %q", ErrNoFunction, s.Function)
 	}
 	var frames []uint32

@@ -72,6 +72,15 @@ func (t *Tree) Label(i int) string {
 	}
 }
 
+// Title is Label with Frames.Title for a frame: how node i's function is
+// named where it stands alone.
+func (t *Tree) Title(i int) string {
+	if f := t.Nodes[i].Frame; f != RootFrame && f != OtherFrame {
+		return t.Frames.Title(f)
+	}
+	return t.Label(i)
+}
+
 // Delta is node i's change: (head total - base total) / base root total
 // (Absolute: a share of the whole base), or head total / head root total -
 // base total / base root total (Relative: the change of its share). It is

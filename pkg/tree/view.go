@@ -113,8 +113,9 @@ func (v *view) filter(o Options) {
 	var isSys []bool
 	if o.CollapseSystem && o.IsSystem != nil {
 		isSys = make([]bool, v.b.frames.Len())
+		sandwich := v.b.frames.called(o.Sandwich.Function)
 		for id := range isSys {
-			isSys[id] = o.IsSystem(uint32(id)) && v.b.frames.Name(uint32(id)) != o.Sandwich.Function // #nosec G115 -- a frame id: frames are uint32 by design
+			isSys[id] = o.IsSystem(uint32(id)) && !sandwich[id] // #nosec G115 -- a frame id: frames are uint32 by design
 		}
 	}
 	if c == nil && isSys == nil {

@@ -254,9 +254,9 @@ func nameMove(t *tree.Tree, m tree.Move) Move {
 	part := func(node int) MovePart {
 		nd := t.Nodes[node]
 		if node == m.Parent {
-			return MovePart{Function: t.Label(node), Self: true, Delta: Number(t.SelfDelta(node))}
+			return MovePart{Function: t.Title(node), Self: true, Delta: Number(t.SelfDelta(node))}
 		}
-		p := MovePart{Function: t.Label(node), Delta: Number(t.Delta(node))}
+		p := MovePart{Function: t.Title(node), Delta: Number(t.Delta(node))}
 		switch {
 		case nd.BaseTotal == 0:
 			p.Status = "new"
@@ -265,10 +265,10 @@ func nameMove(t *tree.Tree, m tree.Move) Move {
 		}
 		return p
 	}
-	out := Move{Path: pathOf(t, m.To[0]), Function: t.Label(m.To[0]), Moved: Number(m.Moved), Net: Number(m.Net),
+	out := Move{Path: pathOf(t, m.To[0]), Function: t.Title(m.To[0]), Moved: Number(m.Moved), Net: Number(m.Net),
 		NetLow: Number(m.NetLow), NetHigh: Number(m.NetHigh), PValue: Number(m.PValue)}
 	if m.Parent > 0 {
-		out.Caller = t.Label(m.Parent)
+		out.Caller = t.Title(m.Parent)
 	}
 	for _, n := range m.To {
 		out.To = append(out.To, part(n))
@@ -324,18 +324,18 @@ func name(t *tree.Tree, c tree.Culprit, modified map[string]bool) Culprit {
 	if c.Sites[0] == 0 {
 		out.Function = "total"
 	} else {
-		out.Function, out.Module = t.Frames.Name(c.Frame), t.Frames.Module(c.Frame)
+		out.Function, out.Module = t.Frames.Title(c.Frame), t.Frames.Module(c.Frame)
 		src := t.Frames.Source(c.Frame)
-		out.File, out.Line, out.Modified = src.File, src.Line, modified[out.Function]
+		out.File, out.Line, out.Modified = src.File, src.Line, modified[t.Frames.Name(c.Frame)]
 	}
 	for _, s := range c.Sites[1:] {
 		out.OtherSites = append(out.OtherSites, path(s))
 	}
 	if c.Callee >= 0 {
-		out.Callee = t.Label(c.Callee)
+		out.Callee = t.Title(c.Callee)
 	}
 	if c.Replaced >= 0 {
-		out.Replaced = t.Label(c.Replaced)
+		out.Replaced = t.Title(c.Replaced)
 	}
 	return out
 }
