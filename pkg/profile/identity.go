@@ -77,6 +77,9 @@ func moduleNamed(name, base string) (string, bool) {
 //     handler.py, app.jar, util.c: what V8, Chrome's traces and speedscope
 //     name as a frame's module) is its file name: two scripts' "(anonymous)"
 //     or "run" are two functions, whatever directory the build put them in;
+//     a Python package's __init__.py or __main__.py, which every package
+//     names alike, keeps its directory, the package's import name
+//     (/srv/app/pkg/__init__.py is pkg/__init__.py);
 //   - anything else is an executable, and every executable is one module,
 //     "": the build names its binary (app-base, app-head, /opt/app/1.2/app).
 //
@@ -95,6 +98,11 @@ func ModuleIdentity(module string) string {
 		return "vmlinux"
 	case strings.HasSuffix(lower, ".dll"):
 		return lower
+	case base == "__init__.py" || base == "__main__.py":
+		if dir := strings.TrimRight(module[:len(module)-len(base)], `/\`); dir != "" {
+			return dir[strings.LastIndexAny(dir, `/\`)+1:] + "/" + base
+		}
+		return base
 	case strings.Contains(module, ".framework/"), isScript(lower):
 		return base
 	}
