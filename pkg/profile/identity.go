@@ -79,7 +79,7 @@ func moduleNamed(name, base string) (string, bool) {
 //     or "run" are two functions, whatever directory the build put them in;
 //     a Python package's __init__.py or __main__.py, which every package
 //     names alike, keeps its directory, the package's import name
-//     (/srv/app/pkg/__init__.py is pkg/__init__.py);
+//     (/srv/app/shop/__init__.py is shop/__init__.py);
 //   - anything else is an executable, and every executable is one module,
 //     "": the build names its binary (app-base, app-head, /opt/app/1.2/app).
 //
