@@ -26,8 +26,13 @@ type callGraph struct {
 }
 
 // maxCallPaths bounds the call paths a call graph expands to: the paths
-// of a DAG grow exponentially with its depth.
-const maxCallPaths = 1 << 20
+// of a DAG grow exponentially with its depth. maxCallFrames bounds their
+// frames (the stacks' memory): a million paths of a deep chain would be
+// a billion.
+const (
+	maxCallPaths  = 1 << 20
+	maxCallFrames = 1 << 26
+)
 
 // cgPath is one call path: a function and the path it was called on.
 type cgPath struct {
@@ -69,11 +74,15 @@ func (g *callGraph) samples(frames []uint32) ([]profile.Sample, error) {
 		out[a.from] += c
 	}
 	var paths []cgPath
+	frameCount := 0
 	onPath := make([]bool, nf)
 	var walk func(i, depth int) error
 	walk = func(i, depth int) error {
 		if len(paths) > maxCallPaths {
 			return fileError(g.name, "the call graph expands to more than %d call paths", maxCallPaths)
+		}
+		if frameCount += depth; frameCount > maxCallFrames {
+			return fileError(g.name, "the call graph expands to call paths of more than %d frames", maxCallFrames)
 		}
 		if g.maxDepth > 0 && depth >= g.maxDepth {
 			return nil

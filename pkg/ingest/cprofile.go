@@ -380,9 +380,10 @@ func parseCProfile(r io.Reader, name string, _ Options) (*profile.Profile, error
 		c.g.self[fn] = tt
 		entries = append(entries, entry{fn, nc, ct, v.items[4]})
 	}
-	c.g.entry = make([]int64, len(c.g.self))
-	for _, e := range entries {
-		entered := e.ct
+	// entry is sized once the callers are read: a caller may have no stats of its own.
+	entered := make([]int64, len(entries))
+	for k, e := range entries {
+		entered[k] = e.ct
 		for i := 0; i < len(e.callers.items); i += 2 {
 			caller, err := c.function(e.callers.items[i])
 			if err != nil {
@@ -398,10 +399,13 @@ func parseCProfile(r io.Reader, name string, _ Options) (*profile.Profile, error
 			}
 			c.g.arcs[a] += t
 			if caller != e.fn { // a recursive call is inside the outermost's time
-				entered -= t
+				entered[k] -= t
 			}
 		}
-		c.g.entry[e.fn] = max(entered, 0)
+	}
+	c.g.entry = make([]int64, len(c.g.self))
+	for k, e := range entries {
+		c.g.entry[e.fn] = max(entered[k], 0)
 	}
 	p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds"}
 	frames := make([]uint32, len(c.funcs))

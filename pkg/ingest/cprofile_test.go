@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -173,6 +174,16 @@ func (m *marshalStats) float(v float64) {
 
 // entry writes a function's stats with one caller, or none.
 func (m *marshalStats) entry(name string, tt, ct float64, caller string, edge float64) {
+	var callers []string
+	if caller != "" {
+		callers = []string{caller}
+	}
+	m.called(name, tt, ct, edge, callers...)
+}
+
+// called writes a function's stats with callers, each calls of edge
+// seconds.
+func (m *marshalStats) called(name string, tt, ct, edge float64, callers ...string) {
 	m.key("a.py", 1, name)
 	m.WriteString(")\x05")
 	m.int(1)
@@ -180,7 +191,7 @@ func (m *marshalStats) entry(name string, tt, ct float64, caller string, edge fl
 	m.float(tt)
 	m.float(ct)
 	m.WriteByte('{')
-	if caller != "" {
+	for _, caller := range callers {
 		m.key("a.py", 1, caller)
 		m.WriteString(")\x04")
 		m.int(1)
@@ -189,6 +200,27 @@ func (m *marshalStats) entry(name string, tt, ct float64, caller string, edge fl
 		m.float(edge)
 	}
 	m.WriteByte('0')
+}
+
+// diamondStats is a chain of chain functions, then levels of two
+// functions each called by both of the level before: 2^levels paths.
+func diamondStats(chain, levels int) string {
+	var m marshalStats
+	m.WriteByte('{')
+	m.called("c0", 0.001, 1, 0)
+	for i := 1; i < chain; i++ {
+		m.called(fmt.Sprint("c", i), 0.001, 0.001, 0.001, fmt.Sprint("c", i-1))
+	}
+	prev := []string{fmt.Sprint("c", chain-1)}
+	for l := range levels {
+		next := []string{fmt.Sprint("d", l, "_0"), fmt.Sprint("d", l, "_1")}
+		for _, f := range next {
+			m.called(f, 0.001, 0.002, 0.001, prev...)
+		}
+		prev = next
+	}
+	m.WriteByte('0')
+	return m.String()
 }
 
 // A hand-written pstats file: main calls f and g; g is also entered
@@ -247,6 +279,8 @@ func TestHostileCProfile(t *testing.T) {
 		{"huge long", "{)\x03l\x06\x00\x00\x00", "integer of 6 15-bit digits"},
 		{"no own time", strings.ReplaceAll(g, "g\xfc\xa9\xf1\xd2MbP?", "g\x00\x00\x00\x00\x00\x00\x00\x00"), "no own time"},
 		{"twice", g[:len(g)-1] + g[1:], "listed twice"},
+		{"path explosion", diamondStats(1, 40), "more than 1048576 call paths"},
+		{"deep paths", diamondStats(230, 19), "call paths of more than 67108864 frames"},
 	}
 	if !strings.Contains(g, "g\xfc\xa9\xf1\xd2MbP?") {
 		t.Fatal("0.001 is not where the cases replace it")
