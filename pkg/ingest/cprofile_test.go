@@ -249,6 +249,22 @@ func TestCProfileCallGraph(t *testing.T) {
 	}
 }
 
+// A caller with no stats of its own (no pstats writer makes one) is a
+// function of no time: its callee is a path of its own.
+func TestCProfileCallerWithoutStats(t *testing.T) {
+	var m marshalStats
+	m.WriteByte('{')
+	m.entry("f", 0.002, 0.002, "ghost", 0.002)
+	m.WriteByte('0')
+	p, err := Parse(bytes.NewReader(m.Bytes()), "x.prof", CProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := foldedCounts(p); len(got) != 1 || got["f"] != 2e6 {
+		t.Errorf("stacks %v, want f 2000000", got)
+	}
+}
+
 // Broken and hostile pstats files are errors with their offset, no panic.
 func TestHostileCProfile(t *testing.T) {
 	var good marshalStats
