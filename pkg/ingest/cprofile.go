@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -327,7 +328,7 @@ type cpFunc struct {
 func parseCProfile(r io.Reader, name string, _ Options) (*profile.Profile, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxCProfileSize+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(data) > maxCProfileSize {
 		return nil, fileError(name, "larger than %d bytes", maxCProfileSize)
