@@ -22,9 +22,9 @@ fi
 
 apt_install clickhouse-server chromium
 # The profilers whose files the format tests record (internal/toolprofiles):
-# valgrind's callgrind and gcc, Firefox (its own profiler), and the JDK's
-# javac, java and jfr (Node comes with npm below).
-apt_install valgrind gcc firefox-esr
+# valgrind's callgrind and gcc, Firefox (its own profiler), Python's
+# cProfile, and the JDK's javac, java and jfr (Node comes with npm below).
+apt_install valgrind gcc firefox-esr python3
 if ! command -v javac >/dev/null 2>&1 || ! command -v jfr >/dev/null 2>&1; then
   sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
@@ -74,7 +74,7 @@ log "Go tests (unit and integration)"
 # record real profilers' files (cmd/flamediff, pkg/plugin, pkg/ingest).
 # The two tests that diff the real tools' recordings (a planted slowdown
 # in each format) record every tool (Chromium, Firefox, the JDK, valgrind,
-# Node) in their own test process: one package at a time, after the rest,
+# Node, Python) in their own test process: one package at a time, after the rest,
 # so that neither records while the other loads the cores (side by side,
 # a Firefox or Chromium diff once came back PASS with no culprit).
 go test -count=1 -timeout 30m -skip '^TestToolFormats' ./pkg/... ./cmd/... $(go list ./internal/... | grep -v '/internal/realbuild$') ./provisioning/...

@@ -49,6 +49,8 @@ func toolReference(format, file string) (map[string]int64, error) {
 	case "cpuprofile":
 		counts, _, _, err := toolprofiles.V8Counts(file)
 		return byFunction(counts), err
+	case "cprofile":
+		return toolprofiles.PstatsSelf(file)
 	case "jfr":
 		sums, _, err := toolprofiles.JFRTopFrames(file, "jdk.ExecutionSample", "")
 		return sums, err

@@ -20,10 +20,10 @@ type Recording struct {
 	SlowAt     string // slow()'s file base name and first line with samples, "prog.c:5"
 }
 
-// Record records runs runs a build with callgrind, node --cpu-prof, JFR,
+// Record records runs runs a build with callgrind, node --cpu-prof, cProfile, JFR,
 // Chromium's tracing (its V8 CPU profile events) and Firefox's profiler
 // into dir, three tools at a time (the JVM and Chromium record all their
-// runs in one process; callgrind and node take turns), then Firefox alone
+// runs in one process; callgrind, node and Python take turns), then Firefox alone
 // (it starts once a run).
 func Record(dir string, runs int) ([]Recording, error) {
 	mk := func(parts ...string) (string, error) {
@@ -34,6 +34,7 @@ func Record(dir string, runs int) ([]Recording, error) {
 	for _, r := range []Recording{
 		{Format: "callgrind", First: "run0.callgrind", Slow: "slow", SlowAt: fmt.Sprintf("prog.c:%d", SlowLineC)},
 		{Format: "cpuprofile", First: "run0.cpuprofile", Slow: "slow", SlowAt: fmt.Sprintf("app.js:%d", SlowLineJS)},
+		{Format: "cprofile", First: "run0.prof", Slow: "slow", SlowAt: fmt.Sprintf("app.py:%d", SlowLinePy)},
 		// slow's first line with samples is its call of leaf.
 		{Format: "jfr", First: "run0.jfr", Slow: "App.slow", SlowAt: fmt.Sprintf("App:%d", SlowLinesJava[0]+1)},
 		{Format: "trace-events", SampleType: "samples", First: "run0.json", Slow: "slow", SlowAt: fmt.Sprintf("page.html:%d", SlowLineJS)},
@@ -70,7 +71,7 @@ func Record(dir string, runs int) ([]Recording, error) {
 	// Firefox's slow() grows 8x: its runs sample every process's startup
 	// too (thousands of frames), where a 4x change in one is too small to
 	// stand out among them with five runs a side.
-	slow := map[string][4]int{"base": {40000, 2e6, 1e6, 2e6}, "head": {160000, 8e6, 4e6, 16e6}}
+	slow := map[string][5]int{"base": {40000, 2e6, 1e6, 2e6, 100000}, "head": {160000, 8e6, 4e6, 16e6, 400000}}
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	wg.Go(func() {
@@ -95,6 +96,9 @@ func Record(dir string, runs int) ([]Recording, error) {
 				if err == nil {
 					_, err = CPUProfile(filepath.Join(dir, "cpuprofile", side), name+".cpuprofile", slow[side][1])
 				}
+				if err == nil {
+					_, err = CProfile(filepath.Join(dir, "cprofile", side), name+".prof", slow[side][4])
+				}
 				if errs[1] = err; err != nil {
 					return
 				}
@@ -113,9 +117,13 @@ func Record(dir string, runs int) ([]Recording, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	// node's program lies beside its profiles: only profiles are runs.
+	// node's and Python's programs lie beside their profiles: only
+	// profiles are runs.
 	for _, side := range []string{"base", "head"} {
 		if err := os.Remove(filepath.Join(dir, "cpuprofile", side, "app.js")); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(filepath.Join(dir, "cprofile", side, "app.py")); err != nil {
 			return nil, err
 		}
 	}

@@ -81,6 +81,82 @@ func CPUProfile(dir, name string, slowN int) (string, error) {
 		"--cpu-prof-interval=250", app, strconv.Itoa(slowN))
 }
 
+// PythonApp is the Python program of CProfile; SlowLinePy is slow()'s
+// line in it (its def: cProfile knows no other).
+const PythonApp = `import sys
+
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * 0.5
+    return s
+
+def fast():
+    return leaf(100000)
+
+def slow(n):
+    s = leaf(100000)
+    for i in range(n):
+        s += i * 0.25
+    return s
+
+n = int(sys.argv[1])
+t = 0
+for k in range(5):
+    t += fast() + slow(n)
+if t < 0:
+    print(t)
+`
+
+// SlowLinePy is the line of slow() in PythonApp.
+const SlowLinePy = 12
+
+// cprofileRun is `python -m cProfile -o OUT APP ARGS` with CPU time for
+// its timer (cProfile's API takes one, its command line does not): the
+// recordings run beside the JVM's and Chromium's, and wall time would
+// count their turns on the CPU, hiding slow()'s 4x behind the noise.
+const cprofileRun = `import cProfile, runpy, sys, time
+out, sys.argv = sys.argv[1], sys.argv[2:]
+p = cProfile.Profile(time.process_time)
+p.runcall(runpy.run_path, sys.argv[0], run_name="__main__")
+p.dump_stats(out)
+`
+
+// CProfile runs PythonApp (written to dir/app.py) under cProfile (CPU
+// time), slow's argument slowN, and returns the stats file, dir/name.
+func CProfile(dir, name string, slowN int) (string, error) {
+	app := filepath.Join(dir, "app.py")
+	if err := os.WriteFile(app, []byte(PythonApp), 0o600); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	return out, run(dir, "python3", "-c", cprofileRun, out, app, strconv.Itoa(slowN))
+}
+
+// pstatsSelf prints each function's own time in nanoseconds, rounded, as
+// Python's pstats reads them, keyed by the name Flamediff gives it
+// (built-ins, file "~", inside their <>).
+const pstatsSelf = `import json, pstats, sys
+self = {}
+for (file, line, name), v in pstats.Stats(sys.argv[1]).stats.items():
+    if file == "~" and line == 0 and name.startswith("<") and name.endswith(">"):
+        name = name[1:-1]
+    self[name] = self.get(name, 0) + round(v[2] * 1e9)
+print(json.dumps({k: v for k, v in self.items() if v}))
+`
+
+// PstatsSelf reads each function's own time from a cProfile stats file
+// with Python's pstats, in nanoseconds, summed by function name; those
+// without any are left out, as a profile has no sample of them.
+func PstatsSelf(file string) (map[string]int64, error) {
+	out, err := exec.Command("python3", "-c", pstatsSelf, file).Output() // #nosec G204 -- the tests' own tools
+	if err != nil {
+		return nil, fmt.Errorf("pstats: %v", err)
+	}
+	self := map[string]int64{}
+	return self, json.Unmarshal(out, &self)
+}
+
 func run(dir, name string, args ...string) error {
 	cmd := exec.Command(name, args...) // #nosec G204 -- the tests' own tools
 	cmd.Dir = dir

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -20,16 +19,10 @@ func looksLikeCallgrind(head []byte) bool {
 	return bytes.HasPrefix(head, []byte("version: 1\n")) && bytes.Contains(head, []byte("\ncreator: callgrind"))
 }
 
-// maxCallgrindPaths bounds the call paths a callgrind call graph expands
-// to: the paths of a DAG grow exponentially with its depth.
-const maxCallgrindPaths = 1 << 20
-
 // cgFunc is a callgrind function: its name and object identify it (as
 // callgrind_annotate's "file:function [object]" does, the file left out
 // since an inlined file changes it).
 type cgFunc struct{ name, object string }
-
-type cgArc struct{ from, to int }
 
 // callgrindParser holds the state of a callgrind file as it is read.
 type callgrindParser struct {
@@ -284,142 +277,23 @@ func (cp *callgrindParser) position(t []byte, n int) (int64, error) {
 	return v, nil
 }
 
-// cgPath is one call path: a function and the path it was called on.
-type cgPath struct {
-	parent int // index in paths, -1 at a root
-	fn     int
-	weight float64
-}
-
 // profile expands the call graph into call paths and shares each
-// function's self cost among its paths.
+// function's self cost among its paths (callGraph.samples).
 func (cp *callgrindParser) profile() (*profile.Profile, error) {
-	nf := len(cp.funcs)
-	callees := make([][]int, nf)
-	out := make([]int64, nf) // self + calls out: what flows through a function
-	called := make([]bool, nf)
-	copy(out, cp.self)
-	arcs := make([]cgArc, 0, len(cp.arcs))
-	for a := range cp.arcs {
-		arcs = append(arcs, a)
-	}
-	sort.Slice(arcs, func(i, j int) bool {
-		return arcs[i].from < arcs[j].from || arcs[i].from == arcs[j].from && arcs[i].to < arcs[j].to
-	})
-	for _, a := range arcs {
-		c := cp.arcs[a]
-		if c == 0 {
-			continue
-		}
-		callees[a.from] = append(callees[a.from], a.to)
-		called[a.to] = true
-		if c > math.MaxInt64-out[a.from] {
-			return nil, fileError(cp.name, "costs of %s add up past the int64 maximum", cp.funcs[a.from].name)
-		}
-		out[a.from] += c
-	}
-	var paths []cgPath
-	onPath := make([]bool, nf)
-	var walk func(i int) error
-	walk = func(i int) error {
-		if len(paths) > maxCallgrindPaths {
-			return fileError(cp.name, "the call graph expands to more than %d call paths", maxCallgrindPaths)
-		}
-		pth := paths[i]
-		f := pth.fn
-		onPath[f] = true
-		defer func() { onPath[f] = false }()
-		for _, g := range callees[f] {
-			if onPath[g] {
-				continue
-			}
-			w := pth.weight * float64(cp.arcs[cgArc{f, g}]) / float64(out[f])
-			if w <= 0 {
-				continue
-			}
-			paths = append(paths, cgPath{parent: i, fn: g, weight: w})
-			if err := walk(len(paths) - 1); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	reached := make([]bool, nf)
-	for f := range nf {
-		if !called[f] && out[f] > 0 {
-			paths = append(paths, cgPath{parent: -1, fn: f, weight: float64(out[f])})
-			if err := walk(len(paths) - 1); err != nil {
-				return nil, err
-			}
-		}
-	}
-	byFunc := make([][]int, nf)
-	for i, pth := range paths {
-		byFunc[pth.fn] = append(byFunc[pth.fn], i)
-		reached[pth.fn] = true
-	}
 	p := &profile.Profile{SampleType: cp.events[cp.event], Unit: "count"}
-	frames := make([]uint32, nf)
+	frames := make([]uint32, len(cp.funcs))
+	names := make([]string, len(cp.funcs))
 	for i, f := range cp.funcs {
 		frames[i] = p.Intern(profile.Frame{Name: f.name, Module: f.object, File: cp.file[i], Line: cp.line[i]})
+		names[i] = f.name
 	}
-	var arena stackArena
-	stackOf := func(i int) []uint32 {
-		depth := 0
-		for j := i; j >= 0; j = paths[j].parent {
-			depth++
-		}
-		s := arena.alloc(depth)
-		for j := i; j >= 0; j = paths[j].parent {
-			depth--
-			s[depth] = frames[paths[j].fn]
-		}
-		return s
-	}
-	for f := range nf {
-		if cp.self[f] == 0 {
-			continue
-		}
-		if !reached[f] { // only called from a cycle no root reaches
-			p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{frames[f]}, Value: cp.self[f], Time: -1})
-			continue
-		}
-		for k, share := range apportion(cp.self[f], byFunc[f], paths) {
-			if share > 0 {
-				p.Samples = append(p.Samples, profile.Sample{Stack: stackOf(byFunc[f][k]), Value: share, Time: -1})
-			}
-		}
+	g := callGraph{name: cp.name, funcs: names, self: cp.self, arcs: cp.arcs}
+	var err error
+	if p.Samples, err = g.samples(frames); err != nil {
+		return nil, err
 	}
 	if len(p.Samples) == 0 {
 		return nil, fileError(cp.name, "no cost in the callgrind file")
 	}
 	return p, nil
-}
-
-// apportion shares total among paths by their weights, by the largest
-// remainder method, so the shares add up to total exactly.
-func apportion(total int64, ids []int, paths []cgPath) []int64 {
-	var sum float64
-	for _, i := range ids {
-		sum += paths[i].weight
-	}
-	shares := make([]int64, len(ids))
-	rest := make([]float64, len(ids))
-	left := total
-	for k, i := range ids {
-		exact := float64(total) * paths[i].weight / sum
-		shares[k] = min(int64(exact), left)
-		rest[k] = exact - float64(shares[k])
-		left -= shares[k]
-	}
-	order := make([]int, len(ids))
-	for k := range order {
-		order[k] = k
-	}
-	sort.SliceStable(order, func(a, b int) bool { return rest[order[a]] > rest[order[b]] })
-	for k := 0; left > 0; k = (k + 1) % len(order) {
-		shares[order[k]]++
-		left--
-	}
-	return shares
 }

@@ -100,6 +100,7 @@ const (
 	Pprof      Format = "pprof"
 	JFR        Format = "jfr"
 	Callgrind  Format = "callgrind"
+	CProfile   Format = "cprofile"
 	CPUProfile Format = "cpuprofile"
 	Speedscope Format = "speedscope"
 	TraceEvent Format = "trace-events"
@@ -113,13 +114,18 @@ const (
 
 // formats is the table, in the order auto tries the rows: the first
 // whose detect accepts the head wins; folded stacks take any other text.
-// The processed Gecko row comes before pprof, which takes any other gzip.
+// The processed Gecko row comes before pprof, which takes any other gzip,
+// and so does cprofile, binary too.
 var formats = []FormatInfo{
 	{Name: Processed, Title: "the Firefox Profiler's processed profile JSON (what profiler.firefox.com saves and uploads, gzipped or not; versions 29 to 70)",
 		Carries: "weighted samples of every thread in one run: samples (count), tracing-ms (time, nanoseconds) or bytes; function, library or script, file and line",
 		Writer:  "profiler.firefox.com's Download (run.json.gz), or its Upload",
 		Threads: "each thread, by its name",
 		detect:  looksLikeProcessedGecko, parse: parseProcessedGecko},
+	{Name: CProfile, Title: "Python's cProfile and profile stats (the pstats module's marshal file)",
+		Carries: "cpu (nanoseconds): own time per function exact, call paths shared out of the caller edges; file and line",
+		Writer:  "`python -m cProfile -o run.prof app.py`",
+		detect:  looksLikeCProfile, parse: parseCProfile},
 	{Name: Pprof, Title: "pprof protobuf (gzipped or not) and the legacy formats pprof reads",
 		Carries: "samples of any sample type (--sample-type), file and line",
 		Writer:  "`go test -cpuprofile`, `go tool pprof -proto`, any pprof profiler",

@@ -158,3 +158,14 @@ func FuzzParseTraceEvents(f *testing.F) {
 		fuzzOptions(t, data, Options{Format: TraceEvent, Threads: true})
 	})
 }
+
+func FuzzCProfile(f *testing.F) {
+	seed(f, "formats/*.prof")
+	var m marshalStats
+	m.WriteByte('{')
+	m.entry("main", 0.001, 0.004, "", 0)
+	m.entry("f", 0.002, 0.002, "main", 0.002)
+	m.WriteByte('0')
+	f.Add(m.Bytes())
+	fuzzFormat(f, CProfile)
+}

@@ -1,7 +1,7 @@
 // Package ingest turns profile files into runs (*profile.Profile), one row
 // of its format table (formats.go) per format: pprof (protobuf, gzipped or
 // not, and every legacy format google/pprof reads), valgrind's callgrind,
-// V8 CPU profiles, speedscope files, Linux `perf script` text collapsed
+// Python's cProfile stats, V8 CPU profiles, speedscope files, Linux `perf script` text collapsed
 // exactly as FlameGraph's stackcollapse-perf.pl does with no options, and
 // Brendan Gregg's folded stacks. It also writes runs back as folded stacks.
 //

@@ -48,6 +48,8 @@ func TestDetect(t *testing.T) {
 		{"callgrind", []byte("# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\n"), Callgrind},
 		{"V8 CPU profile", []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}}],"samples":[]}`), CPUProfile},
 		{"speedscope", []byte(`{"$schema": "https://www.speedscope.app/file-format-schema.json", "profiles": []}`), Speedscope},
+		{"cProfile stats", testkit.ReadTestdata(t, "formats/app.prof"), CProfile},
+		{"marshal dict keyed by pairs", []byte("\xfb)\x02z\x01ai\x01\x00\x00\x00N0"), Pprof},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

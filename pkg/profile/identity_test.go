@@ -52,6 +52,10 @@ func TestModuleIdentity(t *testing.T) {
 		// scripts are their file name: two scripts' functions of one name stay apart
 		{"/home/ci/builds/4711/app/handlers.js", "handlers.js"},
 		{"/srv/app-1.2/src/util.py", "util.py"},
+		// every Python package has an __init__.py: its directory is the package
+		{"/srv/app-1.2/src/pkg_a/__init__.py", "pkg_a/__init__.py"},
+		{`C:\app\pkg_b\__main__.py`, "pkg_b/__main__.py"},
+		{"__init__.py", "__init__.py"},
 		{"app.jar", "app.jar"},
 		{"https://example.com/static/page.html", "page.html"},
 		{"https://cdn.example/assets/app.js?v=1.3#main", "app.js"},

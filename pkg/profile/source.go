@@ -17,7 +17,8 @@ import (
 // Profile.Identify, or a script run by a relative path) or names a jar.
 // An absolute path with no anchor is the app's own file at a root that only
 // the whole profile tells: its identity falls back to its file name, which
-// is what runs stored before Identify existed were compared by. A
+// is what runs stored before Identify existed were compared by (a
+// Python package's __init__.py keeps its directory, shop/__init__.py). A
 // bundler's content hash (main-3F2A9C1B.js, main.81be07c2.js) is no part
 // of a bundle's name.
 func sourceIdentity(module string) (string, bool) {
@@ -32,6 +33,9 @@ func sourceIdentity(module string) (string, bool) {
 	}
 	if !abs {
 		return dir + base, true
+	}
+	if base == "__init__.py" || base == "__main__.py" { // every package names it alike: keep the package
+		return path.Base(dir) + "/" + base, false
 	}
 	return base, false
 }
