@@ -358,7 +358,7 @@ func (cp *callgrindParser) profile() (*profile.Profile, error) {
 		byFunc[pth.fn] = append(byFunc[pth.fn], i)
 		reached[pth.fn] = true
 	}
-	p := &profile.Profile{SampleType: cp.events[cp.event], Unit: "count"}
+	p := &profile.Profile{SampleType: cp.events[cp.event], Unit: "count", Exact: true}
 	frames := make([]uint32, nf)
 	for i, f := range cp.funcs {
 		frames[i] = p.Intern(profile.Frame{Name: f.name, Module: f.object, File: cp.file[i], Line: cp.line[i]})
