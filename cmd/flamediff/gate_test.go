@@ -107,7 +107,7 @@ func TestQueryGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"**FAIL**: `regexp.compile`'s own code grew, called from `price`: +15.00% of the base total",
+		"**FAIL**: `regexp.compile`'s own time grew, called from `price`: +15.00% of the base total",
 		"#### Regressions (1)", // regexp.compile, not its callers
 		"| `regexp.compile` | self | `price` | +15.00% | +14.96% .. +15.04% |", "#### Improvements (0)",
 		"| base | 8 | 4.00 K | 5.83 | 0.1% | 3.99 K .. 4.01 K |", "| head | 8 | 4.60 K |", // the panel's units
@@ -187,7 +187,7 @@ func TestQueryGateMovedWork(t *testing.T) {
 	}
 	_, code := runBinary(t, diff(split)...)
 	out, _ := flamediff(t, diff(split)...)
-	for _, want := range []string{"**PASS**: `parse`'s own code shrank", "#### Regressions (0)",
+	for _, want := range []string{"**PASS**: `parse`'s own time shrank", "#### Regressions (0)",
 		"#### Moved work (1): no change of cost by itself", "- `compileOnce` is new, called from `price`; it took over `regexp.compile`: 25.00% of the base total moved, net"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("split: exit %d, markdown lacks %q:\n%s", code, want, out)

@@ -9,7 +9,7 @@ import (
 // a buffer, every part of it a loop of FNV-1a passes over the buffer (a
 // unit), so that the tests know how much work each function does. The base
 // release spends 8 units a round: parse 4 (tokenize 2 and validate 2, both
-// in parse's own code), checksum 2 (in fold, which the compiler inlines),
+// in parse's own time), checksum 2 (in fold, which the compiler inlines),
 // render 2 (in its callee encodeStd).
 const (
 	appModule = "example.com/app"
@@ -29,7 +29,7 @@ func units(n int) string {
 `, n)
 }
 
-// kernel is the source of a function that does n units in its own code.
+// kernel is the source of a function that does n units in its own time.
 func kernel(name string, n int) string {
 	return fmt.Sprintf("//go:noinline\nfunc %s(b []byte) uint64 {\n\th := uint64(%d)\n\t%s\treturn h\n}\n\n", name, len(name), units(n))
 }

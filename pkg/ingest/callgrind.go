@@ -280,7 +280,7 @@ func (cp *callgrindParser) position(t []byte, n int) (int64, error) {
 // profile expands the call graph into call paths and shares each
 // function's self cost among its paths (callGraph.samples).
 func (cp *callgrindParser) profile() (*profile.Profile, error) {
-	p := &profile.Profile{SampleType: cp.events[cp.event], Unit: "count"}
+	p := &profile.Profile{SampleType: cp.events[cp.event], Unit: "count", Exact: true}
 	frames := make([]uint32, len(cp.funcs))
 	names := make([]string, len(cp.funcs))
 	for i, f := range cp.funcs {

@@ -145,7 +145,7 @@ func validUTF8(p *profile.Profile) *profile.Profile {
 		return p
 	}
 	fix := RepairUTF8
-	q := &profile.Profile{SampleType: fix(p.SampleType), Unit: fix(p.Unit), Start: p.Start, Duration: p.Duration,
+	q := &profile.Profile{SampleType: fix(p.SampleType), Unit: fix(p.Unit), Start: p.Start, Duration: p.Duration, Exact: p.Exact,
 		Samples: p.Samples}
 	ids := make([]uint32, len(p.Frames))
 	for i, f := range p.Frames {

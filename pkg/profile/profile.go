@@ -54,8 +54,12 @@ type Profile struct {
 	Unit       string        // e.g. "nanoseconds", "bytes", "count"
 	Start      time.Time     // zero when the source does not say
 	Duration   time.Duration // wall duration; 0 when the source does not say
-	Frames     []Frame
-	Samples    []Sample
+	// Exact says that the values are counted, not sampled (callgrind's
+	// simulated events): a run of the same build gives the same, so one
+	// run a side compares exactly (docs/STATISTICS.md).
+	Exact   bool
+	Frames  []Frame
+	Samples []Sample
 
 	index map[frameKey]uint32
 }

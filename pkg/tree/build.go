@@ -53,7 +53,7 @@ func (b *Builder) Build(o Options) (t *Tree, err error) {
 		t.Nodes[i].scale(b.runs)
 	}
 	if test != nil {
-		t.Stats = l.stats(t, test)
+		t.Stats, t.Exact = l.stats(t, test), test.exact
 	}
 	if limit > 0 && len(t.Nodes) > limit {
 		t.prune(limit, test)

@@ -53,7 +53,11 @@ type Builder struct {
 	runValue [2]RunTable
 	runCap   [2]int
 	stride   [2]int
-	stop     stopper // StopWhen
+	// counted[s] is the runs of side s added from exact profiles
+	// (profile.Exact), sampled whether any other was added.
+	counted [2]int
+	sampled bool
+	stop    stopper // StopWhen
 }
 
 // NewBuilder returns an empty Builder whose stacks refer to frames of f.
@@ -320,7 +324,42 @@ func (b *Builder) Runs(side Side) int { return b.runs[side] }
 // SetRuns). A profile that fails p.CheckValid is refused with that error
 // and nothing is added.
 func (b *Builder) AddRunProfile(side Side, run int, p *profile.Profile) error {
-	return b.addProfile(p, func(s StackID, value int64, first uint64) { b.AddRun(side, run, s, value, first) })
+	if err := b.addProfile(p, func(s StackID, value int64, first uint64) { b.AddRun(side, run, s, value, first) }); err != nil {
+		return err
+	}
+	if p.Exact {
+		b.counted[side]++
+	} else {
+		b.sampled = true
+	}
+	return nil
+}
+
+// counts says whether every run was added from an exact profile
+// (profile.Exact): then a side of one run is known not to vary.
+func (b *Builder) counts() bool {
+	return !b.sampled && b.counted[Head] >= b.runs[Head] && b.counted[Base] >= b.runs[Base]
+}
+
+// exact says whether the runs compare exactly (docs/STATISTICS.md): every
+// run of a side holds the same value of every stack, and a side of one run
+// is of exact profiles (counts).
+func (b *Builder) exact() bool {
+	col := 0
+	for _, s := range []Side{Head, Base} {
+		n := b.runs[s]
+		if n == 1 && !b.counts() {
+			return false
+		}
+		first := b.runRow(col)
+		for r := 1; r < n; r++ {
+			if row := b.runRow(col + r); !slices.Equal(first.narrow, row.narrow) || !slices.Equal(first.wide, row.wide) {
+				return false
+			}
+		}
+		col += n
+	}
+	return true
 }
 
 func (b *Builder) addProfile(p *profile.Profile, add func(s StackID, value int64, first uint64)) error {

@@ -60,9 +60,11 @@ type Culprit struct {
 	// net change of the new, removed or replaced callees and their caller's
 	// self time.
 	Delta, DeltaLow, DeltaHigh, PValue float64
-	// QValue is the smallest adjusted p-value of its sites: a site's
-	// p-value over half its weight, its share of the root totals
-	// (docs/CULPRITS.md).
+	// QValue is PValue adjusted to the level the culprit was tested at:
+	// PValue over half its weight, its share of the root totals (summed
+	// over its sites), never below PValue (docs/CULPRITS.md). A culprit
+	// whose interval holds 0 or whose QValue is alpha or more is not
+	// reported.
 	QValue float64
 	// Share is Delta over the change of the root total (Absolute), or
 	// over the summed delta of the culprits of its direction (Relative,
@@ -136,8 +138,9 @@ func (t *Tree) Changes() ([]Culprit, []Move) {
 type site struct {
 	node int
 	kind CulpritKind
-	// q is the site's adjusted p-value.
-	q float64
+	// q is the site's adjusted p-value, and weight the weight it was
+	// tested at (weighted).
+	q, weight float64
 	// runs are the site's per-run values when they are not the node's
 	// (a function's self values over moved work, or a net change); nil
 	// otherwise.
@@ -172,7 +175,7 @@ type culpritFinder struct {
 }
 
 func newCulpritFinder(t *Tree) *culpritFinder {
-	test := &tester{norm: t.Normalize, alpha: cmp.Or(t.Alpha, stats.DefaultAlpha), runs: t.Runs,
+	test := &tester{norm: t.Normalize, alpha: cmp.Or(t.Alpha, stats.DefaultAlpha), runs: t.Runs, exact: t.Exact,
 		quantile: stats.NewTQuantiles(ciLevel)}
 	root := append(slices.Clone(t.Stats[0].HeadRuns), t.Stats[0].BaseRuns...)
 	test.setRoot(root)
@@ -313,9 +316,19 @@ func (c *culpritFinder) testParts(i int) {
 // weighted is p over half the weight of a part of these values: the
 // descent's share of alpha.
 func (c *culpritFinder) weighted(p, head, base float64) float64 {
+	return adjusted(p, c.weight(head, base))
+}
+
+// weight is a part's mean share of the two sides' root totals.
+func (c *culpritFinder) weight(head, base float64) float64 {
 	root := c.test.root
-	weight := (head/root.HeadTotal + base/root.BaseTotal) / 2
-	return min(1, p/(weight/2))
+	return (head/root.HeadTotal + base/root.BaseTotal) / 2
+}
+
+// adjusted is p over half of weight, capped at 1: the weighted Bonferroni
+// adjusted p-value, read against alpha.
+func adjusted(p, weight float64) float64 {
+	return min(1, p/(min(weight, 1)/2))
 }
 
 // find appends the culprits of node i's subtree to out, i being entered:
@@ -342,10 +355,10 @@ func (c *culpritFinder) enter(i int, out *[]site, quiet bool) {
 	if i > 0 && c.significant(i) && !quiet {
 		switch {
 		case nd.BaseTotal == 0 && nd.HeadTotal > 0:
-			*out = append(*out, site{node: i, kind: CulpritNew, q: c.q[i], replaced: -1})
+			*out = append(*out, site{node: i, kind: CulpritNew, q: c.q[i], weight: c.weight(nd.HeadTotal, nd.BaseTotal), replaced: -1})
 			return
 		case nd.HeadTotal == 0 && nd.BaseTotal > 0:
-			*out = append(*out, c.removed(site{node: i, kind: CulpritRemoved, q: c.q[i], replaced: -1}))
+			*out = append(*out, c.removed(site{node: i, kind: CulpritRemoved, q: c.q[i], weight: c.weight(nd.HeadTotal, nd.BaseTotal), replaced: -1}))
 			return
 		}
 	}
@@ -353,7 +366,7 @@ func (c *culpritFinder) enter(i int, out *[]site, quiet bool) {
 	g := c.moveGroup(i)
 	start := len(*out)
 	if i > 0 && c.selfSignificant(i) && g == nil && !quiet {
-		*out = append(*out, site{node: i, kind: CulpritSelf, q: c.selfQ[i], replaced: -1})
+		*out = append(*out, site{node: i, kind: CulpritSelf, q: c.selfQ[i], weight: c.weight(nd.HeadSelf, nd.BaseSelf), replaced: -1})
 	}
 	for ch := i + 1; ch < i+int(nd.Size); ch += int(t.Nodes[ch].Size) {
 		if g != nil && g.member[ch] {
@@ -387,9 +400,9 @@ func (c *culpritFinder) enter(i int, out *[]site, quiet bool) {
 	case len(found) == 0 && i > 0:
 		// Changed, but no part of it is: the change is spread over
 		// parts too small to show it one by one.
-		*out = append(*out, site{node: i, kind: CulpritSpread, q: c.q[i], replaced: -1})
+		*out = append(*out, site{node: i, kind: CulpritSpread, q: c.q[i], weight: c.weight(nd.HeadTotal, nd.BaseTotal), replaced: -1})
 	case len(found) > 0 && c.spread(i, found):
-		*out = append((*out)[:start], site{node: i, kind: CulpritSpread, q: c.q[i], replaced: -1})
+		*out = append((*out)[:start], site{node: i, kind: CulpritSpread, q: c.q[i], weight: c.weight(nd.HeadTotal, nd.BaseTotal), replaced: -1})
 	}
 }
 
@@ -475,7 +488,7 @@ func (c *culpritFinder) proportional(runs []float64, factor float64) bool {
 	for r := range y {
 		y[r] *= factor
 	}
-	return !(stats.WelchTest(x, y).P < c.partAlpha)
+	return !(c.test.welch(x, y).P < c.partAlpha)
 }
 
 // group merges the sites of one function and kind into one culprit,
@@ -540,7 +553,25 @@ func (c *culpritFinder) group(found []site) []Culprit {
 		}
 		s := c.test.test(runs, cu.Delta)
 		cu.DeltaLow, cu.DeltaHigh, cu.PValue = s.DeltaLow, s.DeltaHigh, s.PValue
+		if len(sites[k]) > 1 {
+			// The sum is what is reported, so it is what is tested, at
+			// the sites' weights together: a function whose sites
+			// changed in opposite directions may not have changed.
+			var weight float64
+			for _, s := range sites[k] {
+				weight += s.weight
+			}
+			cu.QValue = adjusted(cu.PValue, weight)
+		}
 	}
+	// A culprit stands only where its own interval leaves 0 out.
+	kept, keptRuns := out[:0], c.runs[:0]
+	for k, cu := range out {
+		if cu.QValue < c.test.alpha && (cu.DeltaLow > 0 || cu.DeltaHigh < 0) {
+			kept, keptRuns = append(kept, cu), append(keptRuns, c.runs[k])
+		}
+	}
+	out, c.runs = kept, keptRuns
 	if t.Normalize == Relative {
 		out = c.undisplaced(out)
 	}

@@ -319,7 +319,7 @@ func TestSelfFamilyLevel(t *testing.T) {
 
 // Real time-boxed runs (testdata/timeboxed: Firefox's profiler, 5 runs a
 // side, head's slow() 8x longer, each page held open 4 s): the first
-// regression is slow's own code, at page.html line 3, claiming no more
+// regression is slow's own time, at page.html line 3, claiming no more
 // than pprof's flat diff gives it; no ancestor's total changed, and the
 // tree's family of 7,802 nodes misses it.
 func TestCulpritsTimeBoxedFirefox(t *testing.T) {

@@ -229,7 +229,7 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 			continue
 		}
 		if q := c.weighted(s.PValue, head, base); q < c.test.alpha {
-			at := site{node: f.node, kind: CulpritNew, q: q, runs: runs, moved: true, replaced: -1}
+			at := site{node: f.node, kind: CulpritNew, q: q, weight: c.weight(head, base), runs: runs, moved: true, replaced: -1}
 			if d < 0 {
 				at.node, at.kind = from, CulpritSelf
 			}
@@ -246,7 +246,7 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 			continue
 		}
 		if q := c.weighted(c.test.test(f.runs, d).PValue, f.head, f.base); q < c.test.alpha {
-			*out = append(*out, site{node: f.node, kind: CulpritSelf, q: q, runs: f.runs, moved: true, replaced: -1})
+			*out = append(*out, site{node: f.node, kind: CulpritSelf, q: q, weight: c.weight(f.head, f.base), runs: f.runs, moved: true, replaced: -1})
 			for r, v := range f.runs {
 				rest[r] -= v
 			}
@@ -276,7 +276,7 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	}
 	added := c.largest(i, func(k Node) bool { return k.BaseTotal == 0 }, func(k Node) float64 { return k.HeadTotal })
 	gone := c.largest(i, func(k Node) bool { return k.HeadTotal == 0 }, func(k Node) float64 { return k.BaseTotal })
-	s := site{kind: CulpritReplaced, node: i, q: q, runs: rest, moved: true, replaced: gone}
+	s := site{kind: CulpritReplaced, node: i, q: q, weight: c.weight(g.head, g.base), runs: rest, moved: true, replaced: gone}
 	switch {
 	case added < 0 || i == 0 && gone >= 0 && net < 0:
 		s.kind, s.node, s.replaced = CulpritRemoved, gone, -1

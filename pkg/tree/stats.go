@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/flamediff/flamediff/pkg/stats"
 )
 
@@ -63,7 +65,7 @@ func (b *Builder) StatsNotice() string {
 	switch {
 	case bs == 0:
 		return ""
-	case h < 2 || bs < 2:
+	case (h < 2 || bs < 2) && !b.counts():
 		return fmt.Sprintf("per-node significance needs at least 2 runs on each side; have head %d, base %d", h, bs)
 	case b.stride[Head] != h || b.stride[Base] != bs:
 		return "per-node significance needs each run's values apart; these runs were added as sums"
@@ -77,6 +79,9 @@ type tester struct {
 	norm  Normalization
 	alpha float64
 	runs  [2]int
+	// exact says that the runs of each side do not vary (Builder.exact):
+	// a difference is the change itself (welch).
+	exact bool
 	// rootRuns[s][r] is run r's root total on side s.
 	rootRuns [2][]float64
 	root     Node // per-run root totals (means)
@@ -90,7 +95,7 @@ func (b *Builder) newTester(o Options) *tester {
 	if b.runs[Base] == 0 || b.StatsNotice() != "" {
 		return nil
 	}
-	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, stats.DefaultAlpha), runs: b.runs,
+	return &tester{norm: o.Normalize, alpha: cmp.Or(o.Alpha, stats.DefaultAlpha), runs: b.runs, exact: b.exact(),
 		x: make([]float64, b.runs[Head]), y: make([]float64, b.runs[Base]),
 		quantile: stats.NewTQuantiles(ciLevel)}
 }
@@ -127,7 +132,7 @@ func (t *tester) test(runs []float64, delta float64) NodeStats {
 	} else {
 		scale = 1 / t.root.BaseTotal
 	}
-	w := stats.WelchTest(t.x, t.y)
+	w := t.welch(t.x, t.y)
 	s.PValue = w.P
 	half := w.Half(t.quantile) * scale
 	s.DeltaLow, s.DeltaHigh = delta-half, delta+half
@@ -135,6 +140,21 @@ func (t *tester) test(runs []float64, delta float64) NodeStats {
 		s.DeltaLow, s.DeltaHigh = math.NaN(), math.NaN()
 	}
 	return s
+}
+
+// welch is Welch's t of x against y. With exact costs it is the
+// difference itself: p 0 when the means differ beyond float rounding, 1
+// when not, and an interval of width 0.
+func (t *tester) welch(x, y []float64) stats.Welch {
+	if !t.exact {
+		return stats.WelchTest(x, y)
+	}
+	mx, my := stat.Mean(x, nil), stat.Mean(y, nil)
+	w := stats.Welch{Diff: mx - my, DF: math.Inf(1)}
+	if math.Abs(w.Diff) <= 1e-12*max(math.Abs(mx), math.Abs(my)) {
+		w.Diff, w.P = 0, 1
+	}
+	return w
 }
 
 // share turns per-run values into shares of their runs' root totals (0

@@ -51,6 +51,11 @@ type Tree struct {
 	// for a diff.
 	Stats       []NodeStats
 	StatsNotice string
+	// Exact says that the costs do not vary between runs of a side (every
+	// run the same, or one run a side of exact profiles): Stats' p-values
+	// are 0 for a change and 1 for none, their intervals of width 0
+	// (docs/STATISTICS.md).
+	Exact bool
 	// Notice says why a tree has no stack when Options.Filter or Only
 	// left none of the stacks there were; "" otherwise.
 	Notice string

@@ -15,8 +15,8 @@ type Power struct {
 	// MDC is the minimum detectable change of the run totals, a share of
 	// the base mean: the smallest change a test at the verdict's alpha
 	// finds with Power at the observed run-to-run spread. 0 when the totals
-	// do not spread (deterministic costs); null when a side has fewer than
-	// 2 runs.
+	// do not spread, and with exact costs (Verdict.Exact); null when a side
+	// has fewer than 2 runs.
 	MDC Number `json:"mdc"`
 	// RunsToDecide is how many runs a side make a change of MinBaseShare
 	// detectable with Power at the observed spread, when the verdict is
@@ -36,7 +36,7 @@ type Power struct {
 	PathsConfidence float64 `json:"pathsConfidence,omitempty"`
 	// Paths is the number of tested call paths PathsRuleOut covers.
 	Paths int `json:"paths,omitempty"`
-	// Deterministic says that neither side's totals spread.
+	// Deterministic says that the costs are exact (Verdict.Exact).
 	Deterministic bool `json:"deterministic,omitempty"`
 	// Sentence says it in words.
 	Sentence string `json:"sentence"`
@@ -88,12 +88,18 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 	v.Power = p
 	base, head := stats.Describe(v.Totals.Base), stats.Describe(v.Totals.Head)
 	p.MDC = Number(stats.MDC(base, head, v.Alpha, p.Power))
-	p.Deterministic = base.N >= 2 && head.N >= 2 && p.MDC == 0
+	if v.Exact {
+		p.MDC = 0
+	}
+	p.Deterministic = v.Exact
 	df := float64(v.Runs.Base + v.Runs.Head - 2)
 	for _, list := range [][]Culprit{v.Regressions, v.Improvements} {
 		for i := range list {
 			c := &list[i]
 			half := (float64(c.DeltaHigh) - float64(c.DeltaLow)) / 2
+			if v.Exact { // any change is seen, even at one run a side (df 0)
+				continue
+			}
 			c.MDC = Number(stats.ScaleMDC(half, df, v.Alpha, p.Power))
 			if thr, ok := c.straddles(v.MinBaseShare); ok {
 				c.RunsToDecide = runsToDecide(half, float64(c.Delta)-thr, v, p.Power)
@@ -104,7 +110,7 @@ func (v *Verdict) see(t *tree.Tree, in Input) {
 		v.look(t, in)
 	}
 	switch {
-	case v.Result == Pass && t.Normalize == tree.Absolute && !(float64(v.Change.ChangeHigh) < v.MinBaseShare) && v.Sequential == nil:
+	case v.Result == Pass && t.Normalize == tree.Absolute && !(float64(v.Change.ChangeHigh) < v.MinBaseShare) && v.Sequential == nil && !v.Exact:
 		// A total whose interval is unknown rules nothing out.
 		v.Result = Inconclusive
 		v.Why = "the run totals' change has no confidence interval: nothing is ruled out (add runs)."
@@ -165,8 +171,11 @@ func pathsRuleOut(t *tree.Tree, alpha float64) (Number, int) {
 	if len(tested) == 0 {
 		return Number(math.NaN()), 0
 	}
-	df := float64(min(t.Runs[tree.Base], t.Runs[tree.Head]) - 1)
-	scale := stats.TQuantile(df, 1-alpha/float64(2*len(tested))) / stats.TQuantile(df, 0.975)
+	scale := 0.0 // exact costs: intervals of width 0, and maybe one run a side
+	if !t.Exact {
+		df := float64(min(t.Runs[tree.Base], t.Runs[tree.Head]) - 1)
+		scale = stats.TQuantile(df, 1-alpha/float64(2*len(tested))) / stats.TQuantile(df, 0.975)
+	}
 	worst := math.Inf(-1)
 	for _, i := range tested {
 		s := t.Stats[i]
@@ -183,7 +192,9 @@ func (v *Verdict) look(t *tree.Tree, in Input) {
 	if t.Stats == nil && t.Diff && t.Runs == [2]int{1, 1} { // one run a side, deterministic costs
 		base, head = []float64{t.Nodes[0].BaseTotal}, []float64{t.Nodes[0].HeadTotal}
 	}
-	s, err := in.totalPlan().Decide(base, head)
+	plan := in.totalPlan()
+	plan.Deterministic = plan.Deterministic || t.Exact
+	s, err := plan.Decide(base, head)
 	if err != nil { // FromTree on runs off the plan: no look
 		return
 	}
@@ -205,7 +216,7 @@ func (p *Power) sentence(v *Verdict) string {
 	case math.IsNaN(mdc):
 		return "The runs' spread is unknown (a side has fewer than 2 runs): nothing can be said about what they detect."
 	case p.Deterministic:
-		return "The run totals do not vary between runs (deterministic costs): one run a side measures any change exactly."
+		return "The costs are exact (counts that do not vary between runs of a build): one run a side measures any change exactly."
 	}
 	out := fmt.Sprintf("These runs detect a change of the total of %s or more with %.0f%% power at alpha %g.",
 		unsigned(mdc), 100*p.Power, v.Alpha)

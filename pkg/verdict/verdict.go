@@ -68,6 +68,9 @@ type Culprit struct {
 	QValue     Number `json:"qValue"`
 	Share      Number `json:"share"`
 	Regression bool   `json:"regression"`
+	// Exact says that the costs are exact (Verdict.Exact): Delta is the
+	// change itself, its interval of width 0.
+	Exact bool `json:"exact,omitempty"`
 	// File and Line locate the function's source ("" and 0: unknown).
 	File string `json:"file,omitempty"`
 	Line int64  `json:"line,omitempty"`
@@ -136,6 +139,9 @@ type Verdict struct {
 	MinBaseShare float64 `json:"minChange"`
 	// Notice says why the diff has no statistics ("" when it has them).
 	Notice string `json:"notice,omitempty"`
+	// Exact says that the costs do not vary between runs (tree.Tree.Exact:
+	// instruction counts): the changes are measured, not estimated.
+	Exact bool `json:"exact,omitempty"`
 	// Regressions and Improvements are the culprits, largest change first.
 	Regressions  []Culprit `json:"regressions"`
 	Improvements []Culprit `json:"improvements"`
@@ -200,7 +206,7 @@ func Of(b *tree.Builder, in Input) (*Verdict, error) {
 // that its root holds the run totals).
 func FromTree(t *tree.Tree, in Input) *Verdict {
 	v := &Verdict{Normalize: t.Normalize.String(), Alpha: t.Alpha, MinBaseShare: in.MinBaseShare, Notice: t.StatsNotice,
-		Runs: Sides[int]{t.Runs[tree.Base], t.Runs[tree.Head]}, Regressions: []Culprit{}, Improvements: []Culprit{}}
+		Runs: Sides[int]{t.Runs[tree.Base], t.Runs[tree.Head]}, Regressions: []Culprit{}, Improvements: []Culprit{}, Exact: t.Exact}
 	if v.Alpha == 0 {
 		v.Alpha = stats.DefaultAlpha
 	}
@@ -208,6 +214,9 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 		v.Totals = Sides[[]float64]{t.Stats[0].BaseRuns, t.Stats[0].HeadRuns}
 		s := stats.Compare(v.Totals.Base, v.Totals.Head)
 		v.Change = Change{Number(s.Change), Number(s.ChangeLow), Number(s.ChangeHigh), Number(s.PValue)}
+		if t.Exact { // the change itself, even from one run a side
+			v.Change = Change{Number(s.Change), Number(s.Change), Number(s.Change), Number(t.Stats[0].PValue)}
+		}
 	}
 	cs, moves := t.Changes()
 	v.Moved = make([]Move, len(moves))
@@ -288,7 +297,7 @@ func (m *Move) Sentence() string {
 		var out []string
 		for _, p := range parts {
 			if p.Self {
-				out = append(out, "`"+p.Function+"`'s own code")
+				out = append(out, "`"+p.Function+"`'s own time")
 			} else {
 				out = append(out, "`"+p.Function+"`")
 			}
@@ -320,7 +329,7 @@ func name(t *tree.Tree, c tree.Culprit, modified map[string]bool) Culprit {
 	path := func(node int) []string { return pathOf(t, node) }
 	out := Culprit{Kind: c.Kind.String(), Path: path(c.Sites[0]), Delta: Number(c.Delta), DeltaLow: Number(c.DeltaLow),
 		DeltaHigh: Number(c.DeltaHigh), PValue: Number(c.PValue), QValue: Number(c.QValue), Share: Number(c.Share),
-		Regression: c.Regression(), Moved: c.Moved}
+		Regression: c.Regression(), Moved: c.Moved, Exact: t.Exact}
 	if c.Sites[0] == 0 {
 		out.Function = "total"
 	} else {
@@ -360,6 +369,10 @@ func (v *Verdict) decide(t *tree.Tree) {
 		v.Result = Fail
 		v.Why = fmt.Sprintf("%d %s regressed significantly by at least %s of the base total.", failing,
 			plural(failing, "culprit", "culprits"), Percent(v.MinBaseShare))
+	case v.Exact && t.Normalize == tree.Absolute && float64(v.Change.Change) >= v.MinBaseShare:
+		// Exact costs leave nothing to rule out: the total grew that much.
+		v.Result = Fail
+		v.Why = fmt.Sprintf("no culprit regressed by %s or more, but the total grew by %s.", Percent(v.MinBaseShare), Percent(float64(v.Change.Change)))
 	case t.Normalize == tree.Absolute && float64(v.Change.ChangeHigh) >= v.MinBaseShare:
 		v.Result = Inconclusive
 		v.Why = fmt.Sprintf("no culprit regressed significantly by %s or more, but the 95%% confidence interval of the run totals' change "+
@@ -368,6 +381,9 @@ func (v *Verdict) decide(t *tree.Tree) {
 	default:
 		v.Result = Pass
 		v.Why = fmt.Sprintf("no culprit regressed significantly by %s of the base total or more.", Percent(v.MinBaseShare))
+	}
+	if v.Exact && v.Notice == "" {
+		v.Why += " The costs are exact (counts that do not vary between runs of a build, as callgrind's): each change is measured, not estimated."
 	}
 	if n := len(v.Moved); n > 0 {
 		v.Why = strings.TrimSuffix(v.Why, ".") + fmt.Sprintf("; work moved between functions in %d %s (%s), a move is no change of cost: the cost changes inside it are culprits.",
@@ -402,6 +418,9 @@ func (v *Verdict) top() *Culprit {
 func (c *Culprit) Sentence() string {
 	change := fmt.Sprintf("%s of the base total (95%% CI %s, q %s)", Percent(float64(c.Delta)),
 		Interval(float64(c.DeltaLow), float64(c.DeltaHigh)), PValue(float64(c.QValue)))
+	if c.Exact {
+		change = Percent(float64(c.Delta)) + " of the base total (exact)"
+	}
 	if c.Root() {
 		dir := "grew"
 		if !c.Regression {
@@ -421,7 +440,7 @@ func (c *Culprit) Sentence() string {
 			what = fmt.Sprintf("%s no longer calls `%s`", fn, c.Replaced)
 		}
 	case "self":
-		what = fn + "'s own code " + map[bool]string{true: "grew", false: "shrank"}[c.Regression]
+		what = fn + "'s own time " + map[bool]string{true: "grew", false: "shrank"}[c.Regression]
 	case "replaced":
 		if c.Callee != "" && c.Replaced != "" {
 			what = fmt.Sprintf("`%s` replaced `%s` under %s", c.Callee, c.Replaced, fn)

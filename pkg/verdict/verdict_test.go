@@ -111,7 +111,7 @@ func TestVerdictMovedWork(t *testing.T) {
 	t.Log(v.Why)
 
 	// The same split with write 10% of the base total slower inside Flush:
-	// the culprit is write's own code, at its head site, and the move is
+	// the culprit is write's own time, at its head site, and the move is
 	// beside it.
 	head["main;Close;Flush;write"] = 55000
 	v = FromTree(diffOf(t, base, head), Input{MinBaseShare: DefaultMinBaseShare})
@@ -127,7 +127,7 @@ func TestVerdictMovedWork(t *testing.T) {
 	v = FromTree(diffOf(t, map[string]int64{"main;A": 30000, "main;other": 70000},
 		map[string]int64{"main;A": 10000, "main;A;B": 20000, "main;other": 70000}), Input{MinBaseShare: DefaultMinBaseShare})
 	if v.Result != Pass || len(v.Regressions)+len(v.Improvements) != 0 || len(v.Moved) != 1 ||
-		!strings.HasPrefix(v.Moved[0].Sentence(), "`B` is new, called from `A`; it took over `A`'s own code: 20.00% of the base total moved") {
+		!strings.HasPrefix(v.Moved[0].Sentence(), "`B` is new, called from `A`; it took over `A`'s own time: 20.00% of the base total moved") {
 		t.Errorf("inlining: %s %q %+v %+v", v.Result, v.Why, v.Regressions, v.Moved)
 	}
 
