@@ -79,10 +79,10 @@ func TestModuleIdentity(t *testing.T) {
 		{"https://cdn.example/static/js/main.81be07c2.js", "main.js"},
 		{"http://127.0.0.1:8001/assets/index-BxKxYvQa.js", "index.js"},
 		{"http://127.0.0.1:8001/assets/main-polyfill.js", "main-polyfill.js"},
-		{"webpack://app/./src/table.js", "src/table.js"},
-		{"webpack:///src/table.js", "src/table.js"},
+		{"webpack://app/./lib/table.js", "lib/table.js"},
+		{"webpack:///lib/table.js", "lib/table.js"},
 		// relative paths, as a profiler or Profile.Identify wrote them, are themselves
-		{"src/handlers.js", "src/handlers.js"},
+		{"lib/handlers.js", "lib/handlers.js"},
 		{"./src/../lib/x.py", "lib/x.py"},
 		{".js", ""}, // no name before the ending: not a script
 		// a runtime's built-in code is itself: two built-ins' "(anonymous)" stay apart
