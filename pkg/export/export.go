@@ -68,3 +68,25 @@ func fromTree(t *tree.Tree, sampleType, unit string, scale float64) *stacks {
 	})
 	return s
 }
+
+// files gives each frame the file that pprof and speedscope tell
+// functions apart by, with the name: its source file, or, when it has
+// none and a frame of another module shares its name (two packages'
+// stringify), its module.
+func (s *stacks) files() []string {
+	modules := map[string]map[string]bool{} // name -> its modules' identities
+	for _, f := range s.frames {
+		if modules[f.Name] == nil {
+			modules[f.Name] = map[string]bool{}
+		}
+		modules[f.Name][profile.ModuleIdentity(f.Module)] = true
+	}
+	out := make([]string, len(s.frames))
+	for i, f := range s.frames {
+		out[i] = f.File
+		if f.File == "" && len(modules[f.Name]) > 1 {
+			out[i] = f.Module
+		}
+	}
+	return out
+}

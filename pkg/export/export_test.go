@@ -2,8 +2,11 @@ package export
 
 import (
 	"bytes"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	pprof "github.com/google/pprof/profile"
@@ -140,5 +143,55 @@ func sameSources(t *testing.T, what string, got, want map[string]tree.Source) {
 	}
 	if withFile == 0 {
 		t.Errorf("%s: no frame read back with a source file", what)
+	}
+}
+
+// Three functions named stringify, of two packages and of Node, with no
+// source file: pprof's functions (name and file) and speedscope's frames
+// (name and file) keep them apart, by their modules; a name no other
+// module has keeps its empty file.
+func TestSameNamedFunctionsStayApart(t *testing.T) {
+	p := &profile.Profile{SampleType: "cpu", Unit: "nanoseconds"}
+	main := p.Intern(profile.Frame{Name: "main", Module: "/a/app.js"})
+	var stack []uint32
+	for _, m := range []string{"/a/node_modules/qs/lib/stringify.js", "/a/node_modules/fast-json/lib/stringify.js", "node:internal/querystring"} {
+		f := p.Intern(profile.Frame{Name: "stringify", Module: m})
+		p.Samples = append(p.Samples, profile.Sample{Stack: []uint32{main, f}, Value: 10})
+		stack = append(stack, f)
+	}
+	p.Samples = append(p.Samples, profile.Sample{Stack: append([]uint32{main}, stack...), Value: 5})
+	want := map[string]bool{"main\x00": true, "stringify\x00/a/node_modules/qs/lib/stringify.js": true,
+		"stringify\x00/a/node_modules/fast-json/lib/stringify.js": true, "stringify\x00node:internal/querystring": true}
+
+	var buf bytes.Buffer
+	if err := Pprof(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	out, err := pprof.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range out.Function {
+		got[f.Name+"\x00"+f.Filename] = true
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("pprof functions %q, want %q", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+
+	buf.Reset()
+	if err := Speedscope(&buf, "run", p); err != nil {
+		t.Fatal(err)
+	}
+	var sf speedscopeFile
+	if err := json.Unmarshal(buf.Bytes(), &sf); err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]bool{}
+	for _, f := range sf.Shared.Frames {
+		got[f.Name+"\x00"+f.File] = true
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("speedscope frames %q, want %q", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
 }

@@ -45,9 +45,9 @@ func (s *stacks) pprof() *pprof.Profile {
 		p.DurationNanos = s.profile.Duration.Nanoseconds()
 	}
 	mappings := map[string]*pprof.Mapping{}
-	functions := make([]*pprof.Function, len(s.frames))
+	functions, files := make([]*pprof.Function, len(s.frames)), s.files()
 	for i, f := range s.frames {
-		functions[i] = &pprof.Function{ID: uint64(i + 1), Name: f.Name, SystemName: f.Name, Filename: f.File, StartLine: f.Line} // #nosec G115 -- an index plus one
+		functions[i] = &pprof.Function{ID: uint64(i + 1), Name: f.Name, SystemName: f.Name, Filename: files[i], StartLine: f.Line} // #nosec G115 -- an index plus one
 		p.Function = append(p.Function, functions[i])
 	}
 	// A location per frame and the frames inlined into it (Inlined: its

@@ -61,8 +61,9 @@ func SpeedscopeTree(w io.Writer, name string, t *tree.Tree, unit string) error {
 func (s *stacks) speedscope(w io.Writer, name string) error {
 	f := speedscopeFile{Schema: speedscopeSchema, Name: name, Exporter: Exporter,
 		Shared: speedscopeShared{Frames: make([]speedscopeFrame, len(s.frames))}}
+	files := s.files()
 	for i, fr := range s.frames {
-		f.Shared.Frames[i] = speedscopeFrame{Name: fr.Name, File: fr.File, Line: fr.Line}
+		f.Shared.Frames[i] = speedscopeFrame{Name: fr.Name, File: files[i], Line: fr.Line}
 	}
 	sides := []string{name}
 	if s.diff {

@@ -74,7 +74,7 @@ func (sel *evolutionRuns) fromSums(ctx context.Context, threshold float64) (*Fun
 	if err != nil {
 		return nil, nil, err
 	}
-	nf := len(x.Names())
+	nf := len(x.Titles())
 	values := make([]float64, len(runs)*nf) // per run, per function (run-major)
 	totals := make([]*Sums, len(builds))
 	for g := range totals {
@@ -92,15 +92,15 @@ func (sel *evolutionRuns) fromSums(ctx context.Context, threshold float64) (*Fun
 			totals[g].Total += float64(r.Total)
 		}
 		totals[g].Finish(len(b))
-		in[g].Total, in[g].Functions = totals[g].Total, x.ByName(totals[g])
+		in[g].Total, in[g].Functions = totals[g].Total, x.ByTitle(totals[g])
 	}
 	// The timelines of the functions that can show only (evolution.Shown).
 	shown := evolution.Shown(in, threshold)
 	number := map[uint64]int32{}
 	var hashes []uint64
-	for f, name := range x.Names() {
-		if shown(name) {
-			h := storage.FunctionHash(name)
+	for f, title := range x.Titles() {
+		if shown(title) {
+			h := x.fhash[f]
 			number[h], hashes = int32(f), append(hashes, h) // #nosec G115 -- function ids are int32 by design
 		}
 	}
@@ -127,7 +127,7 @@ func (sel *evolutionRuns) fromSums(ctx context.Context, threshold float64) (*Fun
 	for g, b := range builds {
 		for _, tf := range timeline[g] {
 			tf.Finish(len(b))
-			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByName(tf)})
+			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByTitle(tf)})
 		}
 	}
 	p := <-presence
@@ -199,7 +199,7 @@ func (sel *evolutionRuns) fromSamples(ctx context.Context, threshold float64) (*
 			return r.Err
 		}
 		x, seen = r.V, NewBuildSet(r.V.Stacks(), len(builds))
-		nf = len(x.Names())
+		nf = len(x.Titles())
 		values = make([]float64, len(runs)*nf)
 		return nil
 	}
@@ -252,19 +252,19 @@ func (sel *evolutionRuns) fromSamples(ctx context.Context, threshold float64) (*
 	changed := x.ChangedEdges(seen, len(builds))
 	seen = BuildSet{}
 	for g := range in {
-		in[g].Total, in[g].Functions, in[g].Edges = totals[g].Total, x.ByName(totals[g]), changed[g]
+		in[g].Total, in[g].Functions, in[g].Edges = totals[g].Total, x.ByTitle(totals[g]), changed[g]
 		totals[g] = nil
 	}
 	// The timeline keeps the functions that can show (a map per bucket of
 	// every function would be most of a year of builds' memory).
 	shown := evolution.Shown(in, threshold)
 	keep := make([]bool, nf)
-	for f, name := range x.Names() {
-		keep[f] = shown(name)
+	for f, title := range x.Titles() {
+		keep[f] = shown(title)
 	}
 	for g := range in {
 		for _, tf := range timeline[g] {
-			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByNameOf(tf, keep)})
+			in[g].Timeline = append(in[g].Timeline, evolution.TimeBucket{Total: tf.Total, Functions: x.ByTitleOf(tf, keep)})
 		}
 		timeline[g] = nil
 	}

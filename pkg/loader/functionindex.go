@@ -8,13 +8,17 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/internal/hashindex"
+	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-// FunctionIndex numbers the distinct functions (frame names) of a
-// selection's stacks and lists each stack's functions by number, so that
+// FunctionIndex numbers the distinct functions of a selection's stacks
+// (frame identities, profile.FrameIdentity: two modules' functions of one
+// name are two) and lists each stack's functions by number, so that
 // over-time queries sum rows into slices instead of hashing names per
-// row. Stack texts come through the stack cache.
+// row. Functions are known by their titles (tree.Frames.Title's rule:
+// the name, and the module's identity after it when another function of
+// the selection has that name). Stack texts come through the stack cache.
 //
 // A stack's functions are kept in call order, root first, one per frame:
 // the call edges are the adjacent pairs. A function's second and later
@@ -22,7 +26,10 @@ import (
 // negative): inclusive sums skip them and count each function once per
 // stack, while edges read them back with ^.
 type FunctionIndex struct {
-	names []string
+	names   []string // titles by number, once indexed
+	plain   []string // names by number
+	modules []string // module identities by number
+	fhash   []uint64 // storage.FunctionHash by number
 	// stack finds a stack hash's number k; stack k's frames are
 	// calls[start[k]:start[k+1]]. Stacks are numbered in the order of
 	// the selection's hashes (ascending; any the cache lost meanwhile
@@ -32,7 +39,7 @@ type FunctionIndex struct {
 	calls  []int32
 	start  []uint32
 
-	nameIDs    map[string]int32
+	ids        map[profile.Identity]int32
 	frameNames []int32 // frame of the current frame table -> function + 1
 	table      *frameTable
 	stamp      []uint32 // function -> 1 + the stack it was last seen in
@@ -51,7 +58,7 @@ func IndexFunctions(ctx context.Context, store *storage.Store, cache *Cache, run
 		cache.remember(runs, hashes)
 	}
 	x := &FunctionIndex{stack: hashindex.New(len(hashes)), start: make([]uint32, 1, len(hashes)+1),
-		hashes: make([]uint64, 0, len(hashes)), nameIDs: map[string]int32{}}
+		hashes: make([]uint64, 0, len(hashes)), ids: map[profile.Identity]int32{}}
 	lacking := cache.resolve(hashes, x.add)
 	if len(lacking) > 0 { // the cache started over meanwhile: read them into one of this query's own
 		own := NewCache(math.MaxInt)
@@ -63,8 +70,33 @@ func IndexFunctions(ctx context.Context, store *storage.Store, cache *Cache, run
 	if len(lacking) > 0 {
 		return nil, x.missing(lacking[0])
 	}
-	x.nameIDs, x.frameNames, x.table, x.stamp = nil, nil, nil, nil
+	x.title()
+	x.ids, x.frameNames, x.table, x.stamp = nil, nil, nil, nil
 	return x, nil
+}
+
+// title titles the functions once all are in.
+func (x *FunctionIndex) title() {
+	named := make(map[string]int, len(x.plain))
+	for _, name := range x.plain {
+		named[name]++
+	}
+	x.names = make([]string, len(x.plain))
+	for f, name := range x.plain {
+		x.names[f] = name
+		if named[name] > 1 {
+			x.names[f] = x.qualified(f)
+		}
+	}
+}
+
+// qualified is function f's name with its module's identity after it
+// (the name alone for a module of no identity, an executable's).
+func (x *FunctionIndex) qualified(f int) string {
+	if m := x.modules[f]; m != "" {
+		return x.plain[f] + " (" + m + ")"
+	}
+	return x.plain[f]
 }
 
 // add numbers one stack's functions.
@@ -85,12 +117,14 @@ func (x *FunctionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	for _, f := range frames {
 		id := x.frameNames[f] - 1
 		if id < 0 {
-			name := table.frames[f].Name
+			fr := &table.frames[f]
+			k := profile.FrameIdentity(fr.Name, fr.Module)
 			var ok bool
-			if id, ok = x.nameIDs[name]; !ok {
-				id = int32(len(x.names)) // #nosec G115 -- function ids are int32 by design
-				x.nameIDs[name] = id
-				x.names = append(x.names, name)
+			if id, ok = x.ids[k]; !ok {
+				id = int32(len(x.plain)) // #nosec G115 -- function ids are int32 by design
+				x.ids[k] = id
+				x.plain, x.modules = append(x.plain, fr.Name), append(x.modules, k.Module)
+				x.fhash = append(x.fhash, storage.FunctionHash(fr.Name, fr.Module))
 			}
 			x.frameNames[f] = id + 1
 		}
@@ -111,8 +145,25 @@ func (x *FunctionIndex) add(hash uint64, frames []uint32, table *frameTable) {
 	x.start = append(x.start, uint32(len(x.calls)))     // #nosec G115 -- as above
 }
 
-// Names lists the functions by number.
-func (x *FunctionIndex) Names() []string { return x.names }
+// Titles lists the functions' titles by number.
+func (x *FunctionIndex) Titles() []string { return x.names }
+
+// Match returns the functions a query names by function: the one it
+// titles, or whose name and module identity it is ("stringify
+// (qs/lib/stringify.js)", whatever the selection's titles), else every
+// function of that name (more than one when the name is shared).
+func (x *FunctionIndex) Match(function string) []int32 {
+	var named []int32
+	for f, name := range x.plain {
+		if x.names[f] == function || x.qualified(f) == function {
+			return []int32{int32(f)} // #nosec G115 -- function ids are int32 by design
+		}
+		if name == function {
+			named = append(named, int32(f)) // #nosec G115 -- as above
+		}
+	}
+	return named
+}
 
 // Lookup returns the number of the stack of hash, or an error: a sample
 // row whose stack has no text must not be counted under no function.
@@ -362,11 +413,11 @@ func (s *Sums) Finish(runs int) {
 	}
 }
 
-// ByName turns sums into the map evolution takes.
-func (x *FunctionIndex) ByName(s *Sums) map[string]float64 { return x.ByNameOf(s, nil) }
+// ByTitle turns sums into the map evolution takes.
+func (x *FunctionIndex) ByTitle(s *Sums) map[string]float64 { return x.ByTitleOf(s, nil) }
 
-// ByNameOf is ByName of the functions that keep marks (all when nil).
-func (x *FunctionIndex) ByNameOf(s *Sums, keep []bool) map[string]float64 {
+// ByTitleOf is ByTitle of the functions that keep marks (all when nil).
+func (x *FunctionIndex) ByTitleOf(s *Sums, keep []bool) map[string]float64 {
 	m := map[string]float64{}
 	for f, ok := range s.seen {
 		if ok && (keep == nil || keep[f]) {
@@ -382,9 +433,9 @@ func (x *FunctionIndex) ByNameOf(s *Sums, keep []bool) map[string]float64 {
 // yet, summed here from its run stacks rows, one row per (run, stack).
 // The two agree: each stack holding a function counts once.
 func (x *FunctionIndex) RunValues(ctx context.Context, store *storage.Store, runs []storage.Run, visit func(run int, f int32, value float64)) error {
-	number := make(map[uint64]int32, len(x.names))
-	for f, name := range x.names {
-		number[storage.FunctionHash(name)] = int32(f) // #nosec G115 -- function ids are int32 by design
+	number := make(map[uint64]int32, len(x.fhash))
+	for f, h := range x.fhash {
+		number[h] = int32(f) // #nosec G115 -- function ids are int32 by design
 	}
 	summed, err := store.RunFunctionValues(ctx, runs, len(x.names), func(r int, hash uint64, value int64) error {
 		f, ok := number[hash]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/evolution"
 	"github.com/flamediff/flamediff/pkg/internal/hashindex"
+	"github.com/flamediff/flamediff/pkg/profile"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -14,7 +15,7 @@ import (
 func testIndex(stacks [][]string) *FunctionIndex {
 	table := &frameTable{index: map[uint64]uint32{}}
 	frameOf := map[string]uint32{}
-	x := &FunctionIndex{stack: hashindex.New(len(stacks)), start: []uint32{0}, nameIDs: map[string]int32{}}
+	x := &FunctionIndex{stack: hashindex.New(len(stacks)), start: []uint32{0}, ids: map[profile.Identity]int32{}}
 	for k, s := range stacks {
 		var frames []uint32
 		for _, name := range s {
@@ -28,6 +29,7 @@ func testIndex(stacks [][]string) *FunctionIndex {
 		}
 		x.add(uint64(k+1), frames, table)
 	}
+	x.title()
 	return x
 }
 

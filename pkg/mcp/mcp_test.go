@@ -187,3 +187,50 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Errorf("a request from another origin: status %d, want 403", resp.StatusCode)
 	}
 }
+
+// Three functions named stringify (two packages' and Node's), stored on
+// one server and on the cluster: the over-time tools title each with its
+// module, keep them apart, and give the planted change to qs's alone; a
+// bare name they share is a tool error naming the titles.
+func TestOverTimeToolsTitleSameNamedFunctions(t *testing.T) {
+	for name, cluster := range map[string]bool{"one server": false, "cluster": true} {
+		t.Run(name, func(t *testing.T) {
+			if cluster {
+				chtest.ClusterShards(t)
+			}
+			store, _ := teststore.Fresh(t, cluster)
+			ctx := context.Background()
+			if err := teststore.StoreStringifies(ctx, store, "app"); err != nil {
+				t.Fatal(err)
+			}
+			s := inMemory(t, &query.Executor{Store: store, Stacks: loader.NewCache(0)})
+			var cps struct{ Rows []map[string]any }
+			mcptest.Call(t, s, "change_points", map[string]any{"app": "app"}, &cps)
+			var found []string
+			for _, r := range cps.Rows {
+				if f, _ := r["function"].(string); strings.HasPrefix(f, "stringify") && r["significant"] == true {
+					found = append(found, f+" at "+r["build"].(string))
+				}
+			}
+			if want := []string{teststore.QsStringify + " at b3"}; !slices.Equal(found, want) {
+				t.Errorf("change_points of a stringify: %q, want %q (rows %v)", found, want, cps.Rows)
+			}
+			for title, changed := range map[string]bool{teststore.QsStringify: true, teststore.FastStringify: false, teststore.NodeStringify: false} {
+				var evo struct{ Rows []map[string]any }
+				mcptest.Call(t, s, "function_evolution", map[string]any{"app": "app", "function": title}, &evo)
+				if len(evo.Rows) != len(teststore.StringifyBuilds) {
+					t.Fatalf("function_evolution of %s: %v", title, evo.Rows)
+				}
+				for i, r := range evo.Rows {
+					if at := r["changepoint"] != 0.0; at != (changed && i == 3) {
+						t.Errorf("function_evolution of %s: change point %v at build %d", title, r["changepoint"], i)
+					}
+				}
+			}
+			res, err := s.CallTool(ctx, &mcpsdk.CallToolParams{Name: "function_evolution", Arguments: map[string]any{"app": "app", "function": "stringify"}})
+			if err != nil || !res.IsError || !strings.Contains(mcptest.Text(res), teststore.NodeStringify) {
+				t.Errorf("function_evolution of a shared name: %v, %.400s", err, mcptest.Text(res))
+			}
+		})
+	}
+}

@@ -275,7 +275,7 @@ func (t *tools) changePoints(ctx context.Context, _ *mcpsdk.CallToolRequest, in 
 
 type evolutionInput struct {
 	overTimeInput
-	Function string `json:"function,omitempty" jsonschema:"the function; empty: the run total"`
+	Function string `json:"function,omitempty" jsonschema:"the function: its name, or its title (name (module)) when functions of several modules share the name; empty: the run total"`
 }
 
 func (t *tools) functionEvolution(ctx context.Context, _ *mcpsdk.CallToolRequest, in evolutionInput) (*mcpsdk.CallToolResult, rowsOutput, error) {

@@ -118,14 +118,14 @@ func (e *Executor) functionSeries(ctx context.Context, builds []buildRuns, minSh
 	if err != nil {
 		return nil, nil, err
 	}
-	nf := len(x.Names())
+	nf := len(x.Titles())
 	// Run-major (values[run*nf+f]): a row adds to its run's block only.
 	values := make([]float64, len(runs)*nf)
 	err = x.RunValues(ctx, e.Store, runs, func(r int, f int32, v float64) { values[r*nf+int(f)] += v })
 	if err != nil {
 		return nil, nil, err
 	}
-	names, series := seriesOf(builds, runs, x.Names(), values, minShare)
+	names, series := seriesOf(builds, runs, x.Titles(), values, minShare)
 	return names, series, nil
 }
 

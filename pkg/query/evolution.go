@@ -38,7 +38,7 @@ func (e *Executor) evolution(ctx context.Context, m Model, r Range) (Answer, err
 	}
 	// Every function a cell may show (Threshold) or a change point
 	// follow (MinShare).
-	fnames, series := seriesOf(builds, runs, x.Names(), values, min(*m.MinShare, *m.Threshold))
+	fnames, series := seriesOf(builds, runs, x.Titles(), values, min(*m.MinShare, *m.Threshold))
 	values = nil
 	for f, name := range fnames[1:] { // the first is the total
 		for g := range in {

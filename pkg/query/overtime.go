@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -23,6 +24,11 @@ const BaselinePrevious = "previous"
 
 // ErrUnknownFunction means a timeseries names a function no stack has.
 var ErrUnknownFunction = errors.New("no samples of function")
+
+// ErrAmbiguousFunction means a timeseries names a function by a name that
+// functions of several modules have (docs/QUERIES.md): its title tells
+// them apart.
+var ErrAmbiguousFunction = errors.New("ambiguous function")
 
 // buildRuns is one build with its selected runs, in time order.
 type buildRuns struct {
@@ -193,7 +199,8 @@ func (e *Executor) baselineBuild(ctx context.Context, m Model, builds []buildRun
 // runValues returns each build's per-run values: the runs' totals (no
 // function, or TotalFunction as changepoints name it), or the inclusive
 // total of m.Function in each run (each sample counted once even
-// when the function recurses).
+// when the function recurses): the function it titles, or the one of
+// that name (FunctionIndex.Match; a name several share is an error).
 func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, baseline *buildRuns) (map[string][]float64, error) {
 	all := builds
 	if baseline != nil && !slices.ContainsFunc(builds, func(b buildRuns) bool { return b.Name == baseline.Name }) {
@@ -214,12 +221,21 @@ func (e *Executor) runValues(ctx context.Context, m Model, builds []buildRuns, b
 	if err != nil {
 		return nil, err
 	}
-	fn := slices.Index(x.Names(), m.Function)
-	if fn < 0 {
+	fns := x.Match(m.Function)
+	switch len(fns) {
+	case 0:
 		return nil, fmt.Errorf("%w %q in the selected builds of %q", ErrUnknownFunction, m.Function, m.App)
+	case 1:
+	default:
+		titles := make([]string, len(fns))
+		for i, f := range fns {
+			titles[i] = fmt.Sprintf("%q", x.Titles()[f])
+		}
+		return nil, fmt.Errorf("%w: %q names %d functions of the selected builds of %q; name one by its title: %s",
+			ErrAmbiguousFunction, m.Function, len(fns), m.App, strings.Join(titles, ", "))
 	}
 	sums := make([]float64, len(runs))
-	function := int32(fn) // #nosec G115 -- a function number: fewer functions than frames
+	function := fns[0]
 	err = x.RunValues(ctx, e.Store, runs, func(r int, f int32, v float64) {
 		if f == function {
 			sums[r] += v

@@ -35,7 +35,7 @@ func (s *Store) functionTimeline(ctx context.Context, g *grouping, functions []u
 	perRead := max(1, s.maxRows/(len(g.ids)*TimeBuckets))
 	key, keyArgs := g.keyExpr()
 	q := "SELECT " + key + " AS k, function_hash, time_frame, value FROM " + s.q.functionTimelines +
-		" WHERE app = ? AND function_hash IN ? AND ingest_id IN ? LIMIT ?"
+		" WHERE app = ? AND function_hash IN ? AND ingest_id IN ? AND key_version = " + functionsVersionSQL + " LIMIT ?"
 	var hash uint64
 	var bucket uint8
 	var value int64

@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"slices"
+	"strconv"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -25,21 +26,39 @@ func FrameHash(name, module string, inlined bool) uint64 {
 	if module == profile.ProgramModule {
 		id.Name = name
 	}
+	if inlined {
+		id.Module += "\x00i"
+	}
+	return identityHash(id)
+}
+
+// FunctionHash is a function's key in the run functions and function
+// timelines tables: xxhash64 of name + "\x00" + module of its identity
+// (profile.FrameIdentity), as FrameHash's, so that two modules' functions
+// of one name are two functions over time, and one function is one at any
+// path (the program's process frame, whatever its name, is one). 0 is the
+// runs' totals row, which no identity is expected to hash to. Rows of
+// FunctionsVersion below 2 hold xxhash64 of the name alone.
+func FunctionHash(name, module string) uint64 {
+	return identityHash(profile.FrameIdentity(name, module))
+}
+
+// FunctionsVersion is what an ingest writes in the runs table's
+// functions_summed and the function tables' key_version: 2 says their
+// rows are keyed by FunctionHash. Runs ingested before (1, name-keyed
+// rows; 0, none) are read from their stacks until migrate writes rows of
+// this version for them (docs/SCHEMA.md).
+const FunctionsVersion = 2
+
+var functionsVersionSQL = strconv.Itoa(FunctionsVersion) // in a query
+
+func identityHash(id profile.Identity) uint64 {
 	d := xxhash.New()
 	_, _ = d.WriteString(id.Name)
 	_, _ = d.Write([]byte{0})
 	_, _ = d.WriteString(id.Module)
-	if inlined {
-		_, _ = d.WriteString("\x00i")
-	}
 	return d.Sum64()
 }
-
-// FunctionHash is a function's key in the run functions table: xxhash64
-// of its name (a function is a frame name, whatever its module, as
-// over-time queries count them). 0 is the runs' totals row, which no
-// name is expected to hash to.
-func FunctionHash(name string) uint64 { return xxhash.Sum64String(name) }
 
 // StackSetHash is a run's set of distinct stacks as one key: StackHash of
 // their hashes in ascending order. Runs with the same key have the same

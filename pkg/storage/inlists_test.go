@@ -138,10 +138,10 @@ func TestReadsOfManyRuns(t *testing.T) {
 	equalTotals(t, timeline, sumTotals(want["base"], want["head"]))
 
 	// Functions: f, g and main (every sample) per run.
-	wantFn := map[uint64]int64{FunctionHash("main"): 0}
+	wantFn := map[uint64]int64{FunctionHash("main", ""): 0}
 	for k, v := range sumTotals(want["base"], want["head"]) {
-		wantFn[FunctionHash("main")] += v
-		wantFn[FunctionHash(strings.TrimSuffix(k[strings.Index(k, ";")+1:], "@"))] += v
+		wantFn[FunctionHash("main", "")] += v
+		wantFn[FunctionHash(strings.TrimSuffix(k[strings.Index(k, ";")+1:], "@"), "")] += v
 	}
 	gotFn := map[uint64]int64{}
 	ok, err := s.RunFunctionValues(ctx, all, len(wantFn), func(_ int, f uint64, v int64) error {

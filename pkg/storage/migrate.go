@@ -10,8 +10,9 @@ import (
 )
 
 // backfillFunctions writes the run functions and function timelines rows
-// of the visible ingests that have no run functions totals row: those
-// written before the tables existed. They are summed here from the
+// of the visible ingests that have no run functions totals row of
+// FunctionsVersion: those written before the tables existed, or with
+// rows keyed by name (which stay, unread). They are summed here from the
 // ingests' samples and stack texts (ClickHouse 18.16 cannot hash frame
 // names as FunctionHash does), a few runs at a time, each table's rows of
 // a batch in one INSERT, timelines first: the totals row says both are
@@ -22,7 +23,7 @@ import (
 func (s *Store) backfillFunctions(ctx context.Context) error {
 	rows, err := s.conn.Query(ctx, "SELECT app, ingest_id, any(samples), any(stacks) FROM "+s.q.runs+" WHERE deleted = 0"+
 		" AND ingest_id "+s.in(ctx)+" (SELECT argMax(ingest_id, committed_ns) FROM "+s.q.runs+" GROUP BY app, build, run)"+
-		" AND ingest_id "+s.notIn(ctx)+" (SELECT ingest_id FROM "+s.q.runFunctions+" WHERE function_hash = 0)"+
+		" AND ingest_id "+s.notIn(ctx)+" (SELECT ingest_id FROM "+s.q.runFunctions+" WHERE function_hash = 0 AND key_version = "+functionsVersionSQL+")"+
 		" GROUP BY app, ingest_id ORDER BY app, ingest_id")
 	if err != nil {
 		return fmt.Errorf("find ingests without function sums: %w", err)
@@ -55,7 +56,7 @@ func (s *Store) sumFunctions(ctx context.Context, runs []Run) error {
 	err := s.stackTexts(ctx, runs, func(stack uint64, frames []Frame) error {
 		var fs []uint64
 		for _, f := range frames {
-			if h := FunctionHash(f.Name); !slices.Contains(fs, h) {
+			if h := FunctionHash(f.Name, f.Module); !slices.Contains(fs, h) {
 				fs = append(fs, h)
 			}
 		}
@@ -124,7 +125,7 @@ func (s *Store) timelinesWritten(ctx context.Context, runs []Run) (map[uint64]bo
 	written := map[uint64]bool{}
 	for _, part := range idLists(ids) {
 		rows, err := s.conn.Query(ctx, "SELECT DISTINCT ingest_id FROM "+s.q.functionTimelines+
-			" WHERE app = ? AND function_hash = 0 AND ingest_id IN ?", runs[0].App, groupSet(part))
+			" WHERE app = ? AND function_hash = 0 AND key_version = "+functionsVersionSQL+" AND ingest_id IN ?", runs[0].App, groupSet(part))
 		if err != nil {
 			return nil, fmt.Errorf("find written timelines: %w", err)
 		}

@@ -291,7 +291,7 @@ func sumProfileFunctions(p *profile.Profile, stackOf, rowStack []int, buckets []
 	for k, i := range stackOf {
 		for _, f := range p.Samples[i].Stack {
 			if fn[f] == 0 {
-				fn[f] = sums.id(FunctionHash(p.Frames[f].Name)) + 1
+				fn[f] = sums.id(FunctionHash(p.Frames[f].Name, p.Frames[f].Module)) + 1
 			}
 			if id := fn[f] - 1; !slices.Contains(of[k], id) {
 				of[k] = append(of[k], id)

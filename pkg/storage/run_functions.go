@@ -25,7 +25,7 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int
 	err = s.eachRead(groups, func(Run) uint64 { return perRun }, "read function values", func(read []int, g *grouping) error {
 		key, args := g.keyExpr()
 		q := "SELECT " + key + " AS k, function_hash, value FROM " + s.q.runFunctions +
-			" WHERE app = ? AND ingest_id IN ? AND function_hash != 0 LIMIT ?"
+			" WHERE app = ? AND ingest_id IN ? AND function_hash != 0 AND key_version = " + functionsVersionSQL + " LIMIT ?"
 		var hash uint64
 		var value int64
 		return s.scanRows(ctx, "read function values", q, append(args, g.app, groupSet(g.ids)), []any{&hash, &value},
@@ -42,9 +42,9 @@ func (s *Store) RunFunctionValues(ctx context.Context, runs []Run, functions int
 }
 
 // FunctionsSummed reports whether every run has its run functions and
-// function timelines rows: those that say so (Run.FunctionsSummed), and
-// the others when migrate has written their totals row (hash 0, written
-// after the rest).
+// function timelines rows of FunctionsVersion: those that say so
+// (Run.FunctionsSummed), and the others when migrate has written their
+// totals row (hash 0, written after the rest).
 func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 	if len(runs) == 0 {
 		return false, fmt.Errorf("read function values: %w", ErrNoRuns)
@@ -66,7 +66,7 @@ func (s *Store) FunctionsSummed(ctx context.Context, runs []Run) (bool, error) {
 	for _, part := range idLists(ids) { // disjoint: their counts add up
 		var n uint64
 		err := s.conn.QueryRow(ctx, "SELECT uniqExact(ingest_id) FROM "+s.q.runFunctions+
-			" WHERE app = ? AND ingest_id IN ? AND function_hash = 0", runs[0].App, groupSet(part)).Scan(&n)
+			" WHERE app = ? AND ingest_id IN ? AND function_hash = 0 AND key_version = "+functionsVersionSQL, runs[0].App, groupSet(part)).Scan(&n)
 		if err != nil {
 			return false, fmt.Errorf("read function values: %w", err)
 		}

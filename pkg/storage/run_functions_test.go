@@ -14,7 +14,7 @@ func functionValues(t *testing.T, s *Store, runs []Run, names ...string) []map[s
 	t.Helper()
 	byHash := map[uint64]string{}
 	for _, n := range names {
-		byHash[FunctionHash(n)] = n
+		byHash[FunctionHash(n, "")] = n
 	}
 	out := make([]map[string]int64, len(runs))
 	for i := range out {

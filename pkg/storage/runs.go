@@ -48,8 +48,8 @@ type Run struct {
 	// counting its rows there (false for ingests of older versions, which
 	// readers check; see Store.StackValues).
 	StacksSummed bool
-	// FunctionsSummed says the same of the run functions table (see
-	// Store.RunFunctionValues).
+	// FunctionsSummed says the same of the run functions table, its rows
+	// keyed by FunctionHash (FunctionsVersion; see Store.RunFunctionValues).
 	FunctionsSummed bool
 	// StackSet is StackSetHash of the run's stacks (0: not known, an
 	// ingest of an older version).
@@ -139,7 +139,7 @@ func (s *Store) Runs(ctx context.Context, app string, builds, runs []string) ([]
 		var buckets, summed, fnSummed uint8
 		err := scan(&r.Build, &r.Run, &r.IngestID, &committed, &r.Start, &nanos, &duration, &r.Commit, &r.Branch,
 			&keys, &values, &r.SampleType, &r.Unit, &r.Total, &r.Samples, &r.Stacks, &buckets, &r.BucketNs, &summed, &fnSummed, &r.StackSet)
-		r.StacksSummed, r.FunctionsSummed = summed == 1, fnSummed == 1
+		r.StacksSummed, r.FunctionsSummed = summed == 1, fnSummed == FunctionsVersion
 		r.CommittedAt = time.Unix(0, int64(committed)) // #nosec G115 -- written from a time.Time in int64 nanoseconds (unixNanos)
 		r.Start = r.Start.Add(time.Duration(nanos))
 		r.Duration = time.Duration(duration) // #nosec G115 -- written from a time.Duration
@@ -314,16 +314,16 @@ func (s *Store) insertRun(ctx context.Context, r runRow) error {
 func (s *Store) insertRuns(ctx context.Context, rows []runRow) error {
 	return s.insertBatches(ctx, s.q.runs, &runsSchema, len(rows), max(1, len(rows)), nil, func(b driver.Batch, lo, hi int) error {
 		for _, r := range rows[lo:hi] {
-			deleted, buckets, summed := uint8(0), uint8(TimeBuckets), uint8(1)
+			deleted, buckets, summed, fnSummed := uint8(0), uint8(TimeBuckets), uint8(1), uint8(FunctionsVersion)
 			if r.deleted {
-				deleted, buckets, summed = 1, 0, 0
+				deleted, buckets, summed, fnSummed = 1, 0, 0, 0
 			}
 			// Stack and function sums are written together.
 			m := r.meta
 			err := b.Append(m.App, m.Build, m.Run, r.ingestID, r.version, deleted,
 				time.Unix(r.start.Unix(), 0), uint32(r.start.Nanosecond()), uint64(r.duration), // #nosec G115 -- Nanosecond is in [0, 1e9); durations are checked non-negative
 				m.Commit, m.Branch, r.labelKeys, r.labelValues, r.sampleType, r.unit,
-				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed, summed, r.stackSet)
+				r.total, r.samples, r.stacks, buckets, r.bucketNs, summed, fnSummed, r.stackSet)
 			if err != nil {
 				return err
 			}

@@ -156,12 +156,15 @@ var runStacksSchema = tableSchema{
 // function's inclusive sum over the run, each stack that holds it counted
 // once (FunctionHash; loader.FunctionIndex's sums), and a row of hash 0
 // with the run's total, written in the same INSERT: its presence says the
-// ingest's rows are all there. It is what the over-time queries read for
+// ingest's rows are all there. key_version is FunctionsVersion, 0 in rows
+// written before it existed (keyed by name): readers take the rows of
+// this version only, so that migrate can write them beside the older
+// ones (which stay, unread). It is what the over-time queries read for
 // each run's value of each function: a run has far fewer functions than
 // stacks (2,000 against 20,000 in issue 30's year of builds). Ingests
 // write it; migrate fills it in for ingests written before it existed.
 var runFunctionsSchema = tableSchema{
-	columns: []column{{"app", "String"}, {"ingest_id", "UInt64"}, {"function_hash", "UInt64"}, {"value", "Int64"}},
+	columns: []column{{"app", "String"}, {"ingest_id", "UInt64"}, {"function_hash", "UInt64"}, {"value", "Int64"}, {"key_version", "UInt8"}},
 	engine:  "MergeTree()",
 	orderBy: "app, ingest_id, function_hash",
 	shardBy: "ingest_id",
@@ -173,12 +176,13 @@ var runFunctionsSchema = tableSchema{
 // the bucket's total: the evolution matrix's execution timelines. It is
 // ordered by function first, so that a query reads the rows of the few
 // functions the matrix can show (and the totals) however many the runs
-// have. A function's rows over a year of builds are a few thousand (one
-// time frame a run), a fraction of the default 8,192-row mark: smaller
-// marks keep a read of 170 functions from taking 8,192 rows each. An
-// ingest writes it before its run functions rows.
+// have. key_version as runFunctionsSchema's. A function's rows over a
+// year of builds are a few thousand (one time frame a run), a fraction of
+// the default 8,192-row mark: smaller marks keep a read of 170 functions
+// from taking 8,192 rows each. An ingest writes it before its run
+// functions rows.
 var functionTimelinesSchema = tableSchema{
-	columns:     []column{{"app", "String"}, {"function_hash", "UInt64"}, {"ingest_id", "UInt64"}, {"time_frame", "UInt8"}, {"value", "Int64"}},
+	columns:     []column{{"app", "String"}, {"function_hash", "UInt64"}, {"ingest_id", "UInt64"}, {"time_frame", "UInt8"}, {"value", "Int64"}, {"key_version", "UInt8"}},
 	engine:      "MergeTree()",
 	orderBy:     "app, function_hash, ingest_id, time_frame",
 	shardBy:     "ingest_id",
@@ -202,8 +206,9 @@ var runsSchema = tableSchema{
 		// 1 when the ingest wrote its run stacks rows with sums (see
 		// Run.StacksSummed); 0 in rows of older versions and tombstones.
 		{"stacks_summed", "UInt8"},
-		// 1 when the ingest wrote its run functions rows (see
-		// Run.FunctionsSummed), as stacks_summed.
+		// FunctionsVersion when the ingest wrote its run functions rows
+		// (see Run.FunctionsSummed); 1 in rows of versions that keyed
+		// them by name, 0 in older ones and tombstones.
 		{"functions_summed", "UInt8"},
 		// StackSetHash of the run's stacks; 0 in rows of older versions
 		// and tombstones.

@@ -27,11 +27,11 @@ type timelineColumns struct {
 // table, writeWhole to one of the run functions table: each in its
 // table's column order.
 func (c *timelineColumns) writeTimelines(b driver.Batch) error {
-	return appendColumns(b, c.apps, c.functions, c.ids, c.buckets, c.values)
+	return appendColumns(b, c.apps, c.functions, c.ids, c.buckets, c.values, repeat(uint8(FunctionsVersion), len(c.ids)))
 }
 
 func (c *timelineColumns) writeWhole(b driver.Batch) error {
-	return appendColumns(b, c.apps, c.ids, c.functions, c.values)
+	return appendColumns(b, c.apps, c.ids, c.functions, c.values, repeat(uint8(FunctionsVersion), len(c.ids)))
 }
 
 // appendWhole appends the run functions rows [a, z) (by id) of the run.
