@@ -41,10 +41,22 @@ func Split(frame string) (pkg, class, method string) {
 	if p, ok := splits.get(frame); ok {
 		return p.pkg, p.class, frame
 	}
+	// A title (tree.Frames.Title) places its name; its module, where the
+	// name says no package, is the package, as a script's file is.
+	name, module := frame, ""
+	if i := strings.LastIndex(frame, " ("); i > 0 && strings.HasSuffix(frame, ")") && !strings.ContainsAny(frame[i+2:len(frame)-1], " ():") {
+		name, module = frame[:i], frame[i+2:len(frame)-1]
+	}
 	for _, c := range conventions {
-		if m := c.match.FindStringSubmatch(frame); m != nil {
-			pkg, class = c.split(frame, m)
+		if m := c.match.FindStringSubmatch(name); m != nil {
+			pkg, class = c.split(name, m)
 			break
+		}
+	}
+	if pkg == "" && module != "" {
+		pkg = module
+		if class != "" {
+			class = module + ":" + class
 		}
 	}
 	splits.put(frame, placed{pkg, class})

@@ -16,6 +16,9 @@ func TestSplit(t *testing.T) {
 		{"go", "net/http.Get", "net/http", ""},
 		{"go", "main.main", "main", ""},
 		{"go", "runtime.mallocgc", "runtime", ""},
+		{"go", "net/http.Get (libfoo.so)", "net/http", ""}, // titles (tree.Frames.Title): the name placed, the module its package where the name says none
+		{"js", "stringify (qs/lib/stringify.js)", "qs/lib/stringify.js", ""},
+		{"js", "Parser.parse (lib/parse.js)", "lib/parse.js", "lib/parse.js:Parser"},
 		{"go", "sync.(*Mutex).Lock", "sync", "sync.Mutex"},
 		{"go", "time.Time.Add", "time", "time.Time"},
 		{"go", "main.myType.method", "main", "main.myType"},
