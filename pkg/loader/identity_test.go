@@ -198,18 +198,7 @@ func nameKeyed(t *testing.T, store *storage.Store, dsn string, cluster bool) {
 				t.Fatalf("%s: %v", sql, err)
 			}
 		}
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			var pending uint64
-			if err := conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND NOT is_done").Scan(&pending); err != nil {
-				t.Fatal(err)
-			}
-			if pending == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the runs table's update did not finish in a minute")
-			}
-		}
+		waitMutations(ctx, t, conn)
 	}
 	conn := chtest.Conn(t, dsn)
 	sync := clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))

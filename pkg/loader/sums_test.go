@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/flamediff/flamediff/internal/chtest"
 	"github.com/flamediff/flamediff/internal/teststore"
 	"github.com/flamediff/flamediff/pkg/loader"
@@ -61,18 +63,7 @@ func TestFunctionSumsKeepAnswers(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		var pending uint64
-		if err := conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND NOT is_done").Scan(&pending); err != nil {
-			t.Fatal(err)
-		}
-		if pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the runs table's update did not finish in a minute")
-		}
-	}
+	waitMutations(ctx, t, conn)
 	if summed() {
 		t.Fatal("the runs still say they have function sums")
 	}
@@ -127,5 +118,23 @@ func TestLoadValuesPast32Bits(t *testing.T) {
 	wantBase := []float64{float64(big + 5), float64(big + 1 + 5)}
 	if !slices.Equal(st.HeadRuns, wantHead) || !slices.Equal(st.BaseRuns, wantBase) || root.HeadTotal != float64(big)+15.5 {
 		t.Errorf("root: head runs %v, base runs %v, head total %v; want %v, %v, %v", st.HeadRuns, st.BaseRuns, root.HeadTotal, wantHead, wantBase, float64(big)+15.5)
+	}
+}
+
+// waitMutations waits until the ALTER ... UPDATE mutations of conn's
+// database are done, a minute at most.
+func waitMutations(ctx context.Context, t *testing.T, conn driver.Conn) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var pending uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND NOT is_done").Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the runs table's update did not finish in a minute")
+		}
 	}
 }
