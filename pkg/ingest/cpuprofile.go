@@ -109,9 +109,9 @@ type cpuNode struct {
 // or, with sample type "cpu", the microseconds until the next sample (until
 // endTime for the last), as DevTools attributes time. Frames are named by
 // function ("(anonymous)" when V8 has no name), their File is the script's
-// url and Line its 1-based line; Module is the script: its url's base name
-// for files and web addresses (the directory differs across checkouts), the
-// whole url for node: built-ins. A node table that is not a tree (a node
+// url and Line its 1-based line; Module is the script's url, which
+// profile.Identify makes relative to the app's root for the app's own
+// files (the directory differs across checkouts). A node table that is not a tree (a node
 // with two parents, a cycle, an unknown child) is an error.
 func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, error) {
 	var cp cpuProfile
