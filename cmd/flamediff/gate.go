@@ -81,8 +81,12 @@ func writeMarkdown(out io.Writer, v *verdict.Verdict, unit string, top int) erro
 				caller += fmt.Sprintf(" (+%d)", n)
 			}
 			kind := c.Kind
-			if c.Replaced != "" {
-				kind += fmt.Sprintf(" (%s by %s)", codeSpan(c.Replaced), codeSpan(c.Callee))
+			switch {
+			case c.Kind == "replaced" && len(c.NewCallees) > 0:
+				kind += fmt.Sprintf(" (calls %s instead of %s)", codeSpans(c.NewCallees), codeSpans(c.GoneCallees))
+			case c.Kind == "removed" && c.Replaced != "":
+				// The callee gone, and no other function.
+				kind += fmt.Sprintf(" (no longer calls %s)", codeSpan(c.Replaced))
 			}
 			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", codeSpan(c.Function), kind, caller,
 				verdict.Percent(float64(c.Delta)), verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)),
@@ -160,6 +164,15 @@ func source(c verdict.Culprit) string {
 // says nothing to a reader).
 func baseName(file string) string {
 	return file[strings.LastIndexAny(file, `/\`)+1:]
+}
+
+// codeSpans prints names as code spans, comma-separated.
+func codeSpans(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = codeSpan(n)
+	}
+	return strings.Join(out, ", ")
 }
 
 // codeSpan quotes a function name for a Markdown table cell.

@@ -195,8 +195,8 @@ func TestQueryGateMovedWork(t *testing.T) {
 	}
 	_, code = runBinary(t, diff(replaced)...)
 	out, _ = flamediff(t, diff(replaced)...)
-	for _, want := range []string{"**FAIL**: `strings.Index` replaced `regexp.compile` under `price`: net +7.50% of the base total",
-		"| `price` | replaced (`regexp.compile` by `strings.Index`) | `main` | +7.50% |"} {
+	for _, want := range []string{"**FAIL**: `price` now calls `strings.Index` instead of `regexp.compile`: net +7.50% of the base total",
+		"| `price` | replaced (calls `strings.Index` instead of `regexp.compile`) | `main` | +7.50% |"} {
 		if code != 3 || !strings.Contains(out, want) {
 			t.Errorf("replaced: exit %d, markdown lacks %q:\n%s", code, want, out)
 		}

@@ -47,6 +47,10 @@ type Culprit struct {
 	// Replaced is the removed callee (the largest) of a replaced or
 	// removed culprit; -1 for the other kinds.
 	Replaced int
+	// NewCallees and GoneCallees are a replaced culprit's swap at
+	// Sites[0]: the callees it calls instead of those it no longer calls,
+	// largest first.
+	NewCallees, GoneCallees []int
 	// Moved says that the culprit was found within work that moved (a
 	// Move): its delta is the cost change inside it.
 	Moved bool
@@ -147,8 +151,10 @@ type site struct {
 	runs []float64
 	// moved says that the site was found in moved work (a moveGroup).
 	moved bool
-	// replaced is a replaced culprit's removed callee (-1: none).
-	replaced int
+	// replaced is a replaced or removed culprit's removed callee (-1:
+	// none); newCallees and goneCallees a replaced culprit's swap.
+	replaced                int
+	newCallees, goneCallees []int
 }
 
 type culpritFinder struct {
@@ -514,9 +520,6 @@ func (c *culpritFinder) group(found []site) []Culprit {
 		}
 		out[at].Sites = append(out[at].Sites, s.node)
 		out[at].QValue = min(out[at].QValue, s.q)
-		if s.replaced >= 0 {
-			out[at].Replaced = s.replaced
-		}
 		out[at].Moved = out[at].Moved || s.moved
 		sites[at] = append(sites[at], s)
 	}
@@ -546,9 +549,19 @@ func (c *culpritFinder) group(found []site) []Culprit {
 			return cmp.Compare(math.Abs(c.siteDelta(b, cu.Kind)), math.Abs(c.siteDelta(a, cu.Kind)))
 		})
 		cu.Delta = deltaOf(head, base, c.test.root, t.Normalize)
-		if cu.Kind == CulpritReplaced {
-			cu.Callee = c.largest(cu.Sites[0], func(k Node) bool { return k.BaseTotal == 0 }, func(k Node) float64 { return k.HeadTotal })
-		} else {
+		switch first := sites[k][slices.IndexFunc(sites[k], func(s site) bool { return s.node == cu.Sites[0] })]; cu.Kind {
+		case CulpritReplaced:
+			cu.NewCallees, cu.GoneCallees, cu.Replaced = first.newCallees, first.goneCallees, first.replaced
+			cu.Callee = first.newCallees[0]
+		case CulpritRemoved:
+			// The call inside the callee gone, never a sibling of it.
+			cu.Replaced = first.replaced
+			gone := first.node // a callee of the root is its own site
+			if first.replaced >= 0 {
+				gone = first.replaced
+			}
+			cu.Callee = c.callee(gone, cu.Kind)
+		default:
 			cu.Callee = c.callee(cu.Sites[0], cu.Kind)
 		}
 		s := c.test.test(runs, cu.Delta)

@@ -178,12 +178,26 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 			f.node = n
 		}
 	}
+	gone, added := c.swap(g)
+	// within are the nodes below a swapped callee: a function whose own
+	// time is only there is reached through calls the caller changed.
+	within := map[int]bool{}
+	for _, s := range append(slices.Clone(gone), added...) {
+		for n := s + 1; n < s+int(t.Nodes[s].Size); n++ {
+			within[n] = true
+		}
+	}
+	outside := map[uint32]bool{}
 	if i > 0 {
 		add(i)
+		outside[t.Nodes[i].Frame] = true
 	}
 	for _, ch := range g.members {
 		for n := ch; n < ch+int(t.Nodes[ch].Size); n++ {
 			add(n)
+			if k := t.Nodes[n]; !within[n] && (k.HeadSelf != 0 || k.BaseSelf != 0) {
+				outside[k.Frame] = true
+			}
 		}
 	}
 	net := deltaOf(g.head, g.base, c.test.root, t.Normalize)
@@ -245,6 +259,11 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 		if pooled[frame] || f.head == 0 || f.base == 0 || d*net <= 0 {
 			continue
 		}
+		// Called only by the swapped callees on both sides, its change may
+		// be how often they call it: it stays in the caller's net.
+		if len(gone) > 0 && !outside[frame] {
+			continue
+		}
 		if q := c.weighted(c.test.test(f.runs, d).PValue, f.head, f.base); q < c.test.alpha {
 			*out = append(*out, site{node: f.node, kind: CulpritSelf, q: q, weight: c.weight(f.head, f.base), runs: f.runs, moved: true, replaced: -1})
 			for r, v := range f.runs {
@@ -274,16 +293,17 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	if !(q < c.test.alpha) {
 		return
 	}
-	added := c.largest(i, func(k Node) bool { return k.BaseTotal == 0 }, func(k Node) float64 { return k.HeadTotal })
-	gone := c.largest(i, func(k Node) bool { return k.HeadTotal == 0 }, func(k Node) float64 { return k.BaseTotal })
-	s := site{kind: CulpritReplaced, node: i, q: q, weight: c.weight(g.head, g.base), runs: rest, moved: true, replaced: gone}
+	newCallees := c.changedCallees(g, func(k Node) bool { return k.BaseTotal == 0 }, func(k Node) float64 { return k.HeadTotal })
+	goneCallees := c.changedCallees(g, func(k Node) bool { return k.HeadTotal == 0 }, func(k Node) float64 { return k.BaseTotal })
+	s := site{kind: CulpritReplaced, node: i, q: q, weight: c.weight(g.head, g.base), runs: rest, moved: true, replaced: -1}
 	switch {
-	case added < 0 || i == 0 && gone >= 0 && net < 0:
-		s.kind, s.node, s.replaced = CulpritRemoved, gone, -1
+	case len(newCallees) == 0 || i == 0 && len(goneCallees) > 0 && net < 0:
+		s.kind, s.node = CulpritRemoved, goneCallees[0]
 		s = c.removed(s)
-	case gone < 0 || i == 0:
-		s.kind, s.node, s.replaced = CulpritNew, added, -1
+	case len(goneCallees) == 0 || i == 0:
+		s.kind, s.node = CulpritNew, newCallees[0]
 	default:
+		s.replaced, s.newCallees, s.goneCallees = goneCallees[0], newCallees, goneCallees
 		// The replaced culprit says what its move would.
 		if g.move >= 0 {
 			c.moves = slices.Delete(c.moves, g.move, g.move+1)
@@ -292,16 +312,77 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	*out = append(*out, s)
 }
 
-// largest is the child of node i, significant in i's family, that is
-// what is says (is) with the largest value; -1 when none is.
-func (c *culpritFinder) largest(i int, is func(Node) bool, value func(Node) float64) int {
-	t, best := c.t, -1
-	for ch := i + 1; ch < i+int(t.Nodes[i].Size); ch += int(t.Nodes[ch].Size) {
-		if k := t.Nodes[ch]; k.Frame != OtherFrame && c.significant(ch) && is(k) && (best < 0 || value(k) > value(t.Nodes[best])) {
-			best = ch
+// changedCallees are the new or removed callees of g's node (is) that
+// take part in its change, largest value first: those significant in its
+// family, and those beyond the noise (p below alpha; the group's net was
+// tested, they say what it is made of) that hold a tenth of the largest
+// new or removed callee's value or more (a smaller one is a detail).
+func (c *culpritFinder) changedCallees(g *moveGroup, is func(Node) bool, value func(Node) float64) []int {
+	t := c.t
+	var largest float64
+	for _, ch := range g.structural {
+		largest = max(largest, t.Nodes[ch].HeadTotal, t.Nodes[ch].BaseTotal)
+	}
+	var out []int
+	for _, ch := range g.structural {
+		k := t.Nodes[ch]
+		if is(k) && (c.significant(ch) || t.Stats[ch].PValue < c.test.alpha && 10*value(k) >= largest) {
+			out = append(out, ch)
 		}
 	}
-	return best
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(value(t.Nodes[b]), value(t.Nodes[a])) })
+	return out
+}
+
+// swap returns the callees of g's node that were swapped for others: the
+// removed ones whose function head no longer runs in the group and the new
+// ones base did not run there, when there are both. A function split off,
+// a wrapper or a change of inlining keeps running the callee (none), and
+// so does a rename: one callee for one, with the same calls below it.
+func (c *culpritFinder) swap(g *moveGroup) (gone, added []int) {
+	t := c.t
+	var frames [2]map[uint32]bool // base, head
+	frames[0], frames[1] = map[uint32]bool{}, map[uint32]bool{}
+	for _, ch := range g.members {
+		for n := ch; n < ch+int(t.Nodes[ch].Size); n++ {
+			k := t.Nodes[n]
+			frames[0][k.Frame] = frames[0][k.Frame] || k.BaseTotal > 0
+			frames[1][k.Frame] = frames[1][k.Frame] || k.HeadTotal > 0
+		}
+	}
+	for _, ch := range g.structural {
+		switch k := t.Nodes[ch]; {
+		case k.HeadTotal == 0 && !frames[1][k.Frame]:
+			gone = append(gone, ch)
+		case k.BaseTotal == 0 && !frames[0][k.Frame]:
+			added = append(added, ch)
+		}
+	}
+	if len(gone) == 0 || len(added) == 0 || len(gone) == 1 && len(added) == 1 && c.sameCalls(gone[0], added[0]) {
+		return nil, nil
+	}
+	return gone, added
+}
+
+// sameCalls says whether nodes a and b call mostly the same functions
+// (as many in common as not): a rename, not a swap.
+func (c *culpritFinder) sameCalls(a, b int) bool {
+	t := c.t
+	calls := func(i int) map[uint32]bool {
+		out := map[uint32]bool{}
+		for ch := i + 1; ch < i+int(t.Nodes[i].Size); ch += int(t.Nodes[ch].Size) {
+			out[t.Nodes[ch].Frame] = true
+		}
+		return out
+	}
+	ca, cb := calls(a), calls(b)
+	common := 0
+	for f := range ca {
+		if cb[f] {
+			common++
+		}
+	}
+	return common > 0 && 2*common >= len(ca)+len(cb)-common
 }
 
 // dropsCall says whether frame calls a callee in base that it no longer

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/flamediff/flamediff/pkg/stats"
@@ -57,6 +58,11 @@ type Culprit struct {
 	// Replaced is the callee a replaced or removed culprit no longer
 	// calls.
 	Replaced string `json:"replaced,omitempty"`
+	// NewCallees and GoneCallees are a replaced culprit's swap: the
+	// callees it now calls instead of those it no longer calls, largest
+	// first.
+	NewCallees  []string `json:"newCallees,omitempty"`
+	GoneCallees []string `json:"goneCallees,omitempty"`
 	// Moved says that the culprit was found in work that moved (Moved):
 	// its delta is the cost change inside the moved work, not the moved
 	// work's total.
@@ -223,7 +229,7 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 	for i, m := range moves {
 		v.Moved[i] = nameMove(t, m)
 	}
-	for _, named := range nameAll(t, cs, in.Modified) {
+	for _, named := range prefer(nameAll(t, cs, in.Modified)) {
 		if named.Regression {
 			v.Regressions = append(v.Regressions, named)
 		} else {
@@ -238,7 +244,46 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 // Culprits names the culprits of tree t (tree.Tree.Culprits), largest
 // change first; modified is the head build's modified functions.
 func Culprits(t *tree.Tree, modified map[string]bool) []Culprit {
-	return nameAll(t, t.Culprits(), modified)
+	return prefer(nameAll(t, t.Culprits(), modified))
+}
+
+// explains says whether culprit a explains culprit c, which lies below
+// it (docs/CULPRITS.md): a caller that swapped callees explains a change
+// of own time found in the moved work under it, in its direction (the
+// swapped callees may call the function more or less often); a function
+// the head build modified explains one it did not.
+func explains(a, c *Culprit) bool {
+	if len(a.Path) >= len(c.Path) || !slices.Equal(a.Path, c.Path[:len(a.Path)]) {
+		return false
+	}
+	swap := a.Kind == "replaced" && c.Kind == "self" && c.Moved && a.Regression == c.Regression
+	return swap || a.Modified && !c.Modified
+}
+
+// explained says, for each of cs, whether another of them explains it.
+func explained(cs []Culprit) []bool {
+	out := make([]bool, len(cs))
+	for i := range cs {
+		for j := range cs {
+			out[i] = out[i] || explains(&cs[j], &cs[i])
+		}
+	}
+	return out
+}
+
+// prefer puts the culprits another explains after the others, each part
+// in its order: a culprit explained by another is never the first.
+func prefer(cs []Culprit) []Culprit {
+	ex := explained(cs)
+	out := make([]Culprit, 0, len(cs))
+	for _, last := range []bool{false, true} {
+		for i, c := range cs {
+			if ex[i] == last {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 func nameAll(t *tree.Tree, cs []tree.Culprit, modified map[string]bool) []Culprit {
@@ -346,6 +391,12 @@ func name(t *tree.Tree, c tree.Culprit, modified map[string]bool) Culprit {
 	if c.Replaced >= 0 {
 		out.Replaced = t.Title(c.Replaced)
 	}
+	for _, n := range c.NewCallees {
+		out.NewCallees = append(out.NewCallees, t.Title(n))
+	}
+	for _, n := range c.GoneCallees {
+		out.GoneCallees = append(out.GoneCallees, t.Title(n))
+	}
 	return out
 }
 
@@ -401,14 +452,15 @@ func (v *Verdict) uniform() bool {
 	return len(all) == 1 && all[0].Root()
 }
 
-// top is the culprit with the largest change (nil: none).
+// top is the culprit with the largest change that no other explains
+// (nil: none).
 func (v *Verdict) top() *Culprit {
+	all := append(slices.Clone(v.Regressions), v.Improvements...)
+	ex := explained(all)
 	var best *Culprit
-	for _, list := range [][]Culprit{v.Regressions, v.Improvements} {
-		for i := range list {
-			if best == nil || math.Abs(float64(list[i].Delta)) > math.Abs(float64(best.Delta)) {
-				best = &list[i]
-			}
+	for i := range all {
+		if !ex[i] && (best == nil || math.Abs(float64(all[i].Delta)) > math.Abs(float64(best.Delta))) {
+			best = &all[i]
 		}
 	}
 	return best
@@ -442,8 +494,8 @@ func (c *Culprit) Sentence() string {
 	case "self":
 		what = fn + "'s own time " + map[bool]string{true: "grew", false: "shrank"}[c.Regression]
 	case "replaced":
-		if c.Callee != "" && c.Replaced != "" {
-			what = fmt.Sprintf("`%s` replaced `%s` under %s", c.Callee, c.Replaced, fn)
+		if len(c.NewCallees) > 0 && len(c.GoneCallees) > 0 {
+			what = fmt.Sprintf("%s now calls %s instead of %s", fn, CodeList(c.NewCallees), CodeList(c.GoneCallees))
 		} else {
 			what = "callees were replaced under " + fn
 		}
@@ -476,6 +528,11 @@ func (c *Culprit) Sentence() string {
 	}
 	sb.WriteString(".")
 	return sb.String()
+}
+
+// CodeList prints names as code, comma-separated: "`a`, `b`".
+func CodeList(names []string) string {
+	return "`" + strings.Join(names, "`, `") + "`"
 }
 
 // caller is the frame above the function on its path ("" at the top).

@@ -139,7 +139,7 @@ func TestVerdictMovedWork(t *testing.T) {
 	}
 	c := v.Improvements[0]
 	if c.Kind != "replaced" || c.Function != "toString" || c.Callee != "encode" || c.Replaced != "json.Marshal" ||
-		math.Abs(float64(c.Delta)+0.05) > 0.005 || !strings.HasPrefix(v.Headline, "`encode` replaced `json.Marshal` under `toString`: net -5.") {
+		math.Abs(float64(c.Delta)+0.05) > 0.005 || !strings.HasPrefix(v.Headline, "`toString` now calls `encode` instead of `json.Marshal`: net -5.") {
 		t.Errorf("replaced callee: %q %+v", v.Headline, c)
 	}
 	t.Log(v.Headline)

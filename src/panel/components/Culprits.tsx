@@ -220,8 +220,11 @@ function extras(c: Culprit): string[] {
   if (c.otherSites.length > 0) {
     out.push(s.otherSites(c.otherSites.length));
   }
-  if (c.replaced) {
+  if (c.kind === 'replaced' && c.replaced) {
     out.push(s.replaced(c.replaced, c.callee));
+  } else if (c.kind === 'removed' && c.replaced) {
+    // the callee gone, never a sibling of it
+    out.push(s.gone(c.replaced));
   } else if (c.callee) {
     out.push(s.callee(c.callee));
   }

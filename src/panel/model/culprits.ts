@@ -20,7 +20,7 @@ export interface Culprit {
   otherSites: string[][];
   /** The call holding most of a new, removed or spread culprit's change; a replaced culprit's new callee ("" when none). */
   callee: string;
-  /** The callee a replaced culprit no longer calls ("" for the other kinds). */
+  /** The callee a replaced or removed culprit no longer calls ("" for the other kinds). */
   replaced: string;
   /** Found in work that moved: the delta is the cost change inside it, not the moved work. */
   moved: boolean;

@@ -1,0 +1,133 @@
+package realbuild
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flamediff/flamediff/pkg/verdict"
+)
+
+// uuidApp is a Node service that makes a uuid per request, on uuid at a
+// release. uuid 9.0.0's v4 calls Node's crypto.randomUUID instead of its
+// own rng and stringify helpers, "more than an 11x speedup"
+// (github.com/uuidjs/uuid/pull/600); Node's randomUUID fills its random
+// buffer once per 128 uuids where uuid's rng did once per 16, so Node's
+// randomFillSync, whose code did not change, runs eight times less often.
+func uuidApp(release string) map[string]string {
+	return map[string]string{
+		"package.json": `{"name":"ids","version":"1.0.0","private":true,"dependencies":{"uuid":"` + release + `"}}`,
+		"app.js": `const { v4 } = require('uuid');
+function work(i) { let h = i; for (let j = 0; j < 300; j++) h = (h * 31 + j) | 0; return h; }
+function handle(i) { return v4().length + work(i); }
+let acc = 0;
+for (let i = 0; i < 600000; i++) acc += handle(i);
+console.log(acc);
+`,
+	}
+}
+
+// subtreeSelf counts, with our own reader of a V8 .cpuprofile, the
+// samples of the nodes at or below a function named fn, and all samples.
+func subtreeSelf(t *testing.T, file, fn string) (under, all int) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Nodes []struct {
+			ID        int `json:"id"`
+			CallFrame struct {
+				FunctionName string `json:"functionName"`
+			} `json:"callFrame"`
+			Children []int `json:"children"`
+		} `json:"nodes"`
+		Samples []int `json:"samples"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	byID, in := map[int]int{}, map[int]bool{}
+	for i, n := range p.Nodes {
+		byID[n.ID] = i
+	}
+	var mark func(id int, below bool)
+	mark = func(id int, below bool) {
+		n := p.Nodes[byID[id]]
+		below = below || n.CallFrame.FunctionName == fn
+		in[id] = below
+		for _, ch := range n.Children {
+			mark(ch, below)
+		}
+	}
+	mark(p.Nodes[0].ID, false)
+	for _, s := range p.Samples {
+		if in[s] {
+			under++
+		}
+	}
+	return under, len(p.Samples)
+}
+
+// A real npm release that swapped helpers for a Node built-in: uuid 8.3.2
+// against 9.0.0. The verdict is PASS and its first culprit, the headline,
+// is v4 naming the swap ("`v4` now calls `randomUUID` instead of `rng`,
+// `stringify`"), with about the flat change of v4's subtree, counted in
+// the raw profiles by our own reader; randomFillSync, Node's code called
+// less often, is no culprit.
+func TestNodeReleaseSwapsHelpersForBuiltin(t *testing.T) {
+	dirs := map[string]string{}
+	for _, release := range []string{"8.3.2", "9.0.0"} {
+		dirs[release] = Write(t, uuidApp(release))
+		install(t, dirs[release], "npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
+	}
+	files := map[string][]string{}
+	out := t.TempDir()
+	for i := range runsPerSide() {
+		for _, release := range []string{"8.3.2", "9.0.0"} {
+			name := fmt.Sprintf("%s-%02d.cpuprofile", release, i)
+			c := exec.Command("node", "--cpu-prof", "--cpu-prof-dir="+out, "--cpu-prof-name="+name, "app.js")
+			c.Dir = dirs[release]
+			run(t, c)
+			files[release] = append(files[release], filepath.Join(out, name))
+		}
+	}
+	mean := func(release string) (under, all float64) {
+		for _, f := range files[release] {
+			u, a := subtreeSelf(t, f, "v4")
+			under, all = under+float64(u), all+float64(a)
+		}
+		n := float64(len(files[release]))
+		return under / n, all / n
+	}
+	baseUnder, baseAll := mean("8.3.2")
+	headUnder, _ := mean("9.0.0")
+	flat := (headUnder - baseUnder) / baseAll
+
+	v := DiffVerdict(t, files["8.3.2"], files["9.0.0"])
+	t.Logf("uuid 8.3.2 -> 9.0.0 (v4's subtree, flat: %+.1f%%):\n%s", 100*flat, Describe(v))
+	if v.Result != verdict.Pass || len(v.Improvements) == 0 {
+		t.Fatalf("a release %.0f%% faster is no PASS with an improvement:\n%s", -100*flat, Describe(v))
+	}
+	top := v.Improvements[0]
+	if top.Function != "v4" || top.Kind != "replaced" || !slices.Contains(top.NewCallees, "randomUUID") ||
+		!slices.Contains(top.GoneCallees, "rng") || !slices.Contains(top.GoneCallees, "stringify") {
+		t.Errorf("first culprit %s %s, calls %v instead of %v; want v4 calling randomUUID instead of rng, stringify:\n%s",
+			top.Kind, top.Function, top.NewCallees, top.GoneCallees, Describe(v))
+	}
+	if !strings.HasPrefix(v.Headline, "`v4` now calls `randomUUID`") || strings.Contains(v.Headline, "randomFillSync") {
+		t.Errorf("headline %q", v.Headline)
+	}
+	if got := find(v, "randomFillSync"); len(got) > 0 {
+		t.Errorf("randomFillSync, called less often, is a culprit:\n%s", Describe(v))
+	}
+	if half := (float64(top.DeltaHigh) - float64(top.DeltaLow)) / 2; abs(float64(top.Delta)-flat) > half+claimSlack {
+		t.Errorf("v4's culprit %+.2f%% (±%.2f%%), the flat change of its subtree %+.2f%%", 100*float64(top.Delta), 100*half, 100*flat)
+	}
+}

@@ -1,0 +1,100 @@
+package tree
+
+import (
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// stackProgram is a program of folded stacks with a mean value on each
+// side (0: the side does not run it), and a side's factor of each stack.
+func stackProgram(stacks map[string][2]float64) (*simProgram, func(side int) func([]string) float64) {
+	p, factor := &simProgram{}, map[string][2]float64{}
+	for _, s := range slices.Sorted(maps.Keys(stacks)) {
+		v := stacks[s]
+		mean := max(v[0], v[1])
+		p.stacks, p.mean = append(p.stacks, strings.Split(s, ";")), append(p.mean, mean)
+		factor[s] = [2]float64{v[0] / mean, v[1] / mean}
+	}
+	return p, func(side int) func([]string) float64 {
+		return func(s []string) float64 { return factor[strings.Join(s, ";")][side] }
+	}
+}
+
+// render now calls encodeFast instead of marshal and escape, which called
+// the shared helper scan four times as often: one culprit, at render,
+// naming the swap, with the net change; scan, unchanged code called less
+// often, is no culprit of its own.
+func TestCulpritSwapAtCaller(t *testing.T) {
+	p, side := stackProgram(map[string][2]float64{
+		"main;render":                 {200, 200},
+		"main;render;marshal":         {600, 0},
+		"main;render;marshal;scan":    {1200, 0},
+		"main;render;escape":          {300, 0},
+		"main;render;escape;scan":     {1200, 0},
+		"main;render;encodeFast":      {0, 300},
+		"main;render;encodeFast;scan": {0, 600},
+		"main":                        {1500, 1500},
+		"main;g;g.leaf":               {1500, 1500},
+	})
+	for seed := range 20 {
+		r := rand.New(rand.NewPCG(uint64(seed), 46))
+		for _, norm := range []Normalization{Absolute, Relative} {
+			tr := mustBuild(t, simDiffSides(r, p, 10, 0.03, side(0), side(1)), Options{Normalize: norm})
+			cs := tr.Culprits()
+			at := slices.IndexFunc(cs, func(c Culprit) bool { return pathString(tr, c.Sites[0]) == "main;render" })
+			if at < 0 || cs[at].Kind != CulpritReplaced || cs[at].Delta >= 0 {
+				t.Fatalf("seed %d, %s: want a replaced culprit at render, got %v", seed, norm, describe(tr, cs))
+			}
+			c := cs[at]
+			var added, gone []string
+			for _, n := range c.NewCallees {
+				added = append(added, tr.Label(n))
+			}
+			for _, n := range c.GoneCallees {
+				gone = append(gone, tr.Label(n))
+			}
+			if !slices.Equal(added, []string{"encodeFast"}) || !slices.Equal(gone, []string{"marshal", "escape"}) ||
+				tr.Label(c.Callee) != "encodeFast" || tr.Label(c.Replaced) != "marshal" {
+				t.Errorf("seed %d, %s: swap %v instead of %v (callee %d, replaced %d)", seed, norm, added, gone, c.Callee, c.Replaced)
+			}
+			if slices.ContainsFunc(cs, func(c Culprit) bool { return tr.Frames.Name(c.Frame) == "scan" }) {
+				t.Errorf("seed %d, %s: scan, called less often, is a culprit: %v", seed, norm, describe(tr, cs))
+			}
+			if norm == Absolute {
+				if bad := checkClaims(tr, cs); len(bad) > 0 {
+					t.Errorf("seed %d: claims beyond the flat change: %v", seed, bad)
+				}
+			}
+		}
+	}
+}
+
+// A removed call names the callee gone and no other function: not the
+// sibling beside it that grew on its own (a self culprit of its own).
+func TestCulpritRemovedNamesOnlyTheCallee(t *testing.T) {
+	p, side := stackProgram(map[string][2]float64{
+		"main;h":               {500, 500},
+		"main;h;cache.Old":     {1000, 0},
+		"main;h;cache.Old;get": {500, 0},
+		"main;h;sib":           {1000, 2500},
+		"main":                 {1500, 1500},
+	})
+	for seed := range 20 {
+		r := rand.New(rand.NewPCG(uint64(seed), 47))
+		tr := mustBuild(t, simDiffSides(r, p, 10, 0.03, side(0), side(1)), Options{})
+		cs := tr.Culprits()
+		at := slices.IndexFunc(cs, func(c Culprit) bool { return c.Kind == CulpritRemoved })
+		if at < 0 || pathString(tr, cs[at].Sites[0]) != "main;h" || tr.Label(cs[at].Replaced) != "cache.Old" {
+			t.Fatalf("seed %d: want h no longer calling cache.Old, got %v", seed, describe(tr, cs))
+		}
+		if c := cs[at]; c.Callee >= 0 && tr.Label(c.Callee) != "get" || len(c.NewCallees)+len(c.GoneCallees) > 0 {
+			t.Errorf("seed %d: the removed call names callee %d %q, swap %v %v", seed, c.Callee, tr.Label(max(c.Callee, 0)), c.NewCallees, c.GoneCallees)
+		}
+		if !slices.ContainsFunc(cs, func(c Culprit) bool { return c.Kind == CulpritSelf && tr.Frames.Name(c.Frame) == "sib" }) {
+			t.Errorf("seed %d: sib's own change is no culprit: %v", seed, describe(tr, cs))
+		}
+	}
+}
