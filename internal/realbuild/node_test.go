@@ -138,6 +138,7 @@ func TestNodeAppTwoPackageManagers(t *testing.T) {
 				sampled++
 			}
 		}
+		t.Logf("%s: %d functions with self samples in the raw profiles, %d rows with self time, %d rows", side, sampled, withSelf, len(rows))
 		if withSelf != sampled {
 			t.Errorf("%s: %d functions with self samples in the raw profiles, %d rows with self time", side, sampled, withSelf)
 		}
@@ -149,7 +150,9 @@ func TestNodeAppTwoPackageManagers(t *testing.T) {
 	}
 	base, head := files["npm"], files["pnpm"]
 	folded, _ := Flamediff(t, DiffArgs(base, head, "--output", "folded")...)
-	if share := oneSided(t, folded); share > 0.02 {
+	share := oneSided(t, folded)
+	t.Logf("A/A npm against pnpm: %.2f%% of the samples in one-sided stacks", 100*share)
+	if share > 0.02 {
 		t.Errorf("%.1f%% of the samples are in stacks of one side only; one app at two roots has the same stacks:\n%s", 100*share, alone(folded))
 	}
 	if v := DiffVerdict(t, base, head, "--alpha", "0.01"); v.Result == verdict.Fail || len(Culprits(v)) > 0 {

@@ -98,6 +98,7 @@ func TestTwoProgramsUnderPerf(t *testing.T) {
 	if want["alpha"] == 0 || want["beta"] == 0 || want["alpha"] <= want["beta"] {
 		t.Fatalf("perf script counts main of alpha %d, of beta %d: want both, alpha's more", want["alpha"], want["beta"])
 	}
+	t.Logf("perf script: main of alpha %d, of beta %d (periods summed)", want["alpha"], want["beta"])
 	check := func(t *testing.T, out string) {
 		t.Helper()
 		got := map[string]float64{}
