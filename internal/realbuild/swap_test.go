@@ -76,16 +76,20 @@ func subtreeSelf(t *testing.T, file, fn string) (under, all int) {
 }
 
 // A real npm release that swapped helpers for a Node built-in: uuid 8.3.2
-// against 9.0.0. The verdict is PASS and its first culprit, the headline,
+// installed by npm against 9.0.0 installed by pnpm (its node_modules/.pnpm
+// store) at another root. The verdict is PASS and its first culprit, the headline,
 // is v4 naming the swap ("`v4` now calls `randomUUID` instead of `rng`,
 // `stringify`"), with about the flat change of v4's subtree, counted in
 // the raw profiles by our own reader; randomFillSync, Node's code called
 // less often, is no culprit.
 func TestNodeReleaseSwapsHelpersForBuiltin(t *testing.T) {
 	dirs := map[string]string{}
-	for _, release := range []string{"8.3.2", "9.0.0"} {
+	for release, manager := range map[string][]string{
+		"8.3.2": {"npm", "install", "--no-audit", "--no-fund", "--loglevel=error"},
+		"9.0.0": {"npx", "--yes", "pnpm@9.15.0", "install", "--silent"},
+	} {
 		dirs[release] = Write(t, uuidApp(release))
-		install(t, dirs[release], "npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
+		install(t, dirs[release], manager...)
 	}
 	files := map[string][]string{}
 	out := t.TempDir()
