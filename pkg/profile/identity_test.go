@@ -79,6 +79,8 @@ func TestModuleIdentity(t *testing.T) {
 		{"https://cdn.example/static/js/main.81be07c2.js", "main.js"},
 		{"http://127.0.0.1:8001/assets/index-BxKxYvQa.js", "index.js"},
 		{"http://127.0.0.1:8001/assets/main-polyfill.js", "main-polyfill.js"},
+		{"http://127.0.0.1:8001/assets/main-PZBEMRTZ.js", "main.js"},
+		{"http://127.0.0.1:8001/assets/vendor-POLYFILLS.js", "vendor-POLYFILLS.js"},
 		{"webpack://app/./src/table.js", "src/table.js"},
 		{"webpack:///src/table.js", "src/table.js"},
 		// relative paths, as a profiler or Profile.Identify wrote them, are themselves
