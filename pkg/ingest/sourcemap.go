@@ -235,14 +235,24 @@ func (m *sourceMap) at(line, col int64) (mapping, bool) {
 	return segs[i-1], true
 }
 
-// nameAt returns the original name of the segment that starts exactly at
-// the generated line and column, if it has one.
-func (m *sourceMap) nameAt(line, col int64) (string, bool) {
-	s, ok := m.at(line, col)
-	if !ok || int64(s.col) != col || s.name < 0 {
-		return "", false
+// renamed returns the original name of a function V8 names name and
+// places at the generated line and column, if a minifier renamed it: the
+// function's segment or the one before it has a name and starts where
+// name would, right before the start (`function n(`, `n(){`) or before
+// "=" or "=function" (`s=()=>`, `s=function(`).
+func (m *sourceMap) renamed(line, col int64, name string) (string, bool) {
+	segs := m.lines[line]
+	i, _ := slices.BinarySearchFunc(segs, col+1, func(s mapping, c int64) int { return int(int64(s.col) - c) })
+	for _, s := range segs[max(i-2, 0):i] {
+		if s.name < 0 {
+			continue
+		}
+		switch col - int64(s.col) - int64(len(name)) {
+		case 0, 1, int64(len("=function")):
+			return m.names[s.name], true
+		}
 	}
-	return m.names[s.name], true
+	return "", false
 }
 
 // frame maps a V8 frame (name, script url, 0-based line and column: the
@@ -250,13 +260,11 @@ func (m *sourceMap) nameAt(line, col int64) (string, bool) {
 // source, if the map covers it: Module and File the source, Line its
 // 1-based line. A script's top level (an anonymous function at 0:0) stays
 // the bundle's: it is no function of the source its first byte maps to.
-// The name is V8's unless a minifier renamed the function: a segment
-// with a name that starts where V8's name ends before the start
-// (`function n(`, `n(){`, `s=()=>`, `s=function(`) gives the original
-// name; else a name that the source's line does not hold as a word up to
-// the function's parameters (head: a class's minified name, which V8
-// gives its constructor) is the identifier at the original position
-// (constructor). An anonymous function is numbered by
+// The name is V8's unless a minifier renamed the function (the map's
+// original name, renamed), or the source's line does not hold it as a
+// word up to the function's parameters (head: a class's minified name,
+// which V8 gives its constructor), when it is the identifier at the
+// original position (constructor). An anonymous function is numbered by
 // its place among its source's function starts: "(anonymous #3)"
 // (ordinal).
 func (m *sourceMap) frame(name string, line, col int64) (profile.Frame, bool) {
@@ -280,11 +288,8 @@ func (m *sourceMap) mapFrame(name string, line, col int64) (profile.Frame, bool)
 	text := m.contents[seg.source]
 	renamed := false
 	if name != "(anonymous)" {
-		for _, gap := range []int64{0, 1, int64(len("=function"))} {
-			if orig, ok := m.nameAt(line, col-int64(len(name))-gap); ok {
-				name, renamed = orig, true
-				break
-			}
+		if orig, ok := m.renamed(line, col, name); ok {
+			name, renamed = orig, true
 		}
 		if off := offsetOf(text, seg.line, seg.column); !renamed && text != "" && !hasWord(head(text, off), name) {
 			name = identAt(text, off)
