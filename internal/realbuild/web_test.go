@@ -16,18 +16,18 @@ import (
 )
 
 // webApp is a web page's app of five source files, bundled by esbuild:
-// two classes with a table method each (src/users.js, src/orders.js),
-// anonymous callbacks in src/stats.js and src/format.js, and the npm
+// two classes with a table method each (app/users.js, app/orders.js),
+// anonymous callbacks in app/stats.js and app/format.js, and the npm
 // library escape-html, whose escapeHtml users.js calls per row. version
-// is escape-html's, banner the text of src/banner.js (a change no
+// is escape-html's, banner the text of app/banner.js (a change no
 // function's cost sees, which gives the bundle another hash).
 func webApp(version, banner string) map[string]string {
 	return map[string]string{
 		"package.json": `{"name":"shop-web","version":"1.0.0","private":true,"dependencies":{"escape-html":"` + version + `"}}`,
 		"index.html":   "<!doctype html><html><body><script src=\"BUNDLE\"></script></body></html>\n",
-		"src/banner.js": `export const banner = '` + banner + `'
+		"app/banner.js": `export const banner = '` + banner + `'
 `,
-		"src/users.js": `import escapeHtml from 'escape-html'
+		"app/users.js": `import escapeHtml from 'escape-html'
 
 export class Users {
   constructor(rows) { this.rows = rows }
@@ -38,7 +38,7 @@ export class Users {
   }
 }
 `,
-		"src/orders.js": `export class Orders {
+		"app/orders.js": `export class Orders {
   constructor(rows) { this.rows = rows }
   table() {
     let s = 0
@@ -47,16 +47,16 @@ export class Users {
   }
 }
 `,
-		"src/stats.js": `export const summarize = (rows) => rows
+		"app/stats.js": `export const summarize = (rows) => rows
   .map((r) => r.id * 1.5)
   .filter(function (x) { return Math.floor(x) % 7 !== 0 })
   .reduce((a, b) => a + Math.log1p(b), 0)
 `,
-		"src/format.js": `export function formatAll(rows) {
+		"app/format.js": `export function formatAll(rows) {
   return rows.map((r) => r.name.toUpperCase()).map((s) => s.length * 3).reduce((a, b) => a + b, 0)
 }
 `,
-		"src/main.js": `import { Users } from './users.js'
+		"app/main.js": `import { Users } from './users.js'
 import { Orders } from './orders.js'
 import { summarize } from './stats.js'
 import { formatAll } from './format.js'
@@ -91,7 +91,7 @@ func buildPage(t *testing.T, dir string, files map[string]string) string {
 		}
 	}
 	install(t, dir, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
-	install(t, dir, testkit.Esbuild(t), "src/main.js", "--bundle", "--minify", "--sourcemap",
+	install(t, dir, testkit.Esbuild(t), "app/main.js", "--bundle", "--minify", "--sourcemap",
 		"--entry-names=[name]-[hash]", "--outdir=dist", "--log-level=warning")
 	js, _ := filepath.Glob(filepath.Join(dir, "dist", "main-*.js"))
 	if len(js) != 1 {
@@ -112,7 +112,7 @@ func buildPage(t *testing.T, dir string, files map[string]string) string {
 //   - A/A: the app rebuilt with a change no function's cost sees (another
 //     hash, another URL): no culprit at --alpha 0.01 and under 2% of the
 //     samples in stacks of one side only; the two table methods are rows
-//     of their own (src/users.js, src/orders.js).
+//     of their own (app/users.js, app/orders.js).
 //   - A library release: escape-html 1.0.2 to 1.0.3, whose HISTORY.md
 //     says "perf: optimize string replacement" (1.0.3 / 2015-09-01,
 //     github.com/component/escape-html: escapeHtml scans a string once
@@ -187,11 +187,11 @@ func TestWebBundlesSourceMaps(t *testing.T) {
 			}
 			return titles
 		}
-		if without := titles(); !without["table"] || without["table (src/users.js)"] {
+		if without := titles(); !without["table"] || without["table (app/users.js)"] {
 			t.Errorf("without maps, the bundle's two table methods are not the one function table: %v", without)
 		}
 		with := titles(withMaps...)
-		for _, want := range []string{"table (src/users.js)", "table (src/orders.js)", "escapeHtml"} {
+		for _, want := range []string{"table (app/users.js)", "table (app/orders.js)", "escapeHtml"} {
 			if !with[want] {
 				t.Errorf("no row %q among %v", want, with)
 			}
@@ -203,7 +203,7 @@ func TestWebBundlesSourceMaps(t *testing.T) {
 			}
 		}
 		if anonymous < 3 {
-			t.Errorf("%d numbered anonymous functions, want the callbacks of src/stats.js and src/format.js apart: %v", anonymous, with)
+			t.Errorf("%d numbered anonymous functions, want the callbacks of app/stats.js and app/format.js apart: %v", anonymous, with)
 		}
 		t.Logf("functions with maps: %v", with)
 	})

@@ -17,12 +17,12 @@ import (
 // bundledApp is an app of three source files, two classes with a table
 // method each, a named function and anonymous callbacks.
 var bundledApp = map[string]string{
-	"src/users.js": `export class Users {
+	"app/users.js": `export class Users {
   constructor(n) { this.n = n }
   table() { let s = 0; for (let i = 0; i < this.n; i++) s += Math.sqrt(i); return s }
 }
 `,
-	"src/orders.js": `export class Orders {
+	"app/orders.js": `export class Orders {
   constructor(n) { this.n = n }
   table() { let s = 0; for (let i = 0; i < this.n; i++) s += Math.cbrt(i) * Math.sin(i); return s }
 }
@@ -31,7 +31,7 @@ export function computeTotals(rows) {
   return rows.map((r) => Math.sqrt(r) * 2).filter(function (x) { return Math.floor(x) % 3 }).reduce((a, b) => a + Math.log1p(b), 0)
 }
 `,
-	"src/main.js": `import { Users } from './users.js'
+	"app/main.js": `import { Users } from './users.js'
 import { Orders, computeTotals } from './orders.js'
 const rows = Array.from({ length: 20000 }, (_, i) => i)
 const spin = () => {
@@ -43,7 +43,7 @@ console.log(spin())
 `,
 }
 
-// bundle writes files into a new directory and bundles src/main.js there
+// bundle writes files into a new directory and bundles app/main.js there
 // with esbuild (minified, source map, content-hashed name) into dist/;
 // it returns the directory and the bundle's path.
 func bundle(t *testing.T, files map[string]string, platform string) (string, string) {
@@ -58,7 +58,7 @@ func bundle(t *testing.T, files map[string]string, platform string) (string, str
 			t.Fatal(err)
 		}
 	}
-	c := exec.Command(testkit.Esbuild(t), "src/main.js", "--bundle", "--minify", "--sourcemap",
+	c := exec.Command(testkit.Esbuild(t), "app/main.js", "--bundle", "--minify", "--sourcemap",
 		"--entry-names=[name]-[hash]", "--outdir=dist", "--platform="+platform, "--log-level=warning")
 	c.Dir = dir
 	if out, err := c.CombinedOutput(); err != nil {
@@ -116,8 +116,8 @@ console.log(JSON.stringify(decodedMappings(new TraceMap(require('fs').readFileSy
 	if fmt.Sprint(got) != fmt.Sprint(want) || segments < 100 {
 		t.Errorf("%d segments decoded:\n%v\ntrace-mapping:\n%v", segments, got, want)
 	}
-	if want := filepath.Join(filepath.Dir(filepath.Dir(js)), "src", "orders.js"); !slices.Contains(m.sources, "file://"+want) {
-		t.Errorf("sources %q, want file://%s among them (../src/orders.js beside dist/)", m.sources, want)
+	if want := filepath.Join(filepath.Dir(filepath.Dir(js)), "app", "orders.js"); !slices.Contains(m.sources, "file://"+want) {
+		t.Errorf("sources %q, want file://%s among them (../app/orders.js beside dist/)", m.sources, want)
 	}
 }
 
@@ -157,23 +157,23 @@ func TestSourceMapCPUProfile(t *testing.T) {
 		id := profile.FrameIdentity(fr.Name, fr.Module)
 		functions[id.Name+" "+id.Module] = fr.Line
 	}
-	for fn, line := range map[string]int64{"table src/users.js": 3, "table src/orders.js": 3, "computeTotals src/orders.js": 6, "spin src/main.js": 4} {
+	for fn, line := range map[string]int64{"table app/users.js": 3, "table app/orders.js": 3, "computeTotals app/orders.js": 6, "spin app/main.js": 4} {
 		if got, ok := functions[fn]; !ok || got != line {
 			t.Errorf("no function %q at line %d (%d): %v", fn, line, got, functions)
 		}
 	}
 	anonymous := 0
 	for fn := range functions {
-		if strings.HasPrefix(fn, "(anonymous #") && strings.HasSuffix(fn, " src/orders.js") {
+		if strings.HasPrefix(fn, "(anonymous #") && strings.HasSuffix(fn, " app/orders.js") {
 			anonymous++
 		}
-		name, module, _ := strings.Cut(fn, " src/")
+		name, module, _ := strings.Cut(fn, " app/")
 		if module != "" && !strings.HasPrefix(name, "(anonymous #") && !slices.Contains([]string{"table", "constructor", "computeTotals", "spin"}, name) {
 			t.Errorf("%q: no name of the sources (a minified one?)", fn)
 		}
 	}
 	if anonymous < 2 {
-		t.Errorf("%d numbered anonymous functions of src/orders.js, want its callbacks apart: %v", anonymous, functions)
+		t.Errorf("%d numbered anonymous functions of app/orders.js, want its callbacks apart: %v", anonymous, functions)
 	}
 }
 
