@@ -186,11 +186,14 @@ func FuzzSourceMap(f *testing.F) {
 			}
 			return
 		}
-		for _, line := range m.lines {
-			for _, s := range line {
-				if s.source >= int32(len(m.sources)) || s.name >= int32(len(m.names)) || s.col < 0 || s.line < 0 || s.column < 0 {
-					t.Fatalf("mapping %+v of %d sources, %d names", s, len(m.sources), len(m.names))
-				}
+		for i, start := range m.lines {
+			if int(start) > len(m.segs) || i > 0 && start < m.lines[i-1] {
+				t.Fatalf("line %d starts at %d of %d mappings", i, start, len(m.segs))
+			}
+		}
+		for _, s := range m.segs {
+			if s.source >= int32(len(m.sources)) || s.name >= int32(len(m.names)) || s.col < 0 || s.line < 0 || s.column < 0 {
+				t.Fatalf("mapping %+v of %d sources, %d names", s, len(m.sources), len(m.names))
 			}
 		}
 		for _, pos := range [][2]int64{{0, 0}, {0, 4}, {1, 5}, {2, 30}, {-1, 3}} {

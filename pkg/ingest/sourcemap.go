@@ -20,8 +20,9 @@ type sourceMap struct {
 	sources  []string
 	contents []string // sourcesContent; "" when the map carries none
 	names    []string
-	lines    [][]mapping
-	starts   [][]int // per source, the byte offsets of its function starts (functionStarts), made on first use
+	segs     []mapping // every line's mappings, in line order
+	lines    []int32   // where each generated line's mappings start in segs
+	starts   [][]int   // per source, the byte offsets of its function starts (functionStarts), made on first use
 	frames   map[v8Frame]mapped
 }
 
@@ -77,25 +78,42 @@ func parseSourceMap(data []byte, script string) (*sourceMap, error) {
 			m.contents[i] = *raw.SourcesContent[i]
 		}
 	}
+	if len(raw.Mappings) > maxMappings {
+		return nil, fmt.Errorf("mappings of more than %d bytes", maxMappings)
+	}
 	var err error
-	if m.lines, err = decodeMappings(raw.Mappings, len(m.sources), len(m.names)); err != nil {
+	if m.segs, m.lines, err = decodeMappings(raw.Mappings, len(m.sources), len(m.names)); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
+// maxMappings bounds a map's mappings (those of a bundle of some 100 MB
+// of code), and so what its decoding holds: at most 10 times as much.
+const maxMappings = 64 << 20
+
+// line is the generated 0-based line's mappings.
+func (m *sourceMap) line(l int64) []mapping {
+	end := int32(len(m.segs))
+	if l+1 < int64(len(m.lines)) {
+		end = m.lines[l+1]
+	}
+	return m.segs[m.lines[l]:end]
+}
+
 // decodeMappings decodes a map's mappings: ";" ends a generated line, ","
 // a segment of 1, 4 or 5 base64 VLQ fields, each relative to the previous
 // one (the generated column to the line's previous segment).
-func decodeMappings(s string, sources, names int) ([][]mapping, error) {
-	var lines [][]mapping
-	var line []mapping
+func decodeMappings(s string, sources, names int) ([]mapping, []int32, error) {
+	var segs []mapping
+	var lines []int32
 	var src, oline, ocol, name int64
+	start := 0 // of the line in segs
 	for i := 0; i <= len(s); {
 		if i == len(s) || s[i] == ';' {
-			slices.SortStableFunc(line, func(a, b mapping) int { return int(a.col) - int(b.col) })
-			lines = append(lines, line)
-			line = nil
+			slices.SortStableFunc(segs[start:], func(a, b mapping) int { return int(a.col) - int(b.col) })
+			lines = append(lines, int32(start))
+			start = len(segs)
 			i++
 			continue
 		}
@@ -107,43 +125,43 @@ func decodeMappings(s string, sources, names int) ([][]mapping, error) {
 		n := 0
 		for i < len(s) && s[i] != ',' && s[i] != ';' {
 			if n == len(fields) {
-				return nil, fmt.Errorf("mappings: a segment of more than 5 fields at byte %d", i)
+				return nil, nil, fmt.Errorf("mappings: a segment of more than 5 fields at byte %d", i)
 			}
 			v, next, err := vlq(s, i)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			fields[n], i = v, next
 			n++
 		}
 		if n != 1 && n != 4 && n != 5 {
-			return nil, fmt.Errorf("mappings: a segment of %d fields before byte %d", n, i)
+			return nil, nil, fmt.Errorf("mappings: a segment of %d fields before byte %d", n, i)
 		}
 		col := fields[0]
-		if len(line) > 0 {
-			col += int64(line[len(line)-1].col)
+		if len(segs) > start {
+			col += int64(segs[len(segs)-1].col)
 		}
 		seg := mapping{col: int32(col), source: -1, name: -1}
 		if n >= 4 {
 			src, oline, ocol = src+fields[1], oline+fields[2], ocol+fields[3]
 			if src < 0 || src >= int64(sources) {
-				return nil, fmt.Errorf("mappings: source %d of %d before byte %d", src, sources, i)
+				return nil, nil, fmt.Errorf("mappings: source %d of %d before byte %d", src, sources, i)
 			}
 			seg.source, seg.line, seg.column = int32(src), int32(oline), int32(ocol)
 		}
 		if n == 5 {
 			name += fields[4]
 			if name < 0 || name >= int64(names) {
-				return nil, fmt.Errorf("mappings: name %d of %d before byte %d", name, names, i)
+				return nil, nil, fmt.Errorf("mappings: name %d of %d before byte %d", name, names, i)
 			}
 			seg.name = int32(name)
 		}
 		if col < 0 || col > 1<<31-1 || oline < 0 || oline > 1<<31-1 || ocol < 0 || ocol > 1<<31-1 {
-			return nil, fmt.Errorf("mappings: a position out of range before byte %d", i)
+			return nil, nil, fmt.Errorf("mappings: a position out of range before byte %d", i)
 		}
-		line = append(line, seg)
+		segs = append(segs, seg)
 	}
-	return lines, nil
+	return segs, lines, nil
 }
 
 // vlq decodes the base64 VLQ at s[i:]: 5 bits a digit, least significant
@@ -227,7 +245,7 @@ func (m *sourceMap) at(line, col int64) (mapping, bool) {
 	if line < 0 || line >= int64(len(m.lines)) || col < 0 {
 		return mapping{}, false
 	}
-	segs := m.lines[line]
+	segs := m.line(line)
 	i, _ := slices.BinarySearchFunc(segs, col+1, func(s mapping, c int64) int { return int(int64(s.col) - c) })
 	if i == 0 || segs[i-1].source < 0 {
 		return mapping{}, false
@@ -241,7 +259,7 @@ func (m *sourceMap) at(line, col int64) (mapping, bool) {
 // name would, right before the start (`function n(`, `n(){`) or before
 // "=" or "=function" (`s=()=>`, `s=function(`).
 func (m *sourceMap) renamed(line, col int64, name string) (string, bool) {
-	segs := m.lines[line]
+	segs := m.line(line)
 	i, _ := slices.BinarySearchFunc(segs, col+1, func(s mapping, c int64) int { return int(int64(s.col) - c) })
 	for _, s := range segs[max(i-2, 0):i] {
 		if s.name < 0 {

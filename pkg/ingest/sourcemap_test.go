@@ -95,9 +95,9 @@ console.log(JSON.stringify(decodedMappings(new TraceMap(require('fs').readFileSy
 	}
 	var got [][][]int
 	segments := 0
-	for _, line := range m.lines {
+	for i := range m.lines {
 		var l [][]int
-		for _, s := range line {
+		for _, s := range m.line(int64(i)) {
 			seg := []int{int(s.col)}
 			if s.source >= 0 {
 				seg = append(seg, int(s.source), int(s.line), int(s.column))
@@ -194,6 +194,7 @@ func TestSourceMapHostile(t *testing.T) {
 		"two fields":      `{"version":3,"sources":["a.js"],"mappings":"AA"}`,
 		"six fields":      `{"version":3,"sources":["a.js"],"names":["x"],"mappings":"AAAAAA"}`,
 		"line overflow":   `{"version":3,"sources":["a.js"],"mappings":"AA+/////D;AA+/////D"}`,
+		"huge mappings":   `{"version":3,"sources":["a.js"],"mappings":"` + strings.Repeat(";", maxMappings+1) + `"}`,
 	} {
 		if m, err := parseSourceMap([]byte(text), "http://h/a.js"); err == nil {
 			t.Errorf("%s: no error, %d lines", name, len(m.lines))
