@@ -162,6 +162,7 @@ func runName(file string) string {
 // parseOptions holds the flags that say how profile files are read.
 type parseOptions struct {
 	format, sampleType string
+	sourceMaps         string
 	strict, threads    bool
 	warn               io.Writer
 }
@@ -172,6 +173,7 @@ func parseFlags(fs *flag.FlagSet) *parseOptions {
 	fs.StringVar(&o.sampleType, "sample-type", "", "pprof sample `TYPE` to read, e.g. alloc_space (default: the profile's default)")
 	fs.BoolVar(&o.strict, "strict", false, "fail on perf script lines the collapse ignores instead of counting them")
 	fs.BoolVar(&o.threads, "threads", false, "put each sample's thread at the root of its stack (jfr, speedscope, trace-events, gecko; docs/CLI.md)")
+	fs.StringVar(&o.sourceMaps, "source-maps", "", "`DIR` of source maps (main-3F2A9C1B.js.map for main-3F2A9C1B.js): name bundled scripts' functions by their original sources (cpuprofile, trace-events; a file:// script's own map is found beside it; docs/CLI.md)")
 	return o
 }
 
@@ -183,7 +185,8 @@ func (o *parseOptions) options() (ingest.Options, error) {
 		return ingest.Options{}, usageError{err}
 	}
 	return ingest.Options{Format: f, SampleType: o.sampleType, Strict: o.strict, Threads: o.threads,
-		Warn: func(note string) { fmt.Fprintln(o.warn, "flamediff:", note) }}, nil
+		SourceMaps: profilefile.SourceMaps(o.sourceMaps),
+		Warn:       func(note string) { fmt.Fprintln(o.warn, "flamediff:", note) }}, nil
 }
 
 // runKey holds the --app and --build flags that name a build.

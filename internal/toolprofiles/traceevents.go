@@ -259,3 +259,61 @@ func PlaywrightCore() (string, error) {
 	}
 	return p, nil
 }
+
+// pageProfiler records, round by round, a V8 CPU profile of each page's
+// call (a JavaScript expression) in one headless Chromium through the
+// DevTools protocol (CDP Profiler.start and Profiler.stop), as DevTools'
+// JavaScript profiler does: dir/NAME-RR.cpuprofile.
+const pageProfiler = `const [core, chromiumPath, dir, call, runs, ...pages] = process.argv.slice(2);
+const { chromium } = require(core);
+const fs = require('fs');
+(async () => {
+  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  const page = await browser.newPage();
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
+  for (let r = 0; r < Number(runs); r++) {
+    for (let i = 0; i < pages.length; i += 2) {
+      // The page loaded afresh a run: its code compiled anew, as in a visit.
+      await page.goto('about:blank');
+      await page.goto(pages[i + 1]);
+      await cdp.send('Profiler.start');
+      await page.evaluate(call);
+      const { profile } = await cdp.send('Profiler.stop');
+      fs.writeFileSync(dir + '/' + pages[i] + '-' + String(r).padStart(2, '0') + '.cpuprofile', JSON.stringify(profile));
+    }
+  }
+  await browser.close();
+})().catch(e => { console.error(e); process.exit(1); });
+`
+
+// PageCPUProfiles records runs V8 CPU profiles of call (a JavaScript
+// expression the page defines) on each page (name → URL) in one headless
+// Chromium, the pages interleaved round by round, into dir; it returns
+// each page's files in run order. playwrightCore is the playwright-core
+// package's directory.
+func PageCPUProfiles(playwrightCore, dir, call string, runs int, pages map[string]string) (map[string][]string, error) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		return nil, err
+	}
+	script := filepath.Join(dir, "profile-pages.js")
+	if err := os.WriteFile(script, []byte(pageProfiler), 0o600); err != nil {
+		return nil, err
+	}
+	args := []string{script, playwrightCore, chromium, dir, call, strconv.Itoa(runs)}
+	names := make([]string, 0, len(pages))
+	for name := range pages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	files := map[string][]string{}
+	for _, name := range names {
+		args = append(args, name, pages[name])
+		for r := range runs {
+			files[name] = append(files[name], filepath.Join(dir, fmt.Sprintf("%s-%02d.cpuprofile", name, r)))
+		}
+	}
+	return files, errors.Join(run(dir, "node", args...), os.Remove(script))
+}

@@ -98,6 +98,7 @@ type cpuNode struct {
 		FunctionName string `json:"functionName"`
 		URL          string `json:"url"`
 		LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
+		ColumnNumber int64  `json:"columnNumber"`
 	} `json:"callFrame"`
 	Children []int64 `json:"children"`
 	Parent   *int64  `json:"parent"` // the older format and trace events name parents instead
@@ -111,7 +112,9 @@ type cpuNode struct {
 // function ("(anonymous)" when V8 has no name), their File is the script's
 // url and Line its 1-based line; Module is the script's url, which
 // profile.Identify makes relative to the app's root for the app's own
-// files (the directory differs across checkouts). A node table that is not a tree (a node
+// files (the directory differs across checkouts). With
+// o.SourceMaps, a frame of a script that has a source map is its original
+// source's (scriptMaps.frame). A node table that is not a tree (a node
 // with two parents, a cycle, an unknown child) is an error.
 func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, error) {
 	var cp cpuProfile
@@ -128,7 +131,7 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 	if d := cp.EndTime - cp.StartTime; d > 0 && d < 1<<62/1000 {
 		p.Duration = time.Duration(d) * time.Microsecond
 	}
-	if err := cp.addSamples(p, name); err != nil {
+	if err := cp.addSamples(p, name, newScriptMaps(o)); err != nil {
 		return nil, err
 	}
 	if len(p.Samples) == 0 {
@@ -138,8 +141,9 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 }
 
 // addSamples adds cp's samples to p, whose sample type (samples or cpu)
-// says what they weigh, as parseCPUProfile describes.
-func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
+// says what they weigh, as parseCPUProfile describes; maps, if not nil,
+// map its frames to their original sources.
+func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMaps) error {
 	timed := p.SampleType == "cpu"
 	if len(cp.Nodes) == 0 {
 		return fileError(name, "no nodes in the CPU profile")
@@ -187,6 +191,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string) error {
 		f := profile.Frame{Name: fn, Module: cf.URL, File: cf.URL} // the url whole: profile.ModuleIdentity matches it across builds
 		if cf.LineNumber >= 0 {
 			f.Line = cf.LineNumber + 1
+		}
+		f, err := maps.frame(f, cf.URL, cf.LineNumber, cf.ColumnNumber, name)
+		if err != nil {
+			return err
 		}
 		frames[i] = p.Intern(f)
 	}

@@ -169,3 +169,41 @@ func FuzzCProfile(f *testing.F) {
 	f.Add(m.Bytes())
 	fuzzFormat(f, CProfile)
 }
+
+// FuzzSourceMap: a map decodes or is an error; every mapping it keeps
+// names a source and a name it lists; a frame mapped through it is valid
+// and a profile read with it satisfies Parse's contract.
+func FuzzSourceMap(f *testing.F) {
+	f.Add([]byte(`{"version":3,"sources":["../src/a.js","webpack://app/./b.js"],"sourcesContent":["export const f = () => 1\nfunction g() {}\n"],` +
+		`"names":["computeTotals"],"mappings":"AAAA,IAAIA,GAAG;ACAA,KAAK","sourceRoot":""}`))
+	f.Add([]byte(`{"version":3,"sources":[null],"names":[],"mappings":";;;A,CAAA,8BAAgB"}`))
+	f.Add([]byte(`{"version":3,"sources":["a.js"],"mappings":"AAAggggggA"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseSourceMap(data, "http://127.0.0.1:8001/dist/main-3F2A9C1B.js")
+		if err != nil {
+			if m != nil {
+				t.Fatal("a map returned with an error")
+			}
+			return
+		}
+		for i, start := range m.lines {
+			if int(start) > len(m.segs) || i > 0 && start < m.lines[i-1] {
+				t.Fatalf("line %d starts at %d of %d mappings", i, start, len(m.segs))
+			}
+		}
+		for _, s := range m.segs {
+			if s.source >= int32(len(m.sources)) || s.name >= int32(len(m.names)) || s.col < 0 || s.line < 0 || s.column < 0 {
+				t.Fatalf("mapping %+v of %d sources, %d names", s, len(m.sources), len(m.names))
+			}
+		}
+		for _, pos := range [][2]int64{{0, 0}, {0, 4}, {1, 5}, {2, 30}, {-1, 3}} {
+			for _, name := range []string{"(anonymous)", "f", "computeTotals"} {
+				m.frame(name, pos[0], pos[1])
+			}
+		}
+		profile := `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","url":"","lineNumber":-1},"children":[2]},` +
+			`{"id":2,"callFrame":{"functionName":"","url":"http://127.0.0.1:8001/dist/main-3F2A9C1B.js","lineNumber":0,"columnNumber":4},"children":[3]},` +
+			`{"id":3,"callFrame":{"functionName":"f","url":"http://127.0.0.1:8001/dist/main-3F2A9C1B.js","lineNumber":1,"columnNumber":5}}],"samples":[2,3]}`
+		fuzzOptions(t, []byte(profile), Options{Format: CPUProfile, SourceMaps: func(string) ([]byte, error) { return data, nil }})
+	})
+}

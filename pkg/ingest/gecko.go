@@ -263,7 +263,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 	if len(cp.Samples) == 0 {
 		return nil
 	}
-	return cp.addSamples(p, name)
+	return cp.addSamples(p, name, nil) // Gecko resolves no columns: no source maps
 }
 
 // geckoUnsymbolicated names the code of a sample whose frames are all

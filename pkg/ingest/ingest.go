@@ -41,6 +41,13 @@ type Options struct {
 	// stack (module profile.ThreadModule), in the formats whose row says
 	// what a thread is (FormatInfo.Threads); the others have none.
 	Threads bool
+	// SourceMaps, if not nil, returns the Source Map v3 of the script at
+	// url, nil when it has none: the formats whose frames carry a script
+	// url, line and column (V8's .cpuprofile, trace events' CPU profiles)
+	// then name a bundle's functions by their original sources. It is how
+	// maps reach ingest as data (the CLI reads them from files:
+	// internal/profilefile.SourceMaps); an error is the input's.
+	SourceMaps func(url string) ([]byte, error)
 	// Warn, if not nil, receives a one-line note about input that was
 	// skipped without being an error (perf lines the collapse ignores).
 	Warn func(string)

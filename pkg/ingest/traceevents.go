@@ -374,8 +374,9 @@ func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Pro
 	if o.SampleType == "cpu" {
 		p.SampleType, p.Unit = "cpu", "microseconds"
 	}
+	maps := newScriptMaps(o)
 	for _, k := range order {
-		if err := profiles[k].addSamples(p, name); err != nil {
+		if err := profiles[k].addSamples(p, name, maps); err != nil {
 			return nil, err
 		}
 	}

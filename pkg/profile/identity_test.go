@@ -81,6 +81,8 @@ func TestModuleIdentity(t *testing.T) {
 		{"http://127.0.0.1:8001/assets/main-polyfill.js", "main-polyfill.js"},
 		{"webpack://app/./lib/table.js", "lib/table.js"},
 		{"webpack:///lib/table.js", "lib/table.js"},
+		{"http://127.0.0.1:8001/assets/main-PZBEMRTZ.js", "main.js"},
+		{"http://127.0.0.1:8001/assets/vendor-POLYFILLS.js", "vendor-POLYFILLS.js"},
 		// relative paths, as a profiler or Profile.Identify wrote them, are themselves
 		{"lib/handlers.js", "lib/handlers.js"},
 		{"./src/../lib/x.py", "lib/x.py"},

@@ -106,7 +106,9 @@ func anchored(dir string) (string, bool) {
 // unhashed cuts a bundler's content hash from a script's file name:
 // esbuild's and Vite's name-HASH.js, webpack's name.HASH.js, where HASH is
 // 8 to 64 letters, digits, "_" or "-" with a digit in it or both cases of
-// letters (a word is no hash: main-polyfill.js stays).
+// letters (a word is no hash: main-polyfill.js stays), or esbuild's 8
+// upper-case base32 letters, which a fifth of its hashes are without a
+// digit (main-PZBEMRTZ.js).
 func unhashed(base string) string {
 	ext := path.Ext(base)
 	switch strings.ToLower(ext) {
@@ -139,7 +141,7 @@ func isHash(s string) bool {
 			return false
 		}
 	}
-	return digit || upper && lower
+	return digit || upper && lower || upper && !lower && len(s) == 8 && !strings.ContainsAny(s, "_-")
 }
 
 // Identify settles what only the whole profile tells about its frames'
