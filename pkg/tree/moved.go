@@ -187,18 +187,32 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 			within[n] = true
 		}
 	}
-	outside := map[uint32]bool{}
+	// outside and self are each function's own time per side (base,
+	// head) outside the swapped callees and in all of the group.
+	outside, self := map[uint32][2]float64{}, map[uint32][2]float64{}
 	if i > 0 {
 		add(i)
-		outside[t.Nodes[i].Frame] = true
+		outside[t.Nodes[i].Frame] = [2]float64{math.Inf(1), math.Inf(1)}
 	}
 	for _, ch := range g.members {
 		for n := ch; n < ch+int(t.Nodes[ch].Size); n++ {
 			add(n)
-			if k := t.Nodes[n]; !within[n] && (k.HeadSelf != 0 || k.BaseSelf != 0) {
-				outside[k.Frame] = true
+			k := t.Nodes[n]
+			s := self[k.Frame]
+			self[k.Frame] = [2]float64{s[0] + k.BaseSelf, s[1] + k.HeadSelf}
+			if !within[n] {
+				o := outside[k.Frame]
+				outside[k.Frame] = [2]float64{o[0] + k.BaseSelf, o[1] + k.HeadSelf}
 			}
 		}
+	}
+	// swapped says a function's own time lies below the swapped callees
+	// (nine tenths of it or more) on one side at least: its change may be
+	// how often they call it. One side is enough: a JIT that inlines a
+	// removed callee into the caller in some runs shows its calls there.
+	swapped := func(frame uint32) bool {
+		o, s := outside[frame], self[frame]
+		return 10*o[0] < s[0] || 10*o[1] < s[1]
 	}
 	net := deltaOf(g.head, g.base, c.test.root, t.Normalize)
 	rest := slices.Clone(g.runs)
@@ -259,9 +273,8 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 		if pooled[frame] || f.head == 0 || f.base == 0 || d*net <= 0 {
 			continue
 		}
-		// Called only by the swapped callees on both sides, its change may
-		// be how often they call it: it stays in the caller's net.
-		if len(gone) > 0 && !outside[frame] {
+		// Called by the swapped callees, it stays in the caller's net.
+		if len(gone) > 0 && swapped(frame) {
 			continue
 		}
 		if q := c.weighted(c.test.test(f.runs, d).PValue, f.head, f.base); q < c.test.alpha {

@@ -26,9 +26,10 @@ func stackProgram(stacks map[string][2]float64) (*simProgram, func(side int) fun
 // render now calls encodeFast instead of marshal and escape, which called
 // the shared helper scan four times as often: one culprit, at render,
 // naming the swap, with the net change; scan, unchanged code called less
-// often, is no culprit of its own.
+// often, is no culprit of its own, also where a JIT inlined marshal into
+// render in base, so that a third of scan's calls show under render.
 func TestCulpritSwapAtCaller(t *testing.T) {
-	p, side := stackProgram(map[string][2]float64{
+	swap := map[string][2]float64{
 		"main;render":                 {200, 200},
 		"main;render;marshal":         {600, 0},
 		"main;render;marshal;scan":    {1200, 0},
@@ -38,7 +39,16 @@ func TestCulpritSwapAtCaller(t *testing.T) {
 		"main;render;encodeFast;scan": {0, 600},
 		"main":                        {1500, 1500},
 		"main;g;g.leaf":               {1500, 1500},
-	})
+	}
+	inlined := maps.Clone(swap)
+	inlined["main;render;marshal;scan"], inlined["main;render;scan"] = [2]float64{400, 0}, [2]float64{800, 0}
+	for name, program := range map[string]map[string][2]float64{"swap": swap, "marshal inlined in base": inlined} {
+		t.Run(name, func(t *testing.T) { swapAtCaller(t, program) })
+	}
+}
+
+func swapAtCaller(t *testing.T, program map[string][2]float64) {
+	p, side := stackProgram(program)
 	for seed := range 20 {
 		r := rand.New(rand.NewPCG(uint64(seed), 46))
 		for _, norm := range []Normalization{Absolute, Relative} {
@@ -56,8 +66,10 @@ func TestCulpritSwapAtCaller(t *testing.T) {
 			for _, n := range c.GoneCallees {
 				gone = append(gone, tr.Label(n))
 			}
-			if !slices.Equal(added, []string{"encodeFast"}) || !slices.Equal(gone, []string{"marshal", "escape"}) ||
-				tr.Label(c.Callee) != "encodeFast" || tr.Label(c.Replaced) != "marshal" {
+			// (inlined: render no longer calls scan itself either, which the
+			// tree shows as a callee gone too)
+			if !slices.Equal(added, []string{"encodeFast"}) || !slices.Contains(gone, "marshal") || !slices.Contains(gone, "escape") ||
+				len(gone) > 3 || tr.Label(c.Callee) != "encodeFast" || tr.Label(c.Replaced) != gone[0] {
 				t.Errorf("seed %d, %s: swap %v instead of %v (callee %d, replaced %d)", seed, norm, added, gone, c.Callee, c.Replaced)
 			}
 			if slices.ContainsFunc(cs, func(c Culprit) bool { return tr.Frames.Name(c.Frame) == "scan" }) {
