@@ -230,6 +230,9 @@ func FromTree(t *tree.Tree, in Input) *Verdict {
 		v.Moved[i] = nameMove(t, m)
 	}
 	for _, named := range prefer(nameAll(t, cs, in.Modified)) {
+		if v.negligible(named) {
+			continue
+		}
 		if named.Regression {
 			v.Regressions = append(v.Regressions, named)
 		} else {
@@ -398,6 +401,15 @@ func name(t *tree.Tree, c tree.Culprit, modified map[string]bool) Culprit {
 		out.GoneCallees = append(out.GoneCallees, t.Title(n))
 	}
 	return out
+}
+
+// negligible says that a culprit's interval rules out a change of a tenth
+// of the threshold (MinBaseShare/10, 0.1% of the base total by default):
+// significant, and too small to act on, as the import machinery's few
+// microseconds more for a longer path of a virtual environment.
+func (v *Verdict) negligible(c Culprit) bool {
+	floor := v.MinBaseShare / 10
+	return !c.Root() && math.Abs(float64(c.DeltaLow)) < floor && math.Abs(float64(c.DeltaHigh)) < floor
 }
 
 // decide sets the result, the headline and why.

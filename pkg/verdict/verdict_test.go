@@ -150,3 +150,17 @@ func TestVerdictMovedWork(t *testing.T) {
 	}
 	t.Log(v.Headline)
 }
+
+// A culprit whose interval rules out a tenth of the threshold is no
+// culprit of the verdict; one whose interval reaches it is.
+func TestNegligibleCulprits(t *testing.T) {
+	v := &Verdict{MinBaseShare: 0.01}
+	for _, c := range []struct {
+		low, high  float64
+		negligible bool
+	}{{0.00001, 0.0001, true}, {-0.0003, -0.00001, true}, {0.0002, 0.0011, false}, {-0.002, -0.0005, false}} {
+		if got := v.negligible(Culprit{Function: "f", Path: []string{"main", "f"}, DeltaLow: Number(c.low), DeltaHigh: Number(c.high)}); got != c.negligible {
+			t.Errorf("interval [%g, %g]: negligible %v, want %v", c.low, c.high, got, c.negligible)
+		}
+	}
+}
