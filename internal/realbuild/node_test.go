@@ -41,29 +41,40 @@ exports.handle = handle;
 `,
 }
 
+// v8Profile is what our own readers take of a V8 .cpuprofile: the nodes
+// of its call tree and the node of each sample.
+type v8Profile struct {
+	Nodes []struct {
+		ID        int `json:"id"`
+		CallFrame struct {
+			FunctionName string `json:"functionName"`
+			URL          string `json:"url"`
+		} `json:"callFrame"`
+		Children []int `json:"children"`
+	} `json:"nodes"`
+	Samples []int `json:"samples"`
+}
+
+func readV8Profile(t *testing.T, file string) v8Profile {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p v8Profile
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return p
+}
+
 // cpuProfileSelf reads a V8 .cpuprofile with our own code: each sampled
 // function's self samples, keyed by name and the file as a package
 // manager's layout leaves it alone (the path below the last node_modules/,
 // else below root), or the url as given for Node's own code.
 func cpuProfileSelf(t *testing.T, file, root string, into map[string]int) {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		Nodes []struct {
-			ID        int `json:"id"`
-			CallFrame struct {
-				FunctionName string `json:"functionName"`
-				URL          string `json:"url"`
-			} `json:"callFrame"`
-		} `json:"nodes"`
-		Samples []int `json:"samples"`
-	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := readV8Profile(t, file)
 	key := map[int]string{}
 	for _, n := range p.Nodes {
 		url := strings.TrimPrefix(n.CallFrame.URL, "file://")

@@ -1,9 +1,7 @@
 package realbuild
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -36,23 +34,7 @@ console.log(acc);
 // samples of the nodes at or below a function named fn, and all samples.
 func subtreeSelf(t *testing.T, file, fn string) (under, all int) {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		Nodes []struct {
-			ID        int `json:"id"`
-			CallFrame struct {
-				FunctionName string `json:"functionName"`
-			} `json:"callFrame"`
-			Children []int `json:"children"`
-		} `json:"nodes"`
-		Samples []int `json:"samples"`
-	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := readV8Profile(t, file)
 	byID, in := map[int]int{}, map[int]bool{}
 	for i, n := range p.Nodes {
 		byID[n.ID] = i
