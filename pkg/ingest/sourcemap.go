@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path"
 	"slices"
@@ -94,7 +95,7 @@ const maxMappings = 64 << 20
 
 // line is the generated 0-based line's mappings.
 func (m *sourceMap) line(l int64) []mapping {
-	end := int32(len(m.segs))
+	end := int32(len(m.segs)) // #nosec G115 -- at most maxMappings segments (decodeMappings), far below 2^31
 	if l+1 < int64(len(m.lines)) {
 		end = m.lines[l+1]
 	}
@@ -112,7 +113,7 @@ func decodeMappings(s string, sources, names int) ([]mapping, []int32, error) {
 	for i := 0; i <= len(s); {
 		if i == len(s) || s[i] == ';' {
 			slices.SortStableFunc(segs[start:], func(a, b mapping) int { return int(a.col) - int(b.col) })
-			lines = append(lines, int32(start))
+			lines = append(lines, int32(start)) // #nosec G115 -- at most maxMappings segments, far below 2^31
 			start = len(segs)
 			i++
 			continue
@@ -141,23 +142,29 @@ func decodeMappings(s string, sources, names int) ([]mapping, []int32, error) {
 		if len(segs) > start {
 			col += int64(segs[len(segs)-1].col)
 		}
-		seg := mapping{col: int32(col), source: -1, name: -1}
 		if n >= 4 {
 			src, oline, ocol = src+fields[1], oline+fields[2], ocol+fields[3]
 			if src < 0 || src >= int64(sources) {
 				return nil, nil, fmt.Errorf("mappings: source %d of %d before byte %d", src, sources, i)
 			}
-			seg.source, seg.line, seg.column = int32(src), int32(oline), int32(ocol)
 		}
 		if n == 5 {
 			name += fields[4]
 			if name < 0 || name >= int64(names) {
 				return nil, nil, fmt.Errorf("mappings: name %d of %d before byte %d", name, names, i)
 			}
-			seg.name = int32(name)
 		}
-		if col < 0 || col > 1<<31-1 || oline < 0 || oline > 1<<31-1 || ocol < 0 || ocol > 1<<31-1 {
+		if col < 0 || col > math.MaxInt32 || oline < 0 || oline > math.MaxInt32 || ocol < 0 || ocol > math.MaxInt32 ||
+			src > math.MaxInt32 || name > math.MaxInt32 {
 			return nil, nil, fmt.Errorf("mappings: a position out of range before byte %d", i)
+		}
+		// Each value is checked within int32 above.
+		seg := mapping{col: int32(col), source: -1, name: -1} // #nosec G115 -- checked above
+		if n >= 4 {
+			seg.source, seg.line, seg.column = int32(src), int32(oline), int32(ocol) // #nosec G115 -- checked above
+		}
+		if n == 5 {
+			seg.name = int32(name) // #nosec G115 -- checked above
 		}
 		segs = append(segs, seg)
 	}
@@ -376,7 +383,7 @@ func offsetOf(text string, line, col int32) int {
 	}
 	for units := int32(0); units < col && off < len(text) && text[off] != '\n'; {
 		r, size := utf8.DecodeRuneInString(text[off:])
-		units += int32(utf16.RuneLen(max(r, 0)))
+		units += int32(utf16.RuneLen(max(r, 0))) // #nosec G115 -- 1 or 2 UTF-16 units
 		off += size
 	}
 	return off
