@@ -90,6 +90,15 @@ func cpuProfileSelf(t *testing.T, file, root string, into map[string]int) {
 	}
 }
 
+// NodeProfile runs the app.js of the directory app under node --cpu-prof,
+// which writes its profile to file: a Runner of Node apps.
+func NodeProfile(t testing.TB, app, file string) {
+	t.Helper()
+	c := exec.Command("node", "--cpu-prof", "--cpu-prof-dir="+filepath.Dir(file), "--cpu-prof-name="+filepath.Base(file), "app.js")
+	c.Dir = app
+	run(t, c)
+}
+
 // install runs a package manager's install in dir.
 func install(t *testing.T, dir string, cmd ...string) {
 	t.Helper()
@@ -118,17 +127,7 @@ func TestNodeAppTwoPackageManagers(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(roots["pnpm"], "node_modules", ".pnpm")); err != nil {
 		t.Fatalf("pnpm left no store in node_modules: %v", err)
 	}
-	files := map[string][]string{}
-	out := t.TempDir()
-	for i := range runsPerSide() {
-		for _, side := range []string{"npm", "pnpm"} {
-			name := fmt.Sprintf("%s-%02d.cpuprofile", side, i)
-			c := exec.Command("node", "--cpu-prof", "--cpu-prof-dir="+out, "--cpu-prof-name="+name, "app.js")
-			c.Dir = roots[side]
-			run(t, c)
-			files[side] = append(files[side], filepath.Join(out, name))
-		}
-	}
+	files := RunInterleaved(t, t.TempDir(), runsPerSide(), roots, NodeProfile, ".cpuprofile")
 	for _, side := range []string{"npm", "pnpm"} {
 		raw := map[string]int{}
 		for _, f := range files[side] {

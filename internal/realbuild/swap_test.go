@@ -1,9 +1,6 @@
 package realbuild
 
 import (
-	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -73,17 +70,7 @@ func TestNodeReleaseSwapsHelpersForBuiltin(t *testing.T) {
 		dirs[release] = Write(t, uuidApp(release))
 		install(t, dirs[release], manager...)
 	}
-	files := map[string][]string{}
-	out := t.TempDir()
-	for i := range runsPerSide() {
-		for _, release := range []string{"8.3.2", "9.0.0"} {
-			name := fmt.Sprintf("%s-%02d.cpuprofile", release, i)
-			c := exec.Command("node", "--cpu-prof", "--cpu-prof-dir="+out, "--cpu-prof-name="+name, "app.js")
-			c.Dir = dirs[release]
-			run(t, c)
-			files[release] = append(files[release], filepath.Join(out, name))
-		}
-	}
+	files := RunInterleaved(t, t.TempDir(), runsPerSide(), dirs, NodeProfile, ".cpuprofile")
 	mean := func(release string) (under, all float64) {
 		for _, f := range files[release] {
 			u, a := subtreeSelf(t, f, "v4")
