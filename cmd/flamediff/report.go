@@ -12,7 +12,6 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/web"
 )
 
@@ -98,10 +97,10 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 }
 
 // fileRuns describes each file as a run of build side, named by the file.
-func fileRuns(side string, files []string, totals []int64) []storage.Run {
-	runs := make([]storage.Run, len(files))
+func fileRuns(side string, files []string, totals []int64) []frames.Run {
+	runs := make([]frames.Run, len(files))
 	for i, f := range files {
-		runs[i] = storage.Run{Build: side, Run: filepath.Base(f), Total: totals[i]}
+		runs[i] = frames.Run{Build: side, Run: filepath.Base(f), Total: totals[i]}
 	}
 	return runs
 }

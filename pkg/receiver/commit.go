@@ -269,7 +269,7 @@ func (r *Receiver) commitReady(ctx context.Context, now time.Time) {
 		}
 		var in storage.RunProfile
 		if err == nil {
-			in = storage.RunProfiles([]ingest.Run{run}, storage.RunMeta{})[0]
+			in = Stored([]ingest.Run{run}, storage.RunMeta{})[0]
 			err = in.Check()
 		}
 		if err != nil { // storable() refused what the store refuses: not expected
