@@ -230,11 +230,3 @@ func detect(head []byte, name string) (FormatInfo, error) {
 	}
 	return FormatInfo{}, fileError(name, "unknown profile format")
 }
-
-// looksLikeJSON reports whether head starts, after white space, like a
-// JSON object or array.
-func looksLikeJSON(head []byte) bool {
-	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
-	t = bytes.TrimPrefix(t, []byte("\xef\xbb\xbf"))
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
-}

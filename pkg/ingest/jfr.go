@@ -364,12 +364,9 @@ func (c *jfrChunk) number(id int64, v any, name string) int64 {
 // package), File the class's binary name (JFR has no source file names),
 // Line the lowest line a sample was in. Samples carry their time.
 func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
+	data, err := readWhole(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > maxJSON {
-		return nil, fileError(name, "larger than %d bytes", maxJSON)
+		return nil, err
 	}
 	st := o.SampleType
 	if st == "" {
