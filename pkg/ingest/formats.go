@@ -11,7 +11,7 @@ import (
 
 // FormatInfo is one row of the format table: everything Flamediff knows
 // about an input format. `ingest --format`, `--format auto`, `query` on
-// files, the CLI's help and docs/CLI.md all read Formats; a test holds
+// files, the CLI's help and docs/FORMATS.md all read Formats; a test holds
 // the help and the docs equal to it.
 type FormatInfo struct {
 	Name    Format
@@ -224,7 +224,7 @@ func detect(head []byte, name string) (FormatInfo, error) {
 			continue
 		}
 		if f.Name == Folded && looksLikeJSON(head) {
-			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile, the JSON formats read (docs/CLI.md)")
+			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile, the JSON formats read (docs/FORMATS.md)")
 		}
 		return f, nil
 	}
