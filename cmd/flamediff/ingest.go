@@ -96,7 +96,7 @@ func ingestCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		}
 		profiles := make([]*profile.Profile, len(files))
 		for i, file := range files {
-			if profiles[i], err = profilefile.Parse(file, o); err != nil {
+			if profiles[i], err = parseFile(file, o); err != nil {
 				return err
 			}
 		}
@@ -243,6 +243,35 @@ func parseLabels(labels []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// parseFile reads a profile file, with a bar of the bytes read on a
+// terminal once reading it takes more than a second.
+func parseFile(name string, o ingest.Options) (*profile.Profile, error) {
+	return profilefile.ParseShowing(name, o, reading(os.Stderr, "reading "+filepath.Base(name), time.Second))
+}
+
+// reading returns a report of bytes read that draws a bar on w once after
+// has passed; nil when w is no terminal (a pipe, a CI log).
+func reading(w *os.File, what string, after time.Duration) func(read, size int64) {
+	if !term.IsTerminal(int(w.Fd())) {
+		return nil
+	}
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	return func(read, size int64) {
+		if bar == nil {
+			if time.Since(start) < after {
+				return
+			}
+			bar = progressbar.NewOptions64(size, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+				progressbar.OptionShowBytes(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		}
+		_ = bar.Set64(read) // drawing errors on a terminal are not worth failing a read
+		if read >= size {
+			_ = bar.Finish()
+		}
+	}
 }
 
 // progress returns a progress callback drawing a bar on w when w is a

@@ -11,7 +11,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
@@ -345,7 +344,7 @@ func loadSide(b *tree.Builder, side tree.Side, files []string, o ingest.Options)
 	totals = make([]int64, len(files))
 	b.SetRuns(side, len(files))
 	for run, name := range files {
-		p, err := profilefile.Parse(name, o)
+		p, err := parseFile(name, o)
 		if err != nil {
 			return "", "", nil, err
 		}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/demo"
 	"github.com/flamediff/flamediff/pkg/ingest"
@@ -108,7 +107,7 @@ func seedRuns(file, app, build string, row ingest.FormatInfo, o ingest.Options) 
 		return nil, err
 	}
 	if !row.Runs {
-		p, err := profilefile.Parse(file, o)
+		p, err := parseFile(file, o)
 		if err != nil {
 			return nil, err
 		}

@@ -24,12 +24,39 @@ import (
 // Parse parses the profile file at path with o, naming it by path in
 // errors.
 func Parse(path string, o ingest.Options) (*profile.Profile, error) {
+	return ParseShowing(path, o, nil)
+}
+
+// ParseShowing is Parse telling show, if not nil, how many bytes of the
+// file's size it has read, at every read: for a progress bar.
+func ParseShowing(path string, o ingest.Options, show func(read, size int64)) (*profile.Profile, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
-	return o.Parse(file, path)
+	if show == nil {
+		return o.Parse(file, path)
+	}
+	info, err := file.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return o.Parse(&counting{r: file, size: info.Size(), show: show}, path)
+}
+
+// counting is a reader that tells show what it has read.
+type counting struct {
+	r          io.Reader
+	read, size int64
+	show       func(read, size int64)
+}
+
+func (c *counting) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	c.show(c.read, c.size)
+	return n, err
 }
 
 // maxSourceMap bounds a source map or a bundle read for its

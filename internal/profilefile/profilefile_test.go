@@ -4,7 +4,10 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
 // A script's map is found in the directory given by its URL's file name,
@@ -44,5 +47,33 @@ func TestSourceMaps(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %q, %v; want %q", url, got, err, want)
 		}
+	}
+}
+
+// ParseShowing tells its reader every byte it reads, in order, up to the
+// file's size, and reads the same profile as Parse: a gzipped pprof file
+// counts its compressed bytes, the ones a bar of the file can show.
+func TestParseShowing(t *testing.T) {
+	file := filepath.Join("..", "..", "testdata", "pprof", "base-run1.pb.gz")
+	info, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads []int64
+	p, err := ParseShowing(file, ingest.Options{}, func(read, size int64) {
+		if size != info.Size() {
+			t.Errorf("size %d, the file's %d", size, info.Size())
+		}
+		reads = append(reads, read)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reads) == 0 || reads[len(reads)-1] != info.Size() || !slices.IsSorted(reads) {
+		t.Errorf("reads %v, want them rising to %d", reads, info.Size())
+	}
+	q, err := Parse(file, ingest.Options{})
+	if err != nil || q.Total() != p.Total() || len(q.Samples) != len(p.Samples) {
+		t.Errorf("Parse: %v, total %d against %d", err, q.Total(), p.Total())
 	}
 }
