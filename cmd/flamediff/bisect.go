@@ -1,0 +1,637 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/flamediff/flamediff/pkg/bisect"
+	"github.com/flamediff/flamediff/pkg/changes"
+	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stats"
+	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
+)
+
+// Exit codes of bisect besides 0 (a first bad commit named) and
+// exitInconclusive, 5 (it could not decide): docs/BISECT.md.
+const exitNoRegression = 6
+
+// bisectCmd finds the commit between good and bad that made bad's
+// regression, testing each commit with a sequential test whose error rates
+// hold over the whole search (pkg/bisect).
+func bisectCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
+	var r bisectRun
+	fs.StringVar(&r.good, "good", "", "the `REV` without the regression")
+	fs.StringVar(&r.bad, "bad", "", "the `REV` with it (a descendant of --good)")
+	fs.StringVar(&r.build, "build", "", "shell `CMD` that builds the commit under test, run in its work tree (a failure skips the commit)")
+	fs.StringVar(&r.bench, "bench", "", "shell `CMD` that runs the benchmark once in the commit's work tree and writes a profile to $FLAMEDIFF_PROFILE (a failure skips the commit)")
+	fs.StringVar(&r.repo, "repo", ".", "the git work tree `DIR` (it is never checked out: commits are tested in a private clone)")
+	fs.StringVar(&r.out, "out", "", "`DIR` that keeps every run's profile and the search's state: the same command resumes there after an interruption (default: a temporary directory)")
+	fs.StringVar(&r.ext, "ext", "pb.gz", "the profile file's extension ($FLAMEDIFF_PROFILE ends with it)")
+	fs.IntVar(&r.maxRuns, "max-runs", 30, "the most runs of a commit (and of good and of bad)")
+	fs.IntVar(&r.batch, "batch", 5, "the runs added between looks")
+	fs.IntVar(&r.extra, "extra-tests", 2, "tests allowed beyond a clean bisection's, for skipped and undecided commits")
+	fs.Float64Var(&r.alpha, "alpha", 0.05, "the chance of naming a wrong commit over the whole search")
+	fs.Float64Var(&r.beta, "beta", 0.05, "the chance of missing a regression of --min-base-share between good and bad")
+	fs.StringVar(&r.output, "output", "table", "table, markdown (a pull request comment) or json")
+	r.minBaseShare = minBaseShareFlag(fs)
+	r.parse = parseFlags(fs)
+	return func(ctx context.Context, args []string, out io.Writer) error {
+		if len(args) > 0 {
+			return usageError{fmt.Errorf("unexpected argument %q", args[0])}
+		}
+		r.ctx, r.log = ctx, fs.Output()
+		return r.run(out)
+	}
+}
+
+// bisectRun is one search: its flags, its clone and what it measured.
+type bisectRun struct {
+	good, bad, build, bench, repo, out, ext, output string
+	maxRuns, batch, extra                           int
+	alpha, beta                                     float64
+	minBaseShare                                    *float64
+	parse                                           *parseOptions
+
+	ctx   context.Context
+	log   io.Writer
+	opts  ingest.Options
+	clone string // the private clone the commits are checked out in
+	state bisectState
+	built map[string]string // commit -> its built work tree
+}
+
+// bisectState is the search's record in --out: what each commit is and
+// why a commit was skipped. The profiles beside it are the runs; with the
+// same flags, the search replays them to where it stopped.
+type bisectState struct {
+	Good, Bad string
+	Skipped   map[string]string `json:"skipped"`
+}
+
+// bisectStep is one tested commit, as reported.
+type bisectStep struct {
+	Commit  string      `json:"commit"`
+	Subject string      `json:"subject"`
+	Outcome string      `json:"outcome"`
+	Step    bisect.Step `json:"step"`
+	Skipped string      `json:"skipped,omitempty"`
+}
+
+// bisectAnswer is the answer in every output.
+type bisectAnswer struct {
+	Result     string            `json:"result"` // found, none, undecided
+	First      *commitInfo       `json:"first,omitempty"`
+	Range      []string          `json:"range,omitempty"` // undecided: the first bad commit is one of these
+	Why        string            `json:"why"`
+	Regression *verdict.Verdict  `json:"regression"`
+	Target     []string          `json:"target"` // the culprits followed ("" for the run totals)
+	Changed    *changes.Changes  `json:"changed,omitempty"`
+	Matched    []string          `json:"matched,omitempty"` // culprits the first bad commit changed
+	Share      *bisect.Step      `json:"share,omitempty"`   // the first bad commit's own test
+	Steps      []bisectStep      `json:"steps"`
+	Budget     map[string]any    `json:"budget"`
+	Runs       int               `json:"runs"`
+	Skipped    map[string]string `json:"skipped,omitempty"`
+}
+
+type commitInfo struct {
+	Hash, Subject, Author, Date string
+}
+
+func (r *bisectRun) run(out io.Writer) error {
+	switch {
+	case r.good == "" || r.bad == "" || r.build == "" || r.bench == "":
+		return usageError{errors.New("bisect needs --good, --bad, --build and --bench")}
+	case r.batch < 1 || r.maxRuns < r.batch || r.maxRuns < 2:
+		return usageError{fmt.Errorf("--batch (%d) must be 1 or more and --max-runs (%d) at least the batch and 2", r.batch, r.maxRuns)}
+	case !(*r.minBaseShare > 0):
+		return usageError{fmt.Errorf("--min-base-share (%v) must be positive", *r.minBaseShare)}
+	case r.output != "table" && r.output != "markdown" && r.output != "json":
+		return usageError{fmt.Errorf("--output must be table, markdown or json, not %q", r.output)}
+	case strings.ContainsAny(r.ext, "/\\"):
+		return usageError{fmt.Errorf("--ext %q must not hold a path", r.ext)}
+	}
+	var err error
+	if r.opts, err = r.parse.options(); err != nil {
+		return err
+	}
+	good, err := r.git(r.repo, "rev-parse", "--verify", "--end-of-options", r.good+"^{commit}")
+	if err != nil {
+		return usageError{fmt.Errorf("--good: %w", err)}
+	}
+	bad, err := r.git(r.repo, "rev-parse", "--verify", "--end-of-options", r.bad+"^{commit}")
+	if err != nil {
+		return usageError{fmt.Errorf("--bad: %w", err)}
+	}
+	list, err := r.git(r.repo, "rev-list", "--reverse", "--first-parent", "--ancestry-path", good+".."+bad)
+	if err != nil {
+		return err
+	}
+	commits := strings.Fields(list)
+	if len(commits) == 0 || commits[len(commits)-1] != bad {
+		return usageError{fmt.Errorf("--bad %s does not descend from --good %s on its first-parent line", r.bad, r.good)}
+	}
+	budget := bisect.Budget{Alpha: r.alpha, Commits: len(commits), Extra: r.extra}
+	if err := budget.Check(); err != nil {
+		return usageError{err}
+	}
+	if err := r.open(good, bad); err != nil {
+		return err
+	}
+	defer r.close()
+
+	a := &bisectAnswer{Budget: map[string]any{"alpha": r.alpha, "tests": budget.Tests(), "perTest": budget.PerTest(),
+		"commits": len(commits), "maxRuns": r.maxRuns, "batch": r.batch}}
+	fmt.Fprintf(r.log, "bisect: %d commits after %s up to %s; at most %d tests, each wrong under %.2g (%g over the search)\n",
+		len(commits), short(good), short(bad), budget.Tests(), budget.PerTest(), r.alpha)
+	reg, badRuns, err := r.regression(good, bad, budget.PerTest())
+	if err != nil {
+		return err
+	}
+	a.Regression = reg
+	if reg.Result != verdict.Fail {
+		a.Result, a.Why = "none", reg.Why
+		if reg.Result != verdict.Pass {
+			a.Result = "undecided"
+			a.Range = commits
+		}
+		a.Runs = 2 * badRuns
+		return r.finish(out, a)
+	}
+	for _, c := range reg.Regressions {
+		a.Target = append(a.Target, c.Function)
+	}
+	steps := map[int]bisect.Step{}
+	s := bisect.Search{Commits: len(commits), Tests: budget.Tests() - 1, Outcomes: map[int]string{}}
+	plan := stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: budget.PerTest()}
+	runs := 2 * badRuns
+	var next bisect.Answer
+	for next = s.Next(); next.Next != 0; next = s.Next() {
+		c := commits[next.Next-1]
+		step, n, skip, err := r.test(c, good, bad, a.Target, plan)
+		if err != nil {
+			return err
+		}
+		runs += n
+		bs := bisectStep{Commit: c, Subject: r.subject(c), Step: step, Skipped: skip}
+		if skip != "" {
+			s.Outcomes[next.Next], bs.Outcome = bisect.Skipped, bisect.Skipped
+			fmt.Fprintf(r.log, "bisect: %s %s: skipped (%s)\n", short(c), bs.Subject, skip)
+		} else {
+			s.Outcomes[next.Next], bs.Outcome = step.Decision, step.Decision
+			steps[next.Next] = step
+		}
+		a.Steps = append(a.Steps, bs)
+	}
+	a.Runs, a.Skipped = runs, r.state.Skipped
+	if next.First == 0 {
+		a.Result, a.Why, a.Range = "undecided", next.Why, commits[next.Lo:next.Hi]
+		return r.finish(out, a)
+	}
+	first := commits[next.First-1]
+	a.Result = "found"
+	if a.First, err = r.info(first); err != nil {
+		return err
+	}
+	if st, ok := steps[next.First]; ok {
+		a.Share = &st
+	}
+	parent := good
+	if next.First > 1 {
+		parent = commits[next.First-2]
+	}
+	if ch, err := changes.FromGitDiff(r.clone, parent, first); err == nil {
+		a.Changed = &ch
+		for _, f := range a.Target {
+			if slices.Contains(ch.Modified, f) || slices.Contains(ch.Added, f) || slices.Contains(ch.Removed, f) {
+				a.Matched = append(a.Matched, f)
+			}
+		}
+	} else {
+		fmt.Fprintf(r.log, "bisect: the functions %s changed are unknown: %v\n", short(first), err)
+	}
+	return r.finish(out, a)
+}
+
+// regression tests bad against good with the sequential test of query
+// --max-runs, alternating their runs a batch at a time, and returns the
+// deciding look's verdict and the runs a side.
+func (r *bisectRun) regression(good, bad string, alpha float64) (*verdict.Verdict, int, error) {
+	plan := &stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: alpha, Beta: r.beta, MinBaseShare: *r.minBaseShare}
+	if err := plan.Check(); err != nil {
+		return nil, 0, usageError{err}
+	}
+	for n := r.batch; ; n = min(n+r.batch, r.maxRuns) {
+		if err := r.runs(n, good, bad); err != nil {
+			return nil, 0, fmt.Errorf("good or bad cannot be benchmarked: %w", err)
+		}
+		b, err := r.load(r.files(good, n), r.files(bad, n))
+		if err != nil {
+			return nil, 0, err
+		}
+		m := r.model(alpha)
+		v, err := query.Judge{MinBaseShare: *r.minBaseShare, Plan: plan}.Verdict(b, query.TreeOptions(b, m, nil))
+		if err != nil {
+			return nil, 0, err
+		}
+		fmt.Fprintf(r.log, "bisect: bad against good at %d runs each: %s: %s\n", n, v.Result, v.Why)
+		if v.Result != verdict.Continue {
+			return v, n, nil
+		}
+	}
+}
+
+// test is a commit's sequential test against good and bad on the target
+// culprits' per-run costs: its last look, its runs, and why it was skipped
+// ("" when it was not).
+func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan) (bisect.Step, int, string, error) {
+	goodN, badN := r.have(good), r.have(bad)
+	_, badCost, err := r.costs(r.files(good, goodN), r.files(bad, badN), target)
+	if err != nil {
+		return bisect.Step{}, 0, "", err
+	}
+	for n := r.batch; ; n = min(n+r.batch, r.maxRuns) {
+		if err := r.runs(n, c); err != nil {
+			var skip skipError
+			if errors.As(err, &skip) {
+				r.state.Skipped[c] = skip.Error()
+				return bisect.Step{}, r.have(c), skip.Error(), r.save()
+			}
+			return bisect.Step{}, 0, "", err
+		}
+		goodCost, cost, err := r.costs(r.files(good, goodN), r.files(c, n), target)
+		if err != nil {
+			return bisect.Step{}, 0, "", err
+		}
+		step, err := bisect.Classify(plan, goodCost, badCost, cost)
+		if err != nil {
+			return bisect.Step{}, 0, "", err
+		}
+		fmt.Fprintf(r.log, "bisect: %s %s: %s %s\n", short(c), r.subject(c), step.Decision, step.Why)
+		if step.Decision != bisect.Continue {
+			return step, n, "", nil
+		}
+	}
+}
+
+// costs is the per-run cost of the target functions (summed; the run
+// totals without a target) in the base files and the head files.
+func (r *bisectRun) costs(base, head []string, target []string) (baseCost, headCost []float64, err error) {
+	b, err := r.load(base, head)
+	if err != nil {
+		return nil, nil, err
+	}
+	baseCost, headCost = make([]float64, len(base)), make([]float64, len(head))
+	if len(target) == 0 {
+		v, err := query.Judge{MinBaseShare: *r.minBaseShare}.Verdict(b, query.TreeOptions(b, r.model(r.alpha), nil))
+		if err != nil {
+			return nil, nil, err
+		}
+		return v.Totals.Base, v.Totals.Head, nil
+	}
+	seen := 0
+	for _, row := range b.Functions(query.TreeOptions(b, r.model(r.alpha), nil)) {
+		if !slices.Contains(target, row.Name) {
+			continue
+		}
+		if len(row.BaseRuns) != len(base) || len(row.HeadRuns) != len(head) {
+			return nil, nil, fmt.Errorf("bisect: %s has no per-run costs (too few runs?)", row.Name)
+		}
+		seen++
+		for i, v := range row.BaseRuns {
+			baseCost[i] += v
+		}
+		for i, v := range row.HeadRuns {
+			headCost[i] += v
+		}
+	}
+	if seen == 0 {
+		return nil, nil, fmt.Errorf("bisect: no function of the runs is named %s", strings.Join(target, ", "))
+	}
+	return baseCost, headCost, nil
+}
+
+// model is the diff of the files, as query builds it for files.
+func (r *bisectRun) model(alpha float64) query.Model {
+	return query.Model{QueryType: "diff", App: "files", MaxNodes: query.DefaultMaxNodes, Normalize: "absolute", Alpha: &alpha,
+		Head: query.Selection{Builds: []string{"head"}}, Base: query.Selection{Builds: []string{"base"}}}
+}
+
+// load parses base and head files into one engine.
+func (r *bisectRun) load(base, head []string) (*tree.Builder, error) {
+	b := tree.NewBuilder(tree.NewFrames())
+	unit, _, _, err := loadSide(b, tree.Head, head, r.opts)
+	if err != nil {
+		return nil, err
+	}
+	baseUnit, _, _, err := loadSide(b, tree.Base, base, r.opts)
+	if err != nil {
+		return nil, err
+	}
+	if unit != baseUnit {
+		return nil, fmt.Errorf("runs in %s and in %s cannot be compared", unit, baseUnit)
+	}
+	return b, nil
+}
+
+// skipError is a commit that does not build or whose benchmark fails.
+type skipError struct{ error }
+
+// runs benchmarks each commit up to n runs, alternating between them run by
+// run (a machine that slows down weighs on each), building a commit when it
+// first needs a run. Runs kept in --out are not run again.
+func (r *bisectRun) runs(n int, commits ...string) error {
+	for _, c := range commits {
+		if why, ok := r.state.Skipped[c]; ok {
+			return skipError{errors.New(why)}
+		}
+	}
+	for i := 0; i < n; i++ {
+		for _, c := range commits {
+			if r.have(c) > i {
+				continue
+			}
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			dir, err := r.checkout(c)
+			if err != nil {
+				return err
+			}
+			file := r.files(c, i+1)[i]
+			partial := filepath.Join(filepath.Dir(file), "partial."+r.ext)
+			cmd := exec.CommandContext(r.ctx, "sh", "-c", r.bench) // #nosec G204 -- the user's own benchmark command
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "FLAMEDIFF_PROFILE="+partial, fmt.Sprintf("FLAMEDIFF_RUN=%d", i+1))
+			if log, err := cmd.CombinedOutput(); err != nil {
+				if r.ctx.Err() != nil {
+					return r.ctx.Err()
+				}
+				return skipError{fmt.Errorf("the benchmark failed at run %d: %v: %s", i+1, err, tail(log))}
+			}
+			if err := os.Rename(partial, file); err != nil {
+				return skipError{fmt.Errorf("the benchmark wrote no profile at run %d: %w", i+1, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkout is the built work tree of commit c, checked out in the private
+// clone and built there the first time.
+func (r *bisectRun) checkout(c string) (string, error) {
+	if dir, ok := r.built[c]; ok {
+		return dir, nil
+	}
+	dir := filepath.Join(r.clone, "..", "tree-"+short(c))
+	if _, err := r.git(r.clone, "worktree", "add", "--force", "--detach", dir, c); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(r.log, "bisect: building %s %s\n", short(c), r.subject(c))
+	cmd := exec.CommandContext(r.ctx, "sh", "-c", r.build) // #nosec G204 -- the user's own build command
+	cmd.Dir = dir
+	if log, err := cmd.CombinedOutput(); err != nil {
+		if r.ctx.Err() != nil {
+			return "", r.ctx.Err()
+		}
+		r.drop(c, dir)
+		return "", skipError{fmt.Errorf("the build failed: %v: %s", err, tail(log))}
+	}
+	// Keep at most good's, bad's and the commit under test's trees.
+	for old, oldDir := range r.built {
+		if old != r.state.Good && old != r.state.Bad {
+			r.drop(old, oldDir)
+		}
+	}
+	r.built[c] = dir
+	return dir, nil
+}
+
+func (r *bisectRun) drop(c, dir string) {
+	delete(r.built, c)
+	_, _ = r.git(r.clone, "worktree", "remove", "--force", dir)
+}
+
+// open makes the private clone and loads (or starts) the state in --out.
+func (r *bisectRun) open(good, bad string) error {
+	tmp, err := os.MkdirTemp("", "flamediff-bisect-")
+	if err != nil {
+		return err
+	}
+	if r.out == "" {
+		r.out = filepath.Join(tmp, "out")
+	}
+	r.clone, r.built = filepath.Join(tmp, "clone"), map[string]string{}
+	if _, err := r.git(r.repo, "clone", "--quiet", "--shared", "--no-checkout", ".", r.clone); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.out, 0o750); err != nil {
+		return err
+	}
+	r.state = bisectState{Good: good, Bad: bad, Skipped: map[string]string{}}
+	raw, err := os.ReadFile(filepath.Join(r.out, "state.json"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return r.save()
+	case err != nil:
+		return err
+	}
+	var old bisectState
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(r.out, "state.json"), err)
+	}
+	if old.Good != good || old.Bad != bad {
+		return usageError{fmt.Errorf("--out %s holds the search of %s..%s, not of %s..%s", r.out, short(old.Good), short(old.Bad), short(good), short(bad))}
+	}
+	if old.Skipped != nil {
+		r.state.Skipped = old.Skipped
+	}
+	fmt.Fprintf(r.log, "bisect: resuming the search in %s\n", r.out)
+	return nil
+}
+
+func (r *bisectRun) save() error {
+	raw, err := json.MarshalIndent(r.state, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.out, "state.json"), raw, 0o600)
+}
+
+// close removes the clone (the runs stay in --out).
+func (r *bisectRun) close() {
+	if r.clone != "" {
+		_ = os.RemoveAll(filepath.Dir(r.clone))
+	}
+}
+
+// files are the first n run files of commit c.
+func (r *bisectRun) files(c string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = filepath.Join(r.out, c, fmt.Sprintf("run-%03d.%s", i+1, r.ext))
+	}
+	return out
+}
+
+// have is the number of runs of c kept (the first missing file ends them).
+func (r *bisectRun) have(c string) int {
+	if err := os.MkdirAll(filepath.Join(r.out, c), 0o750); err != nil {
+		return 0
+	}
+	n := 0
+	for {
+		if _, err := os.Stat(r.files(c, n+1)[n]); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+func (r *bisectRun) git(dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(r.ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (r *bisectRun) subject(c string) string {
+	s, _ := r.git(r.clone, "log", "-1", "--format=%s", c)
+	return s
+}
+
+func (r *bisectRun) info(c string) (*commitInfo, error) {
+	s, err := r.git(r.clone, "log", "-1", "--format=%H%x00%s%x00%an <%ae>%x00%aI", c)
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Split(s, "\x00")
+	if len(f) != 4 {
+		return nil, fmt.Errorf("git log of %s: %q", c, s)
+	}
+	return &commitInfo{Hash: f[0], Subject: f[1], Author: f[2], Date: f[3]}, nil
+}
+
+func short(c string) string { return c[:min(12, len(c))] }
+
+// tail is the last lines of a command's output, for an error.
+func tail(log []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	return strings.Join(lines[max(0, len(lines)-3):], " | ")
+}
+
+// finish prints the answer and returns the exit code's error.
+func (r *bisectRun) finish(out io.Writer, a *bisectAnswer) error {
+	var err error
+	switch r.output {
+	case "json":
+		err = json.NewEncoder(out).Encode(a)
+	default:
+		err = writeBisect(out, a, r.output == "markdown")
+	}
+	if err != nil {
+		return err
+	}
+	switch a.Result {
+	case "none":
+		return lookError{exitNoRegression, errors.New("no regression between good and bad")}
+	case "undecided":
+		return lookError{exitInconclusive, fmt.Errorf("could not decide: %s", a.Why)}
+	}
+	return nil
+}
+
+// writeBisect prints the answer as a table or as a pull-request comment.
+func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
+	var sb strings.Builder
+	v := a.Regression
+	switch a.Result {
+	case "found":
+		fmt.Fprintf(&sb, "first bad commit: %s\n", a.First.Hash)
+	case "none":
+		sb.WriteString("no regression between good and bad\n")
+	default:
+		fmt.Fprintf(&sb, "could not decide: the first bad commit is one of %d commits\n", len(a.Range))
+	}
+	row := func(cells ...string) {
+		if markdown {
+			fmt.Fprintf(&sb, "| %s |\n", strings.Join(cells, " | "))
+		} else {
+			fmt.Fprintf(&sb, "  %s\n", strings.Join(cells, "  "))
+		}
+	}
+	head := func(title string, cols ...string) {
+		if markdown {
+			fmt.Fprintf(&sb, "\n#### %s\n\n", title)
+			row(cols...)
+			fmt.Fprintf(&sb, "|%s\n", strings.Repeat("---|", len(cols)))
+		} else {
+			fmt.Fprintf(&sb, "\n%s:\n", title)
+		}
+	}
+	if a.First != nil {
+		fmt.Fprintf(&sb, "\n%s\nAuthor: %s\nDate:   %s\n", a.First.Subject, a.First.Author, a.First.Date)
+		if s := a.Share; s != nil {
+			fmt.Fprintf(&sb, "It carries %.0f%% of the regression (%.0f%% .. %.0f%%) at %d runs.\n", 100*s.Share, 100*s.Low, 100*s.High, s.Runs)
+		}
+	}
+	if len(a.Range) > 0 && a.Result == "undecided" {
+		fmt.Fprintf(&sb, "\n%s\n", a.Why)
+		for _, c := range a.Range {
+			row(c)
+		}
+	}
+	if v != nil {
+		fmt.Fprintf(&sb, "\nBad against good: %s: %s\n", v.Result, v.Why)
+	}
+	if v != nil && len(v.Regressions) > 0 {
+		head("Culprits of bad against good", "function", "kind", "delta (of the base total)", "95% interval", "changed by the commit")
+		for _, c := range v.Regressions {
+			changed := "no"
+			if slices.Contains(a.Matched, c.Function) {
+				changed = "yes"
+			}
+			if a.Changed == nil {
+				changed = "-"
+			}
+			row(c.Function, c.Kind, verdict.Percent(float64(c.Delta)), verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)), changed)
+		}
+	}
+	if a.Changed != nil {
+		fmt.Fprintf(&sb, "\nFunctions the commit changed: %d modified, %d added, %d removed", len(a.Changed.Modified), len(a.Changed.Added), len(a.Changed.Removed))
+		if len(a.Matched) > 0 {
+			fmt.Fprintf(&sb, "; culprits among them: %s", strings.Join(a.Matched, ", "))
+		}
+		sb.WriteString(".\n")
+	}
+	if len(a.Steps) > 0 {
+		head("Steps", "commit", "subject", "decision", "runs", "share of the regression")
+		for _, s := range a.Steps {
+			share := fmt.Sprintf("%.0f%% (%.0f%% .. %.0f%%)", 100*s.Step.Share, 100*s.Step.Low, 100*s.Step.High)
+			if s.Outcome == bisect.Skipped {
+				share = s.Skipped
+			}
+			row(short(s.Commit), s.Subject, s.Outcome, fmt.Sprint(s.Step.Runs), share)
+		}
+	}
+	fmt.Fprintf(&sb, "\n%d runs in all; at most %v tests, each wrong under %.2g (%v over the search).\n",
+		a.Runs, a.Budget["tests"], a.Budget["perTest"], a.Budget["alpha"])
+	_, err := io.WriteString(out, sb.String())
+	return err
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bisectProgram is the first commit of the program bisected: three
+// functions of busy work, each timed by the thread's CPU clock and written
+// as a folded stack under its Go frame name to $FLAMEDIFF_PROFILE (about
+// 30 ms a run).
+var bisectProgram = map[string]string{
+	"go.mod": "module shop\n\ngo 1.22\n",
+	"work.go": `package main
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+var sink uint64
+
+func work(n int) {
+	x := sink | 1
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	sink = x
+}
+
+// cpu is the thread's CPU clock: other processes slow it less than the
+// wall clock.
+func cpu() int64 {
+	var ts syscall.Timespec
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		panic(errno)
+	}
+	return ts.Nano()
+}
+`,
+	"main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+)
+
+const unit = 2000000
+
+func main() {
+	runtime.LockOSThread()
+	var lines string
+	for _, f := range []struct {
+		name string
+		fn   func()
+	}{{"main.parse", parse}, {"main.price", price}, {"main.render", render}} {
+		t0 := cpu()
+		f.fn()
+		lines += fmt.Sprintf("main.main;%s %d\n", f.name, cpu()-t0)
+	}
+	if err := os.WriteFile(os.Getenv("FLAMEDIFF_PROFILE"), []byte(lines), 0o600); err != nil {
+		panic(err)
+	}
+}
+`,
+	"parse.go":  "package main\n\nfunc parse() {\n\twork(3 * unit)\n}\n",
+	"price.go":  "package main\n\nfunc price() {\n\twork(4 * unit)\n}\n",
+	"render.go": "package main\n\nfunc render() {\n\twork(3 * unit)\n}\n",
+}
+
+// bisectEdit is one commit: its subject and its change of the files
+// (old text replaced by new; an empty old writes the whole file).
+type bisectEdit struct {
+	subject        string
+	file, old, new string
+}
+
+// bisectHistory is the 25 commits after the first: refactors, features
+// and docs that keep the cost, one that does not build (12, fixed by 13),
+// and one that makes price do 12.5% more work, 5% of the total (17).
+var bisectHistory = []bisectEdit{
+	{"docs: add a README", "README.md", "", "# shop\n\nPrices a basket.\n"},
+	{"parse: name its work", "parse.go", "work(3 * unit)", "work(parseRounds * unit)\n}\n\nconst parseRounds = 3\n\nfunc _() {"},
+	{"add a version", "version.go", "", "package main\n\nconst version = \"1.0\"\n\nfunc versionLine() string { return \"shop \" + version }\n"},
+	{"render: split the header from the body", "render.go", "\twork(3 * unit)\n", "\theader()\n\tbody()\n}\n\nfunc header() { work(unit / 2) }\n\nfunc body() {\n\twork(5 * unit / 2)\n"},
+	{"work: say what it computes", "work.go", "func work(n int) {", "// work runs n rounds of xorshift64.\nfunc work(n int) {"},
+	{"price: tiers", "price.go", "\twork(4 * unit)\n", "\tfor _, tier := range []int{2, 2} {\n\t\twork(tier * unit)\n\t}\n"},
+	{"add a config reader", "config.go", "", "package main\n\nimport \"os\"\n\nfunc configPath() string {\n\tif p := os.Getenv(\"SHOP_CONFIG\"); p != \"\" {\n\t\treturn p\n\t}\n\treturn \"shop.conf\"\n}\n"},
+	{"main: -version prints the version", "main.go", "\truntime.LockOSThread()\n", "\tif len(os.Args) > 1 && os.Args[1] == \"-version\" {\n\t\tfmt.Println(versionLine())\n\t\treturn\n\t}\n\truntime.LockOSThread()\n"},
+	{"parse: check the rounds", "parse.go", "func parse() {\n", "func parse() {\n\tif parseRounds < 1 {\n\t\tpanic(\"no rounds\")\n\t}\n"},
+	{"add a test", "shop_test.go", "", "package main\n\nimport \"testing\"\n\nfunc TestVersion(t *testing.T) {\n\tif versionLine() != \"shop 1.0\" {\n\t\tt.Fatal(versionLine())\n\t}\n}\n"},
+	{"render: name the body's share", "render.go", "work(5 * unit / 2)", "work(bodyShare * unit / 2)\n}\n\nconst bodyShare = 5\n\nfunc _() {"},
+	{"currency: start (does not build)", "currency.go", "", "package main\n\nfunc currency() string {\n\treturn \"EUR\" +\n}\n"},
+	{"currency: finish", "currency.go", "\"EUR\" +\n", "\"EUR\"\n"},
+	{"price: declare the tiers", "price.go", "func price() {", "var priceTiers = []int{2, 2}\n\nfunc price() {"},
+	{"price: use the declared tiers", "price.go", "range []int{2, 2}", "range priceTiers"},
+	{"docs: usage", "README.md", "Prices a basket.\n", "Prices a basket.\n\n    go build && ./shop\n"},
+	{"parse: split the rounds", "parse.go", "work(parseRounds * unit)", "for range parseRounds {\n\t\twork(unit)\n\t}"},
+	{"price: apply the discount rules", "price.go", "\t\twork(tier * unit)\n\t}\n", "\t\twork(tier * unit)\n\t}\n\tdiscount()\n}\n\n// discount checks every rule against the basket.\nfunc discount() {\n\twork(unit / 2)\n"},
+	{"render: add a footer", "render.go", "func header() { work(unit / 2) }", "func header() { work(unit / 4); footer() }\n\nfunc footer() { work(unit / 4) }"},
+	{"version 1.1", "version.go", "\"1.0\"", "\"1.1\""},
+	{"fix the version test", "shop_test.go", "shop 1.0", "shop 1.1"},
+	{"config: a default directory", "config.go", "\"shop.conf\"", "\"/etc/shop/shop.conf\""},
+	{"main: print the profile's path with -v", "main.go", "\tif err := os.WriteFile", "\tif len(os.Args) > 1 && os.Args[1] == \"-v\" {\n\t\tfmt.Fprintln(os.Stderr, os.Getenv(\"FLAMEDIFF_PROFILE\"))\n\t}\n\tif err := os.WriteFile"},
+	{"docs: the benchmark", "README.md", "go build && ./shop\n", "go build && ./shop\n\nFLAMEDIFF_PROFILE names the profile it writes.\n"},
+	{"version 1.2", "version.go", "\"1.1\"", "\"1.2\""},
+}
+
+const (
+	bisectBroken = 12 // the commit that does not build (1-based after good)
+	bisectSlow   = 18 // the commit that slows price
+)
+
+// bisectRepo commits the program and its history in a new repository
+// and returns its directory and the commits, good first.
+func bisectRepo(t *testing.T) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com",
+			"GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "--quiet", "--initial-branch=main")
+	for name, text := range bisectProgram {
+		write(name, text)
+	}
+	git("add", "-A")
+	git("commit", "--quiet", "-m", "shop: price a basket")
+	commits := []string{git("rev-parse", "HEAD")}
+	for _, e := range bisectHistory {
+		if e.old == "" {
+			write(e.file, e.new)
+		} else {
+			raw, err := os.ReadFile(filepath.Join(dir, e.file))
+			if err != nil || !strings.Contains(string(raw), e.old) {
+				t.Fatalf("%s: %s lacks %q (%v)", e.subject, e.file, e.old, err)
+			}
+			write(e.file, strings.Replace(string(raw), e.old, e.new, 1))
+		}
+		git("add", "-A")
+		git("commit", "--quiet", "-m", e.subject)
+		commits = append(commits, git("rev-parse", "HEAD"))
+	}
+	return dir, commits
+}
+
+// bisectCLI runs the built flamediff bisect in repo and returns stdout,
+// stderr and the exit code.
+func bisectCLI(t *testing.T, repo string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(flamediffBinary(t), append([]string{"bisect", "--repo", repo, "--ext", "folded",
+		"--build", "go build -o shop .", "--bench", `echo run >> "$BENCH_COUNT" && ./shop`}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
+// The bisection of a real program's history through files: it names the
+// commit that slowed price and price as the function it changed, skips
+// the commit that does not build, decides every tested commit as the
+// planted truth has it within the stated budget of runs, and a second call
+// on the same --out resumes from the kept runs without running anything.
+// Between good and a commit before the slowdown it says there is no
+// regression.
+func TestBisectFiles(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal("the bisect test builds a Go program: go is not on PATH")
+	}
+	repo, commits := bisectRepo(t)
+	good, bad, slow := commits[0], commits[len(commits)-1], commits[bisectSlow]
+	const maxRuns, batch = 30, 5
+	flags := []string{"--max-runs", "30", "--batch", "5", "--min-base-share", "0.03"}
+	count := filepath.Join(t.TempDir(), "count")
+	env := []string{"BENCH_COUNT=" + count}
+	t.Run("one slowdown", func(t *testing.T) {
+		out := t.TempDir()
+		args := append([]string{"--good", good, "--bad", bad, "--out", out}, flags...)
+		stdout, stderr, code := bisectCLI(t, repo, env, args...)
+		t.Logf("stderr:\n%s", stderr)
+		if first, _, _ := strings.Cut(stdout, "\n"); code != 0 || first != "first bad commit: "+slow {
+			t.Fatalf("exit %d, want 0 and commit %s (%s):\n%s", code, slow, bisectHistory[bisectSlow-1].subject, stdout)
+		}
+		t.Logf("stdout:\n%s", stdout)
+		ran := benchRuns(t, count)
+		stdout, _, code = bisectCLI(t, repo, env, append(args, "--output", "json")...)
+		if again := benchRuns(t, count); code != 0 || again != ran {
+			t.Fatalf("resuming exited %d and ran %d more runs, want 0 and none", code, again-ran)
+		}
+		var a struct {
+			First   struct{ Hash, Subject, Author string }
+			Target  []string
+			Matched []string
+			Steps   []struct {
+				Commit, Outcome, Skipped string
+				Step                     struct{ Runs int }
+			}
+			Budget struct{ Tests int }
+			Runs   int
+		}
+		if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.First.Hash != slow || a.First.Subject != bisectHistory[bisectSlow-1].subject || a.First.Author != "Ada <ada@example.com>" {
+			t.Errorf("first bad commit %+v", a.First)
+		}
+		if len(a.Target) == 0 || a.Target[0] != "main.price" || len(a.Matched) != 1 || a.Matched[0] != "main.price" {
+			t.Errorf("culprits %v, changed by the commit %v; want main.price in both", a.Target, a.Matched)
+		}
+		index := map[string]int{}
+		for i, c := range commits {
+			index[c] = i
+		}
+		skipped := false
+		for _, s := range a.Steps {
+			i := index[s.Commit]
+			want := map[bool]string{true: "carries", false: "clean"}[i >= bisectSlow]
+			if i == bisectBroken {
+				want, skipped = "skipped", true
+			}
+			if s.Outcome != want {
+				t.Errorf("commit %d (%s): %s, want %s", i, s.Commit, s.Outcome, want)
+			}
+		}
+		if !skipped {
+			t.Errorf("the search never met the commit that does not build: %+v", a.Steps)
+		}
+		if budget := (2 + a.Budget.Tests - 1) * maxRuns; a.Runs > budget || a.Runs != ran {
+			t.Errorf("%d runs (the benchmark ran %d times), want them at most the budget of %d", a.Runs, ran, budget)
+		}
+	})
+	t.Run("no regression", func(t *testing.T) {
+		stdout, stderr, code := bisectCLI(t, repo, env, append([]string{"--good", good, "--bad", commits[bisectSlow-1]}, flags...)...)
+		if first, _, _ := strings.Cut(stdout, "\n"); code != exitNoRegression || first != "no regression between good and bad" {
+			t.Fatalf("exit %d, want %d and no regression:\n%s\n%s", code, exitNoRegression, stdout, stderr)
+		}
+		if strings.Contains(stderr, "building "+short(commits[1])) {
+			t.Errorf("it tested commits between good and bad without a regression:\n%s", stderr)
+		}
+	})
+}
+
+// benchRuns is how often the benchmark ran.
+func benchRuns(t *testing.T, count string) int {
+	raw, err := os.ReadFile(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(raw), "run")
+}
