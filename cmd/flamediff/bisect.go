@@ -173,10 +173,15 @@ func (r *bisectRun) run(out io.Writer) error {
 	for _, c := range reg.Regressions {
 		a.Target = append(a.Target, c.Function)
 	}
+	// The steps' reference: good and bad at --max-runs each, so that
+	// their noise does not bound the steps' (docs/BISECT.md).
+	if err := r.runs(r.maxRuns, good, bad); err != nil {
+		return fmt.Errorf("good or bad cannot be benchmarked: %w", err)
+	}
 	steps := map[int]bisect.Step{}
 	s := bisect.Search{Commits: len(commits), Tests: budget.Tests() - 1, Outcomes: map[int]string{}}
 	plan := stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: budget.PerTest()}
-	runs := 2 * badRuns
+	runs := r.have(good) + r.have(bad)
 	var next bisect.Answer
 	for next = s.Next(); next.Next != 0; next = s.Next() {
 		c := commits[next.Next-1]
