@@ -12,13 +12,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/bisect"
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stats"
+	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 	"github.com/flamediff/flamediff/pkg/verdict"
 )
@@ -47,6 +52,8 @@ func bisectCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	fs.StringVar(&r.output, "output", "table", "table, markdown (a pull request comment) or json")
 	r.minBaseShare = minBaseShareFlag(fs)
 	r.parse = parseFlags(fs)
+	r.dsn = dsnFlag(fs)
+	fs.StringVar(&r.app, "app", "", "with --dsn: the `APP` every tested commit is stored under, as a build named by its short hash with its source changes")
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		if len(args) > 0 {
 			return usageError{fmt.Errorf("unexpected argument %q", args[0])}
@@ -63,6 +70,8 @@ type bisectRun struct {
 	alpha, beta                                     float64
 	minBaseShare                                    *float64
 	parse                                           *parseOptions
+	dsn                                             *storeFlags
+	app                                             string
 
 	ctx   context.Context
 	log   io.Writer
@@ -70,6 +79,11 @@ type bisectRun struct {
 	clone string // the private clone the commits are checked out in
 	state bisectState
 	built map[string]string // commit -> its built work tree
+	// With --dsn: the store, its rules and each commit's first run's
+	// start (its commit time, increasing along the line).
+	store *storage.Store
+	rules *sysframes.Rules
+	start map[string]time.Time
 }
 
 // bisectState is the search's record in --out: what each commit is and
@@ -122,6 +136,8 @@ func (r *bisectRun) run(out io.Writer) error {
 		return usageError{fmt.Errorf("--output must be table, markdown or json, not %q", r.output)}
 	case strings.ContainsAny(r.ext, "/\\"):
 		return usageError{fmt.Errorf("--ext %q must not hold a path", r.ext)}
+	case r.dsn.set() != (r.app != ""):
+		return usageError{errors.New("--dsn (or --settings) and --app go together")}
 	}
 	var err error
 	if r.opts, err = r.parse.options(); err != nil {
@@ -151,6 +167,15 @@ func (r *bisectRun) run(out io.Writer) error {
 		return err
 	}
 	defer r.close()
+	if r.dsn.set() {
+		if r.store, r.rules, err = r.dsn.open(); err != nil {
+			return err
+		}
+		defer r.store.Close()
+		if err := r.times(append([]string{good}, commits...)); err != nil {
+			return err
+		}
+	}
 
 	a := &bisectAnswer{Budget: map[string]any{"alpha": r.alpha, "tests": budget.Tests(), "perTest": budget.PerTest(),
 		"commits": len(commits), "maxRuns": r.maxRuns, "batch": r.batch}}
@@ -242,12 +267,11 @@ func (r *bisectRun) regression(good, bad string, alpha float64) (*verdict.Verdic
 		if err := r.runs(n, good, bad); err != nil {
 			return nil, 0, fmt.Errorf("good or bad cannot be benchmarked: %w", err)
 		}
-		b, err := r.load(r.files(good, n), r.files(bad, n))
+		b, m, err := r.load(good, n, bad, n, alpha)
 		if err != nil {
 			return nil, 0, err
 		}
-		m := r.model(alpha)
-		v, err := query.Judge{MinBaseShare: *r.minBaseShare, Plan: plan}.Verdict(b, query.TreeOptions(b, m, nil))
+		v, err := query.Judge{MinBaseShare: *r.minBaseShare, Plan: plan}.Verdict(b, query.TreeOptions(b, m, r.rules))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -263,7 +287,7 @@ func (r *bisectRun) regression(good, bad string, alpha float64) (*verdict.Verdic
 // ("" when it was not).
 func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan) (bisect.Step, int, string, error) {
 	goodN, badN := r.have(good), r.have(bad)
-	_, badCost, err := r.costs(r.files(good, goodN), r.files(bad, badN), target)
+	_, badCost, err := r.costs(good, goodN, bad, badN, target)
 	if err != nil {
 		return bisect.Step{}, 0, "", err
 	}
@@ -276,7 +300,7 @@ func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan) 
 			}
 			return bisect.Step{}, 0, "", err
 		}
-		goodCost, cost, err := r.costs(r.files(good, goodN), r.files(c, n), target)
+		goodCost, cost, err := r.costs(good, goodN, c, n, target)
 		if err != nil {
 			return bisect.Step{}, 0, "", err
 		}
@@ -292,26 +316,27 @@ func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan) 
 }
 
 // costs is the per-run cost of the target functions (summed; the run
-// totals without a target) in the base files and the head files.
-func (r *bisectRun) costs(base, head []string, target []string) (baseCost, headCost []float64, err error) {
-	b, err := r.load(base, head)
+// totals without a target) in the first baseN runs of base and headN of
+// head.
+func (r *bisectRun) costs(base string, baseN int, head string, headN int, target []string) (baseCost, headCost []float64, err error) {
+	b, m, err := r.load(base, baseN, head, headN, r.alpha)
 	if err != nil {
 		return nil, nil, err
 	}
-	baseCost, headCost = make([]float64, len(base)), make([]float64, len(head))
+	baseCost, headCost = make([]float64, baseN), make([]float64, headN)
 	if len(target) == 0 {
-		v, err := query.Judge{MinBaseShare: *r.minBaseShare}.Verdict(b, query.TreeOptions(b, r.model(r.alpha), nil))
+		v, err := query.Judge{MinBaseShare: *r.minBaseShare}.Verdict(b, query.TreeOptions(b, m, r.rules))
 		if err != nil {
 			return nil, nil, err
 		}
 		return v.Totals.Base, v.Totals.Head, nil
 	}
 	seen := 0
-	for _, row := range b.Functions(query.TreeOptions(b, r.model(r.alpha), nil)) {
+	for _, row := range b.Functions(query.TreeOptions(b, m, r.rules)) {
 		if !slices.Contains(target, row.Name) {
 			continue
 		}
-		if len(row.BaseRuns) != len(base) || len(row.HeadRuns) != len(head) {
+		if len(row.BaseRuns) != baseN || len(row.HeadRuns) != headN {
 			return nil, nil, fmt.Errorf("bisect: %s has no per-run costs (too few runs?)", row.Name)
 		}
 		seen++
@@ -328,27 +353,96 @@ func (r *bisectRun) costs(base, head []string, target []string) (baseCost, headC
 	return baseCost, headCost, nil
 }
 
-// model is the diff of the files, as query builds it for files.
-func (r *bisectRun) model(alpha float64) query.Model {
-	return query.Model{QueryType: "diff", App: "files", MaxNodes: query.DefaultMaxNodes, Normalize: "absolute", Alpha: &alpha,
+// load is the diff of the first headN runs of head against the first
+// baseN of base, and its model: from the files as query reads files, or
+// with --dsn from the stored runs as query --dsn reads them.
+func (r *bisectRun) load(base string, baseN int, head string, headN int, alpha float64) (*tree.Builder, query.Model, error) {
+	m := query.Model{QueryType: "diff", App: "files", MaxNodes: query.DefaultMaxNodes, Normalize: "absolute", Alpha: &alpha,
 		Head: query.Selection{Builds: []string{"head"}}, Base: query.Selection{Builds: []string{"base"}}}
-}
-
-// load parses base and head files into one engine.
-func (r *bisectRun) load(base, head []string) (*tree.Builder, error) {
-	b := tree.NewBuilder(tree.NewFrames())
-	unit, _, _, err := loadSide(b, tree.Head, head, r.opts)
-	if err != nil {
-		return nil, err
+	if r.store != nil {
+		m.App = r.app
+		m.Head = query.Selection{Builds: []string{short(head)}, Runs: runNames(headN)}
+		m.Base = query.Selection{Builds: []string{short(base)}, Runs: runNames(baseN)}
+		if err := m.Validate(); err != nil {
+			return nil, m, err
+		}
+		e := &query.Executor{Store: r.store, Rules: r.rules}
+		b, _, err := e.Engine(r.ctx, m)
+		return b, m, err
 	}
-	baseUnit, _, _, err := loadSide(b, tree.Base, base, r.opts)
+	b := tree.NewBuilder(tree.NewFrames())
+	unit, _, _, err := loadSide(b, tree.Head, r.files(head, headN), r.opts)
 	if err != nil {
-		return nil, err
+		return nil, m, err
+	}
+	baseUnit, _, _, err := loadSide(b, tree.Base, r.files(base, baseN), r.opts)
+	if err != nil {
+		return nil, m, err
 	}
 	if unit != baseUnit {
-		return nil, fmt.Errorf("runs in %s and in %s cannot be compared", unit, baseUnit)
+		return nil, m, fmt.Errorf("runs in %s and in %s cannot be compared", unit, baseUnit)
 	}
-	return b, nil
+	return b, m, nil
+}
+
+// runNames are the stored names of the first n runs of a commit.
+func runNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("run-%03d", i+1)
+	}
+	return names
+}
+
+// times gives each commit's runs a start time that orders the builds as
+// the history does: its commit time, at least a run's worth of seconds
+// after the commit before it.
+func (r *bisectRun) times(commits []string) error {
+	r.start = map[string]time.Time{}
+	var last time.Time
+	for _, c := range commits {
+		s, err := r.git(r.clone, "log", "-1", "--format=%ct", c)
+		if err != nil {
+			return err
+		}
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("git log %s: commit time %q: %w", c, s, err)
+		}
+		t := time.Unix(sec, 0).UTC()
+		if floor := last.Add(time.Duration(r.maxRuns+1) * time.Second); !last.IsZero() && t.Before(floor) {
+			t = floor
+		}
+		r.start[c], last = t, t
+	}
+	return nil
+}
+
+// store keeps run i (0-based) of commit c in ClickHouse, and the commit's
+// source changes with its first run.
+func (r *bisectRun) storeRun(c string, i int, file string) error {
+	p, err := profilefile.Parse(file, r.opts)
+	if err != nil {
+		return skipError{fmt.Errorf("run %d: %w", i+1, err)}
+	}
+	meta := storage.RunMeta{App: r.app, Build: short(c), Run: runNames(i + 1)[i], Commit: c,
+		Start: r.start[c].Add(time.Duration(i) * time.Second), Labels: map[string]string{"bisect": short(r.state.Good) + ".." + short(r.state.Bad)}}
+	if err := r.store.Write(r.ctx, meta, p, nil); err != nil {
+		return err
+	}
+	if i > 0 {
+		return nil
+	}
+	parent, err := r.git(r.clone, "rev-parse", c+"^")
+	if err != nil {
+		return nil // the root commit changed everything: nothing to record
+	}
+	ch, err := changes.FromGitDiff(r.clone, parent, c)
+	if err != nil {
+		fmt.Fprintf(r.log, "bisect: the changes of %s are not recorded: %v\n", short(c), err)
+		return nil
+	}
+	return r.store.SaveChanges(r.ctx, r.app, short(c), ch)
 }
 
 // skipError is a commit that does not build or whose benchmark fails.
@@ -386,8 +480,16 @@ func (r *bisectRun) runs(n int, commits ...string) error {
 				}
 				return skipError{fmt.Errorf("the benchmark failed at run %d: %v: %s", i+1, err, tail(log))}
 			}
-			if err := os.Rename(partial, file); err != nil {
+			if _, err := os.Stat(partial); err != nil {
 				return skipError{fmt.Errorf("the benchmark wrote no profile at run %d: %w", i+1, err)}
+			}
+			if r.store != nil {
+				if err := r.storeRun(c, i, partial); err != nil {
+					return err
+				}
+			}
+			if err := os.Rename(partial, file); err != nil {
+				return err
 			}
 		}
 	}

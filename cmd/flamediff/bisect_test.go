@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/internal/chtest"
 )
 
 // bisectProgram is the first commit of the program bisected: three
@@ -254,6 +256,52 @@ func TestBisectFiles(t *testing.T) {
 		}
 		if budget := (2 + a.Budget.Tests - 1) * maxRuns; a.Runs > budget || a.Runs != ran {
 			t.Errorf("%d runs (the benchmark ran %d times), want them at most the budget of %d", a.Runs, ran, budget)
+		}
+	})
+	t.Run("one slowdown, stored", func(t *testing.T) {
+		dsn := chtest.DSN(t)
+		mustRun(t, "migrate", "--dsn", dsn)
+		stdout, stderr, code := bisectCLI(t, repo, env, append([]string{"--good", good, "--bad", bad, "--dsn", dsn, "--app", "shop", "--output", "json"}, flags...)...)
+		var a struct {
+			First struct{ Hash string }
+			Steps []struct{ Commit, Outcome string }
+		}
+		if err := json.Unmarshal([]byte(stdout), &a); err != nil || code != 0 || a.First.Hash != slow {
+			t.Fatalf("exit %d (%v), want 0 and %s:\n%s\n%s", code, err, slow, stdout, stderr)
+		}
+		// Every tested commit is a build, in the history's order, with its
+		// runs; a skipped one has none.
+		tested := map[string]bool{short(good): true, short(bad): true}
+		for _, s := range a.Steps {
+			tested[short(s.Commit)] = s.Outcome != "skipped"
+		}
+		var want []string
+		for _, c := range commits {
+			if tested[short(c)] {
+				want = append(want, short(c))
+			}
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(mustRun(t, "builds", "--dsn", dsn, "--app", "shop")), "\n")[1:] {
+			got = append(got, strings.Fields(line)[0])
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("stored builds %v, want the tested commits in order %v", got, want)
+		}
+		// The slowing commit's stored changes mark its culprit modified in
+		// a stored comparison, as the evolution matrix reads them.
+		model := `{"queryType":"diff","app":"shop","head":{"builds":["` + short(slow) + `"]},"base":{"builds":["` + short(good) + `"]}}`
+		var v struct {
+			Regressions []struct {
+				Function string
+				Modified bool
+			}
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, "query", "--dsn", dsn, "--model", model, "--output", "verdict")), &v); err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Regressions) == 0 || v.Regressions[0].Function != "main.price" || !v.Regressions[0].Modified {
+			t.Errorf("stored diff of the slowing commit: %+v, want main.price modified", v.Regressions)
 		}
 	})
 	t.Run("no regression", func(t *testing.T) {
