@@ -94,34 +94,55 @@ type bisectState struct {
 	Skipped   map[string]string `json:"skipped"`
 }
 
-// bisectStep is one tested commit, as reported.
+// bisectStep is one test of a commit, as reported.
 type bisectStep struct {
-	Commit  string      `json:"commit"`
-	Subject string      `json:"subject"`
+	Commit  string `json:"commit"`
+	Subject string `json:"subject"`
+	// At is the share of the regression the test asked about.
+	At      float64     `json:"at"`
 	Outcome string      `json:"outcome"`
 	Step    bisect.Step `json:"step"`
 	Skipped string      `json:"skipped,omitempty"`
 }
 
+// bisectFound is what the search found of one regression: one culprit of
+// bad against good (none: the run totals).
+type bisectFound struct {
+	Culprit *verdict.Culprit `json:"culprit,omitempty"`
+	// Kind is one, split or undecided (bisect.Finding).
+	Kind string `json:"kind"`
+	// Commits are the commit that made the regression, or the two that
+	// made it between them (split).
+	Commits []bisectCommit `json:"commits,omitempty"`
+	// Range holds the commits among which it was made (undecided).
+	Range []string     `json:"range,omitempty"`
+	Why   string       `json:"why,omitempty"`
+	Steps []bisectStep `json:"steps"`
+}
+
+// bisectCommit is a commit found, where a user acts.
+type bisectCommit struct {
+	Hash, Subject, Author, Date string
+	// Share is the commit's share of the regression at its last test
+	// (nil when it was not tested: bad itself).
+	Share *bisect.Step `json:"share,omitempty"`
+	// Changed is the functions it changed (changes --git-diff against
+	// its first parent; nil when unknown), Matched the culprit among them.
+	Changed *changes.Changes `json:"changed,omitempty"`
+	Matched bool             `json:"matched"`
+}
+
 // bisectAnswer is the answer in every output.
 type bisectAnswer struct {
-	Result     string            `json:"result"` // found, none, undecided
-	First      *commitInfo       `json:"first,omitempty"`
-	Range      []string          `json:"range,omitempty"` // undecided: the first bad commit is one of these
-	Why        string            `json:"why"`
+	Result string `json:"result"` // found, none, undecided
+	// First is the earliest commit found.
+	First      string            `json:"first,omitempty"`
+	Why        string            `json:"why,omitempty"`
 	Regression *verdict.Verdict  `json:"regression"`
-	Target     []string          `json:"target"` // the culprits followed ("" for the run totals)
-	Changed    *changes.Changes  `json:"changed,omitempty"`
-	Matched    []string          `json:"matched,omitempty"` // culprits the first bad commit changed
-	Share      *bisect.Step      `json:"share,omitempty"`   // the first bad commit's own test
-	Steps      []bisectStep      `json:"steps"`
+	Found      []bisectFound     `json:"found"`
 	Budget     map[string]any    `json:"budget"`
 	Runs       int               `json:"runs"`
 	Skipped    map[string]string `json:"skipped,omitempty"`
-}
-
-type commitInfo struct {
-	Hash, Subject, Author, Date string
 }
 
 func (r *bisectRun) run(out io.Writer) error {
@@ -177,82 +198,132 @@ func (r *bisectRun) run(out io.Writer) error {
 		}
 	}
 
-	a := &bisectAnswer{Budget: map[string]any{"alpha": r.alpha, "tests": budget.Tests(), "perTest": budget.PerTest(),
-		"commits": len(commits), "maxRuns": r.maxRuns, "batch": r.batch}}
-	fmt.Fprintf(r.log, "bisect: %d commits after %s up to %s; at most %d tests, each wrong under %.2g (%g over the search)\n",
-		len(commits), short(good), short(bad), budget.Tests(), budget.PerTest(), r.alpha)
-	reg, badRuns, err := r.regression(good, bad, budget.PerTest())
+	a := &bisectAnswer{Budget: map[string]any{"alpha": r.alpha, "regression": budget.Regression(), "perSearch": budget.PerSearch(),
+		"firstTest": budget.PerTest(0, 0.5), "commits": len(commits), "maxRuns": r.maxRuns, "batch": r.batch}}
+	fmt.Fprintf(r.log, "bisect: %d commits after %s up to %s; a wrong commit under %g over the search (bad against good under %.2g, each test of the largest culprit under %.2g)\n",
+		len(commits), short(good), short(bad), r.alpha, budget.Regression(), budget.PerTest(0, 0.5))
+	reg, badRuns, err := r.regression(good, bad, budget.Regression())
 	if err != nil {
 		return err
 	}
 	a.Regression = reg
 	if reg.Result != verdict.Fail {
-		a.Result, a.Why = "none", reg.Why
+		a.Result, a.Why, a.Runs = "none", reg.Why, 2*badRuns
 		if reg.Result != verdict.Pass {
 			a.Result = "undecided"
-			a.Range = commits
 		}
-		a.Runs = 2 * badRuns
 		return r.finish(out, a)
 	}
-	for _, c := range reg.Regressions {
-		a.Target = append(a.Target, c.Function)
-	}
 	// The steps' reference: good and bad at --max-runs each, so that
-	// their noise does not bound the steps' (docs/BISECT.md).
+	// their noise does not bound the steps' (docs/BISECT.md). The
+	// culprits are those of all these runs (the deciding look may have
+	// been too early to name every one).
 	if err := r.runs(r.maxRuns, good, bad); err != nil {
 		return fmt.Errorf("good or bad cannot be benchmarked: %w", err)
 	}
-	steps := map[int]bisect.Step{}
-	s := bisect.Search{Commits: len(commits), Tests: budget.Tests() - 1, Outcomes: map[int]string{}}
-	plan := stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: budget.PerTest()}
-	runs := r.have(good) + r.have(bad)
-	var next bisect.Answer
-	for next = s.Next(); next.Next != 0; next = s.Next() {
-		c := commits[next.Next-1]
-		step, n, skip, err := r.test(c, good, bad, a.Target, plan)
+	b, m, err := r.load(good, r.maxRuns, bad, r.maxRuns, budget.Regression())
+	if err != nil {
+		return err
+	}
+	if all, err := (query.Judge{MinBaseShare: *r.minBaseShare}).Verdict(b, query.TreeOptions(b, m, r.rules)); err != nil {
+		return err
+	} else if len(all.Regressions) >= len(reg.Regressions) {
+		reg.Regressions = all.Regressions
+	}
+	var names []string
+	for _, c := range reg.Regressions {
+		names = append(names, fmt.Sprintf("%s %s", c.Function, verdict.Percent(float64(c.Delta))))
+	}
+	fmt.Fprintf(r.log, "bisect: culprits of bad against good at %d runs each: %s\n", r.maxRuns, strings.Join(names, ", "))
+	targets := []*verdict.Culprit{nil} // the run totals
+	if len(reg.Regressions) > 0 {
+		targets = targets[:0]
+		for i := range reg.Regressions[:min(len(reg.Regressions), bisect.MaxTargets)] {
+			targets = append(targets, &reg.Regressions[i])
+		}
+	}
+	a.Result = "found"
+	for j, culprit := range targets {
+		found, err := r.hunt(j, culprit, good, bad, commits, budget)
 		if err != nil {
 			return err
 		}
-		runs += n
-		bs := bisectStep{Commit: c, Subject: r.subject(c), Step: step, Skipped: skip}
-		if skip != "" {
-			s.Outcomes[next.Next], bs.Outcome = bisect.Skipped, bisect.Skipped
-			fmt.Fprintf(r.log, "bisect: %s %s: skipped (%s)\n", short(c), bs.Subject, skip)
-		} else {
-			s.Outcomes[next.Next], bs.Outcome = step.Decision, step.Decision
-			steps[next.Next] = step
+		if found.Kind == bisect.Unplaced {
+			a.Result = "undecided"
 		}
-		a.Steps = append(a.Steps, bs)
-	}
-	a.Runs, a.Skipped = runs, r.state.Skipped
-	if next.First == 0 {
-		a.Result, a.Why, a.Range = "undecided", next.Why, commits[next.Lo:next.Hi]
-		return r.finish(out, a)
-	}
-	first := commits[next.First-1]
-	a.Result = "found"
-	if a.First, err = r.info(first); err != nil {
-		return err
-	}
-	if st, ok := steps[next.First]; ok {
-		a.Share = &st
-	}
-	parent := good
-	if next.First > 1 {
-		parent = commits[next.First-2]
-	}
-	if ch, err := changes.FromGitDiff(r.clone, parent, first); err == nil {
-		a.Changed = &ch
-		for _, f := range a.Target {
-			if slices.Contains(ch.Modified, f) || slices.Contains(ch.Added, f) || slices.Contains(ch.Removed, f) {
-				a.Matched = append(a.Matched, f)
+		for _, c := range found.Commits {
+			if a.First == "" || slices.Index(commits, c.Hash) < slices.Index(commits, a.First) {
+				a.First = c.Hash
 			}
 		}
-	} else {
-		fmt.Fprintf(r.log, "bisect: the functions %s changed are unknown: %v\n", short(first), err)
+		a.Found = append(a.Found, found)
+	}
+	a.Runs, a.Skipped = r.have(good)+r.have(bad), r.state.Skipped
+	for _, c := range commits[:len(commits)-1] {
+		a.Runs += r.have(c)
 	}
 	return r.finish(out, a)
+}
+
+// hunt finds the commits that made the regression of culprit (nil: of the
+// run totals), the j-th of bad against good (bisect.Hunt).
+func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good, bad string, commits []string, budget bisect.Budget) (bisectFound, error) {
+	var target []string
+	name := "the run totals"
+	if culprit != nil {
+		target, name = []string{culprit.Function}, culprit.Function
+	}
+	fmt.Fprintf(r.log, "bisect: hunting the regression of %s\n", name)
+	found := bisectFound{Culprit: culprit}
+	f, err := bisect.Hunt(len(commits), budget.PerSearch(), func(i int, at float64) (string, bisect.Step, error) {
+		c := commits[i-1]
+		plan := stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: budget.PerTest(j, at)}
+		step, skip, err := r.test(c, good, bad, target, plan, at)
+		bs := bisectStep{Commit: c, Subject: r.subject(c), At: at, Outcome: step.Decision, Step: step, Skipped: skip}
+		if skip != "" {
+			bs.Outcome = bisect.Skipped
+			fmt.Fprintf(r.log, "bisect: %s %s: skipped (%s)\n", short(c), bs.Subject, skip)
+		}
+		found.Steps = append(found.Steps, bs)
+		return bs.Outcome, step, err
+	})
+	if err != nil {
+		return found, err
+	}
+	found.Kind, found.Why = f.Kind, f.Why
+	if f.Kind == bisect.Unplaced {
+		found.Range = commits[f.Lo:f.Hi]
+		return found, nil
+	}
+	for _, i := range f.Commits {
+		c := commits[i-1]
+		info, err := r.info(c)
+		if err != nil {
+			return found, err
+		}
+		for k := len(f.Tests) - 1; k >= 0; k-- {
+			if f.Tests[k].Commit == i && f.Tests[k].Outcome != bisect.Skipped {
+				info.Share = &f.Tests[k].Step
+				break
+			}
+		}
+		parent := good
+		if i > 1 {
+			parent = commits[i-2]
+		}
+		if ch, err := changes.FromGitDiff(r.clone, parent, c); err == nil {
+			info.Changed = &ch
+			if culprit != nil {
+				for _, list := range [][]string{ch.Modified, ch.Added, ch.Removed} {
+					info.Matched = info.Matched || slices.Contains(list, culprit.Function)
+				}
+			}
+		} else {
+			fmt.Fprintf(r.log, "bisect: the functions %s changed are unknown: %v\n", short(c), err)
+		}
+		found.Commits = append(found.Commits, *info)
+	}
+	return found, nil
 }
 
 // regression tests bad against good with the sequential test of query
@@ -283,34 +354,34 @@ func (r *bisectRun) regression(good, bad string, alpha float64) (*verdict.Verdic
 }
 
 // test is a commit's sequential test against good and bad on the target
-// culprits' per-run costs: its last look, its runs, and why it was skipped
-// ("" when it was not).
-func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan) (bisect.Step, int, string, error) {
+// culprits' per-run costs, at share at of the regression: its last look,
+// and why it was skipped ("" when it was not).
+func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan, at float64) (bisect.Step, string, error) {
 	goodN, badN := r.have(good), r.have(bad)
 	_, badCost, err := r.costs(good, goodN, bad, badN, target)
 	if err != nil {
-		return bisect.Step{}, 0, "", err
+		return bisect.Step{}, "", err
 	}
 	for n := r.batch; ; n = min(n+r.batch, r.maxRuns) {
 		if err := r.runs(n, c); err != nil {
 			var skip skipError
 			if errors.As(err, &skip) {
 				r.state.Skipped[c] = skip.Error()
-				return bisect.Step{}, r.have(c), skip.Error(), r.save()
+				return bisect.Step{}, skip.Error(), r.save()
 			}
-			return bisect.Step{}, 0, "", err
+			return bisect.Step{}, "", err
 		}
 		goodCost, cost, err := r.costs(good, goodN, c, n, target)
 		if err != nil {
-			return bisect.Step{}, 0, "", err
+			return bisect.Step{}, "", err
 		}
-		step, err := bisect.Classify(plan, goodCost, badCost, cost)
+		step, err := bisect.Classify(plan, at, goodCost, badCost, cost)
 		if err != nil {
-			return bisect.Step{}, 0, "", err
+			return bisect.Step{}, "", err
 		}
-		fmt.Fprintf(r.log, "bisect: %s %s: %s %s\n", short(c), r.subject(c), step.Decision, step.Why)
+		fmt.Fprintf(r.log, "bisect: %s %s: %s at %d runs: %s\n", short(c), r.subject(c), step.Decision, n, step.Why)
 		if step.Decision != bisect.Continue {
-			return step, n, "", nil
+			return step, "", nil
 		}
 	}
 }
@@ -623,7 +694,7 @@ func (r *bisectRun) subject(c string) string {
 	return s
 }
 
-func (r *bisectRun) info(c string) (*commitInfo, error) {
+func (r *bisectRun) info(c string) (*bisectCommit, error) {
 	s, err := r.git(r.clone, "log", "-1", "--format=%H%x00%s%x00%an <%ae>%x00%aI", c)
 	if err != nil {
 		return nil, err
@@ -632,7 +703,7 @@ func (r *bisectRun) info(c string) (*commitInfo, error) {
 	if len(f) != 4 {
 		return nil, fmt.Errorf("git log of %s: %q", c, s)
 	}
-	return &commitInfo{Hash: f[0], Subject: f[1], Author: f[2], Date: f[3]}, nil
+	return &bisectCommit{Hash: f[0], Subject: f[1], Author: f[2], Date: f[3]}, nil
 }
 
 func short(c string) string { return c[:min(12, len(c))] }
@@ -655,11 +726,13 @@ func (r *bisectRun) finish(out io.Writer, a *bisectAnswer) error {
 	if err != nil {
 		return err
 	}
-	switch a.Result {
-	case "none":
+	switch {
+	case a.Result == "none":
 		return lookError{exitNoRegression, errors.New("no regression between good and bad")}
-	case "undecided":
+	case a.Result == "undecided" && a.Why != "":
 		return lookError{exitInconclusive, fmt.Errorf("could not decide: %s", a.Why)}
+	case a.Result == "undecided":
+		return lookError{exitInconclusive, errors.New("could not decide where every regression was made")}
 	}
 	return nil
 }
@@ -667,14 +740,16 @@ func (r *bisectRun) finish(out io.Writer, a *bisectAnswer) error {
 // writeBisect prints the answer as a table or as a pull-request comment.
 func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 	var sb strings.Builder
-	v := a.Regression
-	switch a.Result {
-	case "found":
-		fmt.Fprintf(&sb, "first bad commit: %s\n", a.First.Hash)
-	case "none":
+	switch {
+	case a.First != "":
+		fmt.Fprintf(&sb, "first bad commit: %s\n", a.First)
+	case a.Result == "none":
 		sb.WriteString("no regression between good and bad\n")
 	default:
-		fmt.Fprintf(&sb, "could not decide: the first bad commit is one of %d commits\n", len(a.Range))
+		sb.WriteString("could not decide which commit made the regression\n")
+	}
+	if markdown {
+		sb.WriteString("\n### Flamediff bisect\n")
 	}
 	row := func(cells ...string) {
 		if markdown {
@@ -683,62 +758,68 @@ func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 			fmt.Fprintf(&sb, "  %s\n", strings.Join(cells, "  "))
 		}
 	}
-	head := func(title string, cols ...string) {
+	head := func(cols ...string) {
 		if markdown {
-			fmt.Fprintf(&sb, "\n#### %s\n\n", title)
+			sb.WriteString("\n")
 			row(cols...)
 			fmt.Fprintf(&sb, "|%s\n", strings.Repeat("---|", len(cols)))
-		} else {
-			fmt.Fprintf(&sb, "\n%s:\n", title)
 		}
 	}
-	if a.First != nil {
-		fmt.Fprintf(&sb, "\n%s\nAuthor: %s\nDate:   %s\n", a.First.Subject, a.First.Author, a.First.Date)
-		if s := a.Share; s != nil {
-			fmt.Fprintf(&sb, "It carries %.0f%% of the regression (%.0f%% .. %.0f%%) at %d runs.\n", 100*s.Share, 100*s.Low, 100*s.High, s.Runs)
-		}
-	}
-	if len(a.Range) > 0 && a.Result == "undecided" {
-		fmt.Fprintf(&sb, "\n%s\n", a.Why)
-		for _, c := range a.Range {
-			row(c)
-		}
-	}
-	if v != nil {
+	if v := a.Regression; v != nil {
 		fmt.Fprintf(&sb, "\nBad against good: %s: %s\n", v.Result, v.Why)
 	}
-	if v != nil && len(v.Regressions) > 0 {
-		head("Culprits of bad against good", "function", "kind", "delta (of the base total)", "95% interval", "changed by the commit")
-		for _, c := range v.Regressions {
-			changed := "no"
-			if slices.Contains(a.Matched, c.Function) {
-				changed = "yes"
-			}
-			if a.Changed == nil {
-				changed = "-"
-			}
-			row(c.Function, c.Kind, verdict.Percent(float64(c.Delta)), verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)), changed)
+	for _, f := range a.Found {
+		name, delta := "the run totals", ""
+		if c := f.Culprit; c != nil {
+			name = c.Function
+			delta = fmt.Sprintf(" (%s, %s of the base total, 95%% interval %s)", c.Kind, verdict.Percent(float64(c.Delta)),
+				verdict.Interval(float64(c.DeltaLow), float64(c.DeltaHigh)))
 		}
-	}
-	if a.Changed != nil {
-		fmt.Fprintf(&sb, "\nFunctions the commit changed: %d modified, %d added, %d removed", len(a.Changed.Modified), len(a.Changed.Added), len(a.Changed.Removed))
-		if len(a.Matched) > 0 {
-			fmt.Fprintf(&sb, "; culprits among them: %s", strings.Join(a.Matched, ", "))
+		fmt.Fprintf(&sb, "\n%s%s: ", bold(name, markdown), delta)
+		switch f.Kind {
+		case bisect.One:
+			sb.WriteString("made by one commit.\n")
+		case bisect.Split:
+			sb.WriteString("made by two commits between them, each carrying part of it.\n")
+		default:
+			fmt.Fprintf(&sb, "could not decide: %s; it was made by one of %d commits:\n", f.Why, len(f.Range))
+			for _, c := range f.Range {
+				fmt.Fprintf(&sb, "  %s\n", c)
+			}
 		}
-		sb.WriteString(".\n")
-	}
-	if len(a.Steps) > 0 {
-		head("Steps", "commit", "subject", "decision", "runs", "share of the regression")
-		for _, s := range a.Steps {
+		for _, c := range f.Commits {
+			fmt.Fprintf(&sb, "\n  commit %s\n  %s\n  Author: %s\n  Date:   %s\n", c.Hash, c.Subject, c.Author, c.Date)
+			if s := c.Share; s != nil {
+				fmt.Fprintf(&sb, "  It stands at %.0f%% of the regression (%.0f%% .. %.0f%%) at %d runs.\n", 100*s.Share, 100*s.Low, 100*s.High, s.Runs)
+			}
+			if ch := c.Changed; ch != nil {
+				fmt.Fprintf(&sb, "  It changed %d functions, %d added, %d removed", len(ch.Modified), len(ch.Added), len(ch.Removed))
+				if c.Matched {
+					fmt.Fprintf(&sb, ", %s among them", name)
+				}
+				sb.WriteString(".\n")
+			}
+		}
+		head("commit", "subject", "tested at", "decision", "runs", "share of the regression")
+		if !markdown {
+			sb.WriteString("\n  Steps:\n")
+		}
+		for _, s := range f.Steps {
 			share := fmt.Sprintf("%.0f%% (%.0f%% .. %.0f%%)", 100*s.Step.Share, 100*s.Step.Low, 100*s.Step.High)
 			if s.Outcome == bisect.Skipped {
 				share = s.Skipped
 			}
-			row(short(s.Commit), s.Subject, s.Outcome, fmt.Sprint(s.Step.Runs), share)
+			row(short(s.Commit), s.Subject, fmt.Sprintf("%.0f%%", 100*s.At), s.Outcome, fmt.Sprint(s.Step.Runs), share)
 		}
 	}
-	fmt.Fprintf(&sb, "\n%d runs in all; at most %v tests, each wrong under %.2g (%v over the search).\n",
-		a.Runs, a.Budget["tests"], a.Budget["perTest"], a.Budget["alpha"])
+	fmt.Fprintf(&sb, "\n%d runs in all; a wrong commit under %v over the search.\n", a.Runs, a.Budget["alpha"])
 	_, err := io.WriteString(out, sb.String())
 	return err
+}
+
+func bold(s string, markdown bool) string {
+	if markdown {
+		return "**" + s + "**"
+	}
+	return s
 }

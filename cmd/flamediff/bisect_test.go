@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flamediff/flamediff/internal/chtest"
+	"github.com/flamediff/flamediff/pkg/bisect"
 )
 
 // bisectProgram is the first commit of the program bisected: three
@@ -74,9 +77,11 @@ func main() {
 	}
 }
 `,
-	"parse.go":  "package main\n\nfunc parse() {\n\twork(3 * unit)\n}\n",
-	"price.go":  "package main\n\nfunc price() {\n\twork(4 * unit)\n}\n",
-	"render.go": "package main\n\nfunc render() {\n\twork(3 * unit)\n}\n",
+	"parse.go":     "package main\n\nfunc parse() {\n\twork(3 * unit)\n}\n",
+	"price.go":     "package main\n\nfunc price() {\n\twork(4 * unit)\n\tsurcharge()\n}\n",
+	"render.go":    "package main\n\nfunc render() {\n\twork(3 * unit)\n\tlayout()\n}\n",
+	"surcharge.go": "package main\n\n// surcharge adds the taxes to a price.\nfunc surcharge() {}\n",
+	"layout.go":    "package main\n\n// layout places the lines of a receipt.\nfunc layout() {}\n",
 }
 
 // bisectEdit is one commit: its subject and its change of the files
@@ -91,7 +96,7 @@ type bisectEdit struct {
 // and one that makes price do 12.5% more work, 5% of the total (17).
 var bisectHistory = []bisectEdit{
 	{"docs: add a README", "README.md", "", "# shop\n\nPrices a basket.\n"},
-	{"parse: name its work", "parse.go", "work(3 * unit)", "work(parseRounds * unit)\n}\n\nconst parseRounds = 3\n\nfunc _() {"},
+	{"parse: name its work", "parse.go", "func parse() {\n\twork(3 * unit)", "const parseRounds = 3\n\nfunc parse() {\n\twork(parseRounds * unit)"},
 	{"add a version", "version.go", "", "package main\n\nconst version = \"1.0\"\n\nfunc versionLine() string { return \"shop \" + version }\n"},
 	{"render: split the header from the body", "render.go", "\twork(3 * unit)\n", "\theader()\n\tbody()\n}\n\nfunc header() { work(unit / 2) }\n\nfunc body() {\n\twork(5 * unit / 2)\n"},
 	{"work: say what it computes", "work.go", "func work(n int) {", "// work runs n rounds of xorshift64.\nfunc work(n int) {"},
@@ -100,7 +105,7 @@ var bisectHistory = []bisectEdit{
 	{"main: -version prints the version", "main.go", "\truntime.LockOSThread()\n", "\tif len(os.Args) > 1 && os.Args[1] == \"-version\" {\n\t\tfmt.Println(versionLine())\n\t\treturn\n\t}\n\truntime.LockOSThread()\n"},
 	{"parse: check the rounds", "parse.go", "func parse() {\n", "func parse() {\n\tif parseRounds < 1 {\n\t\tpanic(\"no rounds\")\n\t}\n"},
 	{"add a test", "shop_test.go", "", "package main\n\nimport \"testing\"\n\nfunc TestVersion(t *testing.T) {\n\tif versionLine() != \"shop 1.0\" {\n\t\tt.Fatal(versionLine())\n\t}\n}\n"},
-	{"render: name the body's share", "render.go", "work(5 * unit / 2)", "work(bodyShare * unit / 2)\n}\n\nconst bodyShare = 5\n\nfunc _() {"},
+	{"render: name the body's share", "render.go", "func body() {\n\twork(5 * unit / 2)", "const bodyShare = 5\n\nfunc body() {\n\twork(bodyShare * unit / 2)"},
 	{"currency: start (does not build)", "currency.go", "", "package main\n\nfunc currency() string {\n\treturn \"EUR\" +\n}\n"},
 	{"currency: finish", "currency.go", "\"EUR\" +\n", "\"EUR\"\n"},
 	{"price: declare the tiers", "price.go", "func price() {", "var priceTiers = []int{2, 2}\n\nfunc price() {"},
@@ -122,9 +127,24 @@ const (
 	bisectSlow   = 18 // the commit that slows price
 )
 
-// bisectRepo commits the program and its history in a new repository
-// and returns its directory and the commits, good first.
-func bisectRepo(t *testing.T) (string, []string) {
+// planted inserts edits into bisectHistory (without its slowdown, with
+// discount false): at[k] becomes commit k (1-based after good) of the
+// history returned, in increasing k.
+func planted(at map[int]bisectEdit, discount bool) []bisectEdit {
+	h := slices.Clone(bisectHistory)
+	if !discount {
+		h = slices.Delete(h, bisectSlow-1, bisectSlow)
+	}
+	keys := slices.Sorted(maps.Keys(at))
+	for _, k := range keys {
+		h = slices.Insert(h, k-1, at[k])
+	}
+	return h
+}
+
+// bisectRepo commits the program and a history in a new repository and
+// returns its directory and the commits, good first.
+func bisectRepo(t *testing.T, history []bisectEdit) (string, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	git := func(args ...string) string {
@@ -151,7 +171,7 @@ func bisectRepo(t *testing.T) (string, []string) {
 	git("add", "-A")
 	git("commit", "--quiet", "-m", "shop: price a basket")
 	commits := []string{git("rev-parse", "HEAD")}
-	for _, e := range bisectHistory {
+	for _, e := range history {
 		if e.old == "" {
 			write(e.file, e.new)
 		} else {
@@ -196,7 +216,7 @@ func TestBisectFiles(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatal("the bisect test builds a Go program: go is not on PATH")
 	}
-	repo, commits := bisectRepo(t)
+	repo, commits := bisectRepo(t, bisectHistory)
 	good, bad, slow := commits[0], commits[len(commits)-1], commits[bisectSlow]
 	const maxRuns, batch = 30, 5
 	flags := []string{"--max-runs", "30", "--batch", "5", "--min-base-share", "0.03"}
@@ -216,32 +236,23 @@ func TestBisectFiles(t *testing.T) {
 		if again := benchRuns(t, count); code != 0 || again != ran {
 			t.Fatalf("resuming exited %d and ran %d more runs, want 0 and none", code, again-ran)
 		}
-		var a struct {
-			First   struct{ Hash, Subject, Author string }
-			Target  []string
-			Matched []string
-			Steps   []struct {
-				Commit, Outcome, Skipped string
-				Step                     struct{ Runs int }
-			}
-			Budget struct{ Tests int }
-			Runs   int
-		}
+		var a bisectJSON
 		if err := json.Unmarshal([]byte(stdout), &a); err != nil {
 			t.Fatal(err)
 		}
-		if a.First.Hash != slow || a.First.Subject != bisectHistory[bisectSlow-1].subject || a.First.Author != "Ada <ada@example.com>" {
-			t.Errorf("first bad commit %+v", a.First)
+		if len(a.Found) != 1 || a.Found[0].Kind != "one" || a.Found[0].Culprit.Function != "main.price" {
+			t.Fatalf("found %+v, want main.price's regression made by one commit", a.Found)
 		}
-		if len(a.Target) == 0 || a.Target[0] != "main.price" || len(a.Matched) != 1 || a.Matched[0] != "main.price" {
-			t.Errorf("culprits %v, changed by the commit %v; want main.price in both", a.Target, a.Matched)
+		f := a.Found[0]
+		if c := f.Commits[0]; c.Hash != slow || c.Subject != bisectHistory[bisectSlow-1].subject || c.Author != "Ada <ada@example.com>" || !c.Matched {
+			t.Errorf("first bad commit %+v, want %s by Ada, changing main.price", c, slow)
 		}
 		index := map[string]int{}
 		for i, c := range commits {
 			index[c] = i
 		}
 		skipped := false
-		for _, s := range a.Steps {
+		for _, s := range f.Steps {
 			i := index[s.Commit]
 			want := map[bool]string{true: "carries", false: "clean"}[i >= bisectSlow]
 			if i == bisectBroken {
@@ -252,9 +263,9 @@ func TestBisectFiles(t *testing.T) {
 			}
 		}
 		if !skipped {
-			t.Errorf("the search never met the commit that does not build: %+v", a.Steps)
+			t.Errorf("the search never met the commit that does not build: %+v", f.Steps)
 		}
-		if budget := (2 + a.Budget.Tests - 1) * maxRuns; a.Runs > budget || a.Runs != ran {
+		if budget := (2 + bisect.Searches*a.Budget.PerSearch) * maxRuns; a.Runs > budget || a.Runs != ran {
 			t.Errorf("%d runs (the benchmark ran %d times), want them at most the budget of %d", a.Runs, ran, budget)
 		}
 	})
@@ -262,17 +273,14 @@ func TestBisectFiles(t *testing.T) {
 		dsn := chtest.DSN(t)
 		mustRun(t, "migrate", "--dsn", dsn)
 		stdout, stderr, code := bisectCLI(t, repo, env, append([]string{"--good", good, "--bad", bad, "--dsn", dsn, "--app", "shop", "--output", "json"}, flags...)...)
-		var a struct {
-			First struct{ Hash string }
-			Steps []struct{ Commit, Outcome string }
-		}
-		if err := json.Unmarshal([]byte(stdout), &a); err != nil || code != 0 || a.First.Hash != slow {
+		var a bisectJSON
+		if err := json.Unmarshal([]byte(stdout), &a); err != nil || code != 0 || a.First != slow || len(a.Found) != 1 {
 			t.Fatalf("exit %d (%v), want 0 and %s:\n%s\n%s", code, err, slow, stdout, stderr)
 		}
 		// Every tested commit is a build, in the history's order, with its
 		// runs; a skipped one has none.
 		tested := map[string]bool{short(good): true, short(bad): true}
-		for _, s := range a.Steps {
+		for _, s := range a.Found[0].Steps {
 			tested[short(s.Commit)] = s.Outcome != "skipped"
 		}
 		var want []string
@@ -315,6 +323,26 @@ func TestBisectFiles(t *testing.T) {
 	})
 }
 
+// bisectJSON is bisect's --output json, as the tests read it.
+type bisectJSON struct {
+	First string
+	Found []struct {
+		Culprit struct{ Function string }
+		Kind    string
+		Commits []struct {
+			Hash, Subject, Author string
+			Matched               bool
+		}
+		Range []string
+		Steps []struct {
+			Commit, Outcome string
+			At              float64
+		}
+	}
+	Budget struct{ PerSearch int }
+	Runs   int
+}
+
 // benchRuns is how often the benchmark ran.
 func benchRuns(t *testing.T, count string) int {
 	raw, err := os.ReadFile(count)
@@ -322,4 +350,64 @@ func benchRuns(t *testing.T, count string) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(raw), "run")
+}
+
+// Regressions that are not one clean step, on the same program: one that
+// a later commit undid (a slower layout, reverted) before another (the
+// discount), which alone is bad's and is named; and one split over two
+// commits (surcharge's taxes, in two halves) beside an independent one
+// (line wrapping in layout): the split is named as its two commits and
+// the other as its own.
+func TestBisectNotOneStep(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal("the bisect test builds a Go program: go is not on PATH")
+	}
+	layout := func(subject, body string) bisectEdit {
+		return bisectEdit{subject, "layout.go", "", "package main\n\n// layout places the lines of a receipt.\nfunc layout() {" + body + "}\n"}
+	}
+	surcharge := func(subject, body string) bisectEdit {
+		return bisectEdit{subject, "surcharge.go", "", "package main\n\n// surcharge adds the taxes to a price.\nfunc surcharge() {" + body + "}\n"}
+	}
+	flags := []string{"--max-runs", "30", "--batch", "5", "--min-base-share", "0.03", "--output", "json"}
+	count := filepath.Join(t.TempDir(), "count")
+	for _, c := range []struct {
+		name     string
+		plants   map[int]bisectEdit
+		discount bool
+		want     map[string][]int // culprit: the commits that made its regression
+	}{
+		{"undone", map[int]bisectEdit{
+			5:  layout("layout: align the columns", "\n\twork(unit / 2)\n"),
+			10: layout("Revert \"layout: align the columns\"", ""),
+		}, true, map[string][]int{"main.price": {20}}},
+		{"split and independent", map[int]bisectEdit{
+			8:  surcharge("surcharge: the national tax", "\n\twork(unit / 2)\n"),
+			16: surcharge("surcharge: the regional tax", "\n\twork(unit)\n"),
+			24: layout("layout: wrap long lines", "\n\twork(unit / 2)\n"),
+		}, false, map[string][]int{"main.price": {8, 16}, "main.render": {24}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			history := planted(c.plants, c.discount)
+			repo, commits := bisectRepo(t, history)
+			stdout, stderr, code := bisectCLI(t, repo, []string{"BENCH_COUNT=" + count},
+				append([]string{"--good", commits[0], "--bad", commits[len(commits)-1]}, flags...)...)
+			var a bisectJSON
+			if err := json.Unmarshal([]byte(stdout), &a); err != nil || code != 0 {
+				t.Fatalf("exit %d (%v), want 0:\n%s\n%s", code, err, stdout, stderr)
+			}
+			t.Logf("%d runs; stderr:\n%s", a.Runs, stderr)
+			got := map[string][]int{}
+			for _, f := range a.Found {
+				for _, fc := range f.Commits {
+					got[f.Culprit.Function] = append(got[f.Culprit.Function], slices.Index(commits, fc.Hash))
+				}
+				if want := map[int]string{1: "one", 2: "split"}[len(c.want[f.Culprit.Function])]; f.Kind != want {
+					t.Errorf("%s: %s, want %s", f.Culprit.Function, f.Kind, want)
+				}
+			}
+			if !maps.EqualFunc(got, c.want, slices.Equal[[]int]) {
+				t.Errorf("found %v, want %v (commits: %v)", got, c.want, history)
+			}
+		})
+	}
 }

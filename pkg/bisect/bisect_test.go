@@ -14,18 +14,25 @@ import (
 )
 
 // world is one simulated range: commits 0..n, the cost of commit i's runs
-// normal with mean 1 (+ change from first on) and coefficient of variation
-// noise; a commit is broken (skipped) with probability broken.
+// normal with mean 1 (+ change from first on; half of it from first and
+// half from second when second is set: a split regression) and
+// coefficient of variation noise; broken commits are skipped.
 type world struct {
-	n, first      int
-	change, noise float64
-	broken        map[int]bool
+	n, first, second int
+	change, noise    float64
+	broken           map[int]bool
 }
 
 func (w world) runs(rng *rand.Rand, i, n int) []float64 {
 	xs := make([]float64, n)
 	mean := 1.0
-	if w.first > 0 && i >= w.first {
+	switch {
+	case w.first == 0:
+	case w.second > 0 && i >= w.second:
+		mean += w.change
+	case w.second > 0 && i >= w.first:
+		mean += w.change / 2
+	case i >= w.first:
 		mean += w.change
 	}
 	for k := range xs {
@@ -34,17 +41,29 @@ func (w world) runs(rng *rand.Rand, i, n int) []float64 {
 	return xs
 }
 
+// truth is the commits that made the regression.
+func (w world) truth() []int {
+	switch {
+	case w.first == 0:
+		return nil
+	case w.second > 0:
+		return []int{w.first, w.second}
+	}
+	return []int{w.first}
+}
+
 // outcome is what one simulated bisection did.
 type outcome struct {
-	named, runs int // named: the first bad commit named (0: none)
+	named []int // the commits named (none: no regression, or undecided)
+	runs  int
 }
 
 // simulate runs the whole search as the CLI does: bad against good with
-// the sequential test of query --max-runs (stats.Plan) at the per-test
-// alpha, then Classify on each commit the search asks for.
+// the sequential test of query --max-runs (stats.Plan) at the budget's
+// alpha, then a Hunt whose tests Classify the commits it asks for.
 func simulate(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *rand.Rand) outcome {
 	b := Budget{Alpha: alpha, Commits: w.n, Extra: 2}
-	p := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.PerTest(), Beta: 0.05, MinBaseShare: max(w.change, 0.05) / 2}
+	p := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.Regression(), Beta: 0.05, MinBaseShare: max(w.change, 0.05) / 2}
 	var good, bad []float64
 	var o outcome
 	for {
@@ -67,31 +86,30 @@ func simulate(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *ran
 	good = append(good, w.runs(rng, 0, maxRuns-len(good))...)
 	bad = append(bad, w.runs(rng, w.n, maxRuns-len(bad))...)
 	o.runs = len(good) + len(bad)
-	search := Search{Commits: w.n, Tests: b.Tests() - 1, Outcomes: map[int]string{}}
-	for {
-		a := search.Next()
-		if a.Next == 0 {
-			o.named = a.First
-			return o
+	runs := map[int][]float64{} // a commit's runs serve every search
+	f, err := Hunt(w.n, b.PerSearch(), func(i int, at float64) (string, Step, error) {
+		if w.broken[i] {
+			return Skipped, Step{}, nil
 		}
-		if w.broken[a.Next] {
-			search.Outcomes[a.Next] = Skipped
-			continue
-		}
-		var c []float64
-		for {
-			c = append(c, w.runs(rng, a.Next, min(batch, maxRuns-len(c)))...)
-			s, err := Classify(p, good, bad, c)
-			if err != nil {
-				t.Fatal(err)
+		step := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.PerTest(0, at)}
+		for n := batch; ; n = min(n+batch, maxRuns) {
+			if len(runs[i]) < n {
+				runs[i] = append(runs[i], w.runs(rng, i, n-len(runs[i]))...)
 			}
-			if s.Decision != Continue {
-				search.Outcomes[a.Next] = s.Decision
-				break
+			s, err := Classify(step, at, good, bad, runs[i][:n])
+			if err != nil || s.Decision != Continue {
+				return s.Decision, s, err
 			}
 		}
-		o.runs += len(c)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, r := range runs {
+		o.runs += len(r)
+	}
+	o.named = f.Commits
+	return o
 }
 
 // fixed is `git bisect run` with n runs of every commit it tests (good
@@ -115,7 +133,7 @@ func fixed(w world, n int, rng *rand.Rand) outcome {
 			lo = mid
 		}
 	}
-	return outcome{named: hi, runs: runs}
+	return outcome{named: []int{hi}, runs: runs}
 }
 
 // fixedRuns is the runs a commit of `git bisect run` needs for the same
@@ -127,7 +145,10 @@ func fixedRuns(alpha, change, noise float64) int {
 	return int(math.Ceil(1.5 * z * z * noise * noise / (change * change / 4)))
 }
 
-type setting struct{ change, noise float64 }
+type setting struct {
+	change, noise float64
+	split         bool
+}
 
 type tally struct {
 	wrong, right, none int
@@ -136,9 +157,9 @@ type tally struct {
 
 func (s *tally) add(w world, o outcome) {
 	switch {
-	case o.named == 0:
+	case len(o.named) == 0:
 		s.none++
-	case o.named == w.first:
+	case slices.Equal(o.named, w.truth()):
 		s.right++
 	default:
 		s.wrong++
@@ -171,18 +192,25 @@ func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n 
 		if c.change > 0 {
 			w.first = 1 + rng.IntN(w.n)
 		}
+		if c.split {
+			w.first = 1 + rng.IntN(w.n-1)
+			w.second = w.first + 1 + rng.IntN(w.n-w.first)
+		}
 		for i := 1; i < w.n; i++ {
-			if rng.Float64() < 0.1 && i != w.first {
+			if rng.Float64() < 0.1 && i != w.first && i != w.second {
 				w.broken[i] = true
 			}
 		}
 		seq.add(w, simulate(t, w, alpha, 5, 30, rng))
-		fix.add(w, fixed(w, n, rng))
+		if !c.split { // git bisect run names one commit
+			fix.add(w, fixed(w, n, rng))
+		}
 	}
 	return seq, fix, n
 }
 
-var settings = []setting{{0, 0.02}, {0.05, 0.01}, {0.05, 0.02}, {0.05, 0.03}, {0.10, 0.03}, {0.10, 0.05}}
+var settings = []setting{{0, 0.02, false}, {0.05, 0.01, false}, {0.05, 0.02, false}, {0.05, 0.03, false}, {0.10, 0.03, false}, {0.10, 0.05, false},
+	{0.10, 0.01, true}, {0.10, 0.02, true}}
 
 // The chance of naming a wrong commit stays under alpha over the whole
 // search (binomial slack: 3 standard errors), in every setting, without a
@@ -195,7 +223,10 @@ func TestSearchErrorRate(t *testing.T) {
 		if rate := float64(seq.wrong) / seeds; rate > slack {
 			t.Errorf("change %g, noise %g: wrong commit in %.3f of the searches, over alpha %g", c.change, c.noise, rate, alpha)
 		}
-		if c.change > 0 && c.change >= 3*c.noise && seq.right < seeds*8/10 {
+		// Where the regression stands clear of the noise (3 times it, 10
+		// times for a split's halves), most searches name its commits.
+		clear := c.change >= 3*c.noise && (!c.split || c.change >= 10*c.noise)
+		if want := map[bool]float64{false: 0.8, true: 0.7}[c.split]; clear && float64(seq.right) < want*seeds {
 			t.Errorf("change %g, noise %g: only %d of %d searches name the commit", c.change, c.noise, seq.right, seeds)
 		}
 	}
@@ -213,7 +244,14 @@ func TestSearchTable(t *testing.T) {
 	for _, c := range settings {
 		seq, fix, n := c.run(t, alpha, seeds)
 		pct := func(k int) string { return fmt.Sprintf("%.1f%%", 100*float64(k)/seeds) }
-		fmt.Printf("| %.0f%% | %.0f%% | %s | %s | %s | %.1f | %d | %d | %s | %s | %.1f | %d |\n", 100*c.change, 100*c.noise,
+		kind := fmt.Sprintf("%.0f%%", 100*c.change)
+		if c.split {
+			kind += ", split in two"
+			fmt.Printf("| %s | %.0f%% | %s | %s | %s | %.1f | %d | - | - | - | - | - |\n", kind, 100*c.noise,
+				pct(seq.right), pct(seq.wrong), pct(seq.none), seq.mean(), seq.p90())
+			continue
+		}
+		fmt.Printf("| %s | %.0f%% | %s | %s | %s | %.1f | %d | %d | %s | %s | %.1f | %d |\n", kind, 100*c.noise,
 			pct(seq.right), pct(seq.wrong), pct(seq.none), seq.mean(), seq.p90(), n, pct(fix.right), pct(fix.wrong), fix.mean(), fix.p90())
 	}
 }
@@ -261,16 +299,16 @@ func TestClassify(t *testing.T) {
 		{"like bad", []float64{110, 109, 111, 110, 110}, Carries},
 		{"half way, undecided", []float64{104, 106, 103, 107, 105}, Continue},
 	} {
-		s, err := Classify(p, good, bad, c.c)
+		s, err := Classify(p, 0.5, good, bad, c.c)
 		if err != nil || s.Decision != c.want {
 			t.Errorf("%s: %+v, %v; want %s", c.name, s, err, c.want)
 		}
 	}
-	exact, err := Classify(stats.Plan{Batch: 1, MaxRuns: 30, Alpha: 0.01}, []float64{100, 100}, []float64{110, 110}, []float64{109, 109})
+	exact, err := Classify(stats.Plan{Batch: 1, MaxRuns: 30, Alpha: 0.01}, 0.5, []float64{100, 100}, []float64{110, 110}, []float64{109, 109})
 	if err != nil || exact.Decision != Carries || !exact.Exact || math.Abs(exact.Share-0.9) > 1e-9 {
 		t.Errorf("exact costs: %+v, %v", exact, err)
 	}
-	if _, err := Classify(p, good, good, good); err == nil {
+	if _, err := Classify(p, 0.5, good, good, good); err == nil {
 		t.Error("no regression between good and bad: no error")
 	}
 }
