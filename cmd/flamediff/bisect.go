@@ -26,6 +26,7 @@ import (
 	"github.com/flamediff/flamediff/pkg/sysframes"
 	"github.com/flamediff/flamediff/pkg/tree"
 	"github.com/flamediff/flamediff/pkg/verdict"
+	"github.com/flamediff/flamediff/pkg/web"
 )
 
 // Exit codes of bisect besides 0 (a first bad commit named) and
@@ -50,6 +51,7 @@ func bisectCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	fs.Float64Var(&r.alpha, "alpha", 0.05, "the chance of naming a wrong commit over the whole search")
 	fs.Float64Var(&r.beta, "beta", 0.05, "the chance of missing a regression of --min-base-share between good and bad")
 	fs.StringVar(&r.output, "output", "table", "table, markdown (a pull request comment) or json")
+	fs.StringVar(&r.report, "report", "", "write `FILE`, an HTML report of the first bad commit against the commit before it (docs/REPORT.md)")
 	r.minBaseShare = minBaseShareFlag(fs)
 	r.parse = parseFlags(fs)
 	r.dsn = dsnFlag(fs)
@@ -66,6 +68,7 @@ func bisectCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 // bisectRun is one search: its flags, its clone and what it measured.
 type bisectRun struct {
 	good, bad, build, bench, repo, out, ext, output string
+	report                                          string
 	maxRuns, batch, extra                           int
 	alpha, beta                                     float64
 	minBaseShare                                    *float64
@@ -84,6 +87,7 @@ type bisectRun struct {
 	store *storage.Store
 	rules *sysframes.Rules
 	start map[string]time.Time
+	unit  string // the profiles' unit
 }
 
 // bisectState is the search's record in --out: what each commit is and
@@ -262,7 +266,46 @@ func (r *bisectRun) run(out io.Writer) error {
 	for _, c := range commits[:len(commits)-1] {
 		a.Runs += r.have(c)
 	}
+	if r.report != "" && a.First != "" {
+		i := slices.Index(commits, a.First)
+		before := good
+		if i > 0 {
+			before = commits[i-1]
+		}
+		if err := r.writeReport(before, a.First); err != nil {
+			return err
+		}
+	}
 	return r.finish(out, a)
+}
+
+// writeReport writes --report: the diff of commit c's runs against those
+// of the commit before it, as flamediff report draws one.
+func (r *bisectRun) writeReport(before, c string) error {
+	b, m, err := r.load(before, r.have(before), c, r.have(c), r.alpha)
+	if err != nil {
+		return err
+	}
+	m.Variants = true
+	answer, err := query.Render(b, m, r.rules, r.unit)
+	if err != nil {
+		return err
+	}
+	m.QueryType, m.Variants = query.Functions, false
+	functions, err := query.Render(b, m, r.rules, r.unit)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(r.report) // #nosec G304 -- the user names the file to write
+	if err != nil {
+		return err
+	}
+	title := fmt.Sprintf("%s %s against %s", short(c), r.subject(c), short(before))
+	if err := web.WriteReport(f, web.Report{Title: title, Frames: append(answer, functions...)}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // hunt finds the commits that made the regression of culprit (nil: of the
@@ -438,7 +481,8 @@ func (r *bisectRun) load(base string, baseN int, head string, headN int, alpha f
 			return nil, m, err
 		}
 		e := &query.Executor{Store: r.store, Rules: r.rules}
-		b, _, err := e.Engine(r.ctx, m)
+		b, unit, err := e.Engine(r.ctx, m)
+		r.unit = unit
 		return b, m, err
 	}
 	b := tree.NewBuilder(tree.NewFrames())
@@ -453,6 +497,7 @@ func (r *bisectRun) load(base string, baseN int, head string, headN int, alpha f
 	if unit != baseUnit {
 		return nil, m, fmt.Errorf("runs in %s and in %s cannot be compared", unit, baseUnit)
 	}
+	r.unit = unit
 	return b, m, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"maps"
 	"os"
 	"os/exec"
@@ -268,6 +269,25 @@ func TestBisectFiles(t *testing.T) {
 		if budget := (2 + bisect.Searches*a.Budget.PerSearch) * maxRuns; a.Runs > budget || a.Runs != ran {
 			t.Errorf("%d runs (the benchmark ran %d times), want them at most the budget of %d", a.Runs, ran, budget)
 		}
+		// The pull-request comment and the report, from the kept runs.
+		report := filepath.Join(t.TempDir(), "bisect.html")
+		md, _, code := bisectCLI(t, repo, env, append(args, "--output", "markdown", "--report", report)...)
+		if code != 0 || !strings.HasPrefix(md, "first bad commit: "+slow+"\n\n### Flamediff bisect\n") || benchRuns(t, count) != ran {
+			t.Fatalf("markdown: exit %d, %d more runs:\n%s", code, benchRuns(t, count)-ran, md)
+		}
+		for _, want := range []string{"**main.price**", "| " + short(slow) + " | price: apply the discount rules | 50% | carries |", "| " + short(commits[bisectBroken]) + " | currency: start (does not build) | 50% | skipped |"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("the markdown lacks %q:\n%s", want, md)
+			}
+		}
+		_, data := reportData(t, report)
+		frames, err := json.Marshal(data.Frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(data.Title, short(slow)+" price: apply the discount rules against ") || !bytes.Contains(frames, []byte("main.price")) {
+			t.Errorf("the report of the commit: %q, %d frames", data.Title, len(data.Frames))
+		}
 	})
 	t.Run("one slowdown, stored", func(t *testing.T) {
 		dsn := chtest.DSN(t)
@@ -409,5 +429,61 @@ func TestBisectNotOneStep(t *testing.T) {
 				t.Errorf("found %v, want %v (commits: %v)", got, c.want, history)
 			}
 		})
+	}
+}
+
+// The example workflow (bisect-workflow.yml, beside action.yml) is a valid
+// workflow by the schema @action-validator/cli checks against, the
+// validator rejects a broken copy (a job without runs-on), and every flag
+// its bisect command passes is one of bisect's.
+func TestBisectWorkflow(t *testing.T) {
+	validator, err := filepath.Abs(filepath.Join("..", "..", "node_modules", ".bin", "action-validator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(validator); err != nil {
+		t.Fatalf("%v: run npm install (scripts/test.sh does)", err)
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "bisect-workflow.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	workflow := string(raw)
+	validate := func(text string) (string, error) {
+		file := filepath.Join(t.TempDir(), "bisect.yml") // not action.yml: a workflow
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(validator, file).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := validate(workflow); err != nil {
+		t.Errorf("bisect-workflow.yml is not a valid workflow: %v\n%s", err, out)
+	}
+	broken := strings.Replace(workflow, "    runs-on: ubuntu-latest\n", "", 1)
+	if broken == workflow {
+		t.Fatal("the workflow has no runs-on to remove")
+	}
+	if out, err := validate(broken); err == nil {
+		t.Errorf("a job without runs-on passed the validator:\n%s", out)
+	}
+	if !strings.Contains(workflow, "workflow_dispatch:") || !strings.Contains(workflow, "flamediff bisect ") {
+		t.Fatal("the workflow is not run by hand or does not bisect")
+	}
+	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
+	commands["bisect"].setup(fs)
+	_, command, _ := strings.Cut(workflow, "flamediff bisect ")
+	command, _, _ = strings.Cut(command, "> bisect.md")
+	seen := 0
+	for _, word := range strings.Fields(command) {
+		if name, ok := strings.CutPrefix(word, "--"); ok {
+			seen++
+			if fs.Lookup(name) == nil {
+				t.Errorf("the workflow passes %s, not a flag of bisect", word)
+			}
+		}
+	}
+	if seen < 8 {
+		t.Errorf("only %d flags read from the workflow's command:\n%s", seen, command)
 	}
 }
