@@ -46,7 +46,7 @@ const MaxTargets = 3
 func (b Budget) PerSearch() int {
 	steps := 0
 	if b.Commits > 1 {
-		steps = bits.Len(uint(b.Commits - 1)) // ceil(log2(Commits))
+		steps = bits.Len(uint(b.Commits - 1)) // #nosec G115 -- Commits > 1 here: ceil(log2(Commits))
 	}
 	return steps + b.Extra
 }
