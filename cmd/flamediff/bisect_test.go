@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -226,8 +228,14 @@ func TestBisectFiles(t *testing.T) {
 	t.Run("one slowdown", func(t *testing.T) {
 		out := t.TempDir()
 		args := append([]string{"--good", good, "--bad", bad, "--out", out}, flags...)
+		// Interrupted (Ctrl-C) once the search of the commits begins, it
+		// resumes from the runs it kept and runs none of them again.
+		interrupted := interruptBisect(t, repo, env, "hunting the regression", args...)
 		stdout, stderr, code := bisectCLI(t, repo, env, args...)
 		t.Logf("stderr:\n%s", stderr)
+		if !strings.Contains(stderr, "resuming the search in "+out) {
+			t.Errorf("the second call did not resume:\n%s", stderr)
+		}
 		if first, _, _ := strings.Cut(stdout, "\n"); code != 0 || first != "first bad commit: "+slow {
 			t.Fatalf("exit %d, want 0 and commit %s (%s):\n%s", code, slow, bisectHistory[bisectSlow-1].subject, stdout)
 		}
@@ -266,8 +274,11 @@ func TestBisectFiles(t *testing.T) {
 		if !skipped {
 			t.Errorf("the search never met the commit that does not build: %+v", f.Steps)
 		}
-		if budget := (2 + bisect.Searches*a.Budget.PerSearch) * maxRuns; a.Runs > budget || a.Runs != ran {
-			t.Errorf("%d runs (the benchmark ran %d times), want them at most the budget of %d", a.Runs, ran, budget)
+		// Every run kept is counted once; the interrupted call's last run
+		// may have been cut short and not kept.
+		if budget := (2 + bisect.Searches*a.Budget.PerSearch) * maxRuns; a.Runs > budget || ran < a.Runs || ran > a.Runs+1 || interrupted < 2*maxRuns {
+			t.Errorf("%d runs kept, the benchmark ran %d times (%d before the interruption), want them at most the budget of %d and each run once",
+				a.Runs, ran, interrupted, budget)
 		}
 		// The pull-request comment and the report, from the kept runs.
 		report := filepath.Join(t.TempDir(), "bisect.html")
@@ -341,6 +352,38 @@ func TestBisectFiles(t *testing.T) {
 			t.Errorf("it tested commits between good and bad without a regression:\n%s", stderr)
 		}
 	})
+}
+
+// interruptBisect starts bisect and interrupts it as Ctrl-C does when its
+// progress first says at; it returns how often the benchmark ran.
+func interruptBisect(t *testing.T, repo string, env []string, at string, args ...string) int {
+	t.Helper()
+	cmd := exec.Command(flamediffBinary(t), append([]string{"bisect", "--repo", repo, "--ext", "folded",
+		"--build", "go build -o shop .", "--bench", `echo run >> "$BENCH_COUNT" && ./shop`}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), at) {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	_, _ = io.Copy(&log, stderr)
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("bisect was not interrupted at %q:\n%s", at, log.String())
+	}
+	return benchRuns(t, env[0][len("BENCH_COUNT="):])
 }
 
 // bisectJSON is bisect's --output json, as the tests read it.
