@@ -530,3 +530,29 @@ func TestBisectWorkflow(t *testing.T) {
 		t.Errorf("only %d flags read from the workflow's command:\n%s", seen, command)
 	}
 }
+
+// Bad command lines get a clear error and exit 2, before anything is
+// built: a missing command, an unknown revision, a bad that does not
+// descend from good, --dsn without --app.
+func TestBisectUsage(t *testing.T) {
+	repo, commits := bisectRepo(t, bisectHistory[:3])
+	base := []string{"bisect", "--repo", repo, "--build", "true", "--bench", "true"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no bench", []string{"bisect", "--repo", repo, "--good", commits[0], "--bad", commits[3], "--build", "true"}, "needs --good, --bad, --build and --bench"},
+		{"unknown revision", append(base, "--good", "v9.9.9", "--bad", commits[3]), "--good: git rev-parse"},
+		{"bad before good", append(base, "--good", commits[3], "--bad", commits[0]), "does not descend from --good"},
+		{"dsn without app", append(base, "--good", commits[0], "--bad", commits[3], "--dsn", "clickhouse://127.0.0.1:1/x"), "--app go together"},
+		{"max runs under the batch", append(base, "--good", commits[0], "--bad", commits[3], "--max-runs", "3"), "--max-runs (3) at least the batch"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stderr, code := runBinary(t, c.args...)
+			if code != 2 || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, want 2 with %q:\n%s", code, c.want, stderr)
+			}
+		})
+	}
+}
