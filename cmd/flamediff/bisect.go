@@ -229,9 +229,11 @@ func (r *bisectRun) run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if all, err := (query.Judge{MinBaseShare: *r.minBaseShare}).Verdict(b, query.TreeOptions(b, m, r.rules)); err != nil {
+	all, err := query.Judge{MinBaseShare: *r.minBaseShare}.Verdict(b, query.TreeOptions(b, m, r.rules))
+	if err != nil {
 		return err
-	} else if len(all.Regressions) >= len(reg.Regressions) {
+	}
+	if len(all.Regressions) >= len(reg.Regressions) {
 		reg.Regressions = all.Regressions
 	}
 	var names []string
