@@ -51,6 +51,7 @@ func bisectCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	fs.Float64Var(&r.alpha, "alpha", 0.05, "the chance of naming a wrong commit over the whole search")
 	fs.Float64Var(&r.beta, "beta", 0.05, "the chance of missing a regression of --min-base-share between good and bad")
 	fs.StringVar(&r.output, "output", "table", "table, markdown (a pull request comment) or json")
+	fs.BoolVar(&r.improvement, "improvement", false, "look for the commits that made bad faster than good (a speed-up or a fix) instead of slower")
 	fs.StringVar(&r.report, "report", "", "write `FILE`, an HTML report of the first bad commit against the commit before it (docs/REPORT.md)")
 	r.minBaseShare = minBaseShareFlag(fs)
 	r.parse = parseFlags(fs)
@@ -69,6 +70,7 @@ func bisectCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 type bisectRun struct {
 	good, bad, build, bench, repo, out, ext, output string
 	report                                          string
+	improvement                                     bool
 	maxRuns, batch, extra                           int
 	alpha, beta                                     float64
 	minBaseShare                                    *float64
@@ -139,6 +141,8 @@ type bisectCommit struct {
 // bisectAnswer is the answer in every output.
 type bisectAnswer struct {
 	Result string `json:"result"` // found, none, undecided
+	// Improvement says the search was for bad's speed-up (--improvement).
+	Improvement bool `json:"improvement,omitempty"`
 	// First is the earliest commit found.
 	First      string            `json:"first,omitempty"`
 	Why        string            `json:"why,omitempty"`
@@ -202,10 +206,10 @@ func (r *bisectRun) run(out io.Writer) error {
 		}
 	}
 
-	a := &bisectAnswer{Budget: map[string]any{"alpha": r.alpha, "regression": budget.Regression(), "perSearch": budget.PerSearch(),
+	a := &bisectAnswer{Improvement: r.improvement, Budget: map[string]any{"alpha": r.alpha, "regression": budget.Regression(), "perSearch": budget.PerSearch(),
 		"firstTest": budget.PerTest(0, 0.5), "commits": len(commits), "maxRuns": r.maxRuns, "batch": r.batch}}
-	fmt.Fprintf(r.log, "bisect: %d commits after %s up to %s; a wrong commit under %g over the search (bad against good under %.2g, each test of the largest culprit under %.2g)\n",
-		len(commits), short(good), short(bad), r.alpha, budget.Regression(), budget.PerTest(0, 0.5))
+	fmt.Fprintf(r.log, "bisect: %d commits after %s up to %s; a wrong commit under %g over the search (%s under %.2g, each test of the largest culprit under %.2g)\n",
+		len(commits), short(good), short(bad), r.alpha, r.sides(), budget.Regression(), budget.PerTest(0, 0.5))
 	reg, badRuns, err := r.regression(good, bad, budget.Regression())
 	if err != nil {
 		return err
@@ -225,7 +229,7 @@ func (r *bisectRun) run(out io.Writer) error {
 	if err := r.runs(r.maxRuns, good, bad); err != nil {
 		return fmt.Errorf("good or bad cannot be benchmarked: %w", err)
 	}
-	b, m, err := r.load(good, r.maxRuns, bad, r.maxRuns, budget.Regression())
+	b, m, err := r.change(good, bad, r.maxRuns, budget.Regression())
 	if err != nil {
 		return err
 	}
@@ -240,7 +244,7 @@ func (r *bisectRun) run(out io.Writer) error {
 	for _, c := range reg.Regressions {
 		names = append(names, fmt.Sprintf("%s %s", c.Function, verdict.Percent(float64(c.Delta))))
 	}
-	fmt.Fprintf(r.log, "bisect: culprits of bad against good at %d runs each: %s\n", r.maxRuns, strings.Join(names, ", "))
+	fmt.Fprintf(r.log, "bisect: culprits of %s at %d runs each: %s\n", r.sides(), r.maxRuns, strings.Join(names, ", "))
 	targets := []*verdict.Culprit{nil} // the run totals
 	if len(reg.Regressions) > 0 {
 		targets = targets[:0]
@@ -371,6 +375,24 @@ func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good, bad string, comm
 	return found, nil
 }
 
+// change is the diff the search looks for, of n runs a side: bad against
+// good, or good against bad with --improvement (so that the change is a
+// regression of its head either way).
+func (r *bisectRun) change(good, bad string, n int, alpha float64) (*tree.Builder, query.Model, error) {
+	if r.improvement {
+		return r.load(bad, n, good, n, alpha)
+	}
+	return r.load(good, n, bad, n, alpha)
+}
+
+// sides names the diff change loads.
+func (r *bisectRun) sides() string {
+	if r.improvement {
+		return "good against bad"
+	}
+	return "bad against good"
+}
+
 // regression tests bad against good with the sequential test of query
 // --max-runs, alternating their runs a batch at a time, and returns the
 // deciding look's verdict and the runs a side.
@@ -383,7 +405,7 @@ func (r *bisectRun) regression(good, bad string, alpha float64) (*verdict.Verdic
 		if err := r.runs(n, good, bad); err != nil {
 			return nil, 0, fmt.Errorf("good or bad cannot be benchmarked: %w", err)
 		}
-		b, m, err := r.load(good, n, bad, n, alpha)
+		b, m, err := r.change(good, bad, n, alpha)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -391,7 +413,7 @@ func (r *bisectRun) regression(good, bad string, alpha float64) (*verdict.Verdic
 		if err != nil {
 			return nil, 0, err
 		}
-		fmt.Fprintf(r.log, "bisect: bad against good at %d runs each: %s: %s\n", n, v.Result, v.Why)
+		fmt.Fprintf(r.log, "bisect: %s at %d runs each: %s: %s\n", r.sides(), n, v.Result, v.Why)
 		if v.Result != verdict.Continue {
 			return v, n, nil
 		}
@@ -407,6 +429,9 @@ func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan, 
 	if err != nil {
 		return bisect.Step{}, "", err
 	}
+	if r.improvement { // the change is a fall of the cost: measure it rising
+		negate(badCost)
+	}
 	for n := r.batch; ; n = min(n+r.batch, r.maxRuns) {
 		if err := r.runs(n, c); err != nil {
 			var skip skipError
@@ -420,6 +445,10 @@ func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan, 
 		if err != nil {
 			return bisect.Step{}, "", err
 		}
+		if r.improvement {
+			negate(goodCost)
+			negate(cost)
+		}
 		step, err := bisect.Classify(plan, at, goodCost, badCost, cost)
 		if err != nil {
 			return bisect.Step{}, "", err
@@ -428,6 +457,12 @@ func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan, 
 		if step.Decision != bisect.Continue {
 			return step, "", nil
 		}
+	}
+}
+
+func negate(xs []float64) {
+	for i := range xs {
+		xs[i] = -xs[i]
 	}
 }
 
@@ -775,7 +810,7 @@ func (r *bisectRun) finish(out io.Writer, a *bisectAnswer) error {
 	}
 	switch {
 	case a.Result == "none":
-		return lookError{exitNoRegression, errors.New("no regression between good and bad")}
+		return lookError{exitNoRegression, errors.New("no change between good and bad")}
 	case a.Result == "undecided" && a.Why != "":
 		return lookError{exitInconclusive, fmt.Errorf("could not decide: %s", a.Why)}
 	case a.Result == "undecided":
@@ -788,8 +823,12 @@ func (r *bisectRun) finish(out io.Writer, a *bisectAnswer) error {
 func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 	var sb strings.Builder
 	switch {
+	case a.First != "" && a.Improvement:
+		fmt.Fprintf(&sb, "first improved commit: %s\n", a.First)
 	case a.First != "":
 		fmt.Fprintf(&sb, "first bad commit: %s\n", a.First)
+	case a.Result == "none" && a.Improvement:
+		sb.WriteString("no improvement between good and bad\n")
 	case a.Result == "none":
 		sb.WriteString("no regression between good and bad\n")
 	default:
@@ -813,7 +852,11 @@ func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 		}
 	}
 	if v := a.Regression; v != nil {
-		fmt.Fprintf(&sb, "\nBad against good: %s: %s\n", v.Result, v.Why)
+		sides := "Bad against good"
+		if a.Improvement {
+			sides = "Good against bad"
+		}
+		fmt.Fprintf(&sb, "\n%s: %s: %s\n", sides, v.Result, v.Why)
 	}
 	for _, f := range a.Found {
 		name, delta := "the run totals", ""

@@ -556,3 +556,145 @@ func TestBisectUsage(t *testing.T) {
 		})
 	}
 }
+
+// widthProgram measures github.com/mattn/go-runewidth's StringWidth on
+// mixed text (ASCII, CJK, emoji) by the thread's CPU clock, with the
+// module's source in ./runewidth, and writes it as a folded stack.
+var widthProgram = map[string]string{
+	"go.mod": "module widthbench\n\ngo 1.22\n\nrequire github.com/mattn/go-runewidth v0.0.0\n\nreplace github.com/mattn/go-runewidth => ./runewidth\n",
+	"main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"github.com/mattn/go-runewidth"
+)
+
+var text = strings.Repeat("Hello, 世界! こんにちは 🙂 width ", 30)
+
+var sink int
+
+func measure() {
+	for range 400 {
+		sink += runewidth.StringWidth(text)
+	}
+}
+
+func cpu() int64 {
+	var ts syscall.Timespec
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		panic(errno)
+	}
+	return ts.Nano()
+}
+
+func main() {
+	runtime.LockOSThread()
+	t0 := cpu()
+	measure()
+	line := fmt.Sprintf("main.main;main.measure %d\n", cpu()-t0)
+	if err := os.WriteFile(os.Getenv("FLAMEDIFF_PROFILE"), []byte(line), 0o600); err != nil {
+		panic(err)
+	}
+}
+`,
+}
+
+// A second real case: consecutive releases of github.com/mattn/go-runewidth
+// from the Go module proxy, committed in release order under ./runewidth
+// of a program that measures StringWidth. Its pull request #82 ("Replace
+// uniseg with uax29", merged 2025-09-08) made StringWidth 60% to 74%
+// faster in the module's own benchmarks; the first release with it is the
+// first whose go.mod requires github.com/clipperhouse/uax29/v2 instead of
+// github.com/rivo/uniseg (v0.0.19). bisect --improvement names that
+// release's commit.
+func TestBisectModuleReleases(t *testing.T) {
+	const module = "github.com/mattn/go-runewidth"
+	versions := []string{"v0.0.14", "v0.0.15", "v0.0.16", "v0.0.17", "v0.0.19", "v0.0.20"}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com",
+			"GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "--quiet", "--initial-branch=main")
+	for name, text := range widthProgram {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var commits []string
+	want := -1
+	for i, v := range versions {
+		out, err := exec.Command("go", "mod", "download", "-json", module+"@"+v).Output()
+		if err != nil {
+			t.Fatalf("go mod download %s@%s: %v", module, v, err)
+		}
+		var m struct{ Dir, GoMod string }
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatal(err)
+		}
+		if mod, err := os.ReadFile(m.GoMod); err != nil {
+			t.Fatal(err)
+		} else if want < 0 && strings.Contains(string(mod), "github.com/clipperhouse/uax29") {
+			want = i
+		}
+		dst := filepath.Join(dir, "runewidth")
+		if err := os.RemoveAll(dst); err != nil {
+			t.Fatal(err)
+		}
+		err = filepath.WalkDir(m.Dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, err := filepath.Rel(m.Dir, path)
+			if err != nil {
+				return err
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), raw, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		git("add", "-A")
+		git("commit", "--quiet", "-m", "go-runewidth "+v)
+		commits = append(commits, git("rev-parse", "HEAD"))
+	}
+	if want < 1 {
+		t.Fatalf("no release after the first requires uax29 (%d)", want)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(flamediffBinary(t), "bisect", "--repo", dir, "--ext", "folded", "--improvement",
+		"--good", commits[0], "--bad", commits[len(commits)-1], "--max-runs", "30", "--batch", "5", "--min-base-share", "0.05",
+		"--build", "go build -mod=mod -o wb .", "--bench", "./wb", "--output", "json")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v:\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+	var a bisectJSON
+	if err := json.Unmarshal(stdout.Bytes(), &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.First != commits[want] || len(a.Found) != 1 || a.Found[0].Kind != "one" || a.Found[0].Culprit.Function != "main.measure" {
+		t.Errorf("named %s (%+v), want %s, the commit of go-runewidth %s", a.First, a.Found, commits[want], versions[want])
+	}
+}
