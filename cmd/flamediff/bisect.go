@@ -623,6 +623,9 @@ func (r *bisectRun) runs(n int, commits ...string) error {
 				return err
 			}
 			file := r.files(c, i+1)[i]
+			if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
+				return err
+			}
 			partial := filepath.Join(filepath.Dir(file), "partial."+r.ext)
 			cmd := exec.CommandContext(r.ctx, "sh", "-c", r.bench) // #nosec G204 -- the user's own benchmark command
 			cmd.Dir = dir
@@ -748,9 +751,6 @@ func (r *bisectRun) files(c string, n int) []string {
 
 // have is the number of runs of c kept (the first missing file ends them).
 func (r *bisectRun) have(c string) int {
-	if err := os.MkdirAll(filepath.Join(r.out, c), 0o750); err != nil {
-		return 0
-	}
 	n := 0
 	for {
 		if _, err := os.Stat(r.files(c, n+1)[n]); err != nil {
