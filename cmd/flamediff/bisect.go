@@ -124,6 +124,9 @@ type bisectFound struct {
 	Range []string     `json:"range,omitempty"`
 	Why   string       `json:"why,omitempty"`
 	Steps []bisectStep `json:"steps"`
+	// Beyond are the commits tested clearly past bad or before good
+	// (bisect.Finding.Beyond): the cost went further and came back.
+	Beyond []string `json:"beyond,omitempty"`
 }
 
 // bisectCommit is a commit found, where a user acts.
@@ -340,6 +343,9 @@ func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good, bad string, comm
 		return found, err
 	}
 	found.Kind, found.Why = f.Kind, f.Why
+	for _, i := range f.Beyond() {
+		found.Beyond = append(found.Beyond, commits[i-1])
+	}
 	if f.Kind == bisect.Unplaced {
 		found.Range = commits[f.Lo:f.Hi]
 		return found, nil
@@ -790,6 +796,14 @@ func (r *bisectRun) info(c string) (*bisectCommit, error) {
 
 func short(c string) string { return c[:min(12, len(c))] }
 
+func shorts(cs []string) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = short(c)
+	}
+	return out
+}
+
 // tail is the last lines of a command's output, for an error.
 func tail(log []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
@@ -889,6 +903,10 @@ func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 				}
 				sb.WriteString(".\n")
 			}
+		}
+		if len(f.Beyond) > 0 {
+			fmt.Fprintf(&sb, "\n  Warning: %d tested commits stand clearly past bad or before good (%s): this cost also changed and came back between good and bad (a change undone later); the search assumes one rise, so check the commits named against the steps.\n",
+				len(f.Beyond), strings.Join(shorts(f.Beyond), ", "))
 		}
 		head("commit", "subject", "tested at", "decision", "runs", "share of the regression")
 		if !markdown {

@@ -312,3 +312,18 @@ func TestClassify(t *testing.T) {
 		t.Error("no regression between good and bad: no error")
 	}
 }
+
+// A commit whose test puts it clearly past bad, or before good, is beyond
+// the range; one whose interval reaches into it, or a skipped one, is not.
+func TestFindingBeyond(t *testing.T) {
+	f := Finding{Tests: []Tested{
+		{Commit: 3, Outcome: Carries, Step: Step{Share: 2, Low: 1.4, High: 2.6}},
+		{Commit: 4, Outcome: Carries, Step: Step{Share: 1.2, Low: 0.8, High: 1.6}},
+		{Commit: 5, Outcome: Clean, Step: Step{Share: -0.6, Low: -0.9, High: -0.2}},
+		{Commit: 6, Outcome: Skipped},
+		{Commit: 3, At: 0.25, Outcome: Carries, Step: Step{Share: 2, Low: 1.5, High: 2.5}},
+	}}
+	if got := f.Beyond(); !slices.Equal(got, []int{3, 5}) {
+		t.Errorf("beyond %v, want [3 5]", got)
+	}
+}

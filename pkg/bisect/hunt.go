@@ -1,6 +1,9 @@
 package bisect
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Searches is the most searches a hunt makes for one regression: the
 // crossing of a half, then, when a commit sits between good and bad, those
@@ -129,6 +132,22 @@ func (f *Finding) search(commits, tests int, at float64, outcomes map[int]string
 		}
 		f.Tests = append(f.Tests, Tested{Commit: a.Next, At: at, Outcome: o, Step: step})
 	}
+}
+
+// Beyond is the commits a hunt found clearly outside good .. bad: past bad
+// (the lower bound of their share above 1) or before good (the upper bound
+// under 0). A hunt assumes the cost rises once or twice from good's to
+// bad's; such a commit says it rose further, or fell, and came back
+// between good and bad (a change undone later), so the commits named
+// deserve a look at the steps.
+func (f Finding) Beyond() []int {
+	var out []int
+	for _, t := range f.Tests {
+		if t.Outcome != Skipped && (t.Step.Low > 1 || t.Step.High < 0) && !slices.Contains(out, t.Commit) {
+			out = append(out, t.Commit)
+		}
+	}
+	return out
 }
 
 // decided is the outcomes that count as tests in a Search.
