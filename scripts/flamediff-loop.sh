@@ -12,20 +12,25 @@
 # and FLAMEDIFF_RUN to the run's number; base and head runs alternate, so
 # that a machine getting slower or faster weighs on both sides.
 #
-# Flags: --batch N (5), --max-runs N (30), --min-base-share X (0.01; its old
-# name --min-change works too), --alpha X
-# (0.05), --beta X (0.05), --ext EXT (the profile files' extension, pb.gz),
-# --flamediff PATH (flamediff), and to store the runs in ClickHouse instead
-# of comparing the files: --dsn DSN --app APP --base-build B --head-build H.
+# Flags: --batch N and --max-runs N (the loop's own defaults: 5 and 30),
+# --min-base-share X (its old name --min-change works too), --alpha X and
+# --beta X (flamediff query's defaults when not given), --ext EXT (the
+# profile files' extension, pb.gz), --flamediff PATH (flamediff), and to
+# store the runs in ClickHouse instead of comparing the files: --dsn DSN
+# --app APP --base-build B --head-build H.
 #
-# Writes DIR/verdict.json (the last look), DIR/comment.md (a pull request
-# comment) and DIR/report.html; exits 0 (PASS), 3 (FAIL), 5 (INCONCLUSIVE),
-# or 1 and 2 when something is broken.
+# Each look is one `flamediff query` call, one computation, that writes
+# DIR/verdict.json, DIR/comment.md (a pull request comment),
+# DIR/report.html and DIR/result (PASS, FAIL, INCONCLUSIVE) from the one
+# verdict its gate reads; the last look's stay. Exits 0 (PASS), 3 (FAIL),
+# 5 (INCONCLUSIVE), or 1 and 2 when something is broken.
 set -euo pipefail
 
-batch=5 max_runs=30 min_base_share=0.01 alpha=0.05 beta=0.05 ext=pb.gz flamediff=flamediff
+# The loop's own defaults; what a look tests with is flamediff query's
+# unless a flag says otherwise.
+batch=5 max_runs=30 ext=pb.gz flamediff=flamediff
 base_cmd= head_cmd= out= dsn= app= base_build= head_build=
-extra=()
+look=() extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--base-cmd) base_cmd=$2 ;;
@@ -33,10 +38,10 @@ while [ $# -gt 0 ]; do
 	--out) out=$2 ;;
 	--batch) batch=$2 ;;
 	--max-runs) max_runs=$2 ;;
-	--min-base-share) min_base_share=$2 ;;
-	--min-change) min_base_share=$2 ;;
-	--alpha) alpha=$2 ;;
-	--beta) beta=$2 ;;
+	--min-base-share) look+=(--min-base-share "$2") ;;
+	--min-change) look+=(--min-base-share "$2") ;;
+	--alpha) look+=(--alpha "$2") ;;
+	--beta) look+=(--beta "$2") ;;
 	--ext) ext=$2 ;;
 	--flamediff) flamediff=$2 ;;
 	--dsn) dsn=$2 ;;
@@ -88,20 +93,11 @@ while :; do
 	done
 	mapfile -t src < <(source_args)
 	code=0
-	"$flamediff" query "${src[@]}" --max-runs "$max_runs" --batch "$batch" --min-base-share "$min_base_share" \
-		--alpha "$alpha" --beta "$beta" --output verdict "${extra[@]}" >"$out/verdict.json" || code=$?
+	add=$("$flamediff" query "${src[@]}" --max-runs "$max_runs" --batch "$batch" "${look[@]}" \
+		--write verdict="$out/verdict.json" --write markdown="$out/comment.md" --write report="$out/report.html" \
+		--write result="$out/result" --output more "${extra[@]}") || code=$?
 	echo "flamediff-loop: $runs runs a side: exit $code" >&2
+	# CONTINUE (4) says how many runs a side would likely decide.
 	[ "$code" -eq 4 ] || break
-	# CONTINUE says how many runs a side would likely decide.
-	add=$(sed -n 's/.*"more":\([0-9]*\).*/\1/p' "$out/verdict.json")
-	add=${add:-$batch}
 done
-if [ "$code" -ne 0 ] && [ "$code" -ne 3 ] && [ "$code" -ne 5 ]; then
-	exit "$code"
-fi
-# The comment and the report of the last look (their own exit codes are
-# the look's again: the loop's is kept).
-"$flamediff" query "${src[@]}" --max-runs "$max_runs" --batch "$batch" --min-base-share "$min_base_share" \
-	--alpha "$alpha" --beta "$beta" --output markdown "${extra[@]}" >"$out/comment.md" || true
-"$flamediff" report "${src[@]}" -o "$out/report.html" "${extra[@]}"
 exit "$code"

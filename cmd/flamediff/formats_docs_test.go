@@ -6,13 +6,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/flamediff/flamediff/pkg/ingest"
 )
 
-// formatsTable is the format table as docs/CLI.md and the README show it.
+// formatsTable is the format table as docs/FORMATS.md and the README show it.
 func formatsTable() string {
 	var b strings.Builder
 	b.WriteString("| --format | file | carries | threads (--threads) | written by |\n|---|---|---|---|---|\n")
@@ -26,11 +27,12 @@ func formatsTable() string {
 	return b.String()
 }
 
-// The format table, the CLI's help and docs/CLI.md's and the README's
-// tables are one: each names every row, in the table's words.
+// The format table, the CLI's help and docs/FORMATS.md's and the README's
+// tables are one: each names every row, in the table's words; and
+// docs/FORMATS.md has a paragraph of details on every row.
 func TestFormatsDocumented(t *testing.T) {
 	want := formatsTable()
-	for _, doc := range []string{"docs/CLI.md", "README.md"} {
+	for _, doc := range []string{"docs/FORMATS.md", "README.md"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", doc))
 		if err != nil {
 			t.Fatal(err)
@@ -44,9 +46,16 @@ func TestFormatsDocumented(t *testing.T) {
 	if !strings.Contains(help.String(), "input FORMAT: "+ingest.Names()+" ") {
 		t.Errorf("ingest --help does not list %s:\n%s", ingest.Names(), help.String())
 	}
+	details, err := os.ReadFile(filepath.Join("..", "..", "docs", "FORMATS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range ingest.Formats() {
 		if !strings.Contains(ingest.Names(), string(f.Name)) {
 			t.Errorf("the format names leave out %s", f.Name)
+		}
+		if !regexp.MustCompile(`(?m)^- (\*\*[a-z-]+\*\* and )?\*\*` + regexp.QuoteMeta(string(f.Name)) + `\*\*`).Match(details) {
+			t.Errorf("docs/FORMATS.md has no paragraph (- **%s**: ...) on the %s row", f.Name, f.Name)
 		}
 	}
 }

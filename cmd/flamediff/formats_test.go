@@ -60,7 +60,7 @@ func toolReference(format, file string) (map[string]int64, error) {
 	case "gecko":
 		self, err := toolprofiles.GeckoSelf(file)
 		// Gecko's labels hold ';' and line breaks, which a folded export
-		// writes as ':' and ' ' (docs/CLI.md).
+		// writes as ':' and ' ' (docs/FORMATS.md).
 		folded := map[string]int64{}
 		for k, v := range self {
 			folded[foldedName.Replace(k)] += v

@@ -169,12 +169,24 @@ type parseOptions struct {
 
 func parseFlags(fs *flag.FlagSet) *parseOptions {
 	o := &parseOptions{warn: fs.Output()}
-	fs.StringVar(&o.format, "format", "auto", "input `FORMAT`: "+ingest.Names()+" (docs/CLI.md)")
+	fs.StringVar(&o.format, "format", "auto", "input `FORMAT`: "+ingest.Names()+" (docs/FORMATS.md)")
 	fs.StringVar(&o.sampleType, "sample-type", "", "pprof sample `TYPE` to read, e.g. alloc_space (default: the profile's default)")
 	fs.BoolVar(&o.strict, "strict", false, "fail on perf script lines the collapse ignores instead of counting them")
-	fs.BoolVar(&o.threads, "threads", false, "put each sample's thread at the root of its stack (jfr, speedscope, trace-events, gecko; docs/CLI.md)")
-	fs.StringVar(&o.sourceMaps, "source-maps", "", "`DIR` of source maps (main-3F2A9C1B.js.map for main-3F2A9C1B.js): name bundled scripts' functions by their original sources (cpuprofile, trace-events; a file:// script's own map is found beside it; docs/CLI.md)")
+	fs.BoolVar(&o.threads, "threads", false, "put each sample's thread at the root of its stack ("+threadFormats()+"; docs/FORMATS.md)")
+	fs.StringVar(&o.sourceMaps, "source-maps", "", "`DIR` of source maps (main-3F2A9C1B.js.map for main-3F2A9C1B.js): name bundled scripts' functions by their original sources (cpuprofile, trace-events; a file:// script's own map is found beside it; docs/FORMATS.md)")
 	return o
+}
+
+// threadFormats lists the formats whose row says what a thread is, for
+// --threads' help.
+func threadFormats() string {
+	var names []string
+	for _, f := range ingest.Formats() {
+		if f.Threads != "" {
+			names = append(names, string(f.Name))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // options returns the ingest options; notes about skipped input go to the

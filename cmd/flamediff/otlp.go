@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/flamediff/flamediff/pkg/ingest"
+	"github.com/flamediff/flamediff/pkg/receiver"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -25,7 +26,7 @@ func ingestRuns(ctx context.Context, dsn *storeFlags, parse *parseOptions, runAt
 		return err
 	}
 	err = withStore(dsn, func(store *storage.Store) error {
-		return store.WriteRuns(ctx, storage.RunProfiles(runs, meta), progress(os.Stderr, "storing "+file))
+		return store.WriteRuns(ctx, receiver.Stored(runs, meta), progress(os.Stderr, "storing "+file))
 	})
 	if err != nil {
 		return err

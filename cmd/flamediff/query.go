@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/internal/profilefile"
-	"github.com/flamediff/flamediff/pkg/export"
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/ingest"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/stats"
@@ -34,7 +33,10 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 	variants := fs.Bool("variants", false, "return the normal, inverted, collapsed and inverted+collapsed trees")
 	normalize := fs.String("normalize", "absolute", "what a diff compares: absolute values, or relative shares of each side's total")
 	alpha := fs.Float64("alpha", stats.DefaultAlpha, "false-discovery rate under which a change is significant")
-	output := fs.String("output", "table", "json, table, folded, markdown (a pull request comment on a diff), github (workflow commands annotating a diff's culprits), pprof or speedscope (the tree in other tools' formats, docs/EXPORT.md)")
+	output := fs.String("output", "table", "`NAME` of what to print, one of:"+outputsHelp())
+	var writes writesFlag
+	fs.Var(&writes, "write", "write the output `NAME=FILE` too, from the same computation (one engine, one verdict; repeatable): "+
+		"a CI look writes its verdict, comment and report at once")
 	sourceRoot := fs.String("source-root", ".", "with --output github: the checkout that culprits' files are named relative to")
 	top := fs.Int("top", 20, "print at most `N` functions (table) or changes per list (markdown); 0 prints all")
 	gate := fs.Bool("fail-on-regression", false, "exit with code 3 when a function regressed significantly by at least --min-base-share")
@@ -45,15 +47,17 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err != nil {
 			return err
 		}
-		switch *output {
-		case "json", "verdict", "table", "folded", "markdown", "github", "pprof", "speedscope":
-		default:
-			return usageError{fmt.Errorf("--output must be json, verdict, table, folded, markdown, github, pprof or speedscope, not %q", *output)}
+		if _, ok := outputNamed(*output); !ok {
+			var names []string
+			for _, o := range outputs {
+				names = append(names, o.name)
+			}
+			return usageError{fmt.Errorf("--output must be one of %s, not %q", strings.Join(names, ", "), *output)}
 		}
 		if *top < 0 || !(*minBaseShare >= 0) {
 			return usageError{fmt.Errorf("--top (%d) and --min-base-share (%v) must not be negative", *top, *minBaseShare)}
 		}
-		a := answer{output: *output, top: *top, gate: *gate, minBaseShare: *minBaseShare, sourceRoot: *sourceRoot, loop: loop}
+		a := answer{output: *output, writes: writes, top: *top, gate: *gate, minBaseShare: *minBaseShare, sourceRoot: *sourceRoot, loop: loop}
 		if stored {
 			return a.stored(ctx, src.store, *src.model, out)
 		}
@@ -72,6 +76,10 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 			return err
 		}
 		a.rules, a.unit, a.sampleType = l.rules, l.unit, l.sampleType
+		head, base := src.head.listFlag, src.base.listFlag
+		a.report = &reportSource{title: filesTitle(head, base), runs: func() (data.Frames, error) {
+			return frames.Runs(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit), nil
+		}}
 		return a.write(out, l.b)
 	}
 }
@@ -181,6 +189,7 @@ type answer struct {
 	sampleType   string // pprof's sample type name (the profile type of a stored query)
 	rules        *sysframes.Rules
 	output       string
+	writes       writesFlag
 	top          int
 	gate         bool
 	minBaseShare float64
@@ -190,17 +199,29 @@ type answer struct {
 	// loop and plan make the verdict a sequential look (--max-runs).
 	loop *planFlags
 	plan *stats.Plan
+	// report names what a report output shows beyond the engine.
+	report *reportSource
 }
 
 // check rejects outputs and the gate where the query cannot have them.
 func (a *answer) check() error {
+	names := []string{a.output}
+	for _, w := range a.writes {
+		names = append(names, w.output)
+	}
+	for _, name := range names {
+		o, _ := outputNamed(name)
+		why := o.allows(a.m)
+		switch {
+		case why != "":
+			return usageError{errors.New(why)}
+		case !a.m.IsTree() && (name != a.output || o.name != "json" && o.name != "table"):
+			return usageError{fmt.Errorf("a %s query answers --output json or table, and writes no files", a.m.QueryType)}
+		case a.m.Sandwich != "" && name != "json":
+			return usageError{fmt.Errorf("a sandwich answers two trees: --output json, not %s", name)}
+		}
+	}
 	switch {
-	case !a.m.IsTree() && a.output != "json" && a.output != "table":
-		return usageError{fmt.Errorf("--output %s needs a flamegraph, diff or functions query", a.output)}
-	case (a.output == "markdown" || a.output == "github") && !a.m.IsDiff():
-		return usageError{fmt.Errorf("--output %s needs a comparison (base runs)", a.output)}
-	case a.m.Sandwich != "" && a.output != "json":
-		return usageError{fmt.Errorf("a sandwich answers two trees: --output json, not %s", a.output)}
 	case a.gate && !a.m.IsDiff() && !a.m.Spec().ListsChangePoints:
 		return usageError{errors.New("--fail-on-regression needs a comparison (base runs) or a changepoints query")}
 	case (a.output == "verdict" || *a.loop.maxRuns != 0) && !a.m.IsDiff():
@@ -222,37 +243,11 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 			return err
 		}
 	}
-	var err error
-	switch a.output {
-	case "json":
-		var frames data.Frames
-		if frames, err = query.RenderWith(b, a.m, a.rules, a.unit, a.modified, v); err == nil {
-			err = writeJSON(out, frames)
-		}
-	case "folded":
-		err = writeFolded(out, b, a.m, a.rules)
-	case "pprof", "speedscope":
-		err = a.writeExport(out, b)
-	case "verdict":
-		err = json.NewEncoder(out).Encode(v)
-	case "markdown":
-		err = writeMarkdown(out, v, a.unit, a.top)
-	case "github":
-		err = writeGitHub(out, v, a.sourceRoot)
-	default: // the table is the top functions of any view, under a diff's verdict
-		if v != nil {
-			err = writeVerdict(out, v)
-		}
-		o := query.TreeOptions(b, a.m, a.rules)
-		rows := b.Functions(o)
-		if err == nil {
-			err = writeFunctions(out, rows, a.m.IsDiff(), a.unit, a.top)
-		}
-		if err == nil && len(rows) == 0 {
-			if why := b.EmptyNotice(o); why != "" {
-				_, err = fmt.Fprintln(out, why)
-			}
-		}
+	c := &computed{answer: a, b: b, v: v}
+	err := c.writeFiles()
+	if err == nil {
+		o, _ := outputNamed(a.output)
+		err = o.write(c, out)
 	}
 	switch {
 	case err != nil || v == nil:
@@ -296,6 +291,11 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 		if a.modified, err = e.Modified(ctx, m); err != nil {
 			return err
 		}
+		a.report = &reportSource{title: storedTitle(m), subtitle: string(m.QueryType), runs: func() (data.Frames, error) {
+			runs := m
+			runs.QueryType, runs.Variants = query.Runs, false
+			return e.Execute(ctx, runs, query.Range{})
+		}}
 		return a.write(out, b)
 	}
 	ans, err := e.Answer(ctx, m, query.Range{})
@@ -391,22 +391,6 @@ func writeFolded(out io.Writer, b *tree.Builder, m query.Model, rules *sysframes
 	})
 	_, err = io.WriteString(out, sb.String())
 	return err
-}
-
-// writeExport writes the query's tree as pprof or speedscope.
-func (a *answer) writeExport(out io.Writer, b *tree.Builder) error {
-	t, err := b.Build(query.TreeOptions(b, a.m, a.rules))
-	if err != nil {
-		return err
-	}
-	if a.output == "pprof" {
-		return export.PprofTree(out, t, cmp.Or(a.sampleType, a.m.ProfileType, "samples"), a.unit)
-	}
-	name := a.m.App + " " + strings.Join(a.m.Head.Builds, ",")
-	if a.m.IsDiff() {
-		name += " vs " + strings.Join(a.m.Base.Builds, ",")
-	}
-	return export.SpeedscopeTree(out, name, t, a.unit)
 }
 
 func labelOf(t *tree.Tree, id uint32) string {

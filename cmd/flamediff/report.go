@@ -10,9 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/storage"
+	"github.com/flamediff/flamediff/pkg/sysframes"
+	"github.com/flamediff/flamediff/pkg/tree"
+	"github.com/flamediff/flamediff/pkg/verdict"
 	"github.com/flamediff/flamediff/pkg/web"
 )
 
@@ -71,7 +75,7 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
 	}
 	head, base := src.head.listFlag, src.base.listFlag
-	m, err := src.localModel(query.Model{QueryType: typ, Variants: true})
+	m, err := src.localModel(query.Model{QueryType: typ})
 	if err != nil {
 		return web.Report{}, err
 	}
@@ -79,29 +83,54 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 	if err != nil {
 		return web.Report{}, err
 	}
-	answer, err := query.Render(l.b, m, l.rules, l.unit)
+	runs := frames.Runs(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)
+	r, err := reportPage(l.b, m, l.rules, l.unit, nil, nil, runs)
+	r.Title = filesTitle(head, base)
+	return r, err
+}
+
+// reportPage is the report of an engine's query m: every variant of its
+// flame graph (so the toolbar's toggles work offline), its functions (the
+// top table) and the runs frames given (the run details). A diff's
+// culprits carry verdict v: the caller's judge's (query --write report,
+// whose gate reads the same), or NewJudge's when nil.
+func reportPage(b *tree.Builder, m query.Model, rules *sysframes.Rules, unit string, modified map[string]bool,
+	v *verdict.Verdict, runs data.Frames) (web.Report, error) {
+	m.Variants = true
+	answer, err := query.RenderWith(b, m, rules, unit, modified, v)
 	if err != nil {
 		return web.Report{}, err
 	}
 	m.QueryType, m.Variants = query.Functions, false
-	functions, err := query.Render(l.b, m, l.rules, l.unit)
+	functions, err := query.RenderWith(b, m, rules, unit, modified, v)
 	if err != nil {
 		return web.Report{}, err
 	}
-	answer = append(answer, functions...)
-	answer = append(answer, frames.Runs(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)...)
-	title := names(head)
-	if len(base) > 0 {
-		title += " vs " + names(base)
+	return web.Report{Frames: append(append(answer, functions...), runs...)}, nil
+}
+
+// filesTitle is a report's title for the files it compares.
+func filesTitle(head, base []string) string {
+	if len(base) == 0 {
+		return names(head)
 	}
-	return web.Report{Title: title, Frames: answer}, nil
+	return names(head) + " vs " + names(base)
+}
+
+// storedTitle is a report's title for stored runs: the app and builds.
+func storedTitle(m query.Model) string {
+	title := m.App + " " + strings.Join(m.Head.Builds, ", ")
+	if m.IsDiff() {
+		title += " vs " + strings.Join(m.Base.Builds, ", ")
+	}
+	return title
 }
 
 // fileRuns describes each file as a run of build side, named by the file.
-func fileRuns(side string, files []string, totals []int64) []storage.Run {
-	runs := make([]storage.Run, len(files))
+func fileRuns(side string, files []string, totals []int64) []frames.Run {
+	runs := make([]frames.Run, len(files))
 	for i, f := range files {
-		runs[i] = storage.Run{Build: side, Run: filepath.Base(f), Total: totals[i]}
+		runs[i] = frames.Run{Build: side, Run: filepath.Base(f), Total: totals[i]}
 	}
 	return runs
 }
@@ -156,9 +185,5 @@ func storedReport(ctx context.Context, sf *storeFlags, model string) (web.Report
 			frames = append(frames, answer...)
 		}
 	}
-	title := m.App + " " + strings.Join(m.Head.Builds, ", ")
-	if m.IsDiff() {
-		title += " vs " + strings.Join(m.Base.Builds, ", ")
-	}
-	return web.Report{Title: title, Subtitle: string(m.QueryType), Frames: frames}, nil
+	return web.Report{Title: storedTitle(m), Subtitle: string(m.QueryType), Frames: frames}, nil
 }

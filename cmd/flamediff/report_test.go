@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +124,66 @@ func TestReportFromStore(t *testing.T) {
 	}
 	if data.Title != "PR 42" {
 		t.Errorf("title %q", data.Title)
+	}
+}
+
+// reportVerdicts lists the verdict results of a report's culprits frames.
+func reportVerdicts(t *testing.T, file string) []string {
+	t.Helper()
+	_, data := reportData(t, file)
+	var results []string
+	for _, raw := range data.Frames {
+		var f struct {
+			Schema struct {
+				Name string
+				Meta struct {
+					Custom struct{ Verdict struct{ Result string } }
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Schema.Name == "culprits" {
+			results = append(results, f.Schema.Meta.Custom.Verdict.Result)
+		}
+	}
+	return results
+}
+
+// One look writes every output from one verdict: a 3% regression between
+// the default threshold (1%) and the gate's (5%) passes the gate, and the
+// report, the comment and the verdict written by the same call say PASS
+// with it, where a report at the default threshold says FAIL.
+func TestOneLookEveryOutput(t *testing.T) {
+	stacks := []string{"main;parse", "main;price", "main;render"}
+	jitter := []int{0, 4, -3, 2, -4, 3, -2, 1}
+	base := foldedRuns(t, "base", 8, stacks, func(_ string, run int) int { return 1000 + jitter[run] })
+	head := foldedRuns(t, "head", 8, stacks, func(s string, run int) int {
+		return map[bool]int{true: 1090, false: 1000}[s == "main;price"] + jitter[(run+3)%8]
+	})
+	dir := t.TempDir()
+	file := func(name string) string { return filepath.Join(dir, name) }
+	args := append(append(append([]string{"query", "--type", "diff", "--min-base-share", "0.05", "--fail-on-regression",
+		"--write", "report=" + file("look.html"), "--write", "markdown=" + file("comment.md"), "--write", "verdict=" + file("verdict.json"),
+		"--write", "result=" + file("result"), "--output", "result", "--head"}, head...), "--base"), base...)
+	if out := mustRun(t, args...); out != "PASS\n" {
+		t.Fatalf("the look's result is %q, want PASS", out)
+	}
+	for name, want := range map[string]string{"result": "PASS\n", "comment.md": "### Flamediff: PASS", "verdict.json": `{"result":"PASS"`} {
+		if b, err := os.ReadFile(file(name)); err != nil || !strings.HasPrefix(string(b), want) {
+			t.Errorf("%s: %v %.80q, want it to start with %q", name, err, b, want)
+		}
+	}
+	if got := reportVerdicts(t, file("look.html")); len(got) == 0 || slices.ContainsFunc(got, func(r string) bool { return r != "PASS" }) {
+		t.Errorf("the look's report says %v, its gate PASS", got)
+	}
+	mustRun(t, append(append(append([]string{"report", "--type", "diff", "-o", file("default.html"), "--head"}, head...), "--base"), base...)...)
+	if got := reportVerdicts(t, file("default.html")); len(got) == 0 || got[0] != "FAIL" {
+		t.Errorf("a report at the default threshold says %v: the 3%% regression no longer lies between the thresholds", got)
+	}
+	var usage usageError
+	if _, err := flamediff(t, "query", "--type", "flamegraph", "--write", "verdict="+file("x"), "--head", head[0]); !errors.As(err, &usage) {
+		t.Errorf("--write verdict of a flame graph: %v, want a usage error", err)
 	}
 }

@@ -16,7 +16,10 @@ import (
 
 // writeFunctions prints function rows like `pprof -top`, in the engine's
 // order (largest self first; for a diff, significant changes first, then
-// by the size of the change), at most top rows (0: all).
+// by the size of the change), at most top rows (0: all). The numbers are
+// aligned right, so the widest ends its cell: the name (which ends the
+// line, unaligned) follows a cell of its own, the diff's mark of a
+// significant change, or an empty one.
 func writeFunctions(out io.Writer, rows []tree.Function, diff bool, unit string, top int) error {
 	if top > 0 && len(rows) > top {
 		rows = rows[:top]
@@ -34,9 +37,9 @@ func writeFunctions(out io.Writer, rows []tree.Function, diff bool, unit string,
 				verdict.Percent(r.Delta), verdict.Interval(r.DeltaLow, r.DeltaHigh), verdict.PValue(r.QValue), mark, r.Name)
 		}
 	} else {
-		fmt.Fprintln(tw, "self\ttotal\tfunction")
+		fmt.Fprintln(tw, "self\ttotal\t\tfunction")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", frames.FormatValue(r.HeadSelf, u), frames.FormatValue(r.HeadTotal, u), r.Name)
+			fmt.Fprintf(tw, "%s\t%s\t\t%s\n", frames.FormatValue(r.HeadSelf, u), frames.FormatValue(r.HeadTotal, u), r.Name)
 		}
 	}
 	return tw.Flush()

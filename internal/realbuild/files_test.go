@@ -42,7 +42,12 @@ func TestRefactorSameWork(t *testing.T) {
 	if moved := flat.Share(work("validate")); moved < 0.15 {
 		t.Fatalf("validate holds %+.1f%% of the base total in head; the refactor should move about 25%%", 100*moved)
 	}
-	v := DiffVerdict(t, base, head)
+	// The gate's threshold is 5% of the base total, a fifth of the moved
+	// work: de-inlining fold and the new wrapper change the code's layout,
+	// which costs a few percent for real (runRounds' group once measured
+	// +2.69%, CI +0.62% .. +4.76%, and -1% to +1.5% in other runs), so at
+	// the default 1% the test would ask the machine, not the verdict.
+	v := DiffVerdict(t, base, head, "--min-base-share", "0.05")
 	t.Logf("refactor, same work:\n%s", Describe(v))
 	if v.Result == verdict.Fail {
 		t.Errorf("a refactor with the same work fails:\n%s", Describe(v))

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 
 	pprof "github.com/google/pprof/profile"
@@ -147,9 +148,14 @@ func SameTop(t testing.TB, what string, got, want map[string]pproftop.Entry) {
 	}
 }
 
-// Seeds is how many seeds a statistical test draws: full, or short under
-// -short (the suite's quick run).
+// Seeds is how many seeds a statistical test draws: full, short under
+// -short (the suite's quick run), or FLAMEDIFF_SEEDS when it is set, to
+// measure the rates more closely than the suite does (the tables of
+// docs/CULPRITS.md are over 10,000 and 2,000 seeds).
 func Seeds(full, short int) int {
+	if n, err := strconv.Atoi(os.Getenv("FLAMEDIFF_SEEDS")); err == nil && n > 0 {
+		return n
+	}
 	if testing.Short() {
 		return short
 	}

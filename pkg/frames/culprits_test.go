@@ -1,11 +1,9 @@
 package frames
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -32,60 +30,6 @@ func TestCulpritsGolden(t *testing.T) {
 		return b.Frames().Source(b.Frames().Intern(name, "")), modified[name]
 	})
 	golden(t, "functions-diff-sources", f)
-}
-
-// The panel reads a culprits frame through one table, culpritsContract in
-// src/panel/model/culprits.ts: the same fields in the same order as the
-// frame Go writes, each allowing the type the frame carries on the wire
-// (the SDK's JSON schema, which Grafana and the report decode).
-func TestCulpritsContract(t *testing.T) {
-	b, err := json.Marshal(Culprits(nil, &verdict.Verdict{}, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wire struct {
-		Schema struct {
-			Name   string
-			Fields []struct{ Name, Type string }
-		}
-	}
-	if err := json.Unmarshal(b, &wire); err != nil {
-		t.Fatal(err)
-	}
-
-	src, err := os.ReadFile(filepath.Join("..", "..", "src", "panel", "model", "culprits.ts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := regexp.MustCompile(`export const culpritsFrameName = '(\w+)'`).FindSubmatch(src); m == nil || string(m[1]) != wire.Schema.Name {
-		t.Errorf("culprits.ts: culpritsFrameName is not %q", wire.Schema.Name)
-	}
-	body := regexp.MustCompile(`(?s)export const culpritsContract = \{\n(.*?)\n\} as const satisfies Contract;`).FindSubmatch(src)
-	if body == nil {
-		t.Fatal("culprits.ts: no culpritsContract table")
-	}
-	var names []string
-	allowed := map[string][]string{}
-	for _, line := range strings.Split(string(body[1]), "\n") {
-		m := regexp.MustCompile(`^  (\w+): \[(.*)\],$`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("culprits.ts: culpritsContract's line %q is not name: ['type', ...],", line)
-		}
-		names = append(names, m[1])
-		for _, ty := range regexp.MustCompile(`'(\w+)'`).FindAllStringSubmatch(m[2], -1) {
-			allowed[m[1]] = append(allowed[m[1]], ty[1])
-		}
-	}
-	var goNames []string
-	for _, f := range wire.Schema.Fields {
-		goNames = append(goNames, f.Name)
-		if _, ok := allowed[f.Name]; ok && !slices.Contains(allowed[f.Name], f.Type) {
-			t.Errorf("%s: Go writes %s, culpritsContract allows %v", f.Name, f.Type, allowed[f.Name])
-		}
-	}
-	if !slices.Equal(names, goNames) {
-		t.Errorf("culpritsContract has %v,\nGo's culprits frame %v", names, goNames)
-	}
 }
 
 // Field names come from names.go: no frame builder spells one (the file

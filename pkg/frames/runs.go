@@ -6,9 +6,17 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/stats"
-	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/verdict"
 )
+
+// Run is a run as the runs frame shows it: a stored run or a file the
+// report reads.
+type Run struct {
+	Build, Run string
+	Start      time.Time
+	Duration   time.Duration
+	Total      int64 // the sum of the run's values
+}
 
 // Runs returns the "runs" frame (side, build, run, time, duration in
 // seconds, total) and the "runs_summary" frame: a row per side present
@@ -18,7 +26,7 @@ import (
 // minimum detectable change mdc at 80% power and runsToDecide, the runs a
 // side that would detect the gate's default threshold); the comparison is
 // null without base runs.
-func Runs(head, base []storage.Run, unit string) data.Frames {
+func Runs(head, base []Run, unit string) data.Frames {
 	n := len(head) + len(base)
 	side, build, run := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	start := make([]time.Time, 0, n)
@@ -26,7 +34,7 @@ func Runs(head, base []storage.Run, unit string) data.Frames {
 	values := map[string][]float64{}
 	for _, s := range []struct {
 		name string
-		runs []storage.Run
+		runs []Run
 	}{{"base", base}, {"head", head}} {
 		for _, r := range s.runs {
 			side, build, run = append(side, s.name), append(build, r.Build), append(run, r.Run)

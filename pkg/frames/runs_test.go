@@ -6,14 +6,12 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-
-	"github.com/flamediff/flamediff/pkg/storage"
 )
 
-func runsOf(build string, totals ...int64) []storage.Run {
-	var out []storage.Run
+func runsOf(build string, totals ...int64) []Run {
+	var out []Run
 	for i, v := range totals {
-		out = append(out, storage.Run{Build: build, Run: string(rune('a' + i)), Total: v,
+		out = append(out, Run{Build: build, Run: string(rune('a' + i)), Total: v,
 			Start: time.Unix(int64(i), 0), Duration: time.Duration(v) * time.Millisecond})
 	}
 	return out

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -36,12 +35,11 @@ const (
 	mFlagRef       = 0x80
 )
 
-// Limits of a pstats file: it is read whole, pstats nests four deep
+// Limits of a pstats file (read whole, within MaxFileSize): pstats nests four deep
 // (stats dict, value tuple, callers dict, edge tuple), and a reference
 // repeats an object without its bytes, so the objects built, references'
 // included, are counted.
 const (
-	maxCProfileSize    = 1 << 30
 	maxMarshalDepth    = 8
 	maxMarshalString   = 1 << 16
 	maxMarshalObjects  = 1 << 25
@@ -326,12 +324,9 @@ type cpFunc struct {
 // functions (file "~") have module cprofileModule, no file, and the name
 // inside the <> Python gives them.
 func parseCProfile(r io.Reader, name string, _ Options) (*profile.Profile, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxCProfileSize+1))
+	data, err := readWhole(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > maxCProfileSize {
-		return nil, fileError(name, "larger than %d bytes", maxCProfileSize)
+		return nil, err
 	}
 	m := &marshalReader{name: name, data: data}
 	top, err := m.object(0)

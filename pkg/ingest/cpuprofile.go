@@ -1,80 +1,17 @@
 package ingest
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
-// maxJSON bounds a JSON profile: the JSON formats are read whole, and a
-// real one is well below this.
-const maxJSON = 1 << 30
-
-// readJSON decodes a whole JSON document of at most maxJSON bytes into v.
-// encoding/json refuses nesting deeper than 10000 levels.
-func readJSON(r io.Reader, name string, v any) error {
-	data, err := readAllJSON(r, name)
-	if err != nil {
-		return err
-	}
-	return decodeJSON(data, name, v)
-}
-
-// readAllJSON reads a whole JSON document of at most maxJSON bytes.
-func readAllJSON(r io.Reader, name string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > maxJSON {
-		return nil, fileError(name, "larger than %d bytes", maxJSON)
-	}
-	return data, nil
-}
-
-// decodeJSON decodes data into v, its errors naming the file and offset.
-func decodeJSON(data []byte, name string, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syntax):
-			return offsetError(name, syntax.Offset, "bad JSON: %v", err)
-		case errors.As(err, &typ):
-			return offsetError(name, typ.Offset, "bad JSON: %v", err)
-		}
-		return fileError(name, "bad JSON: %v", err)
-	}
-	return nil
-}
-
-// hasKeys reports whether a JSON head has each of keys as an object key
-// (a quoted string followed by a colon).
-func hasKeys(head []byte, keys ...string) bool {
-	for _, k := range keys {
-		i := bytes.Index(head, []byte(`"`+k+`"`))
-		if i < 0 || !bytes.HasPrefix(bytes.TrimLeft(head[i+len(k)+2:], " \t\r\n"), []byte(":")) {
-			return false
-		}
-	}
-	return true
-}
-
 // looksLikeCPUProfile: a JSON object whose keys include V8's node table
 // with call frames (Node writes "nodes" first; DevTools too), and that is
 // not a Chrome trace, whose ProfileChunk events carry node tables too.
 func looksLikeCPUProfile(head []byte) bool {
 	return isJSONObject(head) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
-}
-
-// isJSONObject reports whether head starts, after white space, with "{".
-func isJSONObject(head []byte) bool {
-	return bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{"))
 }
 
 // cpuProfile is V8's CPU profile (the DevTools protocol's Profiler.Profile):

@@ -11,7 +11,7 @@ import (
 
 // FormatInfo is one row of the format table: everything Flamediff knows
 // about an input format. `ingest --format`, `--format auto`, `query` on
-// files, the CLI's help and docs/CLI.md all read Formats; a test holds
+// files, the CLI's help and docs/FORMATS.md all read Formats; a test holds
 // the help and the docs equal to it.
 type FormatInfo struct {
 	Name    Format
@@ -224,17 +224,9 @@ func detect(head []byte, name string) (FormatInfo, error) {
 			continue
 		}
 		if f.Name == Folded && looksLikeJSON(head) {
-			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile, the JSON formats read (docs/CLI.md)")
+			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile, the JSON formats read (docs/FORMATS.md)")
 		}
 		return f, nil
 	}
 	return FormatInfo{}, fileError(name, "unknown profile format")
-}
-
-// looksLikeJSON reports whether head starts, after white space, like a
-// JSON object or array.
-func looksLikeJSON(head []byte) bool {
-	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
-	t = bytes.TrimPrefix(t, []byte("\xef\xbb\xbf"))
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }

@@ -85,7 +85,7 @@ const geckoMaxProcessDepth = 4
 // is a label frame, a name. A cycle of prefixes, an unknown stack, frame
 // or string is an error.
 func parseGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
-	data, err := readAllJSON(r, name)
+	data, err := readWhole(r, name)
 	if err != nil {
 		return nil, err
 	}

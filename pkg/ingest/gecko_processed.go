@@ -195,15 +195,9 @@ var processedWeights = map[string]struct {
 // order, which rules out cycles) and weights of another type than another
 // thread's are errors.
 func parseProcessedGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
-	br := bufio.NewReader(r)
-	if magic, _ := br.Peek(len(gzipMagic)); bytes.Equal(magic, gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fileError(name, "gzip: %v", err)
-		}
-		r = zr
-	} else {
-		r = br
+	r, err := gunzipped(bufio.NewReader(r), name)
+	if err != nil {
+		return nil, err
 	}
 	var g processedProfile
 	if err := readJSON(r, name, &g); err != nil {

@@ -1,9 +1,16 @@
 // Package ingest turns profile files into runs (*profile.Profile), one row
-// of its format table (formats.go) per format: pprof (protobuf, gzipped or
-// not, and every legacy format google/pprof reads), valgrind's callgrind,
-// Python's cProfile stats, V8 CPU profiles, speedscope files, Linux `perf script` text collapsed
-// exactly as FlameGraph's stackcollapse-perf.pl does with no options, and
-// Brendan Gregg's folded stacks. It also writes runs back as folded stacks.
+// of its format table (formats.go) per format, tried in this order by
+// detection: `gecko-processed` (the Firefox Profiler's processed JSON),
+// `cprofile` (Python's pstats), `pprof` (protobuf, gzipped or not, and
+// every legacy format google/pprof reads), `jfr` (JDK Flight Recorder),
+// `callgrind` (valgrind), `cpuprofile` (V8), `speedscope`, `trace-events`
+// (Chrome's trace), `gecko` (Firefox's raw profile), `perf` (`perf script`
+// text, collapsed exactly as FlameGraph's stackcollapse-perf.pl does with
+// no options) and `folded` (Brendan Gregg's folded stacks); `otlp` and
+// `otlp-traces` (OpenTelemetry profiles and traces) name their own runs
+// (ParseRuns). It also writes runs back as folded stacks. Each format's
+// detection and reader live in its own file; the steps they share in
+// input.go (the size bound, whole reads, gzip) and json.go.
 //
 // Every problem with the input is reported as a single-line *Error naming the
 // file and the line or byte offset; on error no profile is returned, so
@@ -12,12 +19,10 @@ package ingest
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -192,8 +197,6 @@ func RepairUTF8(s string) string {
 // detectSize is how much of the input format detection looks at.
 const detectSize = 64 << 10
 
-var gzipMagic = []byte{0x1f, 0x8b}
-
 // isText reports whether b has no control bytes besides tab, CR, LF, VT
 // and FF. Protobuf is all but certain to contain some (field tags and
 // lengths are small numbers).
@@ -204,47 +207,4 @@ func isText(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// looksLikePerf reports whether the first line that is neither blank nor a
-// comment is a perf event header that ends with "event:" or is followed by
-// a blank or indented stack line. A head
-// of comments only is perf too: perf script prints a `#` header block and
-// folded stacks have none.
-func looksLikePerf(head []byte) bool {
-	lines := bytes.Split(head, []byte("\n"))
-	for i, line := range lines {
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
-			continue
-		}
-		if !perfHeader.Match(line) {
-			return false
-		}
-		if bytes.HasSuffix(bytes.TrimRight(line, " \t"), []byte(":")) || i+1 == len(lines) {
-			return true // "... event:" (a folded line ends with its count)
-		}
-		next := bytes.TrimSuffix(lines[i+1], []byte("\r"))
-		return len(next) == 0 || perfFrame.Match(next) && (next[0] == ' ' || next[0] == '\t')
-	}
-	return len(lines) > 0 && bytes.HasPrefix(head, []byte("#"))
-}
-
-// legacyHeader matches the first line of the legacy text profiles that
-// google/pprof reads (legacy_profile.go, legacy_java_profile.go): heap,
-// growth and fragmentation; contention and mutex; threads; goroutine and
-// other "NAME profile: total N" counts; Java heapz/contentionz.
-var legacyHeader = regexp.MustCompile(`^(heap profile: *\d+: *\d+ *\[|--- (contention|mutex):|--- (contentionz|heapz|threadz) \d+ ---|--- Thread [[:xdigit:]]+ \(name: |\S+ profile: total \d+\s*$)`)
-
-// legacyText reports whether the first line that is neither blank nor a
-// comment is the header of a legacy pprof text profile.
-func legacyText(head []byte) bool {
-	for _, line := range bytes.Split(head, []byte("\n")) {
-		line = bytes.TrimRight(line, "\r")
-		if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
-			continue
-		}
-		return legacyHeader.Match(line)
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,30 +11,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
-
-// ErrTooLarge is Gunzip's error for a stream that inflates past its limit.
-var ErrTooLarge = errors.New("decompressed size over the limit")
-
-// Gunzip inflates data, at most limit bytes: a small body of zeros must not
-// fill the memory.
-func Gunzip(data []byte, limit int64) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("corrupt gzip stream: %w", err)
-	}
-	var out bytes.Buffer
-	n, err := io.Copy(&out, io.LimitReader(zr, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("corrupt gzip stream: %w", err)
-	}
-	if n > limit {
-		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)
-	}
-	return out.Bytes(), nil
-}
-
-// MaxFileSize bounds what a gzipped file inflates to.
-const MaxFileSize = 1 << 30
 
 // messages splits a file into its OTLP messages, each with whether it is
 // JSON: a gzipped file is inflated first; text is JSON, one message or a

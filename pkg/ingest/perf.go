@@ -362,3 +362,27 @@ func cutAtParen(f string) string {
 	}
 	return f
 }
+
+// looksLikePerf reports whether the first line that is neither blank nor a
+// comment is a perf event header that ends with "event:" or is followed by
+// a blank or indented stack line. A head
+// of comments only is perf too: perf script prints a `#` header block and
+// folded stacks have none.
+func looksLikePerf(head []byte) bool {
+	lines := bytes.Split(head, []byte("\n"))
+	for i, line := range lines {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+			continue
+		}
+		if !perfHeader.Match(line) {
+			return false
+		}
+		if bytes.HasSuffix(bytes.TrimRight(line, " \t"), []byte(":")) || i+1 == len(lines) {
+			return true // "... event:" (a folded line ends with its count)
+		}
+		next := bytes.TrimSuffix(lines[i+1], []byte("\r"))
+		return len(next) == 0 || perfFrame.Match(next) && (next[0] == ' ' || next[0] == '\t')
+	}
+	return len(lines) > 0 && bytes.HasPrefix(head, []byte("#"))
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	pprof "github.com/google/pprof/profile"
@@ -66,11 +67,7 @@ func parsePprof(r io.Reader, name, sampleType string) (*profile.Profile, error) 
 	return convertPprof(src, name, sampleType)
 }
 
-// maxDecompressed bounds a gunzipped profile: real ones are well below,
-// and a stream of zeros must not fill the memory.
-const maxDecompressed = 1 << 30
-
-// gunzip decompresses a gzipped profile, at most maxDecompressed bytes.
+// gunzip decompresses a gzipped profile, at most MaxFileSize bytes.
 // A stream whose first block looks like no profile (protobuf, legacy
 // binary or text) fails before the rest is inflated.
 func gunzip(data []byte, name string) ([]byte, error) {
@@ -86,23 +83,16 @@ func gunzip(data []byte, name string) ([]byte, error) {
 			return nil, offsetError(name, off, "%s (decompressed)", reason)
 		}
 		var m int64
-		m, err = io.Copy(&out, io.LimitReader(zr, maxDecompressed+1-n))
+		m, err = io.Copy(&out, io.LimitReader(zr, MaxFileSize+1-n))
 		n += m
 	}
 	if err != nil && err != io.EOF {
 		return nil, gzipError(name, data, err)
 	}
-	if n > maxDecompressed {
-		return nil, fileError(name, "decompresses to more than %d MiB: not a profile", maxDecompressed>>20)
+	if n > MaxFileSize {
+		return nil, fileError(name, "decompresses to more than %d MiB: not a profile", MaxFileSize>>20)
 	}
 	return out.Bytes(), nil
-}
-
-func gzipError(name string, data []byte, err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return offsetError(name, int64(len(data)), "truncated gzip stream")
-	}
-	return fileError(name, "corrupt gzip stream: %v", err)
 }
 
 // legacyCPU reports whether b starts with the header of a legacy binary
@@ -232,4 +222,23 @@ func addressName(loc *pprof.Location) string {
 		return fmt.Sprintf("%s+0x%x", filepath.Base(m.File), loc.Address-m.Start+m.Offset)
 	}
 	return fmt.Sprintf("0x%x", loc.Address)
+}
+
+// legacyHeader matches the first line of the legacy text profiles that
+// google/pprof reads (legacy_profile.go, legacy_java_profile.go): heap,
+// growth and fragmentation; contention and mutex; threads; goroutine and
+// other "NAME profile: total N" counts; Java heapz/contentionz.
+var legacyHeader = regexp.MustCompile(`^(heap profile: *\d+: *\d+ *\[|--- (contention|mutex):|--- (contentionz|heapz|threadz) \d+ ---|--- Thread [[:xdigit:]]+ \(name: |\S+ profile: total \d+\s*$)`)
+
+// legacyText reports whether the first line that is neither blank nor a
+// comment is the header of a legacy pprof text profile.
+func legacyText(head []byte) bool {
+	for _, line := range bytes.Split(head, []byte("\n")) {
+		line = bytes.TrimRight(line, "\r")
+		if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		return legacyHeader.Match(line)
+	}
+	return false
 }

@@ -49,8 +49,8 @@ type mapping struct{ col, source, line, column, name int32 }
 // source or name that the map does not list are errors. An index map
 // (sections) is refused.
 func parseSourceMap(data []byte, script string) (*sourceMap, error) {
-	if len(data) > maxJSON {
-		return nil, fmt.Errorf("larger than %d bytes", maxJSON)
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes", MaxFileSize)
 	}
 	var raw struct {
 		Version        int               `json:"version"`

@@ -93,7 +93,7 @@ func parseTraceEvents(r io.Reader, name string, o Options) (*profile.Profile, er
 }
 
 func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
-	data, err := readAllJSON(r, name)
+	data, err := readWhole(r, name)
 	if err != nil {
 		return nil, err
 	}

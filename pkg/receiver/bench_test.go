@@ -96,7 +96,7 @@ func BenchmarkIngestSpanFile(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := store.WriteRuns(context.Background(), storage.RunProfiles(runs, storage.RunMeta{}), nil); err != nil {
+			if err := store.WriteRuns(context.Background(), Stored(runs, storage.RunMeta{}), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -153,7 +153,7 @@ func BenchmarkIngestProfileFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.WriteRuns(context.Background(), storage.RunProfiles(runs, storage.RunMeta{}), nil); err != nil {
+		if err := store.WriteRuns(context.Background(), Stored(runs, storage.RunMeta{}), nil); err != nil {
 			b.Fatal(err)
 		}
 		samples += n

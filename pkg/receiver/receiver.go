@@ -247,7 +247,7 @@ func (r *Receiver) profileRuns(w http.ResponseWriter, req *http.Request) (ingest
 	// The otlp row of the format table reads files and requests alike.
 	runs, _, err := ingest.ParseRuns(in.body, "request", ingest.OTLP, ingest.RunOptions{MaxSize: r.o.MaxBodyBytes})
 	if err == nil {
-		ingestions = storage.RunProfiles(runs, storage.RunMeta{})
+		ingestions = Stored(runs, storage.RunMeta{})
 		for _, in := range ingestions {
 			if err = in.Check(); err != nil { // the store would refuse it: bad input, not a failing store
 				err = fmt.Errorf("run %s/%s/%s: %w", in.Meta.App, in.Meta.Build, in.Meta.Run, err)
@@ -311,4 +311,17 @@ func grpcCode(status int) int32 {
 		return 12 // UNIMPLEMENTED
 	}
 	return 2 // UNKNOWN
+}
+
+// Stored makes the runs a file or a request names (the format table's
+// OTLP rows) what storage.WriteRuns takes, each with meta (commit, branch,
+// labels, time) and its own app, build and run.
+func Stored(runs []ingest.Run, meta storage.RunMeta) []storage.RunProfile {
+	out := make([]storage.RunProfile, len(runs))
+	for i, r := range runs {
+		m := meta
+		m.App, m.Build, m.Run = r.App, r.Build, r.Run
+		out[i] = storage.RunProfile{Meta: m, Profile: r.Profile}
+	}
+	return out
 }

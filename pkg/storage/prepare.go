@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	formats "github.com/flamediff/flamediff/pkg/ingest" // named apart from the tests' ingest helper
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
@@ -72,19 +71,6 @@ func (m RunMeta) validate() error {
 type RunProfile struct {
 	Meta    RunMeta
 	Profile *profile.Profile
-}
-
-// RunProfiles makes the runs a file or a request names (the format
-// table's OTLP rows) what WriteRuns takes, each with meta (commit, branch,
-// labels, time) and its own app, build and run.
-func RunProfiles(runs []formats.Run, meta RunMeta) []RunProfile {
-	out := make([]RunProfile, len(runs))
-	for i, r := range runs {
-		m := meta
-		m.App, m.Build, m.Run = r.App, r.Build, r.Run
-		out[i] = RunProfile{Meta: m, Profile: r.Profile}
-	}
-	return out
 }
 
 // Check says why WriteRuns would refuse in, for a caller that must tell

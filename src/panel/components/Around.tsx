@@ -6,7 +6,7 @@ import { Alert } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { Around, aroundPatch, cleanAround, filterKeys, sameAround, sandwichOf } from '../model/around';
-import { isFlameFrame } from '../model/flameData';
+import { isDiffFrame, isFlameFrame } from '../model/flameData';
 import { Querier } from '../query';
 import { FiltersContext, SandwichContext, ViewContext } from '../viewState';
 import { FlameView, FlameViewProps } from './FlameView';
@@ -110,7 +110,7 @@ export function AroundView({ series, querier, options, width, height, asked, onA
   const needsServe = !own && !querier;
   const barShown = open || Boolean(ask.only) || filterKeys.some((k) => ask[k]) || Boolean(current?.error);
   const filters = useMemo(() => ({ open: barShown, toggle: () => setOpen(!barShown) }), [barShown]);
-  const isDiff = series.some((f) => f.fields.some((x) => x.name === 'valueRight'));
+  const isDiff = series.some(isDiffFrame);
   const inside = height - (barShown ? AROUND_HEIGHT : 0) - (needsServe ? NOTE_HEIGHT : 0);
 
   return (

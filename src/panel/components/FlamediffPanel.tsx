@@ -6,7 +6,7 @@ import { Alert, RadioButtonGroup } from '@grafana/ui';
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { EvolutionView, isEvolutionData } from '../evolution';
-import { isRunsFrame, isSummaryFrame, parseRuns, parseSummary } from '../model/runs';
+import { isRunsFrame, isSummaryFrame, parseRuns, parseSummary, runsUnit } from '../model/runs';
 import { isFlameFrame } from '../model/flameData';
 import { QuerierContext, askedByQuery, grafanaQuerier, keepAround } from '../query';
 import { PanelOptions } from '../types';
@@ -43,9 +43,7 @@ function FlameOrRuns({ data, options, width, height }: PanelProps<PanelOptions>)
       return runsFrame
         ? {
             runs: parseRuns(runsFrame),
-            unit: (
-              runsFrame.fields.find((f) => f.name === 'total') ?? runsFrame.fields.find((f) => f.name === 'duration')
-            )?.config.unit,
+            unit: runsUnit(runsFrame),
             summary: summaryFrame ? parseSummary(summaryFrame) : undefined,
           }
         : undefined;

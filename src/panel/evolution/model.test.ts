@@ -155,7 +155,7 @@ describe('parseEvolution', () => {
       fields: ['component', 'kind', 'build'].map((name) => ({ name, values: ['a'] })),
     });
     expect(isMatrixFrame(noTime)).toBe(true);
-    expect(() => parseEvolution([noTime])).toThrow(/no field "parent"/);
+    expect(() => parseEvolution([noTime])).toThrow(/missing parent,/);
     const badEdge = toDataFrame({
       name: 'evolution_edges',
       fields: ['build', 'caller', 'callee', 'status'].map((name) => ({ name, values: ['x'] })),

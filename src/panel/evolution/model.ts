@@ -1,5 +1,7 @@
 import { DataFrame, Field } from '@grafana/data';
 
+import { fieldsOf, frameContracts } from '../model/contract';
+
 /** Frame names of the evolution query (pkg/frames/evolution.go). */
 export const FRAME_MATRIX = 'evolution';
 export const FRAME_EDGES = 'evolution_edges';
@@ -114,30 +116,24 @@ export function componentKey(kind: string, name: string): string {
   return `${kind}:${name}`;
 }
 
-function field(frame: DataFrame, name: string): Field {
-  const f = frame.fields.find((x) => x.name === name);
-  if (!f) {
-    throw new Error(`frame "${frame.name}" has no field "${name}"`);
-  }
-  return f;
+const {
+  evolution,
+  evolution_edges: edgesContract,
+  evolution_timeline: timelineContract,
+  changepoints,
+} = frameContracts;
+
+/** column reads a field's values as an array; [] for an optional field the frame lacks. */
+function column<T>(f: Field | undefined): T[] {
+  return f ? Array.from(f.values as ArrayLike<T>) : [];
 }
 
-/** column reads a field's values as an array of length frame.length. */
-function column<T>(frame: DataFrame, name: string): T[] {
-  return Array.from(field(frame, name).values as ArrayLike<T>);
-}
+/** The fields that tell the matrix frame from the others. */
+const matrixMarks: Array<keyof typeof evolution.required> = ['component', 'kind', 'build'];
 
 /** isMatrixFrame: the "evolution" frame with its component, kind and build fields. */
 export function isMatrixFrame(frame: DataFrame): boolean {
-  return (
-    frame.name === FRAME_MATRIX && ['component', 'kind', 'build'].every((n) => frame.fields.some((f) => f.name === n))
-  );
-}
-
-/** optionalColumn is column for a field older backends may not send. */
-function optionalColumn<T>(frame: DataFrame, name: string): T[] {
-  const f = frame.fields.find((x) => x.name === name);
-  return f ? Array.from(f.values as ArrayLike<T>) : [];
+  return frame.name === FRAME_MATRIX && matrixMarks.every((n) => frame.fields.some((f) => f.name === n));
 }
 
 /** lines splits a one-name-per-line field value. */
@@ -162,21 +158,22 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
   if (!matrix) {
     throw new Error(`no "${FRAME_MATRIX}" frame with component, kind and build fields`);
   }
-  const names = column<string>(matrix, 'component');
-  const kindCol = column<string>(matrix, 'kind');
-  const parents = column<string>(matrix, 'parent');
-  const buildCol = column<string>(matrix, 'build');
-  const buildTimes = column<unknown>(matrix, 'buildTime');
-  const times = column<number>(matrix, 'time');
-  const shares = column<number>(matrix, 'share');
-  const changes = column<number | null | undefined>(matrix, 'change');
-  const modified = column<number>(matrix, 'modified');
-  const added = column<number>(matrix, 'added');
-  const modifiedMethods = optionalColumn<string>(matrix, 'modifiedMethods');
-  const addedMethods = optionalColumn<string>(matrix, 'addedMethods');
-  const pValues = optionalColumn<number | null>(matrix, 'pValue');
-  const qValues = optionalColumn<number | null>(matrix, 'qValue');
-  const significant = optionalColumn<boolean | null>(matrix, 'significant');
+  const m = fieldsOf(matrix, evolution.required, evolution.optional);
+  const names = column<string>(m.component);
+  const kindCol = column<string>(m.kind);
+  const parents = column<string>(m.parent);
+  const buildCol = column<string>(m.build);
+  const buildTimes = column<unknown>(m.buildTime);
+  const times = column<number>(m.time);
+  const shares = column<number>(m.share);
+  const changes = column<number | null | undefined>(m.change);
+  const modified = column<number>(m.modified);
+  const added = column<number>(m.added);
+  const modifiedMethods = column<string>(m.modifiedMethods);
+  const addedMethods = column<string>(m.addedMethods);
+  const pValues = column<number | null>(m.pValue);
+  const qValues = column<number | null>(m.qValue);
+  const significant = column<boolean | null>(m.significant);
   const orNull = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
   const buildIndex = new Map<string, Build>();
@@ -245,7 +242,7 @@ export function parseEvolution(series: DataFrame[]): EvolutionData {
     builds,
     roots,
     byKey,
-    unit: field(matrix, 'time').config?.unit,
+    unit: m.time.config?.unit,
     edges: parseEdges(series),
     timeline: parseTimeline(series),
     hasStats: significant.some((v) => typeof v === 'boolean'),
@@ -286,13 +283,14 @@ function markChangePoints(series: DataFrame[], byKey: Map<string, Component>, bu
   if (!f) {
     return;
   }
-  const fn = column<string>(f, 'function');
-  const build = column<string>(f, 'build');
-  const before = column<number>(f, 'before');
-  const after = column<number>(f, 'after');
-  const change = column<number | null>(f, 'change');
-  const p = column<number>(f, 'pValue');
-  const significant = column<boolean>(f, 'significant');
+  const c = fieldsOf(f, changepoints.required, changepoints.optional);
+  const fn = column<string>(c.function);
+  const build = column<string>(c.build);
+  const before = column<number>(c.before);
+  const after = column<number>(c.after);
+  const change = column<number | null>(c.change);
+  const p = column<number>(c.pValue);
+  const significant = column<boolean>(c.significant);
   const marked = new Set<Cell>();
   fn.forEach((name, i) => {
     const col = buildColumn.get(build[i]);
@@ -325,10 +323,11 @@ function parseEdges(series: DataFrame[]): Edge[] {
   if (!f) {
     return [];
   }
-  const build = column<string>(f, 'build');
-  const caller = column<string>(f, 'caller');
-  const callee = column<string>(f, 'callee');
-  const status = column<string>(f, 'status');
+  const e = fieldsOf(f, edgesContract.required, edgesContract.optional);
+  const build = column<string>(e.build);
+  const caller = column<string>(e.caller);
+  const callee = column<string>(e.callee);
+  const status = column<string>(e.status);
   return build.map((b, i) => {
     if (status[i] !== 'added' && status[i] !== 'removed') {
       throw new Error(`edge ${caller[i]} → ${callee[i]} has unknown status "${status[i]}"`);
@@ -342,11 +341,12 @@ function parseTimeline(series: DataFrame[]): TimelinePoint[] {
   if (!f) {
     return [];
   }
-  const build = column<string>(f, 'build');
-  const bucket = column<number>(f, 'bucket');
-  const component = column<string>(f, 'component');
-  const kind = column<string>(f, 'kind');
-  const share = column<number>(f, 'share');
+  const t = fieldsOf(f, timelineContract.required, timelineContract.optional);
+  const build = column<string>(t.build);
+  const bucket = column<number>(t.bucket);
+  const component = column<string>(t.component);
+  const kind = column<string>(t.kind);
+  const share = column<number>(t.share);
   return build.map((b, i) => ({
     build: b,
     bucket: bucket[i],

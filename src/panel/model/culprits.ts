@@ -1,6 +1,6 @@
 import type { DataFrame, Field } from '@grafana/data';
 
-import { Contract, fieldsOf } from './contract';
+import { fieldsOf, frameContracts } from './contract';
 import { FlameData } from './flameData';
 import { nodeAtPath } from './focus';
 
@@ -61,32 +61,8 @@ export interface Culprits {
 /** The name of a culprits frame (pkg/frames.FrameCulprits). */
 export const culpritsFrameName = 'culprits';
 
-/**
- * culpritsContract is the culprits frame's contract (docs/FRAMES.md): its
- * fields, pkg/frames' Field* names, and the types each may have (path and
- * otherSites are JSON, parsed already or a string). pkg/frames'
- * TestCulpritsContract holds it equal to the frame Go writes.
- */
-export const culpritsContract = {
-  culprit: ['string'],
-  module: ['string'],
-  kind: ['string'],
-  path: ['other', 'string'],
-  otherSites: ['other', 'string'],
-  callee: ['string'],
-  replaced: ['string'],
-  delta: ['number'],
-  deltaLow: ['number'],
-  deltaHigh: ['number'],
-  pValue: ['number'],
-  qValue: ['number'],
-  share: ['number'],
-  regression: ['boolean'],
-  file: ['string'],
-  line: ['number'],
-  modified: ['boolean'],
-  moved: ['boolean'],
-} as const satisfies Contract;
+/** The culprits frame's fields (frameContracts, docs/FRAMES.md). */
+const culpritsContract = frameContracts.culprits.required;
 
 /** A culprits field's name, checked against the contract. */
 const field = (name: keyof typeof culpritsContract) => name;

@@ -81,7 +81,7 @@ describe('toFlameData', () => {
     [
       'a missing field',
       frameWith([{ name: 'level', type: FieldType.number, values: [0] }]),
-      /missing field\(s\) label, value, self/,
+      /missing label, value, self/,
     ],
     [
       'a level jump',

@@ -1,5 +1,7 @@
 import { DataFrame, Field, FieldType } from '@grafana/data';
 
+import { fieldsOf, frameContracts, hasFields } from './contract';
+
 /**
  * One side of a flame graph: the widths, self values and x positions (in value
  * units) of every node. A single graph has one side; a diff has a base and a head.
@@ -75,18 +77,27 @@ export type Normalization = 'absolute' | 'relative';
 /** Views of a diff: which side's widths are drawn. */
 export type SideName = 'head' | 'base';
 
-const required = ['level', 'label', 'value', 'self'];
+const flame = frameContracts.flamegraph;
 
 /**
  * isFlameFrame reports whether a frame has Grafana's flame graph fields
  * (level, label, value, self), whoever produced it.
  */
 export function isFlameFrame(frame: DataFrame): boolean {
-  return required.every((name) => frame.fields.some((f) => f.name === name));
+  return hasFields(frame, flame.required);
 }
 
-function field(frame: DataFrame, name: string): Field | undefined {
-  return frame.fields.find((f) => f.name === name);
+/** isDiffFrame reports whether a flame graph frame has two sides (valueRight: a diff). */
+export function isDiffFrame(frame: DataFrame): boolean {
+  return isFlameFrame(frame) && hasFields(frame, { valueRight: flame.optional.valueRight });
+}
+
+/** The flame graph fields a frame has. */
+type FlameFields = ReturnType<typeof flameFieldsOf>;
+
+/** flameFieldsOf reads a flame graph frame's fields through its contract. */
+function flameFieldsOf(frame: DataFrame) {
+  return fieldsOf(frame, flame.required, flame.optional);
 }
 
 /**
@@ -131,8 +142,8 @@ function nullable(f: Field, n: number): Float64Array {
  * shows are decoded on first use (four to six passes over a million rows
  * less before the first paint).
  */
-function statsOf(frame: DataFrame, n: number): NodeStats | undefined {
-  const sig = field(frame, 'significant');
+function statsOf(f: FlameFields, n: number): NodeStats | undefined {
+  const sig = f.significant;
   if (!sig) {
     return undefined;
   }
@@ -144,22 +155,16 @@ function statsOf(frame: DataFrame, n: number): NodeStats | undefined {
   }
   // A bad per-node number reads as missing (NaN): unlike a bad width, it
   // cannot misdraw the graph, and a tooltip is no place to fail.
-  const lazy = (name: string, missing: number) => {
+  const lazy = (field: Field | undefined, missing: number) => {
     let out: Float64Array | undefined;
-    return () => {
-      if (!out) {
-        const f = field(frame, name);
-        out = f ? nullable(f, n) : new Float64Array(n).fill(missing);
-      }
-      return out;
-    };
+    return () => (out ??= field ? nullable(field, n) : new Float64Array(n).fill(missing));
   };
-  const pValue = lazy('pValue', NaN);
-  const qValue = lazy('qValue', NaN);
-  const deltaLow = lazy('deltaLow', NaN);
-  const deltaHigh = lazy('deltaHigh', NaN);
-  const otherCount = lazy('otherCount', 0);
-  const otherMaxDelta = lazy('otherMaxDelta', 0);
+  const pValue = lazy(f.pValue, NaN);
+  const qValue = lazy(f.qValue, NaN);
+  const deltaLow = lazy(f.deltaLow, NaN);
+  const deltaHigh = lazy(f.deltaHigh, NaN);
+  const otherCount = lazy(f.otherCount, 0);
+  const otherMaxDelta = lazy(f.otherMaxDelta, 0);
   return {
     significant,
     get pValue() {
@@ -174,8 +179,8 @@ function statsOf(frame: DataFrame, n: number): NodeStats | undefined {
     get deltaHigh() {
       return deltaHigh();
     },
-    headRuns: field(frame, 'headRuns')?.values ?? [],
-    baseRuns: field(frame, 'baseRuns')?.values ?? [],
+    headRuns: f.headRuns?.values ?? [],
+    baseRuns: f.baseRuns?.values ?? [],
     get otherCount() {
       return otherCount();
     },
@@ -328,23 +333,19 @@ export function layoutSide(
  * It throws an Error naming the field for a frame it cannot draw.
  */
 export function toFlameData(frame: DataFrame): FlameData {
-  const missing = required.filter((name) => !field(frame, name));
-  if (missing.length > 0) {
-    throw new Error(`not a flame graph frame: missing field(s) ${missing.join(', ')}`);
-  }
-  const n = frame.length ?? field(frame, 'level')!.values.length;
-  const { level, end, maxLevel } = structure(field(frame, 'level')!, n);
-  const { labels, labelIdx } = labelsOf(field(frame, 'label')!, n);
-  const valueField = field(frame, 'value')!;
-  const base = layoutSide(level, end, numbers(valueField, n, 'value'), numbers(field(frame, 'self')!, n, 'self'));
+  const f = flameFieldsOf(frame);
+  const n = frame.length ?? f.level.values.length;
+  const { level, end, maxLevel } = structure(f.level, n);
+  const { labels, labelIdx } = labelsOf(f.label, n);
+  const valueField = f.value;
+  const base = layoutSide(level, end, numbers(valueField, n, 'value'), numbers(f.self, n, 'self'));
 
-  const valueRight = field(frame, 'valueRight');
-  const selfRight = field(frame, 'selfRight');
+  const { valueRight, selfRight } = f;
   if (Boolean(valueRight) !== Boolean(selfRight)) {
     throw new Error('a diff frame needs both valueRight and selfRight');
   }
   let head: Side | undefined;
-  const deltaField = field(frame, 'delta');
+  const deltaField = f.delta;
   const computed = new Float64Array(valueRight && deltaField ? 0 : n);
   const delta = valueRight && deltaField ? numbers(deltaField, n, 'delta') : computed;
   if (valueRight && selfRight) {
@@ -356,7 +357,7 @@ export function toFlameData(frame: DataFrame): FlameData {
       }
     }
   }
-  const pkg = field(frame, 'package');
+  const pkg = f.package;
   const packages = pkg ? labelsOf(pkg, n, 'package') : undefined;
   return {
     n,
@@ -369,7 +370,7 @@ export function toFlameData(frame: DataFrame): FlameData {
     head,
     delta,
     unit: valueField.config?.unit,
-    stats: head ? statsOf(frame, n) : undefined,
+    stats: head ? statsOf(f, n) : undefined,
     packages: packages && { idx: packages.labelIdx, names: packages.labels },
     info: infoOf(frame),
   };

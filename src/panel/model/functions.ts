@@ -1,5 +1,6 @@
 import { DataFrame, Field } from '@grafana/data';
 
+import { fieldsOf, frameContracts, hasFields } from './contract';
 import type { Normalization } from './flameData';
 
 /**
@@ -35,9 +36,11 @@ export interface Functions {
   unit?: string;
 }
 
+const functions = frameContracts.functions;
+
 /** isFunctionsFrame reports whether a frame is a `functions` answer. */
 export function isFunctionsFrame(frame: DataFrame): boolean {
-  return frame.fields.some((f) => f.name === 'function');
+  return hasFields(frame, functions.required);
 }
 
 /** The run totals (means) of a diff's two sides and its normalisation: what a self delta is a share of. */
@@ -49,8 +52,8 @@ export interface Totals {
 
 /** totalsOf reads a diff flame graph frame's root values; undefined for a single graph. */
 export function totalsOf(frame: DataFrame, normalize: Normalization): Totals | undefined {
-  const root = (name: string) => Number(frame.fields.find((f) => f.name === name)?.values[0]);
-  const [base, head] = [root('value'), root('valueRight')];
+  const f = fieldsOf(frame, frameContracts.flamegraph.required, frameContracts.flamegraph.optional);
+  const [base, head] = [Number(f.value.values[0]), Number(f.valueRight?.values[0])];
   return Number.isFinite(base) && Number.isFinite(head) ? { base, head, normalize } : undefined;
 }
 
@@ -76,21 +79,21 @@ export function withSelfDeltas(f: Functions, totals: Totals | undefined): Functi
 
 /** parseFunctions reads a functions frame in its row order (self deltas: see withSelfDeltas). */
 export function parseFunctions(frame: DataFrame): Functions {
-  const get = (name: string): Field | undefined => frame.fields.find((f) => f.name === name);
+  const f = fieldsOf(frame, functions.required, functions.optional);
   const n = frame.length;
   const num = (f: Field | undefined, i: number) => {
     const v = f?.values[i];
     return v === null || v === undefined ? NaN : Number(v);
   };
-  const diff = Boolean(get('totalHead'));
-  const [selfH, totH] = diff ? [get('selfHead'), get('totalHead')] : [get('self'), get('total')];
-  const [selfB, totB, delta] = [get('selfBase'), get('totalBase'), get('delta')];
-  const [p, q, lo, hi, sig] = ['pValue', 'qValue', 'deltaLow', 'deltaHigh', 'significant'].map(get);
+  const diff = Boolean(f.totalHead);
+  const [selfH, totH] = diff ? [f.selfHead, f.totalHead] : [f.self, f.total];
+  const [selfB, totB, delta] = [f.selfBase, f.totalBase, f.delta];
+  const [p, q, lo, hi, sig] = [f.pValue, f.qValue, f.deltaLow, f.deltaHigh, f.significant];
   const rows: FunctionRow[] = [];
   for (let i = 0; i < n; i++) {
     const s = sig?.values[i];
     rows.push({
-      name: String(get('function')!.values[i]),
+      name: String(f.function.values[i]),
       selfHead: num(selfH, i),
       totalHead: num(totH, i),
       selfBase: diff ? num(selfB, i) : 0,

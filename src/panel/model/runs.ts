@@ -1,5 +1,7 @@
 import { DataFrame, Field } from '@grafana/data';
 
+import { fieldsOf, frameContracts, hasFields } from './contract';
+
 /** One run of a perf test, from the runs frame. */
 export interface Run {
   side: 'head' | 'base';
@@ -31,18 +33,16 @@ export interface RunsSummary {
   runsToDecide?: number;
 }
 
-function byName(frame: DataFrame, name: string): Field | undefined {
-  return frame.fields.find((f) => f.name === name);
-}
+const { runs, runs_summary: summary } = frameContracts;
 
 /** isRunsFrame: one row per run (side, build, run, duration). */
 export function isRunsFrame(frame: DataFrame): boolean {
-  return ['side', 'build', 'run', 'duration'].every((n) => byName(frame, n));
+  return hasFields(frame, runs.required);
 }
 
 /** isSummaryFrame: the comparison of the runs (per side, with pValue; flame graph and functions frames have pValue too). */
 export function isSummaryFrame(frame: DataFrame): boolean {
-  return Boolean(byName(frame, 'pValue') && byName(frame, 'side'));
+  return hasFields(frame, summary.required);
 }
 
 function num(f: Field | undefined, i: number): number | undefined {
@@ -52,9 +52,7 @@ function num(f: Field | undefined, i: number): number | undefined {
 
 /** parseRuns reads the runs frame; rows with a side other than head/base are an error. */
 export function parseRuns(frame: DataFrame): Run[] {
-  const [side, build, run, duration] = ['side', 'build', 'run', 'duration'].map((n) => byName(frame, n)!);
-  const time = byName(frame, 'time');
-  const total = byName(frame, 'total');
+  const { side, build, run, duration, time, total } = fieldsOf(frame, runs.required, runs.optional);
   const out: Run[] = [];
   for (let i = 0; i < duration.values.length; i++) {
     const s = String(side.values[i]);
@@ -73,32 +71,37 @@ export function parseRuns(frame: DataFrame): Run[] {
   return out;
 }
 
+/** runsUnit is the unit of what run details plot (measure): the total's, else the duration's. */
+export function runsUnit(frame: DataFrame): string | undefined {
+  const f = fieldsOf(frame, runs.required, runs.optional);
+  return (f.total ?? f.duration).config?.unit;
+}
+
 /**
  * parseSummary reads the summary frame: one row per side (side, mean, median,
  * stddev) with the comparison (change, ciLow, ciHigh, pValue, significant)
  * taken from the first row that has it.
  */
 export function parseSummary(frame: DataFrame): RunsSummary {
-  const side = byName(frame, 'side');
-  const f = (n: string) => byName(frame, n);
-  const rows = frame.length ?? f('pValue')!.values.length;
+  const f = fieldsOf(frame, summary.required, summary.optional);
+  const rows = frame.length ?? f.pValue.values.length;
   const out: RunsSummary = { sides: {} };
   for (let i = 0; i < rows; i++) {
-    const s = side ? String(side.values[i]) : '';
+    const s = String(f.side.values[i]);
     if (s === 'head' || s === 'base') {
       out.sides[s] = {
-        mean: num(f('mean'), i) ?? NaN,
-        median: num(f('median'), i) ?? NaN,
-        stddev: num(f('stddev'), i) ?? NaN,
+        mean: num(f.mean, i) ?? NaN,
+        median: num(f.median, i) ?? NaN,
+        stddev: num(f.stddev, i) ?? NaN,
       };
     }
-    out.change ??= num(f('change'), i);
-    out.ciLow ??= num(f('ciLow'), i);
-    out.ciHigh ??= num(f('ciHigh'), i);
-    out.pValue ??= num(f('pValue'), i);
-    out.mdc ??= num(f('mdc'), i);
-    out.runsToDecide ??= num(f('runsToDecide'), i);
-    const sig = f('significant')?.values[i];
+    out.change ??= num(f.change, i);
+    out.ciLow ??= num(f.ciLow, i);
+    out.ciHigh ??= num(f.ciHigh, i);
+    out.pValue ??= num(f.pValue, i);
+    out.mdc ??= num(f.mdc, i);
+    out.runsToDecide ??= num(f.runsToDecide, i);
+    const sig = f.significant?.values[i];
     if (out.significant === undefined && sig !== null && sig !== undefined) {
       out.significant = Boolean(sig);
     }

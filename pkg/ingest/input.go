@@ -1,0 +1,75 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// What every row's input shares: the one bound on what a file may hold or
+// inflate to, whole reads, and gzip.
+
+// MaxFileSize bounds a file read whole and what gzipped input inflates
+// to: real profiles are well below it, and a small stream of zeros must
+// not fill the memory.
+const MaxFileSize = 1 << 30
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// readWhole reads all of r, at most MaxFileSize bytes.
+func readWhole(r io.Reader, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fileError(name, "larger than %d bytes", MaxFileSize)
+	}
+	return data, nil
+}
+
+// gunzipped returns what br holds, inflated when it starts as gzip. The
+// reader is not bounded: its caller reads it whole (readWhole).
+func gunzipped(br *bufio.Reader, name string) (io.Reader, error) {
+	if magic, _ := br.Peek(len(gzipMagic)); !bytes.Equal(magic, gzipMagic) {
+		return br, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fileError(name, "gzip: %v", err)
+	}
+	return zr, nil
+}
+
+// ErrTooLarge is Gunzip's error for a stream that inflates past its limit.
+var ErrTooLarge = errors.New("decompressed size over the limit")
+
+// Gunzip inflates data, at most limit bytes: a small body of zeros must not
+// fill the memory.
+func Gunzip(data []byte, limit int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("corrupt gzip stream: %w", err)
+	}
+	var out bytes.Buffer
+	n, err := io.Copy(&out, io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("corrupt gzip stream: %w", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)
+	}
+	return out.Bytes(), nil
+}
+
+// gzipError says what is wrong with a gzip stream in the file's terms: a
+// stream cut short is truncated at the file's end.
+func gzipError(name string, data []byte, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return offsetError(name, int64(len(data)), "truncated gzip stream")
+	}
+	return fileError(name, "corrupt gzip stream: %v", err)
+}
