@@ -40,6 +40,8 @@ var commands = map[string]command{
 	"runs":   {"list an app's runs", "--dsn DSN --app APP [--build BUILD]...", runsCmd},
 	"delete": {"delete a run", "--dsn DSN --app APP --build BUILD --run RUN", deleteCmd},
 	"gc":     {"remove rows no reader can see", "--dsn DSN [--grace DURATION]", gcCmd},
+	"bisect": {"find the commit that made a regression between a good and a bad revision",
+		"--good REV --bad REV --build CMD --bench CMD [--max-runs N] [--out DIR] [flags]", bisectCmd},
 	"changes": {"record a build's source changes",
 		"--dsn DSN --app APP --build BUILD CHANGES.json|-\n       flamediff changes --git-diff A..B [--repo DIR] [--dsn DSN --app APP --build BUILD]", changesCmd},
 	"query": {"run the tree engine on profile files or stored runs; gate CI on regressions",

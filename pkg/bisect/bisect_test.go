@@ -1,0 +1,329 @@
+package bisect
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/flamediff/flamediff/pkg/stats"
+)
+
+// world is one simulated range: commits 0..n, the cost of commit i's runs
+// normal with mean 1 (+ change from first on; half of it from first and
+// half from second when second is set: a split regression) and
+// coefficient of variation noise; broken commits are skipped.
+type world struct {
+	n, first, second int
+	change, noise    float64
+	broken           map[int]bool
+}
+
+func (w world) runs(rng *rand.Rand, i, n int) []float64 {
+	xs := make([]float64, n)
+	mean := 1.0
+	switch {
+	case w.first == 0:
+	case w.second > 0 && i >= w.second:
+		mean += w.change
+	case w.second > 0 && i >= w.first:
+		mean += w.change / 2
+	case i >= w.first:
+		mean += w.change
+	}
+	for k := range xs {
+		xs[k] = mean * (1 + w.noise*rng.NormFloat64())
+	}
+	return xs
+}
+
+// truth is the commits that made the regression.
+func (w world) truth() []int {
+	switch {
+	case w.first == 0:
+		return nil
+	case w.second > 0:
+		return []int{w.first, w.second}
+	}
+	return []int{w.first}
+}
+
+// outcome is what one simulated bisection did.
+type outcome struct {
+	named []int // the commits named (none: no regression, or undecided)
+	runs  int
+}
+
+// simulate runs the whole search as the CLI does: bad against good with
+// the sequential test of query --max-runs (stats.Plan) at the budget's
+// alpha, then a Hunt whose tests Classify the commits it asks for.
+func simulate(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *rand.Rand) outcome {
+	b := Budget{Alpha: alpha, Commits: w.n, Extra: 2}
+	p := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.Regression(), Beta: 0.05, MinBaseShare: max(w.change, 0.05) / 2}
+	var good, bad []float64
+	var o outcome
+	for {
+		good = append(good, w.runs(rng, 0, min(batch, maxRuns-len(good)))...)
+		bad = append(bad, w.runs(rng, w.n, min(batch, maxRuns-len(bad)))...)
+		s, err := p.Decide(good, bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Decision == stats.Continue {
+			continue
+		}
+		if s.Decision != stats.Fail {
+			o.runs = 2 * s.Runs
+			return o
+		}
+		break
+	}
+	// The steps' reference: good and bad topped up to the maximum.
+	good = append(good, w.runs(rng, 0, maxRuns-len(good))...)
+	bad = append(bad, w.runs(rng, w.n, maxRuns-len(bad))...)
+	o.runs = len(good) + len(bad)
+	runs := map[int][]float64{} // a commit's runs serve every search
+	f, err := Hunt(w.n, b.PerSearch(), func(i int, at float64) (string, Step, error) {
+		if w.broken[i] {
+			return Skipped, Step{}, nil
+		}
+		step := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.PerTest(0, at)}
+		for n := batch; ; n = min(n+batch, maxRuns) {
+			if len(runs[i]) < n {
+				runs[i] = append(runs[i], w.runs(rng, i, n-len(runs[i]))...)
+			}
+			s, err := Classify(step, at, good, bad, runs[i][:n])
+			if err != nil || s.Decision != Continue {
+				return s.Decision, s, err
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		o.runs += len(r)
+	}
+	o.named = f.Commits
+	return o
+}
+
+// fixed is `git bisect run` with n runs of every commit it tests (good
+// and bad included): a commit is bad when its mean is past the midpoint of
+// good's and bad's, whatever the noise.
+func fixed(w world, n int, rng *rand.Rand) outcome {
+	g, b := stats.Describe(w.runs(rng, 0, n)).Mean, stats.Describe(w.runs(rng, w.n, n)).Mean
+	lo, hi, runs := 0, w.n, 2*n
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		for d := 0; w.broken[mid]; d++ { // git bisect skip: try a neighbour
+			mid = lo + (hi-lo)/2 + (d/2+1)*(1-2*(d%2))
+			if mid <= lo || mid >= hi {
+				return outcome{runs: runs}
+			}
+		}
+		runs += n
+		if stats.Describe(w.runs(rng, mid, n)).Mean > (g+b)/2 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return outcome{named: []int{hi}, runs: runs}
+}
+
+// fixedRuns is the runs a commit of `git bisect run` needs for the same
+// error rate over its steps (at most ceil(log2 64) = 6): each step wrong
+// under alpha/6 at the midpoint, the mean of n runs against those of good's
+// and bad's n (standard error noise sqrt(1.5/n)).
+func fixedRuns(alpha, change, noise float64) int {
+	z := distuv.UnitNormal.Quantile(1 - alpha/6)
+	return int(math.Ceil(1.5 * z * z * noise * noise / (change * change / 4)))
+}
+
+type setting struct {
+	change, noise float64
+	split         bool
+}
+
+type tally struct {
+	wrong, right, none int
+	runs               []int
+}
+
+func (s *tally) add(w world, o outcome) {
+	switch {
+	case len(o.named) == 0:
+		s.none++
+	case slices.Equal(o.named, w.truth()):
+		s.right++
+	default:
+		s.wrong++
+	}
+	s.runs = append(s.runs, o.runs)
+}
+
+func (s *tally) mean() float64 {
+	sum := 0
+	for _, r := range s.runs {
+		sum += r
+	}
+	return float64(sum) / float64(len(s.runs))
+}
+
+func (s *tally) p90() int {
+	slices.Sort(s.runs)
+	return s.runs[(9*len(s.runs)-1)/10]
+}
+
+// run bisects seeds random ranges of a setting: 8 to 64 commits, the first
+// bad one anywhere in them (none when change is 0), one commit in ten
+// broken; the sequential search, and git bisect run with fixed runs at the
+// same error rate.
+func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n int) {
+	n = fixedRuns(alpha, max(c.change, 0.05), c.noise)
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 50))
+		w := world{n: 8 + rng.IntN(57), change: c.change, noise: c.noise, broken: map[int]bool{}}
+		if c.change > 0 {
+			w.first = 1 + rng.IntN(w.n)
+		}
+		if c.split {
+			w.first = 1 + rng.IntN(w.n-1)
+			w.second = w.first + 1 + rng.IntN(w.n-w.first)
+		}
+		for i := 1; i < w.n; i++ {
+			if rng.Float64() < 0.1 && i != w.first && i != w.second {
+				w.broken[i] = true
+			}
+		}
+		seq.add(w, simulate(t, w, alpha, 5, 30, rng))
+		if !c.split { // git bisect run names one commit
+			fix.add(w, fixed(w, n, rng))
+		}
+	}
+	return seq, fix, n
+}
+
+var settings = []setting{{0, 0.02, false}, {0.05, 0.01, false}, {0.05, 0.02, false}, {0.05, 0.03, false}, {0.10, 0.03, false}, {0.10, 0.05, false},
+	{0.10, 0.01, true}, {0.10, 0.02, true}}
+
+// The chance of naming a wrong commit stays under alpha over the whole
+// search (binomial slack: 3 standard errors), in every setting, without a
+// regression too (any commit named is wrong then).
+func TestSearchErrorRate(t *testing.T) {
+	const alpha, seeds = 0.05, 300
+	slack := alpha + 3*math.Sqrt(alpha*(1-alpha)/seeds)
+	for _, c := range settings {
+		seq, _, _ := c.run(t, alpha, seeds)
+		if rate := float64(seq.wrong) / seeds; rate > slack {
+			t.Errorf("change %g, noise %g: wrong commit in %.3f of the searches, over alpha %g", c.change, c.noise, rate, alpha)
+		}
+		// Where the regression stands clear of the noise (3 times it, 10
+		// times for a split's halves), most searches name its commits.
+		clear := c.change >= 3*c.noise && (!c.split || c.change >= 10*c.noise)
+		if want := map[bool]float64{false: 0.8, true: 0.7}[c.split]; clear && float64(seq.right) < want*seeds {
+			t.Errorf("change %g, noise %g: only %d of %d searches name the commit", c.change, c.noise, seq.right, seeds)
+		}
+	}
+}
+
+// The table of docs/STATISTICS.md ("Bisection"): FLAMEDIFF_BISECT_TABLE=1
+// go test ./pkg/bisect -run TestSearchTable -v.
+func TestSearchTable(t *testing.T) {
+	if os.Getenv("FLAMEDIFF_BISECT_TABLE") == "" {
+		t.Skip("set FLAMEDIFF_BISECT_TABLE=1 to print the table of docs/STATISTICS.md")
+	}
+	const alpha, seeds = 0.05, 2000
+	fmt.Println("| regression | noise | right | wrong | no commit named | mean runs | p90 runs | fixed: runs a commit | right | wrong | mean runs | p90 runs |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, c := range settings {
+		seq, fix, n := c.run(t, alpha, seeds)
+		pct := func(k int) string { return fmt.Sprintf("%.1f%%", 100*float64(k)/seeds) }
+		kind := fmt.Sprintf("%.0f%%", 100*c.change)
+		if c.split {
+			kind += ", split in two"
+			fmt.Printf("| %s | %.0f%% | %s | %s | %s | %.1f | %d | - | - | - | - | - |\n", kind, 100*c.noise,
+				pct(seq.right), pct(seq.wrong), pct(seq.none), seq.mean(), seq.p90())
+			continue
+		}
+		fmt.Printf("| %s | %.0f%% | %s | %s | %s | %.1f | %d | %d | %s | %s | %.1f | %d |\n", kind, 100*c.noise,
+			pct(seq.right), pct(seq.wrong), pct(seq.none), seq.mean(), seq.p90(), n, pct(fix.right), pct(fix.wrong), fix.mean(), fix.p90())
+	}
+}
+
+// The search's own rules: the middle first, a skipped commit's lower
+// neighbour next, the range when every commit between is skipped, and the
+// end when the tests are spent.
+func TestSearchNext(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		s       Search
+		want    Answer
+		wantWhy bool
+	}{
+		{"the middle", Search{Commits: 9, Tests: 5, Outcomes: map[int]string{}}, Answer{Next: 4, Hi: 9}, false},
+		{"a skipped middle", Search{Commits: 9, Tests: 5, Outcomes: map[int]string{4: Skipped}}, Answer{Next: 3, Hi: 9}, false},
+		{"adjacent", Search{Commits: 9, Tests: 5, Outcomes: map[int]string{4: Clean, 5: Carries}}, Answer{First: 5, Lo: 4, Hi: 5}, false},
+		{"all between skipped", Search{Commits: 9, Tests: 5, Outcomes: map[int]string{4: Clean, 5: Skipped, 6: Undecided, 7: Carries}}, Answer{Lo: 4, Hi: 7}, true},
+		{"tests spent", Search{Commits: 9, Tests: 2, Outcomes: map[int]string{4: Clean, 6: Undecided}}, Answer{Lo: 4, Hi: 9}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.s.Next()
+			if (got.Why != "") != c.wantWhy {
+				t.Errorf("why %q", got.Why)
+			}
+			got.Why = ""
+			if got != c.want {
+				t.Errorf("%+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// Classify's decisions on costs whose answer is plain: exact costs decide
+// at once, a commit like good is clean and one like bad carries.
+func TestClassify(t *testing.T) {
+	p := stats.Plan{Batch: 5, MaxRuns: 30, Alpha: 0.01}
+	good, bad := []float64{100, 101, 99, 100, 100}, []float64{110, 111, 109, 110, 110}
+	for _, c := range []struct {
+		name string
+		c    []float64
+		want string
+	}{
+		{"like good", []float64{100, 99, 101, 100, 100}, Clean},
+		{"like bad", []float64{110, 109, 111, 110, 110}, Carries},
+		{"half way, undecided", []float64{104, 106, 103, 107, 105}, Continue},
+	} {
+		s, err := Classify(p, 0.5, good, bad, c.c)
+		if err != nil || s.Decision != c.want {
+			t.Errorf("%s: %+v, %v; want %s", c.name, s, err, c.want)
+		}
+	}
+	exact, err := Classify(stats.Plan{Batch: 1, MaxRuns: 30, Alpha: 0.01}, 0.5, []float64{100, 100}, []float64{110, 110}, []float64{109, 109})
+	if err != nil || exact.Decision != Carries || !exact.Exact || math.Abs(exact.Share-0.9) > 1e-9 {
+		t.Errorf("exact costs: %+v, %v", exact, err)
+	}
+	if _, err := Classify(p, 0.5, good, good, good); err == nil {
+		t.Error("no regression between good and bad: no error")
+	}
+}
+
+// A commit whose test puts it clearly past bad, or before good, is beyond
+// the range; one whose interval reaches into it, or a skipped one, is not.
+func TestFindingBeyond(t *testing.T) {
+	f := Finding{Tests: []Tested{
+		{Commit: 3, Outcome: Carries, Step: Step{Share: 2, Low: 1.4, High: 2.6}},
+		{Commit: 4, Outcome: Carries, Step: Step{Share: 1.2, Low: 0.8, High: 1.6}},
+		{Commit: 5, Outcome: Clean, Step: Step{Share: -0.6, Low: -0.9, High: -0.2}},
+		{Commit: 6, Outcome: Skipped},
+		{Commit: 3, At: 0.25, Outcome: Carries, Step: Step{Share: 2, Low: 1.5, High: 2.5}},
+	}}
+	if got := f.Beyond(); !slices.Equal(got, []int{3, 5}) {
+		t.Errorf("beyond %v, want [3 5]", got)
+	}
+}
