@@ -82,6 +82,10 @@ type bisectRun struct {
 	rules *sysframes.Rules
 	start map[string]time.Time
 	unit  string // the profiles' unit
+	// changed is every culprit of bad against good, regressions and
+	// improvements: what a culprit's cost leaves out of the rest of the run
+	// it is measured against (costs).
+	changed []string
 }
 
 // bisectState is the search's record in --out: what each commit is and
@@ -234,6 +238,9 @@ func (r *bisectRun) run(out io.Writer) error {
 	}
 	if len(all.Regressions) >= len(reg.Regressions) {
 		reg.Regressions = all.Regressions
+	}
+	for _, c := range append(slices.Clone(all.Regressions), all.Improvements...) {
+		r.changed = append(r.changed, c.Function)
 	}
 	var names []string
 	for _, c := range reg.Regressions {

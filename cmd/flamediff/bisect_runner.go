@@ -16,46 +16,100 @@ import (
 	"github.com/flamediff/flamediff/internal/profilefile"
 	"github.com/flamediff/flamediff/pkg/changes"
 	"github.com/flamediff/flamediff/pkg/query"
+	"github.com/flamediff/flamediff/pkg/stats"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/tree"
 )
 
+// ownShare is the largest share of the run that a culprit may hold and
+// still be measured against the rest of it (below).
+const ownShare = 0.5
+
 // costs is the per-run cost of the target functions (summed; the run
 // totals without a target) in the first baseN runs of base and headN of
-// head.
+// head. A target is measured against the rest of each run, the run's total
+// less every culprit of bad against good (r.changed): the commits of a
+// search run minutes apart, and a machine that gets slower or faster
+// meanwhile (a loaded CI runner: a commit carrying all of a regression
+// measured 50-72% of it in absolute time) changes that rest as much,
+// while another culprit's change is not in it. A target holding half of
+// the run or more (a uniform slowdown), or culprits whose totals overlap
+// so that no rest is left, are measured in time.
 func (r *bisectRun) costs(base string, baseN int, head string, headN int, target []string) (baseCost, headCost []float64, err error) {
 	b, m, err := r.load(base, baseN, head, headN, r.alpha)
 	if err != nil {
 		return nil, nil, err
 	}
-	baseCost, headCost = make([]float64, baseN), make([]float64, headN)
+	o := query.TreeOptions(b, m, r.rules)
 	if len(target) == 0 {
-		v, err := query.Judge{MinBaseShare: *r.minBaseShare}.Verdict(b, query.TreeOptions(b, m, r.rules))
+		v, err := query.Judge{MinBaseShare: *r.minBaseShare}.Verdict(b, o)
 		if err != nil {
 			return nil, nil, err
 		}
 		return v.Totals.Base, v.Totals.Head, nil
 	}
+	baseCost, headCost = make([]float64, baseN), make([]float64, headN)
+	changedBase, changedHead := make([]float64, baseN), make([]float64, headN)
 	seen := 0
-	for _, row := range b.Functions(query.TreeOptions(b, m, r.rules)) {
-		if !slices.Contains(target, row.Name) {
+	for _, row := range b.Functions(o) {
+		in, changed := slices.Contains(target, row.Name), slices.Contains(r.changed, row.Name)
+		if !in && !changed {
 			continue
 		}
 		if len(row.BaseRuns) != baseN || len(row.HeadRuns) != headN {
 			return nil, nil, fmt.Errorf("bisect: %s has no per-run costs (too few runs?)", row.Name)
 		}
-		seen++
-		for i, v := range row.BaseRuns {
-			baseCost[i] += v
+		if in {
+			seen++
+			add(baseCost, row.BaseRuns)
+			add(headCost, row.HeadRuns)
 		}
-		for i, v := range row.HeadRuns {
-			headCost[i] += v
+		if changed || in {
+			add(changedBase, row.BaseRuns)
+			add(changedHead, row.HeadRuns)
 		}
 	}
 	if seen == 0 {
 		return nil, nil, fmt.Errorf("bisect: no function of the runs is named %s", strings.Join(target, ", "))
 	}
+	t, err := b.Build(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	restBase, okBase := rest(t.Stats[0].BaseRuns, changedBase)
+	restHead, okHead := rest(t.Stats[0].HeadRuns, changedHead)
+	if !okBase || !okHead || stats.Describe(baseCost).Mean >= ownShare*stats.Describe(t.Stats[0].BaseRuns).Mean {
+		return baseCost, headCost, nil
+	}
+	for i := range baseCost {
+		baseCost[i] /= restBase[i]
+	}
+	for i := range headCost {
+		headCost[i] /= restHead[i]
+	}
 	return baseCost, headCost, nil
+}
+
+// add adds xs to sum, element by element.
+func add(sum, xs []float64) {
+	for i, v := range xs {
+		sum[i] += v
+	}
+}
+
+// rest is each run's total less its culprits' (changed); false when a run
+// has no total or no rest.
+func rest(totals, changed []float64) ([]float64, bool) {
+	if len(totals) != len(changed) {
+		return nil, false
+	}
+	out := make([]float64, len(totals))
+	for i := range totals {
+		if out[i] = totals[i] - changed[i]; !(out[i] > 0) {
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // load is the diff of the first headN runs of head against the first
