@@ -95,3 +95,22 @@ test('screenshots of the filters and of the callers and callees of the regressio
   await expect(page.getByTestId(selectors.panel.tooltip)).toBeVisible();
   await page.screenshot({ path: shot('callers-and-callees.png') });
 });
+
+// The call tree beside the graph, the seeded regression chosen in the tree and zoomed in the graph.
+test('screenshot of the call tree', async ({ page }) => {
+  await openHarness(page);
+  await page.setViewportSize({ width: 1400, height: 600 });
+  await mount(page, 'mountPanel', {
+    frames: frames().checkoutDiff,
+    query: checkoutModel(),
+    width: 1400,
+    height: 600,
+    options: { layout: 'both' },
+  });
+  await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
+  // The verdict's culprit chosen: the graph zooms onto it, the tree opens its callers and selects it.
+  await page.getByTestId(selectors.panel.culprit).first().click();
+  await expect(page.locator(`[data-testid="${selectors.panel.treeRow}"][aria-selected="true"]`)).toHaveCount(1);
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot('call-tree.png') });
+});

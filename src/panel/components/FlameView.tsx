@@ -1,10 +1,11 @@
 import { css } from '@emotion/css';
-import React, { useContext, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import React, { useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
 import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
+import { CallTree } from '../calltree/CallTree';
 import { strings } from '../../strings';
 import { FlameData, Normalization, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
 import { Culprit, Culprits as CulpritsData, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
@@ -42,6 +43,10 @@ const LEGEND_HEIGHT = 24;
 const BREADCRUMB_HEIGHT = 28;
 /** Below this width the table goes away: the graph needs the room. */
 const TABLE_MIN_PANEL_WIDTH = 700;
+/** The graph's share of the width beside the call tree: the tree's columns need the rest. */
+const GRAPH_SHARE = 0.45;
+/** The gap between the graph and the call tree (theme.spacing(1)). */
+const GAP = 8;
 
 function parse(frame: DataFrame | undefined): { data?: FlameData; error?: string } {
   try {
@@ -72,8 +77,11 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   const host = useContext(ViewContext);
   const [start] = useState<PanelView>(() => host?.view ?? {});
   // The view (flameViewState.ts); below it, the answers of the panel's own queries.
-  const [state, dispatch] = useReducer(reduce, undefined, () => initialState(start, options.defaultSide));
+  const [state, dispatch] = useReducer(reduce, undefined, () =>
+    initialState(start, options.defaultSide, options.layout)
+  );
   const {
+    layout,
     side: sideName,
     inverted,
     collapsed,
@@ -86,8 +94,17 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     hover,
     menu,
   } = state;
-  // The height of the verdict above the toolbar.
+  // The height of the verdict above the toolbar, and of the toolbar (it wraps in a narrow panel).
   const [verdictHeight, setVerdictHeight] = useState(0);
+  const [toolbarHeight, setToolbarHeight] = useState(TOOLBAR_HEIGHT);
+  const toolbarObserver = useRef<ResizeObserver>();
+  const toolbarBox = useCallback((el: HTMLDivElement | null) => {
+    toolbarObserver.current?.disconnect();
+    if (el && typeof ResizeObserver !== 'undefined') {
+      toolbarObserver.current = new ResizeObserver(() => setToolbarHeight(Math.max(TOOLBAR_HEIGHT, el.offsetHeight)));
+      toolbarObserver.current.observe(el);
+    }
+  }, []);
   const showSandwich = useContext(SandwichContext);
   const filters = useContext(FiltersContext);
   // What of the start view needs the data: the normalisation, then the
@@ -142,7 +159,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     const whole = flamesOf(series, norm)[0] ?? alt?.value?.find(isFlameFrame);
     return whole && totalsOf(whole, norm);
   }, [series, norm, alt]);
-  const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH;
+  // The call tree takes the top table's place.
+  const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH && layout === 'graph';
   const functions: Answer<Functions> | undefined =
     fromSeries && norm === own
       ? { value: fromSeries }
@@ -292,8 +310,13 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     );
   }
 
-  const graphWidth = Math.max(50, showTable ? Math.floor(width * 0.62) : width);
-  const above = TOOLBAR_HEIGHT + (culprits ? verdictHeight : 0);
+  const showGraph = layout !== 'tree';
+  const graphWidth = Math.max(
+    50,
+    showTable ? Math.floor(width * 0.62) : layout === 'both' ? Math.floor(width * GRAPH_SHARE) : width
+  );
+  const treeWidth = layout === 'both' ? Math.max(50, width - graphWidth - GAP) : width;
+  const above = toolbarHeight + (culprits ? verdictHeight : 0);
   const graphHeight = Math.max(
     ROW_HEIGHT,
     height - above - (data.head ? LEGEND_HEIGHT : 0) - (drill ? BREADCRUMB_HEIGHT : 0)
@@ -325,6 +348,24 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     ((node: number, x: number, y: number) =>
       node > 0 && !isOther(data, node) && dispatch({ type: 'menu', menu: { node, x, y } }));
   const menuLabel = menu && menu.node < data.n ? data.labels[data.labelIdx[menu.node]] : undefined;
+  const legend = data.head && (
+    <Legend palette={options.palette} scale={scale} info={data.info} greyNoise={greyNoise} culprits={sites.size > 0} />
+  );
+  // The call tree of the drawn frame: the graph's colours, search, culprits and zoom.
+  const calltree = (w: number, h: number) => (
+    <CallTree
+      data={data}
+      colorIndex={colorIndex}
+      colors={style.colors}
+      greyNoise={greyNoise}
+      culprits={sites}
+      match={found?.match}
+      selected={zoomed}
+      onSelect={(node) => dispatch({ type: 'zoom', node })}
+      width={w}
+      height={h}
+    />
+  );
 
   return (
     <div
@@ -345,53 +386,61 @@ export function FlameView({ series, querier, options, width, height }: FlameView
           onHeight={setVerdictHeight}
         />
       )}
-      <Toolbar
-        isDiff={Boolean(data.head)}
-        side={sideName}
-        onSide={(v) => dispatch({ type: 'side', side: v })}
-        inverted={inverted}
-        canInvert={frames.has(variantOf(!inverted, collapsed))}
-        onInverted={(v) => dispatch({ type: 'inverted', inverted: v })}
-        collapsed={collapsed}
-        canCollapse={frames.has(variantOf(inverted, !collapsed))}
-        onCollapsed={(v) => dispatch({ type: 'collapsed', collapsed: v })}
-        search={text}
-        onSearch={(t) => dispatch({ type: 'search', text: t })}
-        matches={found?.count}
-        onReset={() => dispatch({ type: 'reset' })}
-        hasStats={Boolean(data.stats)}
-        significantOnly={significantOnly}
-        onSignificantOnly={(v) => dispatch({ type: 'significantOnly', significantOnly: v })}
-        normalize={norm}
-        onNormalize={canNormalize ? onNormalize : undefined}
-        onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
-        sandwichOf={showSandwich && exact && text ? text : undefined}
-        onSandwich={showSandwich}
-        filtersOpen={filters?.open}
-        onFilters={filters?.toggle}
-      />
+      <div ref={toolbarBox}>
+        <Toolbar
+          layout={layout}
+          onLayout={(l) => dispatch({ type: 'layout', layout: l })}
+          isDiff={Boolean(data.head)}
+          side={sideName}
+          onSide={(v) => dispatch({ type: 'side', side: v })}
+          inverted={inverted}
+          canInvert={frames.has(variantOf(!inverted, collapsed))}
+          onInverted={(v) => dispatch({ type: 'inverted', inverted: v })}
+          collapsed={collapsed}
+          canCollapse={frames.has(variantOf(inverted, !collapsed))}
+          onCollapsed={(v) => dispatch({ type: 'collapsed', collapsed: v })}
+          search={text}
+          onSearch={(t) => dispatch({ type: 'search', text: t })}
+          matches={found?.count}
+          onReset={() => dispatch({ type: 'reset' })}
+          hasStats={Boolean(data.stats)}
+          significantOnly={significantOnly}
+          onSignificantOnly={(v) => dispatch({ type: 'significantOnly', significantOnly: v })}
+          normalize={norm}
+          onNormalize={canNormalize ? onNormalize : undefined}
+          onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
+          sandwichOf={showSandwich && exact && text ? text : undefined}
+          onSandwich={showSandwich}
+          filtersOpen={filters?.open}
+          onFilters={filters?.toggle}
+        />
+      </div>
       {drill && <Breadcrumb drill={drill} onPath={drillTo} />}
       <div className={styles.main}>
-        <div className={styles.graph} style={{ width: graphWidth }}>
-          <FlameCanvas
-            data={data}
-            side={side}
-            colorIndex={colorIndex}
-            match={highlight ?? found?.match}
-            style={style}
-            width={graphWidth}
-            height={graphHeight}
-            rowHeight={ROW_HEIGHT}
-            focus={focus}
-            resetSeq={state.resetSeq}
-            // The canvas reports from its layout effects: an unchanged report
-            // dispatches nothing (React renders for any dispatch, unlike a
-            // useState set to its value, and the reports would loop).
-            onHover={(node, x, y) => (node >= 0 || hover.node >= 0) && dispatch({ type: 'hover', node, x, y })}
-            onZoomed={(node) => node !== zoomed && dispatch({ type: 'zoomed', node })}
-            onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
-            onMenu={onMenu || undefined}
-          />
+        <div className={styles.graph} style={{ width: showGraph ? graphWidth : treeWidth }}>
+          {showGraph ? (
+            <FlameCanvas
+              data={data}
+              side={side}
+              colorIndex={colorIndex}
+              match={highlight ?? found?.match}
+              style={style}
+              width={graphWidth}
+              height={graphHeight}
+              rowHeight={ROW_HEIGHT}
+              focus={focus}
+              resetSeq={state.resetSeq}
+              // The canvas reports from its layout effects: an unchanged report
+              // dispatches nothing (React renders for any dispatch, unlike a
+              // useState set to its value, and the reports would loop).
+              onHover={(node, x, y) => (node >= 0 || hover.node >= 0) && dispatch({ type: 'hover', node, x, y })}
+              onZoomed={(node) => node !== zoomed && dispatch({ type: 'zoomed', node })}
+              onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
+              onMenu={onMenu || undefined}
+            />
+          ) : (
+            calltree(treeWidth, graphHeight)
+          )}
           {menu && menuLabel && showSandwich && (
             <ContextMenu
               x={menu.x}
@@ -428,16 +477,9 @@ export function FlameView({ series, querier, options, width, height }: FlameView
                 data.head ? `, ${relativeChange(data.head.total[hovered], data.base.total[hovered])}` : ''
               }`}
           </div>
-          {data.head && (
-            <Legend
-              palette={options.palette}
-              scale={scale}
-              info={data.info}
-              greyNoise={greyNoise}
-              culprits={sites.size > 0}
-            />
-          )}
+          {layout !== 'both' && legend}
         </div>
+        {layout === 'both' && calltree(treeWidth, graphHeight)}
         {showTable && table && tableDue && (
           <TopTable
             functions={table}
@@ -452,6 +494,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
           </Alert>
         )}
       </div>
+      {layout === 'both' && legend}
     </div>
   );
 }
