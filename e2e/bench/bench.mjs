@@ -111,40 +111,43 @@ async function grafanaFrames(page) {
  * head total and back to the change), and scrolling by 30 rows.
  */
 async function treeSteps(page) {
-  return page.evaluate(async (steps) => {
-    const measure = window.benchMeasure;
-    const grid = document.querySelector('[role="treegrid"]');
-    const focused = () => grid.querySelector('[role="row"]:focus') ?? grid.querySelector('[role="row"][aria-level]');
-    const key = (k) => focused().dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
-    focused().focus();
-    for (let l = 0; l < 6; l++) {
-      key('*');
-      key('ArrowRight');
-      await new Promise((ok) => requestAnimationFrame(ok));
-    }
-    const expand = [];
-    for (let i = 0; i < steps; i++) {
-      // The next closed row with children below the focused one, then Right on it.
-      let row = focused();
-      while (row && row.getAttribute('aria-expanded') !== 'false') {
-        key('ArrowDown');
-        await Promise.resolve();
-        row = focused();
+  return page.evaluate(
+    async (steps) => {
+      const measure = window.benchMeasure;
+      const grid = document.querySelector('[role="treegrid"]');
+      const focused = () => grid.querySelector('[role="row"]:focus') ?? grid.querySelector('[role="row"][aria-level]');
+      const key = (k) => focused().dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
+      focused().focus();
+      for (let l = 0; l < 6; l++) {
+        key('*');
+        key('ArrowRight');
+        await new Promise((ok) => requestAnimationFrame(ok));
       }
-      expand.push(await measure(() => key('ArrowRight')));
-    }
-    const sort = [];
-    const header = (c) => grid.querySelector(`button[data-column="${c}"]`);
-    for (let i = 0; i < steps; i++) {
-      sort.push(await measure(() => header(i % 2 ? 'delta' : 'headTotal').click()));
-    }
-    const scroll = [];
-    const scroller = grid.querySelector('[role="rowgroup"]').parentElement;
-    for (let i = 0; i < steps; i++) {
-      scroll.push(await measure(() => (scroller.scrollTop += (i < steps / 2 ? 1 : -1) * 30 * 22)));
-    }
-    return { expand, sort, scroll, rows: Number(grid.getAttribute('data-rows')) };
-  }, Math.min(STEPS, 20));
+      const expand = [];
+      for (let i = 0; i < steps; i++) {
+        // The next closed row with children below the focused one, then Right on it.
+        let row = focused();
+        while (row && row.getAttribute('aria-expanded') !== 'false') {
+          key('ArrowDown');
+          await Promise.resolve();
+          row = focused();
+        }
+        expand.push(await measure(() => key('ArrowRight')));
+      }
+      const sort = [];
+      const header = (c) => grid.querySelector(`button[data-column="${c}"]`);
+      for (let i = 0; i < steps; i++) {
+        sort.push(await measure(() => header(i % 2 ? 'delta' : 'headTotal').click()));
+      }
+      const scroll = [];
+      const scroller = grid.querySelector('[role="rowgroup"]').parentElement;
+      for (let i = 0; i < steps; i++) {
+        scroll.push(await measure(() => (scroller.scrollTop += (i < steps / 2 ? 1 : -1) * 30 * 22)));
+      }
+      return { expand, sort, scroll, rows: Number(grid.getAttribute('data-rows')) };
+    },
+    Math.min(STEPS, 20)
+  );
 }
 
 const chromiumPath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();

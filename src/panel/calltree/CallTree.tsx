@@ -1,5 +1,5 @@
 import { css, cx } from '@emotion/css';
-import React, { useLayoutEffect, useMemo, useRef, useState } from 'react';
+import React, { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2 } from '@grafana/ui';
@@ -223,106 +223,55 @@ export function CallTree(p: CallTreeProps) {
   };
 
   // The room for the columns: the body's scroll bar takes its share.
-  const columns = fit(columnsOf(data), width - SCROLLBAR);
+  const columns = useMemo(() => fit(columnsOf(data), width - SCROLLBAR), [data, width]);
   const template = columns.map((c) => (c.key === 'name' ? `minmax(${NAME_MIN}px, 1fr)` : `${widthOf(c)}px`)).join(' ');
   const first = Math.max(0, Math.floor(scrollTop / TREE_ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(rows.count, Math.ceil((scrollTop + bodyHeight) / TREE_ROW_HEIGHT) + OVERSCAN);
-  const head = data.head ?? data.base;
   const stats = data.stats;
-
-  const cell = (key: TreeColumn, i: number): string => {
-    switch (key) {
-      case 'headSelf':
-        return formatValue(head.self[i], data.unit);
-      case 'headTotal':
-        return formatValue(head.total[i], data.unit);
-      case 'baseSelf':
-        return formatValue(data.base.self[i], data.unit);
-      case 'baseTotal':
-        return formatValue(data.base.total[i], data.unit);
-      case 'delta':
-        return formatShare(data.delta[i], true);
-      case 'ci': {
-        const lo = stats?.deltaLow[i] ?? NaN;
-        const hi = stats?.deltaHigh[i] ?? NaN;
-        return Number.isFinite(lo) && Number.isFinite(hi)
-          ? `${formatShare(lo, true)} .. ${formatShare(hi, true)}`
-          : '–';
-      }
-      case 'q':
-        return formatP(stats?.qValue[i] ?? NaN);
-      default:
-        return '';
-    }
-  };
+  const cellsOf = useMemo(() => figuresOf(data, columns), [data, columns]);
+  const keys = useMemo(() => columns.slice(1).map((c) => c.key), [columns]);
+  // The rows' handlers, stable (a row renders again only when what it shows changes).
+  const handlers = useRef({ row: (_: number) => {}, toggle: (_: number) => {} });
+  useLayoutEffect(() => {
+    handlers.current = {
+      row: (i) => {
+        update({ ...state, focused: i });
+        p.onSelect(i);
+      },
+      toggle,
+    };
+  });
+  const onRow = useCallback((i: number) => handlers.current.row(i), []);
+  const onToggle = useCallback((i: number) => handlers.current.toggle(i), []);
 
   const body: React.ReactNode[] = [];
   for (let r = first; r < last; r++) {
     const i = rows.node[r];
-    const open = state.expanded.has(i);
-    const parentOfRow = model.hasChildren(i);
     const culprit = p.culprits.get(i);
-    const only = data.head ? (data.base.total[i] === 0 ? 'new' : data.head.total[i] === 0 ? 'removed' : '') : '';
-    const noise = p.greyNoise && stats?.significant[i] !== 1 && !culprit;
-    const label = data.labels[data.labelIdx[i]];
     body.push(
-      <div
+      <TreeRow
         key={i}
-        role="row"
-        data-testid={selectors.panel.treeRow}
-        data-node={i}
-        data-noise={noise || undefined}
-        aria-rowindex={r + 2}
-        aria-level={data.level[i] + 1}
-        aria-setsize={rows.setSize[r]}
-        aria-posinset={rows.posInSet[r]}
-        aria-expanded={parentOfRow ? open : undefined}
-        aria-selected={i === selected}
-        tabIndex={i === state.focused || (state.focused < 0 && r === 0) ? 0 : -1}
-        className={cx(styles.row, i === selected && styles.selected, noise && styles.noise)}
-        style={{ top: r * TREE_ROW_HEIGHT, gridTemplateColumns: template }}
-        onClick={() => {
-          update({ ...state, focused: i });
-          p.onSelect(i);
-        }}
-      >
-        <div
-          role="gridcell"
-          className={styles.name}
-          style={{ paddingLeft: Math.min(data.level[i], MAX_INDENT) * INDENT }}
-          title={label}
-        >
-          <span
-            className={styles.twisty}
-            aria-hidden
-            onClick={(e) => {
-              e.stopPropagation();
-              if (parentOfRow) {
-                toggle(i);
-              }
-            }}
-          >
-            {parentOfRow ? (open ? '▾' : '▸') : ''}
-          </span>
-          <span className={styles.swatch} style={{ background: p.colors[p.colorIndex.keyOf(i)] }} aria-hidden />
-          <span className={cx(styles.label, p.match?.[i] ? styles.match : undefined)}>{label}</span>
-          {culprit && (
-            <span className={styles.mark} data-testid={selectors.panel.treeCulprit} title={t.culpritHelp(culprit.kind)}>
-              {t.culprit}
-            </span>
-          )}
-          {only && (
-            <span className={styles.mark} title={only === 'new' ? t.newHelp : t.removedHelp}>
-              {only === 'new' ? t.new : t.removed}
-            </span>
-          )}
-        </div>
-        {columns.slice(1).map((c) => (
-          <div role="gridcell" key={c.key} data-column={c.key} className={styles.num}>
-            {cell(c.key, i)}
-          </div>
-        ))}
-      </div>
+        i={i}
+        r={r}
+        label={data.labels[data.labelIdx[i]]}
+        level={data.level[i]}
+        setSize={rows.setSize[r]}
+        posInSet={rows.posInSet[r]}
+        expanded={model.hasChildren(i) ? state.expanded.has(i) : undefined}
+        selected={i === selected}
+        tabbable={i === state.focused || (state.focused < 0 && r === 0)}
+        noise={p.greyNoise && stats?.significant[i] !== 1 && !culprit}
+        color={p.colors[p.colorIndex.keyOf(i)]}
+        match={Boolean(p.match?.[i])}
+        culprit={culprit?.kind}
+        only={data.head ? (data.base.total[i] === 0 ? 'new' : data.head.total[i] === 0 ? 'removed' : '') : ''}
+        template={template}
+        keys={keys}
+        cells={cellsOf}
+        onRow={onRow}
+        onToggle={onToggle}
+        styles={styles}
+      />
     );
   }
 
@@ -379,6 +328,124 @@ export function CallTree(p: CallTreeProps) {
     </div>
   );
 }
+
+/** figuresOf prints a row's figures, column by column (all but the function). */
+function figuresOf(data: FlameData, columns: Column[]): (i: number) => string[] {
+  const head = data.head ?? data.base;
+  const stats = data.stats;
+  const cell = (key: TreeColumn, i: number): string => {
+    switch (key) {
+      case 'headSelf':
+        return formatValue(head.self[i], data.unit);
+      case 'headTotal':
+        return formatValue(head.total[i], data.unit);
+      case 'baseSelf':
+        return formatValue(data.base.self[i], data.unit);
+      case 'baseTotal':
+        return formatValue(data.base.total[i], data.unit);
+      case 'delta':
+        return formatShare(data.delta[i], true);
+      case 'ci': {
+        const lo = stats?.deltaLow[i] ?? NaN;
+        const hi = stats?.deltaHigh[i] ?? NaN;
+        return Number.isFinite(lo) && Number.isFinite(hi)
+          ? `${formatShare(lo, true)} .. ${formatShare(hi, true)}`
+          : '–';
+      }
+      case 'q':
+        return formatP(stats?.qValue[i] ?? NaN);
+      default:
+        return '';
+    }
+  };
+
+  return (i) => columns.slice(1).map((c) => cell(c.key, i));
+}
+
+interface RowProps {
+  i: number;
+  r: number;
+  label: string;
+  level: number;
+  setSize: number;
+  posInSet: number;
+  /** Undefined for a row without children. */
+  expanded?: boolean;
+  selected: boolean;
+  tabbable: boolean;
+  noise: boolean;
+  color: string;
+  match: boolean;
+  culprit?: string;
+  only: '' | 'new' | 'removed';
+  template: string;
+  /** The figures' columns, and their text of node i. */
+  keys: TreeColumn[];
+  cells: (i: number) => string[];
+  onRow: (i: number) => void;
+  onToggle: (i: number) => void;
+  styles: ReturnType<typeof getStyles>;
+}
+
+/** TreeRow is one row of the treegrid; memoised, so a scroll renders only the rows it brings into sight. */
+const TreeRow = React.memo(function TreeRow(p: RowProps) {
+  const { styles, i } = p;
+  return (
+    <div
+      role="row"
+      data-testid={selectors.panel.treeRow}
+      data-node={i}
+      data-noise={p.noise || undefined}
+      aria-rowindex={p.r + 2}
+      aria-level={p.level + 1}
+      aria-setsize={p.setSize}
+      aria-posinset={p.posInSet}
+      aria-expanded={p.expanded}
+      aria-selected={p.selected}
+      tabIndex={p.tabbable ? 0 : -1}
+      className={cx(styles.row, p.selected && styles.selected, p.noise && styles.noise)}
+      style={{ top: p.r * TREE_ROW_HEIGHT, gridTemplateColumns: p.template }}
+      onClick={() => p.onRow(i)}
+    >
+      <div
+        role="gridcell"
+        className={styles.name}
+        style={{ paddingLeft: Math.min(p.level, MAX_INDENT) * INDENT }}
+        title={p.label}
+      >
+        <span
+          className={styles.twisty}
+          aria-hidden
+          onClick={(e) => {
+            e.stopPropagation();
+            if (p.expanded !== undefined) {
+              p.onToggle(i);
+            }
+          }}
+        >
+          {p.expanded === undefined ? '' : p.expanded ? '▾' : '▸'}
+        </span>
+        <span className={styles.swatch} style={{ background: p.color }} aria-hidden />
+        <span className={cx(styles.label, p.match && styles.match)}>{p.label}</span>
+        {p.culprit && (
+          <span className={styles.mark} data-testid={selectors.panel.treeCulprit} title={t.culpritHelp(p.culprit)}>
+            {t.culprit}
+          </span>
+        )}
+        {p.only && (
+          <span className={styles.mark} title={p.only === 'new' ? t.newHelp : t.removedHelp}>
+            {p.only === 'new' ? t.new : t.removed}
+          </span>
+        )}
+      </div>
+      {p.cells(i).map((text, k) => (
+        <div role="gridcell" key={k} data-column={p.keys[k]} className={styles.num}>
+          {text}
+        </div>
+      ))}
+    </div>
+  );
+});
 
 const getStyles = (theme: GrafanaTheme2) => ({
   wrap: css({
