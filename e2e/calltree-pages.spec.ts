@@ -9,7 +9,17 @@ import { pathToFileURL } from 'node:url';
 
 import { selectors } from '../src/selectors';
 import { ClickHouse, buildGo, clickhouse, repo, tempDir } from './backend';
-import { checkKeyboardWalk, checkRoles, checkTreeAndGraph, layout, tree } from './calltreeShared';
+import {
+  ROW,
+  checkKeyboardWalk,
+  checkRoles,
+  checkSplitZoom,
+  checkTreeAndGraph,
+  layout,
+  splitCanvas,
+  splitLabel,
+  tree,
+} from './calltreeShared';
 import { canvas, drawnCount } from './harness';
 
 const pprof = (side: string) => [1, 2, 3].map((k) => `testdata/pprof/${side}-run${k}.pb.gz`);
@@ -50,6 +60,17 @@ async function everything(page: Page): Promise<void> {
   await layout(page, 'Tree');
   await expect.poll(() => fragment(page).get('layout')).toBe('tree');
   await expect(canvas(page)).toHaveCount(0);
+
+  // Base beside head: one zoom in both graphs, kept in the link.
+  await layout(page, 'Split');
+  await expect.poll(() => fragment(page).get('layout')).toBe('split');
+  await expect(splitCanvas(page, 'head')).toBeVisible();
+  const half = (await splitCanvas(page, 'base').boundingBox())!.width;
+  const label = await checkSplitZoom(page, half / 2);
+  await expect.poll(() => fragment(page).getAll('zoom').pop()).toBe(label);
+  await page.reload();
+  await expect(splitCanvas(page, 'base')).toBeVisible();
+  await expect.poll(() => splitLabel(page, 'head', 4, ROW + ROW / 2)).toBe(label);
 }
 
 test('the call tree in a report opened from disk', async ({ page }) => {

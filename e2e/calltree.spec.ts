@@ -8,8 +8,13 @@ import { DataFrameJSON } from '@grafana/data';
 
 import { selectors } from '../src/selectors';
 import {
+  ROW,
   checkRoles,
   checkKeyboardWalk,
+  checkSplitZoom,
+  splitCanvas,
+  splitLabel,
+  splitPixel,
   checkTreeAndGraph,
   layout,
   nameOf,
@@ -143,4 +148,87 @@ test('a million-node tree opens, expands and sorts, with only the rows in sight 
   expect(await rows(page).count()).toBeLessThan(60);
   await page.keyboard.press('End');
   await expect(page.locator(`[data-testid="${p.treeRow}"]:focus`)).toHaveAttribute('aria-rowindex', String(count + 1));
+});
+
+test.describe('base beside head (the split view) in the panel', () => {
+  const frame = () => variant(frames().checkoutDiff, 'normal');
+
+  /** starts lays out one side of the frame (value units): each node's left edge, after its previous siblings. */
+  function starts(f: DataFrameJSON, valueField: string): number[] {
+    const level = col(f, 'level')!;
+    const value = col(f, valueField)!;
+    const next = [0];
+    return level.map((l, i) => {
+      const x = next[l];
+      next[l] = x + value[i];
+      next[l + 1] = x;
+      return x;
+    });
+  }
+
+  test.beforeEach(async ({ page }) => {
+    await openHarness(page);
+    await mount(page, 'mountPanel', {
+      frames: frames().checkoutDiff,
+      width: WIDTH,
+      height: HEIGHT,
+      options: { layout: 'split', showTable: false },
+    });
+    await expect(splitCanvas(page, 'base')).toBeVisible();
+    await expect(splitCanvas(page, 'head')).toBeVisible();
+  });
+
+  test('one zoom and one pan: a node zoomed in base is zoomed in head, a drag moves both', async ({ page }) => {
+    const f = frame();
+    const level = col(f, 'level')!;
+    const base = col(f, 'value')!;
+    const head = col(f, 'valueRight')!;
+    const labels = labelsOf(f);
+    const xb = starts(f, 'value');
+    const xh = starts(f, 'valueRight');
+    // A second-level node on both sides with room to its left for a 100 px pan (the frame's own layout).
+    const half = (await splitCanvas(page, 'base').boundingBox())!.width;
+    const node = level.findIndex(
+      (l, i) =>
+        l === 1 &&
+        base[i] > 0 &&
+        head[i] > 0 &&
+        xb[i] >= base[i] / 2 &&
+        xh[i] >= head[i] / 2 &&
+        (base[i] / base[0]) * half > 20 &&
+        labels.indexOf(labels[i]) === i
+    );
+    expect(node).toBeGreaterThan(0);
+    const x = ((xb[node] + base[node] / 2) / base[0]) * half;
+    expect(await checkSplitZoom(page, x)).toBe(labels[node]);
+
+    // A drag of 100 px to the right in base: the node's left edge is at 100 px in both graphs.
+    const y = ROW + ROW / 2;
+    const box = (await splitCanvas(page, 'base').boundingBox())!;
+    await page.mouse.move(box.x + 200, box.y + y);
+    await page.mouse.down();
+    await page.mouse.move(box.x + 250, box.y + y, { steps: 5 });
+    await page.mouse.move(box.x + 300, box.y + y, { steps: 5 });
+    await page.mouse.up();
+    for (const side of ['base', 'head'] as const) {
+      await expect.poll(() => splitLabel(page, side, 106, y)).toBe(labels[node]);
+      expect(await splitLabel(page, side, 94, y)).not.toBe(labels[node]);
+    }
+  });
+
+  test('one hover: a node hovered in base is outlined in head', async ({ page }) => {
+    const half = (await splitCanvas(page, 'base').boundingBox())!.width;
+    // Zoomed onto the root's widest child: its first child starts at the left edge on both sides.
+    const zoomed = await checkSplitZoom(page, half / 2);
+    const y = 2 * ROW + ROW / 2;
+    const child = await splitLabel(page, 'base', 6, y);
+    expect(await splitLabel(page, 'head', 6, y)).toBe(child);
+    expect(child).not.toBe(zoomed);
+    const white = (c: number[]) => c.every((v) => v > 230);
+    await page.mouse.move(0, 0);
+    await expect.poll(async () => white(await splitPixel(page, 'head', 1, y))).toBe(false);
+    // Hovered in base, the child is outlined in head (the dark theme's outline is white).
+    await splitCanvas(page, 'base').hover({ position: { x: 6, y } });
+    await expect.poll(async () => white(await splitPixel(page, 'head', 1, y))).toBe(true);
+  });
 });

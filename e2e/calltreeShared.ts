@@ -22,7 +22,7 @@ export const nameOf = (row: Locator) => row.locator('[role="gridcell"]').first()
 export const percent = (s: string) => (s.trim() === '0' ? 0 : Number(s.replace('%', '').replace('+', '')));
 
 /** layout picks the panel's layout. */
-export async function layout(page: Page, name: 'Graph' | 'Tree' | 'Both'): Promise<void> {
+export async function layout(page: Page, name: 'Graph' | 'Tree' | 'Both' | 'Split'): Promise<void> {
   await chooseRadio(page, p.layout, name);
 }
 
@@ -193,4 +193,49 @@ export async function checkTreeAndGraph(page: Page): Promise<void> {
   expect(await nameOf(selectedRow(page))).toBe(clicked);
   await expect(selectedRow(page)).toBeInViewport();
   await page.mouse.move(0, 0);
+}
+
+/** The graphs of the split view. */
+export const splitCanvas = (page: Page, side: 'base' | 'head') =>
+  page.getByTestId(side === 'base' ? p.splitBase : p.splitHead);
+
+/** splitLabel is the tooltip's label over point (x, y) of one graph of the split. */
+export async function splitLabel(page: Page, side: 'base' | 'head', x: number, y: number): Promise<string> {
+  await splitCanvas(page, side).hover({ position: { x, y } });
+  const tip = page.getByTestId(p.tooltip);
+  await expect(tip).toBeVisible();
+  return (await tip.locator('div').first().textContent()) ?? '';
+}
+
+/** splitPixel reads a split graph's colour at CSS pixel (x, y). */
+export function splitPixel(page: Page, side: 'base' | 'head', x: number, y: number): Promise<number[]> {
+  return splitCanvas(page, side).evaluate(
+    (c: HTMLCanvasElement, [px, py]) => {
+      const k = c.width / c.clientWidth;
+      return Array.from(
+        c
+          .getContext('2d')!
+          .getImageData(Math.round(px * k), Math.round(py * k), 1, 1)
+          .data.slice(0, 3)
+      );
+    },
+    [x, y]
+  );
+}
+
+/**
+ * checkSplitZoom clicks a node of the base graph's second level (at x) and
+ * checks that both graphs zoomed onto it: its label at both edges of each.
+ */
+export async function checkSplitZoom(page: Page, x: number): Promise<string> {
+  const half = (await splitCanvas(page, 'base').boundingBox())!.width;
+  const y = ROW + ROW / 2;
+  const label = await splitLabel(page, 'base', x, y);
+  await splitCanvas(page, 'base').click({ position: { x, y } });
+  for (const side of ['base', 'head'] as const) {
+    await expect.poll(() => splitLabel(page, side, 4, y)).toBe(label);
+    expect(await splitLabel(page, side, half - 4, y)).toBe(label);
+  }
+  await page.mouse.move(0, 0);
+  return label;
 }

@@ -46,6 +46,8 @@ export const selectors = {
     callees: 'flamediff-callees',
     nodeMenu: 'flamediff-node-menu',
     layout: 'flamediff-layout',
+    splitBase: 'flamediff-split-base',
+    splitHead: 'flamediff-split-head',
     tree: 'flamediff-tree',
     treeRow: 'flamediff-tree-row',
     treeSort: 'flamediff-tree-sort',

@@ -157,7 +157,11 @@ export const strings = {
       removedHelp: 'Only in base',
     },
     layout: 'Layout',
-    layouts: { graph: 'Graph', tree: 'Tree', both: 'Both' },
+    layouts: { graph: 'Graph', tree: 'Tree', both: 'Both', split: 'Split' },
+    splitBase: 'Base',
+    splitHead: 'Head',
+    splitLabel: (side: string) =>
+      `${side} flame graph of the split view; zoom, pan and hover here move the other side too. Arrow keys move between frames, Enter zooms, Escape resets.`,
   },
   runs: {
     duration: 'Duration',
@@ -187,7 +191,7 @@ export const strings = {
     showTable: 'Show top functions',
     defaultSide: 'Default view of a diff',
     layout: 'Layout',
-    layoutHelp: 'The flame graph, the call tree, or both side by side',
+    layoutHelp: 'The flame graph, the call tree, both side by side, or a diff’s base beside its head (split)',
   },
   query: {
     around: 'Filters, sandwich',

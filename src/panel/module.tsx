@@ -56,7 +56,7 @@ export const plugin = new PanelPlugin<PanelOptions>(FlamediffPanel).setPanelOpti
       description: s.layoutHelp,
       defaultValue: defaultPanelOptions.layout,
       settings: {
-        options: (['graph', 'tree', 'both'] as const).map((value) => ({
+        options: (['graph', 'tree', 'both', 'split'] as const).map((value) => ({
           value,
           label: strings.panel.layouts[value],
         })),

@@ -19,7 +19,7 @@ describe('the page state in the URL fragment', () => {
       query,
       view: {
         mode: 'runs',
-        layout: 'both',
+        layout: 'split',
         side: 'base',
         inverted: true,
         collapsed: true,

@@ -98,7 +98,7 @@ export function decodeState(fragment: string): PageState {
   const list = (key: string) => (p.has(key) ? p.getAll(key) : undefined);
   const view: PanelView = {
     mode: one('mode', ['flame', 'runs'] as const),
-    layout: one('layout', ['graph', 'tree', 'both'] as const),
+    layout: one('layout', ['graph', 'tree', 'both', 'split'] as const),
     side: one('side', ['head', 'base'] as const),
     inverted: flag('inverted'),
     collapsed: flag('collapsed'),

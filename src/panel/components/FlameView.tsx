@@ -6,6 +6,7 @@ import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { CallTree } from '../calltree/CallTree';
+import { ViewSync } from '../split/viewSync';
 import { strings } from '../../strings';
 import { FlameData, Normalization, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
 import { Culprit, Culprits as CulpritsData, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
@@ -45,6 +46,8 @@ const BREADCRUMB_HEIGHT = 28;
 const TABLE_MIN_PANEL_WIDTH = 700;
 /** The graph's share of the width beside the call tree: the tree's columns need the rest. */
 const GRAPH_SHARE = 0.45;
+/** The side's name above each graph of the split view. */
+const SPLIT_TITLE_HEIGHT = 20;
 /** The gap between the graph and the call tree (theme.spacing(1)). */
 const GAP = 8;
 
@@ -94,6 +97,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     hover,
     menu,
   } = state;
+  // The split view's graphs follow each other's zoom and pan through it.
+  const [sync] = useState(() => new ViewSync());
   // The height of the verdict above the toolbar, and of the toolbar (it wraps in a narrow panel).
   const [verdictHeight, setVerdictHeight] = useState(0);
   const [toolbarHeight, setToolbarHeight] = useState(TOOLBAR_HEIGHT);
@@ -311,6 +316,9 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   }
 
   const showGraph = layout !== 'tree';
+  // Base beside head: a diff's two sides, one zoom, pan and hover.
+  const split = layout === 'split' && Boolean(data.head);
+  const half = Math.max(50, Math.floor((width - GAP) / 2));
   const graphWidth = Math.max(
     50,
     showTable ? Math.floor(width * 0.62) : layout === 'both' ? Math.floor(width * GRAPH_SHARE) : width
@@ -418,7 +426,43 @@ export function FlameView({ series, querier, options, width, height }: FlameView
       {drill && <Breadcrumb drill={drill} onPath={drillTo} />}
       <div className={styles.main}>
         <div className={styles.graph} style={{ width: showGraph ? graphWidth : treeWidth }}>
-          {showGraph ? (
+          {split ? (
+            <div className={styles.split}>
+              {(['base', 'head'] as const).map((name, k) => (
+                <div key={name}>
+                  <div className={styles.splitTitle}>
+                    {name === 'base' ? strings.panel.splitBase : strings.panel.splitHead}
+                  </div>
+                  <FlameCanvas
+                    data={data}
+                    side={sideOf(data, name)}
+                    colorIndex={colorIndex}
+                    match={highlight ?? found?.match}
+                    style={style}
+                    width={half}
+                    height={graphHeight - SPLIT_TITLE_HEIGHT}
+                    rowHeight={ROW_HEIGHT}
+                    focus={focus}
+                    resetSeq={state.resetSeq}
+                    onHover={(node, x, y) =>
+                      (node >= 0 || hover.node >= 0) &&
+                      dispatch({ type: 'hover', node, x: x + k * (half + GAP), y: y + SPLIT_TITLE_HEIGHT })
+                    }
+                    // A zoom in either graph is the zoom of both.
+                    onZoomed={(node) =>
+                      node !== zoomed && dispatch(node >= 0 ? { type: 'zoom', node } : { type: 'zoomed', node })
+                    }
+                    onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
+                    onMenu={onMenu || undefined}
+                    testId={name === 'base' ? selectors.panel.splitBase : selectors.panel.splitHead}
+                    label={strings.panel.splitLabel(name === 'base' ? strings.panel.base : strings.panel.head)}
+                    sync={sync}
+                    outline={hovered}
+                  />
+                </div>
+              ))}
+            </div>
+          ) : showGraph ? (
             <FlameCanvas
               data={data}
               side={side}
@@ -503,5 +547,11 @@ const getStyles = (theme: GrafanaTheme2) => ({
   root: css({ display: 'flex', flexDirection: 'column', height: '100%', color: theme.colors.text.primary }),
   main: css({ display: 'flex', gap: theme.spacing(1), minHeight: 0 }),
   graph: css({ position: 'relative', flex: 'none' }),
+  split: css({ display: 'flex', gap: GAP }),
+  splitTitle: css({
+    height: SPLIT_TITLE_HEIGHT,
+    fontSize: theme.typography.bodySmall.fontSize,
+    fontWeight: theme.typography.fontWeightMedium,
+  }),
   srOnly: css(srOnly),
 });

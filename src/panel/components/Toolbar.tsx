@@ -53,10 +53,12 @@ const sideOptions: Array<SelectableValue<SideName>> = [
   { value: 'base', label: s.base },
 ];
 
-const layoutOptions: Array<SelectableValue<Layout>> = (['graph', 'tree', 'both'] as const).map((value) => ({
+const layoutOptions: Array<SelectableValue<Layout>> = (['graph', 'tree', 'both', 'split'] as const).map((value) => ({
   value,
   label: s.layouts[value],
 }));
+/** A single graph has no base to put beside its head. */
+const singleLayouts = layoutOptions.filter((o) => o.value !== 'split');
 
 /** Toolbar holds the layout, the head/base drop-down, the variant toggles, search and reset. */
 export function Toolbar(p: Props) {
@@ -64,7 +66,12 @@ export function Toolbar(p: Props) {
   return (
     <div className={styles.bar}>
       <div data-testid={selectors.panel.layout} aria-label={s.layout} role="group">
-        <RadioButtonGroup size="sm" options={layoutOptions} value={p.layout} onChange={p.onLayout} />
+        <RadioButtonGroup
+          size="sm"
+          options={p.isDiff ? layoutOptions : singleLayouts}
+          value={p.layout}
+          onChange={p.onLayout}
+        />
       </div>
       {p.isDiff && (
         <div className={styles.side} data-testid={selectors.panel.side}>
