@@ -114,3 +114,24 @@ test('screenshot of the call tree', async ({ page }) => {
   await page.mouse.move(0, 0);
   await page.screenshot({ path: shot('call-tree.png') });
 });
+
+// Base beside head, zoomed onto the seeded regression's caller, a node hovered in base (outlined in head).
+test('screenshot of the split view', async ({ page }) => {
+  await openHarness(page);
+  await page.setViewportSize({ width: 1400, height: 560 });
+  await mount(page, 'mountPanel', {
+    frames: frames().checkoutDiff,
+    query: checkoutModel(),
+    width: 1400,
+    height: 560,
+    options: { layout: 'split' },
+  });
+  const base = page.getByTestId(selectors.panel.splitBase);
+  await expect(base).toHaveAttribute('data-drawn', /\d+/);
+  await page.getByTestId(selectors.panel.culpritsToggle).click();
+  const row = page.locator(`[data-testid="${selectors.panel.culprit}"]`);
+  await expect(row).toHaveCount(0);
+  await base.hover({ position: { x: 300, y: 4 * 20 + 10 } });
+  await expect(page.getByTestId(selectors.panel.tooltip)).toBeVisible();
+  await page.screenshot({ path: shot('split.png') });
+});

@@ -186,6 +186,11 @@ try {
   console.log(
     `speed-up: first frame ${(g.firstDraw / f.firstDraw).toFixed(1)}x, frame time ${(g.medianFrame / f.medianFrame).toFixed(1)}x`
   );
+  // The split view: base and head side by side, first drawn frame (both graphs drawn).
+  const split = await open(browser, 'flamediff', NODES, 'split');
+  console.log('');
+  console.log(`split view (base beside head, ${WIDTH}x${HEIGHT}): first drawn frame ${split.firstDraw.toFixed(0)} ms`);
+  await split.page.close();
   console.log('');
   console.log(`call tree (layout "tree", ${WIDTH}x${HEIGHT}): median (max) ms of a step until painted`);
   console.log('nodes         first render   expand           sort             scroll 30 rows   rows open');

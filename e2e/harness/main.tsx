@@ -135,6 +135,11 @@ function drawn(): boolean {
   return px[3] > 0;
 }
 
+/** drawnAll reports whether every canvas under container has painted (the split view's two graphs). */
+function drawnAll(): boolean {
+  return Array.from(container.querySelectorAll('canvas')).every((c) => c.dataset.drawn !== undefined);
+}
+
 /** backendQuerier answers the panel's queries with the real backend, as query with the panel's changes. */
 function backendQuerier(query: Record<string, unknown>): Querier {
   return async (patch) => {
@@ -252,7 +257,7 @@ const harness: HarnessApi = {
         true
       );
     }
-    while (!drawn()) {
+    while (!drawn() || (layout === 'split' && !drawnAll())) {
       await nextFrame();
     }
     await nextFrame();
