@@ -33,9 +33,12 @@ describe('the flame view state', () => {
   it('zooms with a new request each time, even onto the same node', () => {
     const s = run(fresh(), { type: 'zoom', node: 3 }, { type: 'zoom', node: 3 });
     expect(s.focus).toEqual({ node: 3, seq: 2 });
-    // A request is the zoomed node at once (the call tree shows it without a canvas).
-    expect(s.zoomed).toBe(3);
-    expect(run(s, { type: 'zoomed', node: 3 })).toBe(s);
+    expect(s.zoomed).toBe(-1);
+    expect(run(s, { type: 'zoomed', node: 3 }).zoomed).toBe(3);
+    // A node chosen in the call tree (or a split's graph) is the zoomed node at once.
+    const t = run(s, { type: 'select', node: 5 });
+    expect(t).toMatchObject({ zoomed: 5, focus: { node: 5, seq: 3 } });
+    expect(run(t, { type: 'zoomed', node: 5 })).toBe(t);
   });
 
   it('opens on the layout of the host view, else the panel option, and keeps a change', () => {

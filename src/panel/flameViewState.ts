@@ -29,7 +29,7 @@ export interface FlameViewState {
   /** A zoom the canvas is asked for (a new seq is a new request), and the count of resets asked. */
   focus?: Focus;
   resetSeq: number;
-  /** The node the canvas has zoomed onto (as it reports, or as the call tree asked; -1 before either). */
+  /** The node the canvas has zoomed onto (as it reports, or as the call tree or a split chose; -1 before either). */
   zoomed: number;
   hover: NodeAt;
   /** The node menu, open on a node. */
@@ -54,8 +54,14 @@ export type FlameViewAction =
   /** A culprit chosen, at node in the drawn tree (0 the root, -1 pruned away: drilled to). */
   | { type: 'culprit'; path: string[]; node: number }
   | { type: 'reset' }
-  /** Asks the canvas to zoom onto node (it is the zoomed node at once: the call tree shows it without a canvas). */
+  /** Asks the canvas to zoom onto node. */
   | { type: 'zoom'; node: number }
+  /**
+   * A node chosen in the call tree or in a split's graph: the zoomed node at
+   * once (the tree shows it without a canvas; a split's two canvases then
+   * report it unchanged) and asked of the canvases.
+   */
+  | { type: 'select'; node: number }
   /** The canvas zoomed onto node. */
   | { type: 'zoomed'; node: number }
   | { type: 'hover'; node: number; x: number; y: number }
@@ -130,6 +136,8 @@ export function reduce(s: FlameViewState, a: FlameViewAction): FlameViewState {
     case 'reset':
       return { ...s, picked: undefined, resetSeq: s.resetSeq + 1, text: '' };
     case 'zoom':
+      return { ...s, focus: zoomTo(s, a.node) };
+    case 'select':
       return { ...s, focus: zoomTo(s, a.node), zoomed: a.node };
     case 'zoomed':
       return set(s, { zoomed: a.node });

@@ -105,8 +105,15 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   const toolbarObserver = useRef<ResizeObserver>();
   const toolbarBox = useCallback((el: HTMLDivElement | null) => {
     toolbarObserver.current?.disconnect();
-    if (el && typeof ResizeObserver !== 'undefined') {
-      toolbarObserver.current = new ResizeObserver(() => setToolbarHeight(Math.max(TOOLBAR_HEIGHT, el.offsetHeight)));
+    if (!el) {
+      return;
+    }
+    // Measured at once (in the commit, before the first paint: a graph drawn at
+    // one height and redrawn at another would flicker), then on every resize.
+    const measure = () => setToolbarHeight(Math.max(TOOLBAR_HEIGHT, el.offsetHeight));
+    measure();
+    if (typeof ResizeObserver !== 'undefined') {
+      toolbarObserver.current = new ResizeObserver(measure);
       toolbarObserver.current.observe(el);
     }
   }, []);
@@ -369,7 +376,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
       culprits={sites}
       match={found?.match}
       selected={zoomed}
-      onSelect={(node) => dispatch({ type: 'zoom', node })}
+      onSelect={(node) => dispatch({ type: 'select', node })}
       width={w}
       height={h}
     />
@@ -450,7 +457,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
                     }
                     // A zoom in either graph is the zoom of both.
                     onZoomed={(node) =>
-                      node !== zoomed && dispatch(node >= 0 ? { type: 'zoom', node } : { type: 'zoomed', node })
+                      node !== zoomed && dispatch(node >= 0 ? { type: 'select', node } : { type: 'zoomed', node })
                     }
                     onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
                     onMenu={onMenu || undefined}
