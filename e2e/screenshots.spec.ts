@@ -95,3 +95,43 @@ test('screenshots of the filters and of the callers and callees of the regressio
   await expect(page.getByTestId(selectors.panel.tooltip)).toBeVisible();
   await page.screenshot({ path: shot('callers-and-callees.png') });
 });
+
+// The call tree beside the graph, the seeded regression chosen in the tree and zoomed in the graph.
+test('screenshot of the call tree', async ({ page }) => {
+  await openHarness(page);
+  await page.setViewportSize({ width: 1400, height: 600 });
+  await mount(page, 'mountPanel', {
+    frames: frames().checkoutDiff,
+    query: checkoutModel(),
+    width: 1400,
+    height: 600,
+    options: { layout: 'both' },
+  });
+  await expect(canvas(page)).toHaveAttribute('data-drawn', /\d+/);
+  // The verdict's culprit chosen: the graph zooms onto it, the tree opens its callers and selects it.
+  await page.getByTestId(selectors.panel.culprit).first().click();
+  await expect(page.locator(`[data-testid="${selectors.panel.treeRow}"][aria-selected="true"]`)).toHaveCount(1);
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot('call-tree.png') });
+});
+
+// Base beside head, zoomed onto the seeded regression's caller, a node hovered in base (outlined in head).
+test('screenshot of the split view', async ({ page }) => {
+  await openHarness(page);
+  await page.setViewportSize({ width: 1400, height: 560 });
+  await mount(page, 'mountPanel', {
+    frames: frames().checkoutDiff,
+    query: checkoutModel(),
+    width: 1400,
+    height: 560,
+    options: { layout: 'split' },
+  });
+  const base = page.getByTestId(selectors.panel.splitBase);
+  await expect(base).toHaveAttribute('data-drawn', /\d+/);
+  await page.getByTestId(selectors.panel.culpritsToggle).click();
+  const row = page.locator(`[data-testid="${selectors.panel.culprit}"]`);
+  await expect(row).toHaveCount(0);
+  await base.hover({ position: { x: 300, y: 4 * 20 + 10 } });
+  await expect(page.getByTestId(selectors.panel.tooltip)).toBeVisible();
+  await page.screenshot({ path: shot('split.png') });
+});

@@ -45,6 +45,13 @@ export const selectors = {
     callers: 'flamediff-callers',
     callees: 'flamediff-callees',
     nodeMenu: 'flamediff-node-menu',
+    layout: 'flamediff-layout',
+    splitBase: 'flamediff-split-base',
+    splitHead: 'flamediff-split-head',
+    tree: 'flamediff-tree',
+    treeRow: 'flamediff-tree-row',
+    treeSort: 'flamediff-tree-sort',
+    treeCulprit: 'flamediff-tree-culprit',
   },
   runs: {
     root: 'flamediff-runs',

@@ -1,6 +1,7 @@
 // Browser benchmark (npm run bench): a generated 1-million-node diff frame in
 // Debian's Chromium; time to the first drawn frame and the median frame time
-// while zooming and panning, Flamediff's panel versus @grafana/flamegraph.
+// while zooming and panning, Flamediff's panel versus @grafana/flamegraph;
+// then the call tree's first render, expand, sort and scroll at TREE_NODES.
 // A step's frame time is the main-thread work it causes: the event's own
 // dispatch (React renders discrete events synchronously, in a microtask)
 // plus the work inside the next animation frame, between a callback queued
@@ -13,6 +14,7 @@ import { chromium } from 'playwright-core';
 
 const NODES = Number(process.env.BENCH_NODES || 1_000_000);
 const STEPS = Number(process.env.BENCH_STEPS || 40);
+const TREE_NODES = (process.env.BENCH_TREE_NODES || '20000,1000000').split(',').map(Number);
 const WIDTH = 1200;
 const HEIGHT = 700;
 const url = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'harness', 'index.html')).href;
@@ -39,17 +41,18 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-async function open(browser, which) {
+async function open(browser, which, nodes = NODES, layout = 'graph') {
   const page = await browser.newPage({ viewport: { width: WIDTH + 40, height: HEIGHT + 200 } });
   page.on('pageerror', (e) => console.error(`${which}: page error: ${e.message}`));
   await page.addInitScript(installMeasure);
   await page.goto(url);
   await page.waitForFunction(() => Boolean(window.harness));
   const firstDraw = await page.evaluate((p) => window.harness.mountBig(p), {
-    nodes: NODES,
+    nodes,
     which,
     width: WIDTH,
     height: HEIGHT,
+    layout,
   });
   return { page, firstDraw };
 }
@@ -101,6 +104,52 @@ async function grafanaFrames(page) {
   return times;
 }
 
+/**
+ * The call tree (layout "tree"): opens the first rows with the keyboard
+ * (`*` opens a row's siblings, Right enters), then times each step until
+ * painted: Right on a closed row (expand), a header click (sort, by the
+ * head total and back to the change), and scrolling by 30 rows.
+ */
+async function treeSteps(page) {
+  return page.evaluate(
+    async (steps) => {
+      const measure = window.benchMeasure;
+      const grid = document.querySelector('[role="treegrid"]');
+      const focused = () => grid.querySelector('[role="row"]:focus') ?? grid.querySelector('[role="row"][aria-level]');
+      const key = (k) => focused().dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
+      focused().focus();
+      for (let l = 0; l < 6; l++) {
+        key('*');
+        key('ArrowRight');
+        await new Promise((ok) => requestAnimationFrame(ok));
+      }
+      const expand = [];
+      for (let i = 0; i < steps; i++) {
+        // The next closed row with children below the focused one, then Right on it.
+        let row = focused();
+        while (row && row.getAttribute('aria-expanded') !== 'false') {
+          key('ArrowDown');
+          await Promise.resolve();
+          row = focused();
+        }
+        expand.push(await measure(() => key('ArrowRight')));
+      }
+      const sort = [];
+      const header = (c) => grid.querySelector(`button[data-column="${c}"]`);
+      for (let i = 0; i < steps; i++) {
+        sort.push(await measure(() => header(i % 2 ? 'delta' : 'headTotal').click()));
+      }
+      const scroll = [];
+      const scroller = grid.querySelector('[role="rowgroup"]').parentElement;
+      for (let i = 0; i < steps; i++) {
+        scroll.push(await measure(() => (scroller.scrollTop += (i < steps / 2 ? 1 : -1) * 30 * 22)));
+      }
+      return { expand, sort, scroll, rows: Number(grid.getAttribute('data-rows')) };
+    },
+    Math.min(STEPS, 20)
+  );
+}
+
 const chromiumPath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
 const browser = await chromium.launch({
   executablePath: chromiumPath,
@@ -137,6 +186,23 @@ try {
   console.log(
     `speed-up: first frame ${(g.firstDraw / f.firstDraw).toFixed(1)}x, frame time ${(g.medianFrame / f.medianFrame).toFixed(1)}x`
   );
+  // The split view: base and head side by side, first drawn frame (both graphs drawn).
+  const split = await open(browser, 'flamediff', NODES, 'split');
+  console.log('');
+  console.log(`split view (base beside head, ${WIDTH}x${HEIGHT}): first drawn frame ${split.firstDraw.toFixed(0)} ms`);
+  await split.page.close();
+  console.log('');
+  console.log(`call tree (layout "tree", ${WIDTH}x${HEIGHT}): median (max) ms of a step until painted`);
+  console.log('nodes         first render   expand           sort             scroll 30 rows   rows open');
+  for (const nodes of TREE_NODES) {
+    const { page, firstDraw } = await open(browser, 'flamediff', nodes, 'tree');
+    const t = await treeSteps(page);
+    const cell = (xs) => `${median(xs).toFixed(1)} (${Math.max(...xs).toFixed(1)})`.padEnd(17);
+    console.log(
+      `${nodes.toLocaleString('en').padEnd(14)}${`${firstDraw.toFixed(0)} ms`.padEnd(15)}${cell(t.expand)}${cell(t.sort)}${cell(t.scroll)}${t.rows}`
+    );
+    await page.close();
+  }
 } finally {
   await browser.close();
 }

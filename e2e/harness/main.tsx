@@ -23,6 +23,7 @@ import { FlamediffOptions, FlamediffQuery, FlamediffSecureOptions } from '../../
 import { FlamediffPanel } from '../../src/panel/components/FlamediffPanel';
 import { Querier, QuerierContext } from '../../src/panel/query';
 import { PanelOptions, defaultPanelOptions } from '../../src/panel/types';
+import type { Layout } from '../../src/panel/viewState';
 import { grafanaElements } from '../../src/report/mount';
 import { panelProps } from '../../src/report/panelProps';
 import { bigFlameFrame } from './bigFrame';
@@ -57,7 +58,14 @@ export interface HarnessApi {
    * Mounts the panel or Grafana's flame graph (both with their default views:
    * graph and table) on a generated frame; resolves when it is first drawn (ms).
    */
-  mountBig(p: { nodes: number; which: 'flamediff' | 'grafana'; width: number; height: number }): Promise<number>;
+  mountBig(p: {
+    nodes: number;
+    which: 'flamediff' | 'grafana';
+    width: number;
+    height: number;
+    /** The panel's layout (default: the graph); with the tree, resolves when its rows are in the DOM. */
+    layout?: Layout;
+  }): Promise<number>;
   /** Every value the mounted editor passed to onChange, oldest first. */
   emitted: unknown[];
   /** Resource calls the query editor made: "path?query". */
@@ -125,6 +133,11 @@ function drawn(): boolean {
   }
   const px = canvas.getContext('2d')!.getImageData(Math.floor(canvas.width / 2), 4, 1, 1).data;
   return px[3] > 0;
+}
+
+/** drawnAll reports whether every canvas under container has painted (the split view's two graphs). */
+function drawnAll(): boolean {
+  return Array.from(container.querySelectorAll('canvas')).every((c) => c.dataset.drawn !== undefined);
 }
 
 /** backendQuerier answers the panel's queries with the real backend, as query with the panel's changes. */
@@ -218,11 +231,23 @@ const harness: HarnessApi = {
     }
     show(<Stateful />);
   },
-  async mountBig({ nodes, which, width, height }) {
+  async mountBig({ nodes, which, width, height, layout = 'graph' }) {
     const frame = bigFlameFrame(nodes);
     const t0 = performance.now();
     if (which === 'flamediff') {
-      show(<FlamediffPanel {...panelProps([frame], defaultPanelOptions, width, height)} />, 'dark', true);
+      show(
+        <FlamediffPanel {...panelProps([frame], { ...defaultPanelOptions, layout }, width, height)} />,
+        'dark',
+        true
+      );
+      if (layout === 'tree') {
+        // The tree renders its rows with the panel's (synchronous) render: painted in the next frame.
+        while (!container.querySelector('[role="treegrid"] [role="row"][aria-level]')) {
+          await nextFrame();
+        }
+        await nextFrame();
+        return performance.now() - t0;
+      }
     } else {
       show(
         <div style={{ width, height }}>
@@ -232,7 +257,7 @@ const harness: HarnessApi = {
         true
       );
     }
-    while (!drawn()) {
+    while (!drawn() || (layout === 'split' && !drawnAll())) {
       await nextFrame();
     }
     await nextFrame();

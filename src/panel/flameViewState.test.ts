@@ -33,7 +33,21 @@ describe('the flame view state', () => {
   it('zooms with a new request each time, even onto the same node', () => {
     const s = run(fresh(), { type: 'zoom', node: 3 }, { type: 'zoom', node: 3 });
     expect(s.focus).toEqual({ node: 3, seq: 2 });
+    expect(s.zoomed).toBe(-1);
     expect(run(s, { type: 'zoomed', node: 3 }).zoomed).toBe(3);
+    // A node chosen in the call tree (or a split's graph) is the zoomed node at once.
+    const t = run(s, { type: 'select', node: 5 });
+    expect(t).toMatchObject({ zoomed: 5, focus: { node: 5, seq: 3 } });
+    expect(run(t, { type: 'zoomed', node: 5 })).toBe(t);
+  });
+
+  it('opens on the layout of the host view, else the panel option, and keeps a change', () => {
+    expect(fresh().layout).toBe('graph');
+    expect(initialState({}, 'head', 'split').layout).toBe('split');
+    expect(initialState({ layout: 'tree' }, 'head', 'split').layout).toBe('tree');
+    const s = run(fresh(), { type: 'layout', layout: 'both' });
+    expect(panelView(s, { norm: 'absolute', own: 'absolute' }).layout).toBe('both');
+    expect(run(s, { type: 'layout', layout: 'both' })).toBe(s);
   });
 
   it('chooses a culprit: zooms onto its node, resets at the root, only highlights one pruned away', () => {

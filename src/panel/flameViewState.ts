@@ -1,7 +1,7 @@
 import type { Drill } from './components/Breadcrumb';
 import type { Focus } from './components/FlameCanvas';
 import type { Normalization, SideName } from './model/flameData';
-import type { PanelView } from './viewState';
+import type { Layout, PanelView } from './viewState';
 
 /** A point over the graph: a node (-1 for none) and where the pointer is. */
 export interface NodeAt {
@@ -16,6 +16,7 @@ export interface NodeAt {
  * of the panel's own queries are not in it: they arrive as effects do.
  */
 export interface FlameViewState {
+  layout: Layout;
   side: SideName;
   inverted: boolean;
   collapsed: boolean;
@@ -28,7 +29,7 @@ export interface FlameViewState {
   /** A zoom the canvas is asked for (a new seq is a new request), and the count of resets asked. */
   focus?: Focus;
   resetSeq: number;
-  /** The node the canvas has zoomed onto (as it reports; -1 before it has). */
+  /** The node the canvas has zoomed onto (as it reports, or as the call tree or a split chose; -1 before either). */
   zoomed: number;
   hover: NodeAt;
   /** The node menu, open on a node. */
@@ -41,6 +42,7 @@ export interface FlameViewState {
 }
 
 export type FlameViewAction =
+  | { type: 'layout'; layout: Layout }
   | { type: 'side'; side: SideName }
   | { type: 'inverted'; inverted: boolean }
   | { type: 'collapsed'; collapsed: boolean }
@@ -54,6 +56,12 @@ export type FlameViewAction =
   | { type: 'reset' }
   /** Asks the canvas to zoom onto node. */
   | { type: 'zoom'; node: number }
+  /**
+   * A node chosen in the call tree or in a split's graph: the zoomed node at
+   * once (the tree shows it without a canvas; a split's two canvases then
+   * report it unchanged) and asked of the canvases.
+   */
+  | { type: 'select'; node: number }
   /** The canvas zoomed onto node. */
   | { type: 'zoomed'; node: number }
   | { type: 'hover'; node: number; x: number; y: number }
@@ -65,8 +73,9 @@ export type FlameViewAction =
   | { type: 'drilled'; of: unknown; norm: Normalization; drill: Drill; node: number };
 
 /** initialState is the view a host's start view (or none) opens with. */
-export function initialState(start: PanelView, defaultSide: SideName): FlameViewState {
+export function initialState(start: PanelView, defaultSide: SideName, layout: Layout = 'graph'): FlameViewState {
   return {
+    layout: start.layout ?? layout,
     side: start.side ?? defaultSide,
     inverted: start.inverted ?? false,
     collapsed: start.collapsed ?? false,
@@ -95,6 +104,8 @@ function set(s: FlameViewState, patch: Partial<FlameViewState>): FlameViewState 
 /** reduce is the view after an action: a pure function of both. */
 export function reduce(s: FlameViewState, a: FlameViewAction): FlameViewState {
   switch (a.type) {
+    case 'layout':
+      return set(s, { layout: a.layout });
     case 'side':
       return set(s, { side: a.side });
     case 'inverted':
@@ -126,6 +137,8 @@ export function reduce(s: FlameViewState, a: FlameViewAction): FlameViewState {
       return { ...s, picked: undefined, resetSeq: s.resetSeq + 1, text: '' };
     case 'zoom':
       return { ...s, focus: zoomTo(s, a.node) };
+    case 'select':
+      return { ...s, focus: zoomTo(s, a.node), zoomed: a.node };
     case 'zoomed':
       return set(s, { zoomed: a.node });
     case 'hover':
@@ -167,6 +180,7 @@ export function panelView(
   shown: { norm: Normalization; own: Normalization; drill?: string[]; zoom?: string[] }
 ): PanelView {
   return {
+    layout: s.layout,
     side: s.side,
     inverted: s.inverted,
     collapsed: s.collapsed,

@@ -50,4 +50,16 @@ export const plugin = new PanelPlugin<PanelOptions>(FlamediffPanel).setPanelOpti
         ],
       },
     })
+    .addRadio({
+      path: 'layout',
+      name: s.layout,
+      description: s.layoutHelp,
+      defaultValue: defaultPanelOptions.layout,
+      settings: {
+        options: (['graph', 'tree', 'both', 'split'] as const).map((value) => ({
+          value,
+          label: strings.panel.layouts[value],
+        })),
+      },
+    })
 );

@@ -1,5 +1,6 @@
 import { Palette, SingleColorBy } from './render/colors';
 import { SideName } from './model/flameData';
+import type { Layout } from './viewState';
 
 /** Panel options, edited in the panel editor. */
 export interface PanelOptions {
@@ -9,6 +10,8 @@ export interface PanelOptions {
   diffScale: number;
   showTable: boolean;
   defaultSide: SideName;
+  /** What the panel opens on: the graph, the call tree or both (absent in dashboards saved before it: the graph). */
+  layout?: Layout;
 }
 
 /** Defaults of PanelOptions, also used by the harness and tests. */
@@ -18,4 +21,5 @@ export const defaultPanelOptions: PanelOptions = {
   diffScale: 0,
   showTable: true,
   defaultSide: 'head',
+  layout: 'graph',
 };

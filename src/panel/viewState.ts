@@ -9,8 +9,12 @@ import type { Normalization, SideName } from './model/flameData';
  * query, and what it asks on top of its query around a culprit (Around: the
  * sandwich function, the filters, only). A key left out takes the panel's default.
  */
+/** What the flame graph mode shows: the graph, the call tree, both side by side, or base beside head (a diff). */
+export type Layout = 'graph' | 'tree' | 'both' | 'split';
+
 export interface PanelView extends Around {
   mode?: 'flame' | 'runs';
+  layout?: Layout;
   side?: SideName;
   inverted?: boolean;
   collapsed?: boolean;

@@ -7,7 +7,7 @@
 //                   repeated for several), q.FIELD=JSON for any other field
 //                   of the query model (so new fields, e.g. filters, need no
 //                   new key)
-//   panel view:     mode, side, inverted, collapsed, norm, sig, search, row,
+//   panel view:     mode, layout, side, inverted, collapsed, norm, sig, search, row,
 //                   zoom, drill and culprit (one label a key, root side first);
 //                   around a culprit: sandwich, keep, drop, hideFrames,
 //                   showFrom, only (the panel's ask on top of the query)
@@ -54,6 +54,9 @@ export function encodeState(s: PageState): string {
   if (v.mode && v.mode !== 'flame') {
     p.set('mode', v.mode);
   }
+  if (v.layout && v.layout !== 'graph') {
+    p.set('layout', v.layout);
+  }
   if (v.side && v.side !== 'head') {
     p.set('side', v.side);
   }
@@ -95,6 +98,7 @@ export function decodeState(fragment: string): PageState {
   const list = (key: string) => (p.has(key) ? p.getAll(key) : undefined);
   const view: PanelView = {
     mode: one('mode', ['flame', 'runs'] as const),
+    layout: one('layout', ['graph', 'tree', 'both', 'split'] as const),
     side: one('side', ['head', 'base'] as const),
     inverted: flag('inverted'),
     collapsed: flag('collapsed'),

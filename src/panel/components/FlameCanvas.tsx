@@ -6,6 +6,7 @@ import { FlameData, Side } from '../model/flameData';
 import { Move, isOther, move } from '../model/focus';
 import { NodeColors } from '../render/colors';
 import { DrawStyle, Scratch, draw, newScratch } from '../render/draw';
+import { ViewSync, fromShared, toShared } from '../split/viewSync';
 import {
   Geometry,
   Viewport,
@@ -50,6 +51,10 @@ interface Props {
   flipped?: boolean;
   testId?: string;
   label?: string;
+  /** Links this graph's zoom and pan with the other graphs of a split. */
+  sync?: ViewSync;
+  /** A node outlined (the node hovered in the other graph of a split); -1 for none. */
+  outline?: number;
 }
 
 const keyMoves: Record<string, Move> = {
@@ -91,6 +96,13 @@ export function FlameCanvas(props: Props) {
   const [cursor, setCursor] = useState('pointer');
   // The keyboard's node; -1 until the canvas gets the focus.
   const selected = useRef(-1);
+  // The node the view was last zoomed onto (0: the root), a split's shared anchor.
+  const anchor = useRef(0);
+  // share tells the other graphs of a split the view.
+  const share = () => {
+    const p = latest.current;
+    p.sync?.publish(toShared(p.data, p.side, view.current, anchor.current), canvasRef.current);
+  };
 
   const flipped = Boolean(props.flipped);
   const geo = useCallback(() => geometryOf({ width, height, rowHeight, flipped }), [width, height, rowHeight, flipped]);
@@ -119,7 +131,7 @@ export function FlameCanvas(props: Props) {
           geo: geometryOf(p),
           colorIndex: p.colorIndex,
           match: p.match,
-          selected: selected.current,
+          selected: p.outline !== undefined && p.outline >= 0 ? p.outline : selected.current,
         },
         p.style,
         scratch.current
@@ -136,6 +148,7 @@ export function FlameCanvas(props: Props) {
       scratch.current = newScratch(data.n);
     }
     view.current = fullView(side);
+    anchor.current = 0;
     if (selected.current >= data.n) {
       selected.current = -1;
     }
@@ -145,14 +158,35 @@ export function FlameCanvas(props: Props) {
 
   useLayoutEffect(() => {
     if (props.focus) {
-      view.current = zoomTo(side, props.focus.node, props.focus.scrollY);
+      const { node, scrollY } = props.focus;
+      // In a split, a node absent on this side shows its nearest caller here.
+      view.current = props.sync
+        ? fromShared(data, side, { anchor: node, u0: 0, u1: 1, scrollY: scrollY ?? 0 })
+        : zoomTo(side, node, scrollY);
+      anchor.current = node;
       selected.current = props.focus.node;
       latest.current.onZoomed(props.focus.node);
       redraw();
     }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [props.focus, side, redraw]);
 
-  useLayoutEffect(redraw, [props.colorIndex, props.match, props.style, width, height, redraw]);
+  useLayoutEffect(redraw, [props.colorIndex, props.match, props.style, props.outline, width, height, redraw]);
+
+  // A split's other graph moved: show the same part of the same node.
+  const { sync } = props;
+  useEffect(
+    () =>
+      sync?.subscribe((v, from) => {
+        if (from !== canvasRef.current) {
+          const p = latest.current;
+          view.current = fromShared(p.data, p.side, v);
+          anchor.current = v.anchor;
+          redraw();
+        }
+      }),
+    [sync, redraw]
+  );
 
   const maxScroll = Math.max(0, contentHeight(data, geo()) - height);
   const local = (e: { clientX: number; clientY: number }) => {
@@ -175,6 +209,7 @@ export function FlameCanvas(props: Props) {
       view.current = { ...v, scrollY: Math.min(v.scrollY, maxScroll) };
       drag.current = { x, y, moved: true };
       setCursor('grabbing');
+      share();
       redraw();
       return;
     }
@@ -200,8 +235,10 @@ export function FlameCanvas(props: Props) {
       return;
     }
     view.current = zoomTo(side, node, view.current.scrollY);
+    anchor.current = node;
     selected.current = node;
     props.onZoomed(node);
+    share();
     redraw();
   };
   // announce shows the keyboard's node like a hover: tooltip and live text.
@@ -242,7 +279,9 @@ export function FlameCanvas(props: Props) {
     } else if (e.key === 'Escape') {
       e.preventDefault();
       view.current = fullView(side);
+      anchor.current = 0;
       props.onZoomed(-1);
+      share();
       redraw();
     }
   };
@@ -264,6 +303,7 @@ export function FlameCanvas(props: Props) {
     } else {
       return;
     }
+    share();
     redraw();
   };
   const wheel = useRef(onWheel);

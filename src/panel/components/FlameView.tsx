@@ -1,10 +1,12 @@
 import { css } from '@emotion/css';
-import React, { useContext, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import React, { useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 
 import { DataFrame, GrafanaTheme2 } from '@grafana/data';
 import { Alert, ContextMenu, Menu, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
+import { CallTree } from '../calltree/CallTree';
+import { ViewSync } from '../split/viewSync';
 import { strings } from '../../strings';
 import { FlameData, Normalization, infoOf, isFlameFrame, sideOf, toFlameData } from '../model/flameData';
 import { Culprit, Culprits as CulpritsData, culpritSites, culpritsFrameOf, parseCulprits } from '../model/culprits';
@@ -42,6 +44,12 @@ const LEGEND_HEIGHT = 24;
 const BREADCRUMB_HEIGHT = 28;
 /** Below this width the table goes away: the graph needs the room. */
 const TABLE_MIN_PANEL_WIDTH = 700;
+/** The graph's share of the width beside the call tree: the tree's columns need the rest. */
+const GRAPH_SHARE = 0.45;
+/** The side's name above each graph of the split view. */
+const SPLIT_TITLE_HEIGHT = 20;
+/** The gap between the graph and the call tree (theme.spacing(1)). */
+const GAP = 8;
 
 function parse(frame: DataFrame | undefined): { data?: FlameData; error?: string } {
   try {
@@ -72,8 +80,11 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   const host = useContext(ViewContext);
   const [start] = useState<PanelView>(() => host?.view ?? {});
   // The view (flameViewState.ts); below it, the answers of the panel's own queries.
-  const [state, dispatch] = useReducer(reduce, undefined, () => initialState(start, options.defaultSide));
+  const [state, dispatch] = useReducer(reduce, undefined, () =>
+    initialState(start, options.defaultSide, options.layout)
+  );
   const {
+    layout,
     side: sideName,
     inverted,
     collapsed,
@@ -86,8 +97,26 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     hover,
     menu,
   } = state;
-  // The height of the verdict above the toolbar.
+  // The split view's graphs follow each other's zoom and pan through it.
+  const [sync] = useState(() => new ViewSync());
+  // The height of the verdict above the toolbar, and of the toolbar (it wraps in a narrow panel).
   const [verdictHeight, setVerdictHeight] = useState(0);
+  const [toolbarHeight, setToolbarHeight] = useState(TOOLBAR_HEIGHT);
+  const toolbarObserver = useRef<ResizeObserver>();
+  const toolbarBox = useCallback((el: HTMLDivElement | null) => {
+    toolbarObserver.current?.disconnect();
+    if (!el) {
+      return;
+    }
+    // Measured at once (in the commit, before the first paint: a graph drawn at
+    // one height and redrawn at another would flicker), then on every resize.
+    const measure = () => setToolbarHeight(Math.max(TOOLBAR_HEIGHT, el.offsetHeight));
+    measure();
+    if (typeof ResizeObserver !== 'undefined') {
+      toolbarObserver.current = new ResizeObserver(measure);
+      toolbarObserver.current.observe(el);
+    }
+  }, []);
   const showSandwich = useContext(SandwichContext);
   const filters = useContext(FiltersContext);
   // What of the start view needs the data: the normalisation, then the
@@ -142,7 +171,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     const whole = flamesOf(series, norm)[0] ?? alt?.value?.find(isFlameFrame);
     return whole && totalsOf(whole, norm);
   }, [series, norm, alt]);
-  const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH;
+  // The call tree takes the top table's place.
+  const showTable = options.showTable && width >= TABLE_MIN_PANEL_WIDTH && layout === 'graph';
   const functions: Answer<Functions> | undefined =
     fromSeries && norm === own
       ? { value: fromSeries }
@@ -292,8 +322,16 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     );
   }
 
-  const graphWidth = Math.max(50, showTable ? Math.floor(width * 0.62) : width);
-  const above = TOOLBAR_HEIGHT + (culprits ? verdictHeight : 0);
+  const showGraph = layout !== 'tree';
+  // Base beside head: a diff's two sides, one zoom, pan and hover.
+  const split = layout === 'split' && Boolean(data.head);
+  const half = Math.max(50, Math.floor((width - GAP) / 2));
+  const graphWidth = Math.max(
+    50,
+    showTable ? Math.floor(width * 0.62) : layout === 'both' ? Math.floor(width * GRAPH_SHARE) : width
+  );
+  const treeWidth = layout === 'both' ? Math.max(50, width - graphWidth - GAP) : width;
+  const above = toolbarHeight + (culprits ? verdictHeight : 0);
   const graphHeight = Math.max(
     ROW_HEIGHT,
     height - above - (data.head ? LEGEND_HEIGHT : 0) - (drill ? BREADCRUMB_HEIGHT : 0)
@@ -325,6 +363,24 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     ((node: number, x: number, y: number) =>
       node > 0 && !isOther(data, node) && dispatch({ type: 'menu', menu: { node, x, y } }));
   const menuLabel = menu && menu.node < data.n ? data.labels[data.labelIdx[menu.node]] : undefined;
+  const legend = data.head && (
+    <Legend palette={options.palette} scale={scale} info={data.info} greyNoise={greyNoise} culprits={sites.size > 0} />
+  );
+  // The call tree of the drawn frame: the graph's colours, search, culprits and zoom.
+  const calltree = (w: number, h: number) => (
+    <CallTree
+      data={data}
+      colorIndex={colorIndex}
+      colors={style.colors}
+      greyNoise={greyNoise}
+      culprits={sites}
+      match={found?.match}
+      selected={zoomed}
+      onSelect={(node) => dispatch({ type: 'select', node })}
+      width={w}
+      height={h}
+    />
+  );
 
   return (
     <div
@@ -345,53 +401,97 @@ export function FlameView({ series, querier, options, width, height }: FlameView
           onHeight={setVerdictHeight}
         />
       )}
-      <Toolbar
-        isDiff={Boolean(data.head)}
-        side={sideName}
-        onSide={(v) => dispatch({ type: 'side', side: v })}
-        inverted={inverted}
-        canInvert={frames.has(variantOf(!inverted, collapsed))}
-        onInverted={(v) => dispatch({ type: 'inverted', inverted: v })}
-        collapsed={collapsed}
-        canCollapse={frames.has(variantOf(inverted, !collapsed))}
-        onCollapsed={(v) => dispatch({ type: 'collapsed', collapsed: v })}
-        search={text}
-        onSearch={(t) => dispatch({ type: 'search', text: t })}
-        matches={found?.count}
-        onReset={() => dispatch({ type: 'reset' })}
-        hasStats={Boolean(data.stats)}
-        significantOnly={significantOnly}
-        onSignificantOnly={(v) => dispatch({ type: 'significantOnly', significantOnly: v })}
-        normalize={norm}
-        onNormalize={canNormalize ? onNormalize : undefined}
-        onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
-        sandwichOf={showSandwich && exact && text ? text : undefined}
-        onSandwich={showSandwich}
-        filtersOpen={filters?.open}
-        onFilters={filters?.toggle}
-      />
+      <div ref={toolbarBox}>
+        <Toolbar
+          layout={layout}
+          onLayout={(l) => dispatch({ type: 'layout', layout: l })}
+          isDiff={Boolean(data.head)}
+          side={sideName}
+          onSide={(v) => dispatch({ type: 'side', side: v })}
+          inverted={inverted}
+          canInvert={frames.has(variantOf(!inverted, collapsed))}
+          onInverted={(v) => dispatch({ type: 'inverted', inverted: v })}
+          collapsed={collapsed}
+          canCollapse={frames.has(variantOf(inverted, !collapsed))}
+          onCollapsed={(v) => dispatch({ type: 'collapsed', collapsed: v })}
+          search={text}
+          onSearch={(t) => dispatch({ type: 'search', text: t })}
+          matches={found?.count}
+          onReset={() => dispatch({ type: 'reset' })}
+          hasStats={Boolean(data.stats)}
+          significantOnly={significantOnly}
+          onSignificantOnly={(v) => dispatch({ type: 'significantOnly', significantOnly: v })}
+          normalize={norm}
+          onNormalize={canNormalize ? onNormalize : undefined}
+          onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
+          sandwichOf={showSandwich && exact && text ? text : undefined}
+          onSandwich={showSandwich}
+          filtersOpen={filters?.open}
+          onFilters={filters?.toggle}
+        />
+      </div>
       {drill && <Breadcrumb drill={drill} onPath={drillTo} />}
       <div className={styles.main}>
-        <div className={styles.graph} style={{ width: graphWidth }}>
-          <FlameCanvas
-            data={data}
-            side={side}
-            colorIndex={colorIndex}
-            match={highlight ?? found?.match}
-            style={style}
-            width={graphWidth}
-            height={graphHeight}
-            rowHeight={ROW_HEIGHT}
-            focus={focus}
-            resetSeq={state.resetSeq}
-            // The canvas reports from its layout effects: an unchanged report
-            // dispatches nothing (React renders for any dispatch, unlike a
-            // useState set to its value, and the reports would loop).
-            onHover={(node, x, y) => (node >= 0 || hover.node >= 0) && dispatch({ type: 'hover', node, x, y })}
-            onZoomed={(node) => node !== zoomed && dispatch({ type: 'zoomed', node })}
-            onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
-            onMenu={onMenu || undefined}
-          />
+        <div className={styles.graph} style={{ width: showGraph ? graphWidth : treeWidth }}>
+          {split ? (
+            <div className={styles.split}>
+              {(['base', 'head'] as const).map((name, k) => (
+                <div key={name}>
+                  <div className={styles.splitTitle}>
+                    {name === 'base' ? strings.panel.splitBase : strings.panel.splitHead}
+                  </div>
+                  <FlameCanvas
+                    data={data}
+                    side={sideOf(data, name)}
+                    colorIndex={colorIndex}
+                    match={highlight ?? found?.match}
+                    style={style}
+                    width={half}
+                    height={graphHeight - SPLIT_TITLE_HEIGHT}
+                    rowHeight={ROW_HEIGHT}
+                    focus={focus}
+                    resetSeq={state.resetSeq}
+                    onHover={(node, x, y) =>
+                      (node >= 0 || hover.node >= 0) &&
+                      dispatch({ type: 'hover', node, x: x + k * (half + GAP), y: y + SPLIT_TITLE_HEIGHT })
+                    }
+                    // A zoom in either graph is the zoom of both.
+                    onZoomed={(node) =>
+                      node !== zoomed && dispatch(node >= 0 ? { type: 'select', node } : { type: 'zoomed', node })
+                    }
+                    onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
+                    onMenu={onMenu || undefined}
+                    testId={name === 'base' ? selectors.panel.splitBase : selectors.panel.splitHead}
+                    label={strings.panel.splitLabel(name === 'base' ? strings.panel.base : strings.panel.head)}
+                    sync={sync}
+                    outline={hovered}
+                  />
+                </div>
+              ))}
+            </div>
+          ) : showGraph ? (
+            <FlameCanvas
+              data={data}
+              side={side}
+              colorIndex={colorIndex}
+              match={highlight ?? found?.match}
+              style={style}
+              width={graphWidth}
+              height={graphHeight}
+              rowHeight={ROW_HEIGHT}
+              focus={focus}
+              resetSeq={state.resetSeq}
+              // The canvas reports from its layout effects: an unchanged report
+              // dispatches nothing (React renders for any dispatch, unlike a
+              // useState set to its value, and the reports would loop).
+              onHover={(node, x, y) => (node >= 0 || hover.node >= 0) && dispatch({ type: 'hover', node, x, y })}
+              onZoomed={(node) => node !== zoomed && dispatch({ type: 'zoomed', node })}
+              onDrill={querier ? (node) => drillTo(focusPath(data, node)) : undefined}
+              onMenu={onMenu || undefined}
+            />
+          ) : (
+            calltree(treeWidth, graphHeight)
+          )}
           {menu && menuLabel && showSandwich && (
             <ContextMenu
               x={menu.x}
@@ -428,16 +528,9 @@ export function FlameView({ series, querier, options, width, height }: FlameView
                 data.head ? `, ${relativeChange(data.head.total[hovered], data.base.total[hovered])}` : ''
               }`}
           </div>
-          {data.head && (
-            <Legend
-              palette={options.palette}
-              scale={scale}
-              info={data.info}
-              greyNoise={greyNoise}
-              culprits={sites.size > 0}
-            />
-          )}
+          {layout !== 'both' && legend}
         </div>
+        {layout === 'both' && calltree(treeWidth, graphHeight)}
         {showTable && table && tableDue && (
           <TopTable
             functions={table}
@@ -452,6 +545,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
           </Alert>
         )}
       </div>
+      {layout === 'both' && legend}
     </div>
   );
 }
@@ -460,5 +554,11 @@ const getStyles = (theme: GrafanaTheme2) => ({
   root: css({ display: 'flex', flexDirection: 'column', height: '100%', color: theme.colors.text.primary }),
   main: css({ display: 'flex', gap: theme.spacing(1), minHeight: 0 }),
   graph: css({ position: 'relative', flex: 'none' }),
+  split: css({ display: 'flex', gap: GAP }),
+  splitTitle: css({
+    height: SPLIT_TITLE_HEIGHT,
+    fontSize: theme.typography.bodySmall.fontSize,
+    fontWeight: theme.typography.fontWeightMedium,
+  }),
   srOnly: css(srOnly),
 });

@@ -8,8 +8,11 @@ import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { Around, FilterKey, Only, filterKeys } from '../model/around';
 import { Normalization, SideName } from '../model/flameData';
+import type { Layout } from '../viewState';
 
 interface Props {
+  layout: Layout;
+  onLayout: (l: Layout) => void;
   isDiff: boolean;
   side: SideName;
   onSide: (s: SideName) => void;
@@ -50,11 +53,26 @@ const sideOptions: Array<SelectableValue<SideName>> = [
   { value: 'base', label: s.base },
 ];
 
-/** Toolbar holds the head/base drop-down, the variant toggles, search and reset. */
+const layoutOptions: Array<SelectableValue<Layout>> = (['graph', 'tree', 'both', 'split'] as const).map((value) => ({
+  value,
+  label: s.layouts[value],
+}));
+/** A single graph has no base to put beside its head. */
+const singleLayouts = layoutOptions.filter((o) => o.value !== 'split');
+
+/** Toolbar holds the layout, the head/base drop-down, the variant toggles, search and reset. */
 export function Toolbar(p: Props) {
   const styles = useStyles2(getStyles);
   return (
     <div className={styles.bar}>
+      <div data-testid={selectors.panel.layout} aria-label={s.layout} role="group">
+        <RadioButtonGroup
+          size="sm"
+          options={p.isDiff ? layoutOptions : singleLayouts}
+          value={p.layout}
+          onChange={p.onLayout}
+        />
+      </div>
       {p.isDiff && (
         <div className={styles.side} data-testid={selectors.panel.side}>
           <Select
