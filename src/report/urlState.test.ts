@@ -1,3 +1,4 @@
+import { queryTypes } from '../datasource/queryTypes';
 import { defaultQuery, FlamediffQuery } from '../datasource/types';
 import { PageState, decodeState, encodeState } from './urlState';
 
@@ -37,6 +38,11 @@ describe('the page state in the URL fragment', () => {
     expect(h).toContain('app=checkout-service');
     expect(h).toContain('q.alpha=0.01');
     expect(decodeState(`#${h}`)).toEqual(s);
+  });
+
+  it.each(queryTypes)('reopens a %s query from its link', (queryType) => {
+    const s: PageState = { query: { ...query, queryType }, view: {} as PageState['view'] };
+    expect(decodeState(encodeState(s)).query?.queryType).toBe(queryType);
   });
 
   it('leaves defaults out, so that a plain view gives an empty fragment', () => {

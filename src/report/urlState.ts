@@ -12,7 +12,8 @@
 //                   around a culprit: sandwich, keep, drop, hideFrames,
 //                   showFrom, only (the panel's ask on top of the query)
 //   page:           palette
-import { FlamediffQuery, QueryType, defaultQuery } from '../datasource/types';
+import { queryTypes } from '../datasource/queryTypes';
+import { FlamediffQuery, defaultQuery } from '../datasource/types';
 import { aroundKeys, cleanAround } from '../panel/model/around';
 import type { Palette } from '../panel/render/colors';
 import type { PanelView } from '../panel/viewState';
@@ -25,7 +26,6 @@ export interface PageState {
   palette?: Palette;
 }
 
-const queryTypes: QueryType[] = ['flamegraph', 'diff', 'functions', 'runs', 'evolution', 'timeseries'];
 /** Query fields with keys of their own, or never in a link. */
 const namedFields = new Set(['refId', 'queryType', 'app', 'head', 'base', 'builds', 'datasource', 'hide', 'key']);
 
