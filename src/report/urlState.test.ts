@@ -46,7 +46,9 @@ describe('the page state in the URL fragment', () => {
   });
 
   it('leaves defaults out, so that a plain view gives an empty fragment', () => {
-    expect(encodeState({ view: { layout: 'graph', side: 'head', inverted: false, collapsed: false, significantOnly: true } })).toBe('');
+    expect(
+      encodeState({ view: { layout: 'graph', side: 'head', inverted: false, collapsed: false, significantOnly: true } })
+    ).toBe('');
     expect(decodeState('')).toEqual({ view: {} });
   });
 
@@ -72,7 +74,9 @@ describe('the page state in the URL fragment', () => {
   });
 
   it('ignores what it does not know instead of failing', () => {
-    const s = decodeState('#side=left&layout=table&inverted=yes&norm=x&palette=pink&mode=3d&app=a&type=nope&q.maxNodes={bad');
+    const s = decodeState(
+      '#side=left&layout=table&inverted=yes&norm=x&palette=pink&mode=3d&app=a&type=nope&q.maxNodes={bad'
+    );
     expect(s).toEqual({ view: {} });
     const q = decodeState('#app=a&type=diff&q.maxNodes={bad&q.refId="Z"').query!;
     expect(q.maxNodes).toBe(defaultQuery.maxNodes);
