@@ -7,7 +7,9 @@ import { pathToFileURL } from 'node:url';
 
 import { DataFrameJSON } from '@grafana/data';
 
-import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
+import { selectors } from '../src/selectors';
+
+const sel = selectors.evolution;
 import { frames as e2eFrames } from './frames';
 import { buildHarness } from './evolution/build';
 

@@ -8,7 +8,9 @@ import { pathToFileURL } from 'node:url';
 
 import { DataFrameJSON } from '@grafana/data';
 
-import { evolutionSelectors as sel } from '../src/panel/evolution/strings';
+import { selectors } from '../src/selectors';
+
+const sel = selectors.evolution;
 import { repo } from './backend';
 import { docImage } from './docImage';
 import { frames as e2eFrames } from './frames';

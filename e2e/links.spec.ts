@@ -12,7 +12,6 @@ import { pathToFileURL } from 'node:url';
 
 import { DataFrameJSON } from '@grafana/data';
 
-import { evolutionSelectors } from '../src/panel/evolution/strings';
 import { selectors } from '../src/selectors';
 import { ClickHouse, buildGo, clickhouse, repo, tempDir } from './backend';
 import { nodeBox, variant } from './frames';
@@ -356,7 +355,7 @@ test("an evolution report keeps the matrix's Significant changes only switch in 
     file,
   ]);
   await page.goto(pathToFileURL(file).href);
-  const toggle = (pg: Page) => pg.getByTestId(evolutionSelectors.significantOnly).getByRole('switch');
+  const toggle = (pg: Page) => pg.getByTestId(selectors.evolution.significantOnly).getByRole('switch');
   await expect(toggle(page)).toBeChecked();
   await toggle(page).focus();
   await page.keyboard.press('Space');

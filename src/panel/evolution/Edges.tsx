@@ -2,8 +2,12 @@ import React from 'react';
 
 import { GrafanaTheme2 } from '@grafana/data';
 
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
 import { Component, Edge, EvolutionData, edgesOf, componentKey, isWithin } from './model';
-import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
+
+const s = strings.evolution;
+const sel = selectors.evolution;
 
 const LINE_H = 18;
 // Average glyph width of the 11px labels, to shorten names to their column.

@@ -3,6 +3,7 @@ import React, { useCallback, useContext, useMemo, useState } from 'react';
 import { DataFrame } from '@grafana/data';
 import { Alert, Button, InlineSwitch, useTheme2 } from '@grafana/ui';
 
+import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { formatShare } from '../format';
 import { diffPaletteCSS, DIFF_STEPS } from '../render/colors';
@@ -14,7 +15,9 @@ import { GlyphTooltip } from './GlyphTooltip';
 import { CellRef, Matrix } from './Matrix';
 import { Component, parseEvolution, toggle, visibleRows } from './model';
 import { Timeline } from './Timeline';
-import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
+
+const s = strings.evolution;
+const sel = selectors.evolution;
 
 /** Props of EvolutionView: the query's frames, the panel size and options. */
 export interface EvolutionViewProps {

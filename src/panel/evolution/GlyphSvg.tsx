@@ -2,11 +2,13 @@ import React from 'react';
 
 import { GrafanaTheme2 } from '@grafana/data';
 
+import { selectors } from '../../selectors';
 import { Palette } from '../render/colors';
 import { cellColor, changeColor, glyphBoxes } from './glyph';
 import { Build, Component, rise } from './model';
 import { glyphLabel } from './nav';
-import { evolutionSelectors as sel } from './strings';
+
+const sel = selectors.evolution;
 
 const GLYPH_PAD = 3;
 // Width of the change-point bar; it sits in the padding left of the glyph.

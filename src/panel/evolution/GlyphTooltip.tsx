@@ -3,10 +3,14 @@ import { createPortal } from 'react-dom';
 
 import { GrafanaTheme2 } from '@grafana/data';
 
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
 import { formatP, formatShare, formatValue } from '../format';
 import { CellRef } from './Matrix';
 import { Build, ChangePoint } from './model';
-import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
+
+const s = strings.evolution;
+const sel = selectors.evolution;
 
 interface Props {
   cell: CellRef;

@@ -2,13 +2,17 @@ import React, { useRef, useState } from 'react';
 
 import { GrafanaTheme2 } from '@grafana/data';
 
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
 import { srOnly } from '../components/srOnly';
 import { Palette } from '../render/colors';
 import { Glyph } from './GlyphSvg';
 import { Build, Component, EvolutionData, shortName } from './model';
 import { HEADER_H, ROW_H, glyphLabel } from './nav';
-import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
 import { useKeyGlyph } from './useKeyGlyph';
+
+const s = strings.evolution;
+const sel = selectors.evolution;
 
 // A label's indent per depth, in CSS pixels (the row and header heights are in nav.ts).
 const INDENT = 14;

@@ -2,9 +2,13 @@ import React from 'react';
 
 import { GrafanaTheme2 } from '@grafana/data';
 
+import { selectors } from '../../selectors';
+import { strings } from '../../strings';
 import { formatShare } from '../format';
 import { Component, EvolutionData, shortName, timelineOf } from './model';
-import { evolutionSelectors as sel, evolutionStrings as s } from './strings';
+
+const s = strings.evolution;
+const sel = selectors.evolution;
 
 const ROW_H = 16;
 

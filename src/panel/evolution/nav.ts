@@ -1,6 +1,8 @@
+import { strings } from '../../strings';
 import { formatShare, formatValue } from '../format';
 import { Build, Cell, Component, rise } from './model';
-import { evolutionStrings as s } from './strings';
+
+const s = strings.evolution;
 
 /** The matrix's row and header heights in CSS pixels: the grid the keys move on. */
 export const ROW_H = 28;
