@@ -32,9 +32,9 @@ oldest=$(node -e '
   console.log(m[1]);
 ')
 newest=$(node -p 'require("./node_modules/@grafana/ui/package.json").version')
-# @grafana/flamegraph is published for a few lines only: the newest of the
-# oldest version's major.minor.
-flamegraph=$(npm view "@grafana/flamegraph@~$oldest" version --json | node -e '
+# @grafana/flamegraph is published for a few lines only (none for 12.x):
+# the newest not newer than the oldest version.
+flamegraph=$(npm view "@grafana/flamegraph@<=$oldest" version --json | node -e '
   const v = JSON.parse(require("fs").readFileSync(0, "utf8"));
   console.log([].concat(v).pop());
 ')
@@ -53,16 +53,6 @@ cat >plugins.ts <<'EOF'
 export * as app from './src/module';
 export * as panel from './src/panel/module';
 export * as datasource from './src/datasource/module';
-EOF
-# What levitate reports that is no incompatibility, each with its reason.
-cat >.levignore.js <<'EOF'
-module.exports = {
-  changes: [
-    // 10.4's PanelOptionsSupplier, setPanelOptions' parameter, was not
-    // exported; 13.x exports it. The signature is the same in both.
-    'PanelPlugin.setPanelOptions',
-  ],
-};
 EOF
 levitate() { # target-version
   local target="@grafana/data@$1,@grafana/ui@$1,@grafana/runtime@$1"
