@@ -3,7 +3,8 @@ import { expect, test } from '@playwright/test';
 import { frames, variant } from './frames';
 import { isGreen, isRed, mount, openHarness } from './harness';
 
-// Compatibility: Grafana's own flame graph (@grafana/flamegraph 11.3.1) reads
+// Compatibility: Grafana's own flame graph (@grafana/flamegraph: 13.0.1 here,
+// the oldest declared Grafana's line in scripts/grafana-versions.sh) reads
 // Flamediff's diff frames as diffs, without field errors.
 test.describe("Grafana's flame graph on Flamediff frames", () => {
   test.beforeEach(async ({ page }) => {

@@ -62,9 +62,13 @@ export async function pickOption(page: Page, testId: string, option: string): Pr
   await page.getByRole('option', { name: option, exact: true }).click();
 }
 
-/** toggle flips a Grafana Switch/InlineSwitch inside the element with testId (its input is hidden behind a label). */
+/**
+ * toggle flips a Grafana Switch/InlineSwitch inside the element with testId
+ * (its input is hidden behind a label). Grafana 13's InlineSwitch puts a
+ * second label, its text, before the switch's own: the last is the switch.
+ */
 export async function toggle(page: Page, testId: string): Promise<void> {
-  await page.getByTestId(testId).locator('label[for]').click();
+  await page.getByTestId(testId).locator('label[for]').last().click();
 }
 
 /** chooseRadio picks an option of a Grafana RadioButtonGroup inside the element with testId. */

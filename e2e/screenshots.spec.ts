@@ -3,7 +3,7 @@ import { expect, test } from '@playwright/test';
 import { selectors } from '../src/selectors';
 import { docImage as shot } from './docImage';
 import { checkoutModel, col, frames, labelsOf, variant } from './frames';
-import { canvas, chooseRadio, mount, openHarness } from './harness';
+import { canvas, chooseRadio, mount, openHarness, toggle } from './harness';
 
 // The documentation's screenshots: the seeded checkout-service, base 1.6.0 vs head 1.7.0.
 test('screenshots of the comparison, its tooltip, a drill-down and the run details', async ({ page }) => {
@@ -75,13 +75,13 @@ test('screenshots of the filters and of the callers and callees of the regressio
   const keep = page.getByTestId(selectors.panel.keep);
   await keep.fill('checkout/');
   await keep.press('Enter');
-  await page.getByTestId(selectors.panel.onlyNew).locator('label[for]').click();
+  await toggle(page, selectors.panel.onlyNew);
   // Only new: the base totals are gone (a zero prints as a plain 0).
   await expect(page.getByTestId(selectors.panel.tableRow).first().locator('td').nth(3)).toHaveText('0');
   await page.mouse.move(0, 0);
   await page.screenshot({ path: shot('filters.png') });
 
-  await page.getByTestId(selectors.panel.onlyNew).locator('label[for]').click();
+  await toggle(page, selectors.panel.onlyNew);
   await keep.fill('');
   await keep.press('Enter');
   await page

@@ -128,6 +128,12 @@ npm run build
 log "browser tests"
 npm run e2e
 
+# The panel, editors and data source against the oldest Grafana that
+# grafanaDependency declares, in a temporary copy, and Grafana's API check
+# (levitate) both ways between it and the checkout's newest.
+log "the oldest Grafana declared: API check, unit and browser tests"
+scripts/grafana-versions.sh
+
 log "plugin package: frontend (webpack) then backend (mage, the SDK's build targets)"
 go tool mage -v build:linux
 node -e '

@@ -7,6 +7,7 @@
 // plus the work inside the next animation frame, between a callback queued
 // before the event and one queued after it. Waiting for vsync is excluded.
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -17,6 +18,8 @@ const STEPS = Number(process.env.BENCH_STEPS || 40);
 const TREE_NODES = (process.env.BENCH_TREE_NODES || '20000,1000000').split(',').map(Number);
 const WIDTH = 1200;
 const HEIGHT = 700;
+// The version the harness bundles (package.json's devDependencies).
+const grafanaFlameGraph = createRequire(import.meta.url)('@grafana/flamegraph/package.json').version;
 const url = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'harness', 'index.html')).href;
 
 /** Runs in the page: window.benchMeasure(fire) is the main-thread time of fire() and of the frame it causes, in ms. */
@@ -174,13 +177,13 @@ try {
   const f = results.flamediff;
   const g = results.grafana;
   console.log(`frame: ${NODES.toLocaleString('en')} nodes (diff), canvas ${WIDTH}x${HEIGHT}, ${chromiumPath}`);
-  console.log('renderer            first drawn frame   median frame (zoom/pan)   p95 frame');
+  console.log('renderer                  first drawn frame   median frame (zoom/pan)   p95 frame');
   for (const [name, r] of [
     ['Flamediff panel', f],
-    ['@grafana/flamegraph', g],
+    [`@grafana/flamegraph ${grafanaFlameGraph}`, g],
   ]) {
     console.log(
-      `${name.padEnd(20)}${r.firstDraw.toFixed(0).padStart(10)} ms${r.medianFrame.toFixed(1).padStart(20)} ms${r.p95Frame.toFixed(1).padStart(18)} ms`
+      `${name.padEnd(26)}${r.firstDraw.toFixed(0).padStart(10)} ms${r.medianFrame.toFixed(1).padStart(20)} ms${r.p95Frame.toFixed(1).padStart(18)} ms`
     );
   }
   console.log(

@@ -102,7 +102,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
   // The height of the verdict above the toolbar, and of the toolbar (it wraps in a narrow panel).
   const [verdictHeight, setVerdictHeight] = useState(0);
   const [toolbarHeight, setToolbarHeight] = useState(TOOLBAR_HEIGHT);
-  const toolbarObserver = useRef<ResizeObserver>();
+  const toolbarObserver = useRef<ResizeObserver | undefined>(undefined);
   const toolbarBox = useCallback((el: HTMLDivElement | null) => {
     toolbarObserver.current?.disconnect();
     if (!el) {

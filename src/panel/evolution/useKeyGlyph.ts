@@ -24,8 +24,8 @@ type Options = Pick<
 export function useKeyGlyph(
   p: Options,
   /** The matrix's scroll box and its glyphs' svg. */
-  scrollRef: RefObject<HTMLDivElement>,
-  svgRef: RefObject<SVGSVGElement>
+  scrollRef: RefObject<HTMLDivElement | null>,
+  svgRef: RefObject<SVGSVGElement | null>
 ) {
   const { rows, data, labelWidth, colWidth, selectedCell, onHover, onCell, onEscape } = p;
   // Focus from a mouse press shows no keyboard glyph: the hover does that.
