@@ -98,6 +98,6 @@ npm run test:ci
 
 echo "=== browser tests (@grafana $oldest)"
 npm run e2e -- panel.spec.ts editors.spec.ts grafana.spec.ts culprits.spec.ts verdict.spec.ts runs.spec.ts \
-  around.spec.ts links.spec.ts evolution.spec.ts evolution-keyboard.spec.ts
+  around.spec.ts links.spec.ts evolution.spec.ts evolution-keyboard.spec.ts calltree.spec.ts
 
 echo "Grafana $oldest: API check, typecheck, unit and browser tests passed"
