@@ -268,7 +268,8 @@ const pageProfiler = `const [core, chromiumPath, dir, call, runs, ...pages] = pr
 const { chromium } = require(core);
 const fs = require('fs');
 (async () => {
-  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--js-flags=--no-turbo-inlining --no-maglev-inlining'] });
   const page = await browser.newPage();
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
@@ -292,7 +293,12 @@ const fs = require('fs');
 // expression the page defines) on each page (name → URL) in one headless
 // Chromium, the pages interleaved round by round, into dir; it returns
 // each page's files in run order. playwrightCore is the playwright-core
-// package's directory.
+// package's directory. V8 inlines nothing (--no-turbo-inlining,
+// --no-maglev-inlining): inlined into its caller in some runs and not in
+// others, a library function's time moved to the page's loop, and a
+// release that made escapeHtml twice as fast once read as the whole page
+// shrinking in proportion. Every function is its own frame, as in an
+// interpreter's profile.
 func PageCPUProfiles(playwrightCore, dir, call string, runs int, pages map[string]string) (map[string][]string, error) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
