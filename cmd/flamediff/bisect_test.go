@@ -31,28 +31,7 @@ import (
 	"unsafe"
 )
 
-var sink uint64
-
-func work(n int) {
-	x := sink | 1
-	for i := 0; i < n; i++ {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	sink = x
-}
-
-// cpu is the thread's CPU clock: other processes slow it less than the
-// wall clock.
-func cpu() int64 {
-	var ts syscall.Timespec
-	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
-		panic(errno)
-	}
-	return ts.Nano()
-}
-`,
+` + busyWork + "\n" + cpuClock,
 	"main.go": `package main
 
 import (
@@ -144,12 +123,10 @@ func planted(at map[int]bisectEdit, discount bool) []bisectEdit {
 	return h
 }
 
-// bisectRepo commits the program and a history in a new repository and
-// returns its directory and the commits, good first.
-func bisectRepo(t *testing.T, history []bisectEdit) (string, []string) {
-	t.Helper()
-	dir := t.TempDir()
-	git := func(args ...string) string {
+// gitIn runs git in dir as the author Ada, failing the test on an error,
+// and returns its trimmed output.
+func gitIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com",
@@ -160,6 +137,14 @@ func bisectRepo(t *testing.T, history []bisectEdit) (string, []string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
+}
+
+// bisectRepo commits the program and a history in a new repository and
+// returns its directory and the commits, good first.
+func bisectRepo(t *testing.T, history []bisectEdit) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	git := gitIn(t, dir)
 	write := func(name, text string) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {

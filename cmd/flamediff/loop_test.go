@@ -13,6 +13,34 @@ import (
 	"github.com/flamediff/flamediff/internal/chtest"
 )
 
+// busyWork is the Go source of the test programs' work: n rounds of
+// xorshift64 into sink, a cost that grows with n alone.
+const busyWork = `var sink uint64
+
+func work(n int) {
+	x := sink | 1
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	sink = x
+}
+`
+
+// cpuClock is the Go source of the test programs' timer (the program
+// imports syscall and unsafe).
+const cpuClock = `// cpu is the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID): other
+// processes on the machine slow it less than the wall clock.
+func cpu() int64 {
+	var ts syscall.Timespec
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		panic(errno)
+	}
+	return ts.Nano()
+}
+`
+
 // benchProgram is a real program to benchmark: three functions of busy
 // work, each timed by the thread's CPU clock, written as folded stacks to
 // $FLAMEDIFF_PROFILE. slowdown (set at build time) makes price do that
@@ -30,28 +58,7 @@ import (
 
 var slowdown = "0"
 
-var sink uint64
-
-func work(n int) {
-	x := sink | 1
-	for i := 0; i < n; i++ {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	sink = x
-}
-
-// cpu is the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID): other
-// processes on the machine slow it less than the wall clock.
-func cpu() int64 {
-	var ts syscall.Timespec
-	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
-		panic(errno)
-	}
-	return ts.Nano()
-}
-
+` + busyWork + "\n" + cpuClock + `
 func main() {
 	runtime.LockOSThread()
 	s, err := strconv.ParseFloat(slowdown, 64)
