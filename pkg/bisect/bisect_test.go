@@ -14,13 +14,13 @@ import (
 )
 
 // world is one simulated range: commits 0..n, the cost of commit i's runs
-// normal with mean 1 (+ change from first on; half of it from first and
-// half from second when second is set: a split regression) and
+// normal with mean 1 (+ change from first on; a part of it from first and
+// the rest from second when second is set: a split regression) and
 // coefficient of variation noise; broken commits are skipped.
 type world struct {
-	n, first, second int
-	change, noise    float64
-	broken           map[int]bool
+	n, first, second    int
+	change, part, noise float64
+	broken              map[int]bool
 }
 
 func (w world) runs(rng *rand.Rand, i, n int) []float64 {
@@ -31,7 +31,7 @@ func (w world) runs(rng *rand.Rand, i, n int) []float64 {
 	case w.second > 0 && i >= w.second:
 		mean += w.change
 	case w.second > 0 && i >= w.first:
-		mean += w.change / 2
+		mean += w.change * w.part
 	case i >= w.first:
 		mean += w.change
 	}
@@ -147,7 +147,9 @@ func fixedRuns(alpha, change, noise float64) int {
 
 type setting struct {
 	change, noise float64
-	split         bool
+	// part is a split regression's share made by its first commit (0: one
+	// commit makes it all).
+	part float64
 }
 
 type tally struct {
@@ -188,11 +190,11 @@ func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n 
 	n = fixedRuns(alpha, max(c.change, 0.05), c.noise)
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 50))
-		w := world{n: 8 + rng.IntN(57), change: c.change, noise: c.noise, broken: map[int]bool{}}
+		w := world{n: 8 + rng.IntN(57), change: c.change, part: c.part, noise: c.noise, broken: map[int]bool{}}
 		if c.change > 0 {
 			w.first = 1 + rng.IntN(w.n)
 		}
-		if c.split {
+		if c.part > 0 {
 			w.first = 1 + rng.IntN(w.n-1)
 			w.second = w.first + 1 + rng.IntN(w.n-w.first)
 		}
@@ -202,15 +204,17 @@ func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n 
 			}
 		}
 		seq.add(w, simulate(t, w, alpha, 5, 30, rng))
-		if !c.split { // git bisect run names one commit
+		if c.part == 0 { // git bisect run names one commit
 			fix.add(w, fixed(w, n, rng))
 		}
 	}
 	return seq, fix, n
 }
 
-var settings = []setting{{0, 0.02, false}, {0.05, 0.01, false}, {0.05, 0.02, false}, {0.05, 0.03, false}, {0.10, 0.03, false}, {0.10, 0.05, false},
-	{0.10, 0.01, true}, {0.10, 0.02, true}}
+// The splits: two halves, and a first part of 60% (a half that costs a
+// little more than half in a real build decides the midpoint's test).
+var settings = []setting{{0, 0.02, 0}, {0.05, 0.01, 0}, {0.05, 0.02, 0}, {0.05, 0.03, 0}, {0.10, 0.03, 0}, {0.10, 0.05, 0},
+	{0.10, 0.01, 0.5}, {0.10, 0.02, 0.5}, {0.10, 0.01, 0.6}}
 
 // The chance of naming a wrong commit stays under alpha over the whole
 // search (binomial slack: 3 standard errors), in every setting, without a
@@ -225,8 +229,9 @@ func TestSearchErrorRate(t *testing.T) {
 		}
 		// Where the regression stands clear of the noise (3 times it, 10
 		// times for a split's halves), most searches name its commits.
-		clear := c.change >= 3*c.noise && (!c.split || c.change >= 10*c.noise)
-		if want := map[bool]float64{false: 0.8, true: 0.7}[c.split]; clear && float64(seq.right) < want*seeds {
+		split := c.part > 0
+		clear := c.change >= 3*c.noise && (!split || c.change >= 10*c.noise)
+		if want := map[bool]float64{false: 0.8, true: 0.7}[split]; clear && float64(seq.right) < want*seeds {
 			t.Errorf("change %g, noise %g: only %d of %d searches name the commit", c.change, c.noise, seq.right, seeds)
 		}
 	}
@@ -245,8 +250,8 @@ func TestSearchTable(t *testing.T) {
 		seq, fix, n := c.run(t, alpha, seeds)
 		pct := func(k int) string { return fmt.Sprintf("%.1f%%", 100*float64(k)/seeds) }
 		kind := fmt.Sprintf("%.0f%%", 100*c.change)
-		if c.split {
-			kind += ", split in two"
+		if c.part > 0 {
+			kind += fmt.Sprintf(", split %.0f/%.0f", 100*c.part, 100*(1-c.part))
 			fmt.Printf("| %s | %.0f%% | %s | %s | %s | %.1f | %d | - | - | - | - | - |\n", kind, 100*c.noise,
 				pct(seq.right), pct(seq.wrong), pct(seq.none), seq.mean(), seq.p90())
 			continue

@@ -51,9 +51,11 @@ type Finding struct {
 // Hunt finds the commits that made one regression between commit 0 (good)
 // and Commits (bad), each search taking at most tests tests. It first
 // searches the crossing of half of the regression (one commit that made
-// it all crosses every share). When that search ends undecided because a
-// commit sits clearly between good and bad (its interval inside 0 .. 1:
-// it carries part of the regression), it searches the crossings of a
+// it all crosses every share), then checks that the commit it names is
+// the whole step (the commit before it short of a quarter, the commit past
+// three quarters). When the check fails, or that search ends undecided
+// because a commit sits clearly between good and bad (its interval inside
+// 0 .. 1: it carries part of the regression), it searches the crossings of a
 // quarter and of three quarters: one commit for both is the commit, two
 // are a split regression, each carrying part. The decisions of the first
 // search bound the others (a commit past a half is past a quarter; one
@@ -66,12 +68,35 @@ func Hunt(commits, tests int, test Tester) (Finding, error) {
 	if err != nil {
 		return f, err
 	}
+	quarter, three := map[int]string{}, map[int]string{}
 	if a.First != 0 {
-		f.Kind, f.Commits, f.Lo, f.Hi = One, []int{a.First}, a.Lo, a.Hi
-		return f, nil
+		// The step must be whole: the commit before it not past a quarter,
+		// the commit itself not short of three quarters. A commit carrying
+		// half of a split sits on the midpoint, where noise (or a half
+		// that costs a little more than half) can decide it either way;
+		// these tests catch it from a quarter away, or, undecided, by an
+		// interval that leaves out good (before) or bad (the commit). An
+		// undecided test whose interval holds them is no evidence of a
+		// split: noise alone leaves it so.
+		if before := a.First - 1; before > 0 {
+			if quarter[before], err = f.test(before, 0.25, steps, test); err != nil {
+				return f, err
+			}
+		}
+		if a.First < commits {
+			if three[a.First], err = f.test(a.First, 0.75, steps, test); err != nil {
+				return f, err
+			}
+		}
+		partBefore := quarter[a.First-1] == Carries || quarter[a.First-1] == Undecided && steps[a.First-1].Low > 0
+		partHere := three[a.First] == Clean || three[a.First] == Undecided && steps[a.First].High < 1
+		if !partBefore && !partHere {
+			f.Kind, f.Commits, f.Lo, f.Hi = One, []int{a.First}, a.Lo, a.Hi
+			return f, nil
+		}
 	}
 	f.Kind, f.Lo, f.Hi, f.Why = Unplaced, a.Lo, a.Hi, a.Why
-	between := false
+	between := a.First != 0
 	for i, o := range half {
 		if s := steps[i]; o == Undecided && i > a.Lo && i < a.Hi && s.Low > 0 && s.High < 1 {
 			between = true
@@ -80,22 +105,27 @@ func Hunt(commits, tests int, test Tester) (Finding, error) {
 	if !between {
 		return f, nil
 	}
-	quarter, three := map[int]string{}, map[int]string{}
-	for i, o := range half {
-		switch o {
-		case Carries:
-			quarter[i] = Carries
-		case Clean:
-			three[i] = Clean
-		case Skipped:
-			quarter[i], three[i] = Skipped, Skipped
+	bounded := func(outcomes map[int]string, at string) int {
+		n := 0
+		for i, o := range half {
+			if _, tested := outcomes[i]; tested {
+				continue
+			}
+			switch {
+			case o == at:
+				outcomes[i] = o
+				n++
+			case o == Skipped:
+				outcomes[i] = Skipped
+			}
 		}
+		return n
 	}
-	q, err := f.search(commits, tests+decided(quarter), 0.25, quarter, steps, test)
+	q, err := f.search(commits, tests+bounded(quarter, Carries), 0.25, quarter, steps, test)
 	if err != nil {
 		return f, err
 	}
-	t, err := f.search(commits, tests+decided(three), 0.75, three, steps, test)
+	t, err := f.search(commits, tests+bounded(three, Clean), 0.75, three, steps, test)
 	if err != nil {
 		return f, err
 	}
@@ -122,16 +152,26 @@ func (f *Finding) search(commits, tests int, at float64, outcomes map[int]string
 		if a.Next == 0 {
 			return a, nil
 		}
-		o, step, err := test(a.Next, at)
+		o, err := f.test(a.Next, at, steps, test)
 		if err != nil {
 			return a, err
 		}
 		outcomes[a.Next] = o
-		if o != Skipped {
-			steps[a.Next] = step
-		}
-		f.Tests = append(f.Tests, Tested{Commit: a.Next, At: at, Outcome: o, Step: step})
 	}
+}
+
+// test tests commit i at share at, recording the test and the commit's
+// last look.
+func (f *Finding) test(i int, at float64, steps map[int]Step, test Tester) (string, error) {
+	o, step, err := test(i, at)
+	if err != nil {
+		return "", err
+	}
+	if o != Skipped {
+		steps[i] = step
+	}
+	f.Tests = append(f.Tests, Tested{Commit: i, At: at, Outcome: o, Step: step})
+	return o, nil
 }
 
 // Beyond is the commits a hunt found clearly outside good .. bad: past bad
@@ -148,17 +188,6 @@ func (f Finding) Beyond() []int {
 		}
 	}
 	return out
-}
-
-// decided is the outcomes that count as tests in a Search.
-func decided(outcomes map[int]string) int {
-	n := 0
-	for _, o := range outcomes {
-		if o != Skipped {
-			n++
-		}
-	}
-	return n
 }
 
 func firstOf(whys ...string) string {
