@@ -280,7 +280,15 @@ func (r *bisectRun) run(out io.Writer) error {
 		if i > 0 {
 			before = commits[i-1]
 		}
-		if err := r.writeReport(before, a.First); err != nil {
+		var changed *changes.Changes
+		for _, f := range a.Found {
+			for _, fc := range f.Commits {
+				if fc.Hash == a.First && fc.Changed != nil {
+					changed = fc.Changed
+				}
+			}
+		}
+		if err := r.writeReport(before, a.First, changed); err != nil {
 			return err
 		}
 	}

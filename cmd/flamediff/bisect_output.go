@@ -9,38 +9,57 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/pkg/bisect"
+	"github.com/flamediff/flamediff/pkg/changes"
+	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/verdict"
 	"github.com/flamediff/flamediff/pkg/web"
 )
 
 // writeReport writes --report: the diff of commit c's runs against those
-// of the commit before it, as flamediff report draws one.
-func (r *bisectRun) writeReport(before, c string) error {
+// of the commit before it, as flamediff report draws one, with its
+// culprits judged as bad's against good's were (--min-base-share) and the
+// functions c modified marked (nil: unknown).
+func (r *bisectRun) writeReport(before, c string, changed *changes.Changes) error {
 	b, m, err := r.load(before, r.have(before), c, r.have(c), r.alpha)
 	if err != nil {
 		return err
 	}
-	m.Variants = true
-	answer, err := query.Render(b, m, r.rules, r.unit)
+	modified := map[string]bool{}
+	if changed != nil {
+		for _, name := range changed.Modified {
+			modified[name] = true
+		}
+	}
+	v, err := query.Judge{MinBaseShare: *r.minBaseShare, Modified: modified}.Verdict(b, query.TreeOptions(b, m, r.rules))
 	if err != nil {
 		return err
 	}
-	m.QueryType, m.Variants = query.Functions, false
-	functions, err := query.Render(b, m, r.rules, r.unit)
+	runs := frames.Runs(commitRuns(c, v.Totals.Head), commitRuns(before, v.Totals.Base), r.unit)
+	page, err := reportPage(b, m, r.rules, r.unit, modified, v, runs)
 	if err != nil {
 		return err
 	}
+	page.Title = fmt.Sprintf("%s %s against %s", short(c), r.subject(c), short(before))
 	f, err := os.Create(r.report) // #nosec G304 -- the user names the file to write
 	if err != nil {
 		return err
 	}
-	title := fmt.Sprintf("%s %s against %s", short(c), r.subject(c), short(before))
-	if err := web.WriteReport(f, web.Report{Title: title, Frames: append(answer, functions...)}); err != nil {
+	if err := web.WriteReport(f, page); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// commitRuns are a commit's runs with their totals, for the run details.
+func commitRuns(c string, totals []float64) []frames.Run {
+	names := runNames(len(totals))
+	runs := make([]frames.Run, len(totals))
+	for i, t := range totals {
+		runs[i] = frames.Run{Build: short(c), Run: names[i], Total: int64(t)}
+	}
+	return runs
 }
 
 // finish prints the answer and returns the exit code's error.

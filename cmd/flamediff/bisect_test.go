@@ -283,6 +283,40 @@ func TestBisectFiles(t *testing.T) {
 		if !strings.HasPrefix(data.Title, short(slow)+" price: apply the discount rules against ") || !bytes.Contains(frames, []byte("main.price")) {
 			t.Errorf("the report of the commit: %q, %d frames", data.Title, len(data.Frames))
 		}
+		// Judged as bad against good was (--min-base-share 0.03, not the
+		// default), with the commit's runs in its run details.
+		judged, runs := 0, 0
+		for _, raw := range data.Frames {
+			var f struct {
+				Schema struct {
+					Name string
+					Meta struct {
+						Custom struct {
+							Verdict struct {
+								Result    string
+								MinChange float64
+							}
+						}
+					}
+				}
+			}
+			if err := json.Unmarshal(raw, &f); err != nil {
+				t.Fatal(err)
+			}
+			v := f.Schema.Meta.Custom.Verdict
+			switch f.Schema.Name {
+			case "culprits":
+				if v.Result != "FAIL" || v.MinChange != 0.03 {
+					t.Errorf("the report's verdict: %s at a minimum change of %g, want FAIL at bisect's 0.03", v.Result, v.MinChange)
+				}
+				judged++
+			case "runs":
+				runs++
+			}
+		}
+		if judged == 0 || runs != 1 {
+			t.Errorf("the report has %d culprits frames and %d runs frames, want them both", judged, runs)
+		}
 	})
 	t.Run("one slowdown, stored", func(t *testing.T) {
 		dsn := chtest.DSN(t)
