@@ -40,6 +40,7 @@ func bisectCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 	fs.IntVar(&r.maxRuns, "max-runs", 30, "the most runs of a commit (and of good and of bad)")
 	fs.IntVar(&r.batch, "batch", 5, "the runs added between looks")
 	fs.IntVar(&r.extra, "extra-tests", 2, "tests allowed beyond a clean bisection's, for skipped and undecided commits")
+	fs.IntVar(&r.probes, "probes", 8, "commits spread between good and bad probed for regressions a later commit undid (0: none)")
 	fs.Float64Var(&r.alpha, "alpha", 0.05, "the chance of naming a wrong commit over the whole search")
 	fs.Float64Var(&r.beta, "beta", 0.05, "the chance of missing a regression of --min-base-share between good and bad")
 	fs.StringVar(&r.output, "output", "table", "table, markdown (a pull request comment) or json")
@@ -63,7 +64,7 @@ type bisectRun struct {
 	good, bad, build, bench, repo, out, ext, output string
 	report                                          string
 	improvement                                     bool
-	maxRuns, batch, extra                           int
+	maxRuns, batch, extra, probes                   int
 	alpha, beta                                     float64
 	minBaseShare                                    *float64
 	parse                                           *parseOptions
@@ -111,15 +112,22 @@ type bisectStep struct {
 // bad against good (none: the run totals).
 type bisectFound struct {
 	Culprit *verdict.Culprit `json:"culprit,omitempty"`
-	// Kind is one, split or undecided (bisect.Finding).
+	// Kind is one, split or undecided (bisect.Finding), or undone: a
+	// regression bad does not carry, seen at a probe (Peak).
 	Kind string `json:"kind"`
 	// Commits are the commit that made the regression, or the two that
 	// made it between them (split).
 	Commits []bisectCommit `json:"commits,omitempty"`
 	// Range holds the commits among which it was made (undecided).
-	Range []string     `json:"range,omitempty"`
-	Why   string       `json:"why,omitempty"`
-	Steps []bisectStep `json:"steps"`
+	Range []string `json:"range,omitempty"`
+	// Peak is the probe an undone regression was hunted from; Undone the
+	// commit (or two) that undid it, UndoneRange the commits among which
+	// it was undone when that search ended undecided.
+	Peak        string         `json:"peak,omitempty"`
+	Undone      []bisectCommit `json:"undone,omitempty"`
+	UndoneRange []string       `json:"undoneRange,omitempty"`
+	Why         string         `json:"why,omitempty"`
+	Steps       []bisectStep   `json:"steps"`
 	// Beyond are the commits tested clearly past bad or before good
 	// (bisect.Finding.Beyond): the cost went further and came back.
 	Beyond []string `json:"beyond,omitempty"`
@@ -147,6 +155,7 @@ type bisectAnswer struct {
 	Why        string            `json:"why,omitempty"`
 	Regression *verdict.Verdict  `json:"regression"`
 	Found      []bisectFound     `json:"found"`
+	Probes     []bisectProbe     `json:"probes,omitempty"`
 	Budget     map[string]any    `json:"budget"`
 	Runs       int               `json:"runs"`
 	Skipped    map[string]string `json:"skipped,omitempty"`
@@ -187,7 +196,7 @@ func (r *bisectRun) run(out io.Writer) error {
 	if len(commits) == 0 || commits[len(commits)-1] != bad {
 		return usageError{fmt.Errorf("--bad %s does not descend from --good %s on its first-parent line", r.bad, r.good)}
 	}
-	budget := bisect.Budget{Alpha: r.alpha, Commits: len(commits), Extra: r.extra}
+	budget := bisect.Budget{Alpha: r.alpha, Commits: len(commits), Extra: r.extra, Probes: r.probes}
 	if err := budget.Check(); err != nil {
 		return usageError{err}
 	}
@@ -206,9 +215,9 @@ func (r *bisectRun) run(out io.Writer) error {
 	}
 
 	a := &bisectAnswer{Improvement: r.improvement, Budget: map[string]any{"alpha": r.alpha, "regression": budget.Regression(), "perSearch": budget.PerSearch(),
-		"firstTest": budget.PerTest(0, 0.5), "commits": len(commits), "maxRuns": r.maxRuns, "batch": r.batch}}
+		"firstTest": budget.PerTest(budget.Culprit(0), 0.5), "probe": budget.Probe(), "commits": len(commits), "maxRuns": r.maxRuns, "batch": r.batch}}
 	fmt.Fprintf(r.log, "bisect: %d commits after %s up to %s; a wrong commit under %g over the search (%s under %.2g, each test of the largest culprit under %.2g)\n",
-		len(commits), short(good), short(bad), r.alpha, r.sides(), budget.Regression(), budget.PerTest(0, 0.5))
+		len(commits), short(good), short(bad), r.alpha, r.sides(), budget.Regression(), budget.PerTest(budget.Culprit(0), 0.5))
 	reg, badRuns, err := r.regression(good, bad, budget.Regression())
 	if err != nil {
 		return err
@@ -256,7 +265,7 @@ func (r *bisectRun) run(out io.Writer) error {
 	}
 	a.Result = "found"
 	for j, culprit := range targets {
-		found, err := r.hunt(j, culprit, good, bad, commits, budget)
+		found, err := r.hunt(j, culprit, good, commits, budget)
 		if err != nil {
 			return err
 		}
@@ -270,6 +279,11 @@ func (r *bisectRun) run(out io.Writer) error {
 		}
 		a.Found = append(a.Found, found)
 	}
+	probes, undone, err := r.undone(good, bad, commits, budget)
+	if err != nil {
+		return err
+	}
+	a.Probes, a.Found = probes, append(a.Found, undone...)
 	a.Runs, a.Skipped = r.have(good)+r.have(bad), r.state.Skipped
 	for _, c := range commits[:len(commits)-1] {
 		a.Runs += r.have(c)
@@ -297,7 +311,7 @@ func (r *bisectRun) run(out io.Writer) error {
 
 // hunt finds the commits that made the regression of culprit (nil: of the
 // run totals), the j-th of bad against good (bisect.Hunt).
-func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good, bad string, commits []string, budget bisect.Budget) (bisectFound, error) {
+func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good string, commits []string, budget bisect.Budget) (bisectFound, error) {
 	var target []string
 	name := "the run totals"
 	if culprit != nil {
@@ -305,18 +319,8 @@ func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good, bad string, comm
 	}
 	fmt.Fprintf(r.log, "bisect: hunting the regression of %s\n", name)
 	found := bisectFound{Culprit: culprit}
-	f, err := bisect.Hunt(len(commits), budget.PerSearch(), func(i int, at float64) (string, bisect.Step, error) {
-		c := commits[i-1]
-		plan := stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: budget.PerTest(j, at)}
-		step, skip, err := r.test(c, good, bad, target, plan, at)
-		bs := bisectStep{Commit: c, Subject: r.subject(c), At: at, Outcome: step.Decision, Step: step, Skipped: skip}
-		if skip != "" {
-			bs.Outcome = bisect.Skipped
-			fmt.Fprintf(r.log, "bisect: %s %s: skipped (%s)\n", short(c), bs.Subject, skip)
-		}
-		found.Steps = append(found.Steps, bs)
-		return bs.Outcome, step, err
-	})
+	bad := commits[len(commits)-1]
+	f, err := r.search(bisect.Hunt, &found, commits, good, bad, target, budget.Culprit(j), budget)
 	if err != nil {
 		return found, err
 	}
@@ -329,34 +333,74 @@ func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good, bad string, comm
 		return found, nil
 	}
 	for _, i := range f.Commits {
-		c := commits[i-1]
-		info, err := r.info(c)
+		info, err := r.commit(commits[i-1], parentIn(commits, i-1, good), target, lastStep(f, i))
 		if err != nil {
 			return found, err
-		}
-		for k := len(f.Tests) - 1; k >= 0; k-- {
-			if f.Tests[k].Commit == i && f.Tests[k].Outcome != bisect.Skipped {
-				info.Share = &f.Tests[k].Step
-				break
-			}
-		}
-		parent := good
-		if i > 1 {
-			parent = commits[i-2]
-		}
-		if ch, err := changes.FromGitDiff(r.clone, parent, c); err == nil {
-			info.Changed = &ch
-			if culprit != nil {
-				for _, list := range [][]string{ch.Modified, ch.Added, ch.Removed} {
-					info.Matched = info.Matched || slices.Contains(list, culprit.Function)
-				}
-			}
-		} else {
-			fmt.Fprintf(r.log, "bisect: the functions %s changed are unknown: %v\n", short(c), err)
 		}
 		found.Commits = append(found.Commits, *info)
 	}
 	return found, nil
+}
+
+// search is hunt (bisect.Hunt or bisect.HuntFall) over list, its commit i
+// list[i-1], on target's cost between low's (without the regression) and
+// high's (with it), at alpha over the hunt; its steps go to found.
+func (r *bisectRun) search(hunt func(int, int, bisect.Tester) (bisect.Finding, error), found *bisectFound, list []string, low, high string,
+	target []string, alpha float64, budget bisect.Budget) (bisect.Finding, error) {
+	return hunt(len(list), budget.PerSearch(), func(i int, at float64) (string, bisect.Step, error) {
+		c := list[i-1]
+		plan := stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: budget.PerTest(alpha, at)}
+		step, skip, err := r.test(c, low, high, target, plan, at)
+		bs := bisectStep{Commit: c, Subject: r.subject(c), At: at, Outcome: step.Decision, Step: step, Skipped: skip}
+		if skip != "" {
+			bs.Outcome = bisect.Skipped
+			fmt.Fprintf(r.log, "bisect: %s %s: skipped (%s)\n", short(c), bs.Subject, skip)
+		}
+		found.Steps = append(found.Steps, bs)
+		return bs.Outcome, step, err
+	})
+}
+
+// lastStep is commit i's last test in f that was not skipped (nil: none).
+func lastStep(f bisect.Finding, i int) *bisect.Step {
+	for k := len(f.Tests) - 1; k >= 0; k-- {
+		if f.Tests[k].Commit == i && f.Tests[k].Outcome != bisect.Skipped {
+			return &f.Tests[k].Step
+		}
+	}
+	return nil
+}
+
+// parentIn is the commit before commits[k]: the one before it in
+// commits, or good for the first.
+func parentIn(commits []string, k int, good string) string {
+	if k > 0 {
+		return commits[k-1]
+	}
+	return good
+}
+
+// commit is commit c as found, with its share of the regression and the
+// functions it changed against parent (changes --git-diff), the target's
+// among them or not.
+func (r *bisectRun) commit(c, parent string, target []string, share *bisect.Step) (*bisectCommit, error) {
+	info, err := r.info(c)
+	if err != nil {
+		return nil, err
+	}
+	info.Share = share
+	ch, err := changes.FromGitDiff(r.clone, parent, c)
+	if err != nil {
+		fmt.Fprintf(r.log, "bisect: the functions %s changed are unknown: %v\n", short(c), err)
+		return info, nil
+	}
+	info.Changed = &ch
+	for _, list := range [][]string{ch.Modified, ch.Added, ch.Removed} {
+		for _, t := range target {
+			info.Matched = info.Matched || slices.Contains(list, t)
+		}
+	}
+	return info, nil
 }
 
 // change is the diff the search looks for, of n runs a side: bad against

@@ -39,16 +39,17 @@ func TestBisectNotOneStep(t *testing.T) {
 		plants   map[int]bisectEdit
 		discount bool
 		want     map[string][]int // culprit: the commits that made its regression
+		undone   map[string][2]int
 	}{
 		{"undone", map[int]bisectEdit{
 			5:  layout("layout: align the columns", "\n\twork(unit / 2)\n"),
 			10: layout("Revert \"layout: align the columns\"", ""),
-		}, true, map[string][]int{"main.price": {20}}},
+		}, true, map[string][]int{"main.price": {20}}, map[string][2]int{"main.render": {5, 10}}},
 		{"split and independent", map[int]bisectEdit{
 			8:  surcharge("surcharge: the national tax", "\n\twork(unit / 2)\n"),
 			16: surcharge("surcharge: the regional tax", "\n\twork(unit)\n"),
 			24: layout("layout: wrap long lines", "\n\twork(unit / 2)\n"),
-		}, false, map[string][]int{"main.price": {8, 16}, "main.render": {24}}},
+		}, false, map[string][]int{"main.price": {8, 16}, "main.render": {24}}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			history := planted(c.plants, c.discount)
@@ -60,8 +61,16 @@ func TestBisectNotOneStep(t *testing.T) {
 				t.Fatalf("exit %d (%v), want 0:\n%s\n%s", code, err, stdout, stderr)
 			}
 			t.Logf("%d runs; stderr:\n%s", a.Runs, stderr)
-			got := map[string][]int{}
+			got, undone := map[string][]int{}, map[string][2]int{}
 			for _, f := range a.Found {
+				if f.Kind == "undone" {
+					if len(f.Commits) != 1 || len(f.Undone) != 1 {
+						t.Errorf("%s undone: made by %d commits and undone by %d, want one each", f.Culprit.Function, len(f.Commits), len(f.Undone))
+						continue
+					}
+					undone[f.Culprit.Function] = [2]int{slices.Index(commits, f.Commits[0].Hash), slices.Index(commits, f.Undone[0].Hash)}
+					continue
+				}
 				for _, fc := range f.Commits {
 					got[f.Culprit.Function] = append(got[f.Culprit.Function], slices.Index(commits, fc.Hash))
 				}
@@ -71,6 +80,9 @@ func TestBisectNotOneStep(t *testing.T) {
 			}
 			if !maps.EqualFunc(got, c.want, slices.Equal[[]int]) {
 				t.Errorf("found %v, want %v (commits: %v)", got, c.want, history)
+			}
+			if !maps.Equal(undone, c.undone) && !(len(undone) == 0 && len(c.undone) == 0) {
+				t.Errorf("undone %v (made by, undone by), want %v", undone, c.undone)
 			}
 		})
 	}

@@ -137,24 +137,24 @@ func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 			sb.WriteString("made by one commit.\n")
 		case bisect.Split:
 			sb.WriteString("made by two commits between them, each carrying part of it.\n")
+		case Undone:
+			fmt.Fprintf(&sb, "a regression bad does not carry: seen at %s against good, and undone by a later commit before bad.\n", short(f.Peak))
+			if f.Why != "" {
+				fmt.Fprintf(&sb, "  Could not decide %s.\n", f.Why)
+			}
 		default:
 			fmt.Fprintf(&sb, "could not decide: %s; it was made by one of %d commits:\n", f.Why, len(f.Range))
 			for _, c := range f.Range {
 				fmt.Fprintf(&sb, "  %s\n", c)
 			}
 		}
-		for _, c := range f.Commits {
-			fmt.Fprintf(&sb, "\n  commit %s\n  %s\n  Author: %s\n  Date:   %s\n", c.Hash, c.Subject, c.Author, c.Date)
-			if s := c.Share; s != nil {
-				fmt.Fprintf(&sb, "  It stands at %.0f%% of the regression (%.0f%% .. %.0f%%) at %d runs.\n", 100*s.Share, 100*s.Low, 100*s.High, s.Runs)
-			}
-			if ch := c.Changed; ch != nil {
-				fmt.Fprintf(&sb, "  It changed %d functions, %d added, %d removed", len(ch.Modified), len(ch.Added), len(ch.Removed))
-				if c.Matched {
-					fmt.Fprintf(&sb, ", %s among them", name)
-				}
-				sb.WriteString(".\n")
-			}
+		if f.Kind == Undone {
+			writeRange(&sb, "Made by one of", f.Range)
+			writeCommits(&sb, "Made by", name, f.Commits)
+			writeRange(&sb, "Undone by one of", f.UndoneRange)
+			writeCommits(&sb, "Undone by", name, f.Undone)
+		} else {
+			writeCommits(&sb, "", name, f.Commits)
 		}
 		if len(f.Beyond) > 0 {
 			fmt.Fprintf(&sb, "\n  Warning: %d tested commits stand clearly past bad or before good (%s): this cost also changed and came back between good and bad (a change undone later); the search assumes one rise, so check the commits named against the steps.\n",
@@ -172,6 +172,13 @@ func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 			row(short(s.Commit), s.Subject, fmt.Sprintf("%.0f%%", 100*s.At), s.Outcome, fmt.Sprint(s.Step.Runs), share)
 		}
 	}
+	if len(a.Probes) > 0 {
+		seen := 0
+		for _, p := range a.Probes {
+			seen += len(p.Regressions)
+		}
+		fmt.Fprintf(&sb, "\n%d commits probed for regressions undone before bad: %d seen.\n", len(a.Probes), seen)
+	}
 	fmt.Fprintf(&sb, "\n%d runs in all; a wrong commit under %v over the search.\n", a.Runs, a.Budget["alpha"])
 	_, err := io.WriteString(out, sb.String())
 	return err
@@ -182,4 +189,37 @@ func bold(s string, markdown bool) string {
 		return "**" + s + "**"
 	}
 	return s
+}
+
+// writeCommits lists commits found, each under its label (none: the
+// commit alone), with its share of the regression and the functions it
+// changed, the culprit's among them or not.
+func writeCommits(sb *strings.Builder, label, name string, commits []bisectCommit) {
+	for _, c := range commits {
+		if label != "" {
+			fmt.Fprintf(sb, "\n  %s:", label)
+		}
+		fmt.Fprintf(sb, "\n  commit %s\n  %s\n  Author: %s\n  Date:   %s\n", c.Hash, c.Subject, c.Author, c.Date)
+		if s := c.Share; s != nil {
+			fmt.Fprintf(sb, "  It stands at %.0f%% of the regression (%.0f%% .. %.0f%%) at %d runs.\n", 100*s.Share, 100*s.Low, 100*s.High, s.Runs)
+		}
+		if ch := c.Changed; ch != nil {
+			fmt.Fprintf(sb, "  It changed %d functions, %d added, %d removed", len(ch.Modified), len(ch.Added), len(ch.Removed))
+			if c.Matched {
+				fmt.Fprintf(sb, ", %s among them", name)
+			}
+			sb.WriteString(".\n")
+		}
+	}
+}
+
+// writeRange lists the commits an undecided search left, under label.
+func writeRange(sb *strings.Builder, label string, commits []string) {
+	if len(commits) == 0 {
+		return
+	}
+	fmt.Fprintf(sb, "\n  %s %d commits:\n", label, len(commits))
+	for _, c := range commits {
+		fmt.Fprintf(sb, "  %s\n", c)
+	}
 }

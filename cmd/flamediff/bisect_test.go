@@ -251,8 +251,10 @@ func TestBisectFiles(t *testing.T) {
 			if i == bisectBroken {
 				want, skipped = "skipped", true
 			}
-			if s.Outcome != want {
-				t.Errorf("commit %d (%s): %s, want %s", i, s.Commit, s.Outcome, want)
+			// The whole step's check, a quarter away, may end undecided
+			// within --max-runs; never on the wrong side.
+			if s.Outcome != want && !(s.At != 0.5 && s.Outcome == "undecided") {
+				t.Errorf("commit %d (%s) at %.0f%%: %s, want %s", i, s.Commit, 100*s.At, s.Outcome, want)
 			}
 		}
 		if !skipped {
@@ -260,9 +262,9 @@ func TestBisectFiles(t *testing.T) {
 		}
 		// Every run kept is counted once; the interrupted call's last run
 		// may have been cut short and not kept.
-		if budget := (2 + bisect.Searches*a.Budget.PerSearch) * maxRuns; a.Runs > budget || ran < a.Runs || ran > a.Runs+1 || interrupted < 2*maxRuns {
-			t.Errorf("%d runs kept, the benchmark ran %d times (%d before the interruption), want them at most the budget of %d and each run once",
-				a.Runs, ran, interrupted, budget)
+		if budget := (2+bisect.Searches*a.Budget.PerSearch)*maxRuns + len(a.Probes)*2*batch; len(a.Probes) != 8 || a.Runs > budget || ran < a.Runs || ran > a.Runs+1 || interrupted < 2*maxRuns {
+			t.Errorf("%d runs kept, the benchmark ran %d times (%d before the interruption), want them at most the budget of %d (%d probes) and each run once",
+				a.Runs, ran, interrupted, budget, len(a.Probes))
 		}
 		// The pull-request comment and the report, from the kept runs.
 		report := filepath.Join(t.TempDir(), "bisect.html")
@@ -331,6 +333,9 @@ func TestBisectFiles(t *testing.T) {
 		tested := map[string]bool{short(good): true, short(bad): true}
 		for _, s := range a.Found[0].Steps {
 			tested[short(s.Commit)] = s.Outcome != "skipped"
+		}
+		for _, p := range a.Probes {
+			tested[short(p.Commit)] = p.Skipped == ""
 		}
 		var want []string
 		for _, c := range commits {
@@ -414,11 +419,17 @@ type bisectJSON struct {
 			Hash, Subject, Author string
 			Matched               bool
 		}
-		Range []string
-		Steps []struct {
+		Range  []string
+		Peak   string
+		Undone []struct{ Hash string }
+		Steps  []struct {
 			Commit, Outcome string
 			At              float64
 		}
+	}
+	Probes []struct {
+		Commit  string
+		Skipped string
 	}
 	Budget struct{ PerSearch int }
 	Runs   int

@@ -20,11 +20,14 @@ import (
 
 // Budget splits the search's error rate over the tests it may take, with
 // weights fixed before any run (so that the union bound holds whatever
-// the runs find): a quarter of Alpha to bad against good, the rest to the
-// hunts of its culprits, at most MaxTargets (the largest a half, the next
-// two a quarter each); within a hunt, half to the search of a half and a
-// quarter to each of the searches of a quarter and three quarters; within
-// a search, an equal share to each of its PerSearch tests.
+// the runs find): a quarter of Alpha to bad against good; half to the hunts
+// of its culprits, at most MaxTargets (the largest a half of that, the next
+// two a quarter each); a quarter to regressions undone before bad (Probes):
+// half of it to the probes' verdicts, an equal share each, and half to the
+// hunts of at most MaxUndone of them, each a search of its rise and one of
+// its fall. Within a hunt, half to the search of a half and a quarter to
+// each of the searches of a quarter and three quarters; within a search,
+// an equal share to each of its PerSearch tests.
 type Budget struct {
 	// Alpha bounds the chance of naming a wrong commit (or a regression
 	// where there is none) over the whole search.
@@ -36,10 +39,16 @@ type Budget struct {
 	// commits that are skipped or undecided and push the probes off the
 	// middle.
 	Extra int
+	// Probes is the commits probed for regressions undone before bad
+	// (0: none).
+	Probes int
 }
 
 // MaxTargets is the most culprits of bad against good that are hunted.
 const MaxTargets = 3
+
+// MaxUndone is the most regressions undone before bad that are hunted.
+const MaxUndone = 2
 
 // PerSearch is the most tests of one search: ceil(log2(Commits)) steps
 // of a clean bisection and Extra.
@@ -54,19 +63,35 @@ func (b Budget) PerSearch() int {
 // Regression is the alpha of bad against good.
 func (b Budget) Regression() float64 { return b.Alpha / 4 }
 
-// PerTest is the alpha of a test of target (0-based, largest culprit
-// first) at share at (a half, or a quarter and three quarters).
-func (b Budget) PerTest(target int, at float64) float64 {
-	w := 0.25 // the second and third targets; the quarters' searches
+// Culprit is the alpha of the hunt of target (0-based, largest culprit
+// first).
+func (b Budget) Culprit(target int) float64 {
 	if target == 0 {
+		return b.Alpha / 4
+	}
+	return b.Alpha / 8
+}
+
+// Probe is the alpha of one probe's verdict (0 without probes).
+func (b Budget) Probe() float64 {
+	if b.Probes < 1 {
+		return 0
+	}
+	return b.Alpha / 8 / float64(b.Probes)
+}
+
+// Undone is the alpha of the hunt of one rise or one fall of a
+// regression undone before bad.
+func (b Budget) Undone() float64 { return b.Alpha / 8 / MaxUndone / 2 }
+
+// PerTest is the alpha of a test at share at (a half, or a quarter and
+// three quarters) in a hunt of alpha hunt.
+func (b Budget) PerTest(hunt, at float64) float64 {
+	w := 0.25 // the quarters' searches
+	if at == 0.5 {
 		w = 0.5
 	}
-	if at == 0.5 {
-		w *= 0.5
-	} else {
-		w *= 0.25
-	}
-	return 0.75 * b.Alpha * w / float64(max(b.PerSearch(), 1))
+	return hunt * w / float64(max(b.PerSearch(), 1))
 }
 
 // Check rejects budgets no search can follow.
@@ -78,6 +103,8 @@ func (b Budget) Check() error {
 		return errors.New("there is no commit after good up to bad: bad must descend from good")
 	case b.Extra < 0:
 		return fmt.Errorf("extra tests (%d) must not be negative", b.Extra)
+	case b.Probes < 0:
+		return fmt.Errorf("probes (%d) must not be negative", b.Probes)
 	}
 	return nil
 }

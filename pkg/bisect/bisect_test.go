@@ -20,7 +20,10 @@ import (
 type world struct {
 	n, first, second    int
 	change, part, noise float64
-	broken              map[int]bool
+	// undone: the change lasts from first to second-1 (a later commit
+	// undid it) and bad is like good.
+	undone bool
+	broken map[int]bool
 }
 
 func (w world) runs(rng *rand.Rand, i, n int) []float64 {
@@ -28,6 +31,10 @@ func (w world) runs(rng *rand.Rand, i, n int) []float64 {
 	mean := 1.0
 	switch {
 	case w.first == 0:
+	case w.undone:
+		if i >= w.first && i < w.second {
+			mean += w.change
+		}
 	case w.second > 0 && i >= w.second:
 		mean += w.change
 	case w.second > 0 && i >= w.first:
@@ -41,7 +48,7 @@ func (w world) runs(rng *rand.Rand, i, n int) []float64 {
 	return xs
 }
 
-// truth is the commits that made the regression.
+// truth is the commits that made the regression (and undid it).
 func (w world) truth() []int {
 	switch {
 	case w.first == 0:
@@ -87,21 +94,7 @@ func simulate(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *ran
 	bad = append(bad, w.runs(rng, w.n, maxRuns-len(bad))...)
 	o.runs = len(good) + len(bad)
 	runs := map[int][]float64{} // a commit's runs serve every search
-	f, err := Hunt(w.n, b.PerSearch(), func(i int, at float64) (string, Step, error) {
-		if w.broken[i] {
-			return Skipped, Step{}, nil
-		}
-		step := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.PerTest(0, at)}
-		for n := batch; ; n = min(n+batch, maxRuns) {
-			if len(runs[i]) < n {
-				runs[i] = append(runs[i], w.runs(rng, i, n-len(runs[i]))...)
-			}
-			s, err := Classify(step, at, good, bad, runs[i][:n])
-			if err != nil || s.Decision != Continue {
-				return s.Decision, s, err
-			}
-		}
-	})
+	f, err := Hunt(w.n, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, b.Culprit(0), b, good, bad, func(i int) int { return i }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +102,69 @@ func simulate(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *ran
 		o.runs += len(r)
 	}
 	o.named = f.Commits
+	return o
+}
+
+// tester Classifies commit at(i) of a hunt of alpha hunt between the
+// runs low and high, adding its runs a batch at a time to runs (a
+// commit's runs serve every search); broken commits are skipped.
+func (w world) tester(rng *rand.Rand, runs map[int][]float64, batch, maxRuns int, hunt float64, b Budget, low, high []float64, at func(int) int) Tester {
+	return func(i int, share float64) (string, Step, error) {
+		c := at(i)
+		if w.broken[c] {
+			return Skipped, Step{}, nil
+		}
+		step := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.PerTest(hunt, share)}
+		for n := batch; ; n = min(n+batch, maxRuns) {
+			if len(runs[c]) < n {
+				runs[c] = append(runs[c], w.runs(rng, c, n-len(runs[c]))...)
+			}
+			s, err := Classify(step, share, low, high, runs[c][:n])
+			if err != nil || s.Decision != Continue {
+				return s.Decision, s, err
+			}
+		}
+	}
+}
+
+// simulateUndone hunts a regression undone before bad as the CLI does:
+// from the first probe (Probes, 8) inside it, its runs and good's and
+// bad's at the maximum, the rise between good and the probe (Hunt) and
+// the fall between the probe and bad (HuntFall), at the budget's alphas.
+// A regression no probe falls in is not seen (no commit named); the
+// probe's own verdict is the judge's, not simulated here.
+func simulateUndone(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *rand.Rand) outcome {
+	b := Budget{Alpha: alpha, Commits: w.n, Extra: 2, Probes: 8}
+	peak := 0
+	for _, i := range Probes(w.n, b.Probes) {
+		if i >= w.first && i < w.second && !w.broken[i] && peak == 0 {
+			peak = i
+		}
+	}
+	if peak == 0 {
+		return outcome{}
+	}
+	good, high, bad := w.runs(rng, 0, maxRuns), w.runs(rng, peak, maxRuns), w.runs(rng, w.n, maxRuns)
+	o := outcome{runs: 3 * maxRuns}
+	runs := map[int][]float64{}
+	rise, err := Hunt(peak, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, b.Undone(), b, good, high, func(i int) int { return i }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fall, err := HuntFall(w.n-peak, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, b.Undone(), b, bad, high, func(i int) int { return peak + i }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		o.runs += len(r)
+	}
+	if len(rise.Commits) == 0 || len(fall.Commits) == 0 {
+		return o
+	}
+	o.named = append(slices.Clone(rise.Commits), peak+fall.Commits[0])
+	if len(fall.Commits) > 1 || len(rise.Commits) > 1 {
+		o.named = append(o.named, -1) // a split named where there is none: wrong
+	}
 	return o
 }
 
@@ -150,6 +206,8 @@ type setting struct {
 	// part is a split regression's share made by its first commit (0: one
 	// commit makes it all).
 	part float64
+	// undone: the regression is undone before bad, after 2 to 16 commits.
+	undone bool
 }
 
 type tally struct {
@@ -194,14 +252,23 @@ func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n 
 		if c.change > 0 {
 			w.first = 1 + rng.IntN(w.n)
 		}
-		if c.part > 0 {
+		switch {
+		case c.part > 0:
 			w.first = 1 + rng.IntN(w.n-1)
 			w.second = w.first + 1 + rng.IntN(w.n-w.first)
+		case c.undone:
+			w.undone = true
+			w.first = 1 + rng.IntN(w.n-2)
+			w.second = min(w.first+2+rng.IntN(15), w.n)
 		}
 		for i := 1; i < w.n; i++ {
 			if rng.Float64() < 0.1 && i != w.first && i != w.second {
 				w.broken[i] = true
 			}
+		}
+		if c.undone {
+			seq.add(w, simulateUndone(t, w, alpha, 5, 30, rng))
+			continue
 		}
 		seq.add(w, simulate(t, w, alpha, 5, 30, rng))
 		if c.part == 0 { // git bisect run names one commit
@@ -213,8 +280,8 @@ func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n 
 
 // The splits: two halves, and a first part of 60% (a half that costs a
 // little more than half in a real build decides the midpoint's test).
-var settings = []setting{{0, 0.02, 0}, {0.05, 0.01, 0}, {0.05, 0.02, 0}, {0.05, 0.03, 0}, {0.10, 0.03, 0}, {0.10, 0.05, 0},
-	{0.10, 0.01, 0.5}, {0.10, 0.02, 0.5}, {0.10, 0.01, 0.6}}
+var settings = []setting{{0, 0.02, 0, false}, {0.05, 0.01, 0, false}, {0.05, 0.02, 0, false}, {0.05, 0.03, 0, false}, {0.10, 0.03, 0, false}, {0.10, 0.05, 0, false},
+	{0.10, 0.01, 0.5, false}, {0.10, 0.02, 0.5, false}, {0.10, 0.01, 0.6, false}, {0.10, 0.01, 0, true}, {0.10, 0.02, 0, true}}
 
 // The chance of naming a wrong commit stays under alpha over the whole
 // search (binomial slack: 3 standard errors), in every setting, without a
@@ -229,9 +296,15 @@ func TestSearchErrorRate(t *testing.T) {
 		}
 		// Where the regression stands clear of the noise (3 times it, 10
 		// times for a split's halves), most searches name its commits.
+		// An undone one is named when a probe falls inside it: about three
+		// in four of these ranges.
 		split := c.part > 0
 		clear := c.change >= 3*c.noise && (!split || c.change >= 10*c.noise)
-		if want := map[bool]float64{false: 0.8, true: 0.7}[split]; clear && float64(seq.right) < want*seeds {
+		want := map[bool]float64{false: 0.8, true: 0.7}[split]
+		if c.undone {
+			want = 0.6
+		}
+		if clear && float64(seq.right) < want*seeds {
 			t.Errorf("change %g, noise %g: only %d of %d searches name the commit", c.change, c.noise, seq.right, seeds)
 		}
 	}
@@ -250,8 +323,13 @@ func TestSearchTable(t *testing.T) {
 		seq, fix, n := c.run(t, alpha, seeds)
 		pct := func(k int) string { return fmt.Sprintf("%.1f%%", 100*float64(k)/seeds) }
 		kind := fmt.Sprintf("%.0f%%", 100*c.change)
-		if c.part > 0 {
-			kind += fmt.Sprintf(", split %.0f/%.0f", 100*c.part, 100*(1-c.part))
+		if c.undone {
+			kind += ", undone after 2-16 commits"
+		}
+		if c.part > 0 || c.undone {
+			if c.part > 0 {
+				kind += fmt.Sprintf(", split %.0f/%.0f", 100*c.part, 100*(1-c.part))
+			}
 			fmt.Printf("| %s | %.0f%% | %s | %s | %s | %.1f | %d | - | - | - | - | - |\n", kind, 100*c.noise,
 				pct(seq.right), pct(seq.wrong), pct(seq.none), seq.mean(), seq.p90())
 			continue
@@ -330,5 +408,79 @@ func TestFindingBeyond(t *testing.T) {
 	}}
 	if got := f.Beyond(); !slices.Equal(got, []int{3, 5}) {
 		t.Errorf("beyond %v, want [3 5]", got)
+	}
+}
+
+// Probes spread over the commits before bad, each once, none past it.
+func TestProbes(t *testing.T) {
+	for _, c := range []struct {
+		commits, n int
+		want       []int
+	}{
+		{28, 8, []int{3, 6, 9, 12, 16, 19, 22, 25}},
+		{5, 8, []int{1, 2, 3, 4}},
+		{9, 2, []int{3, 6}},
+		{1, 8, nil},
+		{40, 0, nil},
+	} {
+		if got := Probes(c.commits, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("Probes(%d, %d) = %v, want %v", c.commits, c.n, got, c.want)
+		}
+	}
+}
+
+// HuntFall names the commits that undid a regression, in history's order:
+// one fall, a fall split over two commits, and the range when the commit
+// before the fall does not build.
+func TestHuntFall(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		commits int
+		share   func(i int) float64 // of the regression at commit i: 1 at the peak (0), 0 at the end
+		broken  int
+		want    []int
+		lo, hi  int
+	}{
+		{"one", 20, func(i int) float64 { return map[bool]float64{true: 1}[i < 13] }, 0, []int{13}, 12, 13},
+		{"split", 20, func(i int) float64 {
+			return map[bool]float64{true: 1, false: map[bool]float64{true: 0.5}[i < 15]}[i < 6]
+		}, 0, []int{6, 15}, 0, 0},
+		{"unplaced", 9, func(i int) float64 { return map[bool]float64{true: 1}[i < 4] }, 3, nil, 2, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := HuntFall(c.commits, 8, func(i int, at float64) (string, Step, error) {
+				if i <= 0 || i >= c.commits {
+					t.Fatalf("tested %d, outside 1 .. %d", i, c.commits-1)
+				}
+				if i == c.broken {
+					return Skipped, Step{}, nil
+				}
+				s := c.share(i)
+				step := Step{Share: s, Low: s, High: s, Exact: true}
+				switch {
+				case s > at:
+					step.Decision = Carries
+				case s < at:
+					step.Decision = Clean
+				default:
+					step.Decision = Undecided
+				}
+				return step.Decision, step, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f.Commits, c.want) {
+				t.Errorf("%s: commits %v, want %v (tests %+v)", f.Kind, f.Commits, c.want, f.Tests)
+			}
+			if c.want == nil && (f.Kind != Unplaced || f.Lo != c.lo || f.Hi != c.hi) {
+				t.Errorf("%s in %d+1 .. %d, want undecided in %d+1 .. %d", f.Kind, f.Lo, f.Hi, c.lo, c.hi)
+			}
+			for _, x := range f.Tests {
+				if x.Outcome != Skipped && x.Step.Share != c.share(x.Commit) {
+					t.Errorf("test of %d recorded the share %v of another commit", x.Commit, x.Step.Share)
+				}
+			}
+		})
 	}
 }

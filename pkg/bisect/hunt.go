@@ -143,6 +143,27 @@ func Hunt(commits, tests int, test Tester) (Finding, error) {
 	return f, nil
 }
 
+// HuntFall finds the commits that undid a regression between commit 0
+// (the peak, where it is) and commits (where it is gone, as in good): Hunt
+// run backwards from commits, the gone end playing good. test and the
+// Finding speak of commits in history's order: its Commits are the first
+// commits without the regression (one, or two that undid it between
+// them), and they lie in Lo+1 .. Hi when it is Unplaced.
+func HuntFall(commits, tests int, test Tester) (Finding, error) {
+	f, err := Hunt(commits, tests, func(j int, at float64) (string, Step, error) { return test(commits-j, at) })
+	// Backwards, commit j is commits-j: a fall between j-1 (gone) and j
+	// (there) is made by commits-j+1.
+	for k := range f.Commits {
+		f.Commits[k] = commits - f.Commits[k] + 1
+	}
+	slices.Sort(f.Commits)
+	f.Lo, f.Hi = commits-f.Hi, commits-f.Lo
+	for k := range f.Tests {
+		f.Tests[k].Commit = commits - f.Tests[k].Commit
+	}
+	return f, err
+}
+
 // search runs one search at share at from the outcomes given, recording
 // its tests; steps keeps each commit's last look (for its share).
 func (f *Finding) search(commits, tests int, at float64, outcomes map[int]string, steps map[int]Step, test Tester) (Answer, error) {

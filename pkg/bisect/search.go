@@ -1,6 +1,10 @@
 package bisect
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"slices"
+)
 
 // Skipped is the outcome of a commit that does not build or whose
 // benchmark fails: it tells nothing, as `git bisect skip`.
@@ -76,4 +80,18 @@ func (s Search) Next() Answer {
 		a.Why = fmt.Sprintf("the search's %d tests are spent", s.Tests)
 	}
 	return a
+}
+
+// Probes are n commits spread evenly over 1 .. commits-1 (bad, whose
+// culprits are known, left out), each once: where a search looks for
+// regressions a later commit undid before bad.
+func Probes(commits, n int) []int {
+	var out []int
+	for k := 1; k <= n; k++ {
+		i := int(math.Round(float64(k*commits) / float64(n+1)))
+		if i >= 1 && i < commits && !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
