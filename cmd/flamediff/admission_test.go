@@ -82,7 +82,7 @@ func TestEveryCallerAdmitsAlike(t *testing.T) {
 			status, body := call(t, url+"/api/query", model(false))
 			var answer struct{ Error string }
 			if err := json.Unmarshal([]byte(body), &answer); err != nil || status != 400 {
-				return fmt.Sprintf("%d %s", status, body)
+				return fmt.Sprintf("%d %.200s", status, body)
 			}
 			return answer.Error
 		}},
