@@ -127,9 +127,9 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 	ctx, cancel := context.WithTimeout(ctx, d.settings.QueryTimeoutDuration())
 	defer cancel()
 	var waiting atomic.Bool
-	// The deadline counts the wait for a turn; the executor's pipeline
-	// recovers a panic and returns when ctx ends.
-	frames, err := func() (data.Frames, error) {
+	// The deadline counts the wait for a turn: the call returns when it
+	// passes, waiting or running (the executor's pipeline guards the run).
+	frames, err := query.Guard(ctx, func(ctx context.Context) (data.Frames, error) {
 		m, err := query.Parse(q.JSON)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
@@ -140,7 +140,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 		}
 		defer leave()
 		return d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
-	}()
+	})
 	// A query whose deadline passed while it waited for its turn never ran:
 	// busy (503), whichever of the gate and the pipeline saw the deadline first.
 	if err != nil && waiting.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -37,8 +37,10 @@ func (p *Panic) Unwrap() error { return ErrInternal }
 
 // Guard runs f and returns its result, or ctx's error as soon as ctx ends
 // even if f does not notice (clickhouse-go's handshake waits out its own
-// dial timeout). A panic in f becomes a *Panic error instead of killing
-// the process.
+// dial timeout), with a panic in f as a *Panic error: for a caller that
+// must answer by its deadline whatever its work does (the data source's
+// queries, whose turn at its gate holds until the work really ends, its
+// resources and health check).
 func Guard[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	type result struct {
 		v   T
@@ -47,17 +49,8 @@ func Guard[T any](ctx context.Context, f func(context.Context) (T, error)) (T, e
 	done := make(chan result, 1) // f may finish after nobody listens
 	go func() {
 		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				stack := debug.Stack()
-				if cp, ok := p.(*tree.CorePanic); ok {
-					stack = cp.Stack
-				}
-				r.err = &Panic{Value: p, Stack: stack}
-			}
-			done <- r
-		}()
-		r.v, r.err = f(ctx)
+		r.v, r.err = recovered(ctx, f)
+		done <- r
 	}()
 	select {
 	case r := <-done:
@@ -68,14 +61,32 @@ func Guard[T any](ctx context.Context, f func(context.Context) (T, error)) (T, e
 	}
 }
 
-// guard is Guard within the executor's deadline.
+// recovered runs f, a panic in it (or carried from the engine's other
+// cores) becoming a *Panic error instead of killing the process.
+func recovered[T any](ctx context.Context, f func(context.Context) (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := debug.Stack()
+			if cp, ok := p.(*tree.CorePanic); ok {
+				stack = cp.Stack
+			}
+			var zero T
+			v, err = zero, &Panic{Value: p, Stack: stack}
+		}
+	}()
+	return f(ctx)
+}
+
+// guard runs a query's work f within the executor's deadline, a panic
+// its error. It returns when f does: f ends soon after ctx (the engine is
+// bound to it, ClickHouse's reads honour it).
 func guard[T any](ctx context.Context, e *Executor, f func(context.Context) (T, error)) (T, error) {
 	if e.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
 		defer cancel()
 	}
-	return Guard(ctx, f)
+	return recovered(ctx, f)
 }
 
 // Tree is a tree query (flamegraph, diff, functions) on its filled
@@ -95,9 +106,7 @@ type Tree struct {
 // the memory budget before anything is read and its trees once the
 // engine is filled, the engine bound to ctx (a cancelled or late query
 // stops building), the deadline applied and a panic made an error. When
-// ctx ends, its error is the answer, whatever answer returns: answer
-// hands its result back rather than writing it to the caller's variables,
-// which the caller reads while an abandoned answer may still run.
+// ctx ends, its error is the answer, whatever answer returns.
 func AnswerTree[T any](ctx context.Context, e *Executor, m Model, answer func(*Tree) (T, error)) (T, error) {
 	if err := m.Validate(); err != nil {
 		var zero T
@@ -127,9 +136,9 @@ func answerTree[T any](ctx context.Context, e *Executor, m Model, answer func(*T
 
 // AnswerLocal answers a tree query whose engine the caller filled (the
 // CLI's profile files) with answer, under the guards of AnswerTree but
-// the memory budget, which the CLI on files has not.
+// the memory budget and the deadline, which the CLI on files has not.
 func AnswerLocal[T any](ctx context.Context, t *Tree, answer func(*Tree) (T, error)) (T, error) {
-	return Guard(ctx, func(ctx context.Context) (T, error) { return bound(ctx, t, nil, answer) })
+	return recovered(ctx, func(ctx context.Context) (T, error) { return bound(ctx, t, nil, answer) })
 }
 
 // bound binds t's engine to ctx, tells admitted (when set) and answers.
