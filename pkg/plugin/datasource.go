@@ -142,7 +142,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 		return d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
 	})
 	// A query whose deadline passed while it waited for its turn never ran:
-	// busy (503), whichever of the gate and the pipeline saw the deadline first.
+	// busy (503), whichever of the gate and Guard saw the deadline first.
 	if err != nil && waiting.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = d.gate.late()
 	}
