@@ -46,25 +46,25 @@ type output struct {
 // computed is one tree query's computation that every output writes from.
 type computed struct {
 	*answer
-	b *tree.Builder
+	t *query.Tree
 	v *verdict.Verdict // nil without a base
 }
 
 var outputs = []output{
 	{"table", anyQuery, "the top functions (a diff's under its verdict), or any frames as tables", (*computed).writeTable},
 	{"json", anyQuery, "the data frames, as the data source answers", func(c *computed, w io.Writer) error {
-		frames, err := query.RenderWith(c.b, c.m, c.rules, c.unit, c.modified, c.v)
+		frames, err := c.t.Render(c.v)
 		if err != nil {
 			return err
 		}
 		return writeJSON(w, frames)
 	}},
 	{"folded", treeQuery, "the averaged tree as folded stacks (a diff's as base and head columns)", func(c *computed, w io.Writer) error {
-		return writeFolded(w, c.b, c.m, c.rules)
+		return writeFolded(w, c.t.Builder, c.m, c.rules)
 	}},
-	{"pprof", treeQuery, "the tree as a pprof profile (docs/EXPORT.md)", func(c *computed, w io.Writer) error { return c.writeExport(w, c.b, "pprof") }},
+	{"pprof", treeQuery, "the tree as a pprof profile (docs/EXPORT.md)", func(c *computed, w io.Writer) error { return c.writeExport(w, c.t.Builder, "pprof") }},
 	{"speedscope", treeQuery, "the tree as a speedscope file (docs/EXPORT.md)", func(c *computed, w io.Writer) error {
-		return c.writeExport(w, c.b, "speedscope")
+		return c.writeExport(w, c.t.Builder, "speedscope")
 	}},
 	{"verdict", diffQuery, "the verdict as JSON", func(c *computed, w io.Writer) error { return json.NewEncoder(w).Encode(c.v) }},
 	{"markdown", diffQuery, "the verdict as a pull request comment", func(c *computed, w io.Writer) error {
@@ -159,13 +159,13 @@ func (c *computed) writeTable(out io.Writer) error {
 			return err
 		}
 	}
-	o := query.TreeOptions(c.b, c.m, c.rules)
-	rows := c.b.Functions(o)
+	o := c.t.Options()
+	rows := c.t.Builder.Functions(o)
 	if err := writeFunctions(out, rows, c.m.IsDiff(), c.unit, c.top); err != nil {
 		return err
 	}
 	if len(rows) == 0 {
-		if why := c.b.EmptyNotice(o); why != "" {
+		if why := c.t.Builder.EmptyNotice(o); why != "" {
 			_, err := fmt.Fprintln(out, why)
 			return err
 		}
@@ -186,7 +186,7 @@ func (c *computed) writeReport(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := reportPage(c.b, c.m, c.rules, c.unit, c.modified, c.v, runs)
+	r, err := reportPage(c.t, c.v, runs)
 	if err != nil {
 		return err
 	}

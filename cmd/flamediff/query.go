@@ -79,7 +79,9 @@ func queryCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		a.report = &reportSource{title: filesTitle(head, base), runs: func() (data.Frames, error) {
 			return frames.Runs(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit), nil
 		}}
-		return a.write(out, l.b)
+		t := &query.Tree{Builder: l.b, Model: a.m, Rules: l.rules, Unit: l.unit}
+		_, err = query.AnswerLocal(ctx, t, func(t *query.Tree) (struct{}, error) { return struct{}{}, a.write(out, t) })
+		return err
 	}
 }
 
@@ -193,8 +195,6 @@ type answer struct {
 	gate         bool
 	minBaseShare float64
 	sourceRoot   string
-	// modified is the head build's modified functions (stored runs).
-	modified map[string]bool
 	// loop and plan make the verdict a sequential look (--max-runs).
 	loop *planFlags
 	plan *stats.Plan
@@ -231,18 +231,17 @@ func (a *answer) check() error {
 	return err
 }
 
-// write prints the answer of a filled engine and applies the gate.
-func (a *answer) write(out io.Writer, b *tree.Builder) error {
+// write prints the answer of a tree query and applies the gate.
+func (a *answer) write(out io.Writer, t *query.Tree) error {
+	a.unit = t.Unit
 	var v *verdict.Verdict
 	if a.m.IsDiff() {
 		var err error
-		j := query.Judge{MinBaseShare: a.minBaseShare, Modified: a.modified, Plan: a.plan}
-		v, err = j.Verdict(b, query.TreeOptions(b, a.m, a.rules))
-		if err != nil {
+		if v, err = t.Verdict(query.Judge{MinBaseShare: a.minBaseShare, Plan: a.plan}); err != nil {
 			return err
 		}
 	}
-	c := &computed{answer: a, b: b, v: v}
+	c := &computed{answer: a, t: t, v: v}
 	err := c.writeFiles()
 	if err == nil {
 		o, _ := outputNamed(a.output)
@@ -260,8 +259,8 @@ func (a *answer) write(out io.Writer, b *tree.Builder) error {
 }
 
 // stored runs a query model against ClickHouse through the data source's
-// executor (with the tables and system-frame rules of --settings), so CI
-// jobs get exactly what the dashboards show.
+// executor (with the tables, system-frame rules and memory budget of
+// --settings), so CI jobs get exactly what the dashboards show.
 func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out io.Writer) error {
 	if !sf.set() || model == "" {
 		return usageError{errors.New("a stored query needs --dsn (or --settings) and --model")}
@@ -274,28 +273,20 @@ func (a *answer) stored(ctx context.Context, sf *storeFlags, model string, out i
 	if err := a.check(); err != nil {
 		return err
 	}
-	store, rules, err := sf.open()
+	e, err := sf.executor(false)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	a.rules = rules
-	e := &query.Executor{Store: store, Rules: rules}
+	defer e.Store.Close()
+	a.rules = e.Rules
 	if m.IsTree() {
-		b, unit, err := e.Engine(ctx, m)
-		if err != nil {
-			return err
-		}
-		a.unit = unit
-		if a.modified, err = e.Modified(ctx, m); err != nil {
-			return err
-		}
 		a.report = &reportSource{title: storedTitle(m), subtitle: string(m.QueryType), runs: func() (data.Frames, error) {
 			runs := m
 			runs.QueryType, runs.Variants = query.Runs, false
 			return e.Execute(ctx, runs, query.Range{})
 		}}
-		return a.write(out, b)
+		_, err := query.AnswerTree(ctx, e, m, func(t *query.Tree) (struct{}, error) { return struct{}{}, a.write(out, t) })
+		return err
 	}
 	ans, err := e.Answer(ctx, m, query.Range{})
 	if err != nil {

@@ -14,8 +14,6 @@ import (
 
 	"github.com/flamediff/flamediff/pkg/frames"
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/sysframes"
-	"github.com/flamediff/flamediff/pkg/tree"
 	"github.com/flamediff/flamediff/pkg/verdict"
 	"github.com/flamediff/flamediff/pkg/web"
 )
@@ -40,7 +38,7 @@ func reportCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) erro
 		if stored {
 			r, err = storedReport(ctx, src.store, *src.model)
 		} else {
-			r, err = fileReport(query.Type(*typ), src)
+			r, err = fileReport(ctx, query.Type(*typ), src)
 		}
 		if err != nil {
 			return err
@@ -70,7 +68,7 @@ var errSandwichReport = usageError{errors.New("the report draws one tree: a sand
 // fileReport renders every variant of the files' tree (so the toolbar's
 // toggles work offline), its functions (the top table) and one run per
 // file for the run details.
-func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
+func fileReport(ctx context.Context, typ query.Type, src *sourceFlags) (web.Report, error) {
 	if spec, _ := query.Lookup(typ); !spec.Flame {
 		return web.Report{}, usageError{fmt.Errorf("--type must be diff or flamegraph, not %q", typ)}
 	}
@@ -84,25 +82,26 @@ func fileReport(typ query.Type, src *sourceFlags) (web.Report, error) {
 		return web.Report{}, err
 	}
 	runs := frames.Runs(fileRuns("head", head, l.headTotals), fileRuns("base", base, l.baseTotals), l.unit)
-	r, err := reportPage(l.b, m, l.rules, l.unit, nil, nil, runs)
+	t := &query.Tree{Builder: l.b, Model: m, Rules: l.rules, Unit: l.unit}
+	r, err := query.AnswerLocal(ctx, t, func(t *query.Tree) (web.Report, error) { return reportPage(t, nil, runs) })
 	r.Title = filesTitle(head, base)
 	return r, err
 }
 
-// reportPage is the report of an engine's query m: every variant of its
-// flame graph (so the toolbar's toggles work offline), its functions (the
-// top table) and the runs frames given (the run details). A diff's
-// culprits carry verdict v: the caller's judge's (query --write report,
-// whose gate reads the same), or NewJudge's when nil.
-func reportPage(b *tree.Builder, m query.Model, rules *sysframes.Rules, unit string, modified map[string]bool,
-	v *verdict.Verdict, runs data.Frames) (web.Report, error) {
-	m.Variants = true
-	answer, err := query.RenderWith(b, m, rules, unit, modified, v)
+// reportPage is the report of tree query t: every variant of its flame
+// graph (so the toolbar's toggles work offline), its functions (the top
+// table) and the runs frames given (the run details). A diff's culprits
+// carry verdict v: the caller's judge's (query --write report, whose gate
+// reads the same), or NewJudge's when nil.
+func reportPage(t *query.Tree, v *verdict.Verdict, runs data.Frames) (web.Report, error) {
+	page := *t
+	page.Model.Variants = true
+	answer, err := page.Render(v)
 	if err != nil {
 		return web.Report{}, err
 	}
-	m.QueryType, m.Variants = query.Functions, false
-	functions, err := query.RenderWith(b, m, rules, unit, modified, v)
+	page.Model.QueryType, page.Model.Variants = query.Functions, false
+	functions, err := page.Render(v)
 	if err != nil {
 		return web.Report{}, err
 	}
@@ -164,12 +163,11 @@ func storedReport(ctx context.Context, sf *storeFlags, model string) (web.Report
 	}
 	flame := m.Spec().Flame
 	m.Variants = m.Variants || flame
-	store, rules, err := sf.open()
+	exec, err := sf.executor(false)
 	if err != nil {
 		return web.Report{}, err
 	}
-	defer store.Close()
-	exec := &query.Executor{Store: store, Rules: rules}
+	defer exec.Store.Close()
 	frames, err := exec.Execute(ctx, m, query.Range{})
 	if err != nil {
 		return web.Report{}, err

@@ -51,16 +51,16 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error
 		if err != nil {
 			return usageError{err}
 		}
-		store, rules, err := dsn.open()
+		// one executor and stack cache for the UI and the MCP tools
+		exec, err := dsn.executor(true)
 		if err != nil {
 			return err
 		}
+		store := exec.Store
 		defer store.Close()
 		if err := store.CheckTables(ctx); err != nil {
 			return err
 		}
-		// one executor and stack cache for the UI and the MCP tools
-		exec := newExecutor(store, rules)
 		mux := http.NewServeMux()
 		mux.Handle("/", web.Handler(exec, plugin.Resources(store, plugin.ResourceTimeout), plugin.Status, g))
 		// /mcp: the guard's Host check and token; the MCP handler refuses

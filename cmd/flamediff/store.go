@@ -9,7 +9,9 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/plugin"
+	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
 )
@@ -35,16 +37,46 @@ func (f *storeFlags) set() bool { return f.dsn != "" || f.settings != "" }
 // of the settings (the built-in ones without --settings): for the commands
 // that build trees.
 func (f *storeFlags) open() (*storage.Store, *sysframes.Rules, error) {
+	store, rules, _, err := f.openWithRules()
+	return store, rules, err
+}
+
+// openWithRules is open with the settings it read.
+func (f *storeFlags) openWithRules() (*storage.Store, *sysframes.Rules, plugin.Settings, error) {
 	store, s, err := f.openStore()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, s, err
 	}
 	rules, err := sysframes.New(s.SystemFrames)
 	if err != nil {
 		store.Close()
-		return nil, nil, fmt.Errorf("%s: system frame rules: %w", f.settings, err)
+		return nil, nil, s, fmt.Errorf("%s: system frame rules: %w", f.settings, err)
 	}
-	return store, rules, nil
+	return store, rules, s, nil
+}
+
+// executor opens the store the flags name and returns the data source's
+// executor over it, for the commands that answer queries: the settings'
+// system-frame rules and memory budget (maxQueryMemory; none without
+// --settings). A server (serve, mcp) has the process's one stack cache,
+// which all its endpoints share, and the settings' queryTimeout a query.
+// Close its Store after.
+func (f *storeFlags) executor(server bool) (*query.Executor, error) {
+	store, rules, s, err := f.openWithRules()
+	if err != nil {
+		return nil, err
+	}
+	e := &query.Executor{Store: store, Rules: rules}
+	if f.settings != "" {
+		e.MaxMemory = s.QueryMemory()
+	}
+	if server {
+		e.Stacks = loader.NewCache(0)
+		if f.settings != "" {
+			e.Timeout = s.QueryTimeoutDuration()
+		}
+	}
+	return e, nil
 }
 
 // openStore opens the store the flags name, with the settings it read

@@ -1,8 +1,10 @@
 // Package mcp is Flamediff's MCP server: read-only tools through which an
 // assistant lists apps, builds and runs and compares builds (docs/MCP.md).
 // Each tool is a thin handler over a domain call of pkg/query or the
-// store: compare_builds answers the verdict of query.Judge, the same as
-// the CLI's gate and the panel's culprits, and callers_callees reads the
+// store: the tools that build trees answer through the query layer's
+// pipeline (query.AnswerTree: admission, cancellation, deadline, panic
+// recovery), compare_builds with the verdict of query.Judge, the same as
+// the CLI's gate and the panel's culprits, and callers_callees from the
 // sandwich's trees (query.CallersCallees). It opens nothing itself: the
 // CLI gives it the process's one executor (store, rules and stack cache)
 // and picks the transport (stdio for `flamediff mcp`, streamable HTTP for

@@ -11,7 +11,6 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/flamediff/flamediff/pkg/query"
-	"github.com/flamediff/flamediff/pkg/tree"
 	"github.com/flamediff/flamediff/pkg/verdict"
 )
 
@@ -113,14 +112,6 @@ func (in diffInput) model() query.Model {
 		Head: query.Selection{Builds: in.Head}, Base: query.Selection{Builds: in.Base}}
 }
 
-// engine checks m (filling its defaults) and loads its diff or profile.
-func (t *tools) engine(ctx context.Context, m *query.Model) (*tree.Builder, string, error) {
-	if err := m.Validate(); err != nil {
-		return nil, "", err
-	}
-	return t.exec.Engine(ctx, *m)
-}
-
 type compareOutput struct {
 	// Verdict is the gate's: result, headline (the top culprit), why,
 	// the run totals' change, and the culprits.
@@ -131,25 +122,19 @@ type compareOutput struct {
 }
 
 func (t *tools) compareBuilds(ctx context.Context, _ *mcpsdk.CallToolRequest, in diffInput) (*mcpsdk.CallToolResult, compareOutput, error) {
-	var out compareOutput
-	m := in.model()
-	b, unit, err := t.engine(ctx, &m)
-	if err != nil {
-		return nil, out, err
-	}
-	modified, err := t.exec.Modified(ctx, m)
-	if err != nil {
-		return nil, out, err
-	}
-	v, err := query.NewJudge(modified).Verdict(b, query.TreeOptions(b, m, t.exec.Rules))
-	if err != nil {
-		return nil, out, err
-	}
-	v.Regressions, out.MoreRegressions = first(v.Regressions, top(in.Top))
-	v.Improvements, out.MoreImprovements = first(v.Improvements, top(in.Top))
-	v.Totals = verdict.Sides[[]float64]{} // per-run totals: the change says it in less
-	out.Verdict, out.Unit = v, unit
-	return nil, out, nil
+	out, err := query.AnswerTree(ctx, t.exec, in.model(), func(q *query.Tree) (compareOutput, error) {
+		var out compareOutput
+		v, err := q.Verdict(query.NewJudge(nil))
+		if err != nil {
+			return out, err
+		}
+		v.Regressions, out.MoreRegressions = first(v.Regressions, top(in.Top))
+		v.Improvements, out.MoreImprovements = first(v.Improvements, top(in.Top))
+		v.Totals = verdict.Sides[[]float64]{} // per-run totals: the change says it in less
+		out.Verdict, out.Unit = v, q.Unit
+		return out, nil
+	})
+	return nil, out, err
 }
 
 type callInput struct {
@@ -181,29 +166,26 @@ func (t *tools) callersCallees(ctx context.Context, _ *mcpsdk.CallToolRequest, i
 	if err := query.CheckName("function", in.Function); err != nil {
 		return nil, callOutput{}, err // not echoing what may be a megabyte
 	}
-	out := callOutput{Function: in.Function}
-	m := in.model()
-	b, unit, err := t.engine(ctx, &m)
-	if err != nil {
-		return nil, out, err
-	}
-	out.Unit = unit
-	n, err := query.CallersCallees(b, m, t.exec.Rules, in.Function)
-	if err != nil {
-		return nil, out, fmt.Errorf("%w (the diff of %v against %v)", err, in.Head, in.Base)
-	}
-	out.Base, out.Head = n.Base, n.Head
-	edges := func(ns []query.Neighbour) []edge {
-		ns, omitted := first(ns, top(in.Top))
-		out.Omitted += omitted
-		es := make([]edge, len(ns))
-		for i, n := range ns {
-			es[i] = edge{n.Function, n.Base, n.Head, n.Change()}
+	out, err := query.AnswerTree(ctx, t.exec, in.model(), func(q *query.Tree) (callOutput, error) {
+		out := callOutput{Function: in.Function, Unit: q.Unit}
+		n, err := query.CallersCallees(q.Builder, q.Model, q.Rules, in.Function)
+		if err != nil {
+			return out, fmt.Errorf("%w (the diff of %v against %v)", err, in.Head, in.Base)
 		}
-		return es
-	}
-	out.Callers, out.Callees = edges(n.Callers), edges(n.Callees)
-	return nil, out, nil
+		out.Base, out.Head = n.Base, n.Head
+		edges := func(ns []query.Neighbour) []edge {
+			ns, omitted := first(ns, top(in.Top))
+			out.Omitted += omitted
+			es := make([]edge, len(ns))
+			for i, n := range ns {
+				es[i] = edge{n.Function, n.Base, n.Head, n.Change()}
+			}
+			return es
+		}
+		out.Callers, out.Callees = edges(n.Callers), edges(n.Callees)
+		return out, nil
+	})
+	return nil, out, err
 }
 
 type functionsInput struct {
@@ -230,33 +212,31 @@ type functionsOutput struct {
 }
 
 func (t *tools) functions(ctx context.Context, _ *mcpsdk.CallToolRequest, in functionsInput) (*mcpsdk.CallToolResult, functionsOutput, error) {
-	var out functionsOutput
 	m := query.Model{QueryType: query.Functions, App: in.App, Head: query.Selection{Builds: in.Builds}}
 	diff := len(in.Base) > 0
 	if diff {
 		m.QueryType, m.Base = query.Diff, query.Selection{Builds: in.Base}
 	}
-	b, unit, err := t.engine(ctx, &m)
-	if err != nil {
-		return nil, out, err
-	}
-	out.Unit = unit
-	rows := b.Functions(query.TreeOptions(b, m, t.exec.Rules))
-	sort.SliceStable(rows, func(i, j int) bool {
-		if diff {
-			return math.Abs(rows[i].Delta) > math.Abs(rows[j].Delta)
+	out, err := query.AnswerTree(ctx, t.exec, m, func(q *query.Tree) (functionsOutput, error) {
+		out := functionsOutput{Unit: q.Unit}
+		rows := q.Builder.Functions(q.Options())
+		sort.SliceStable(rows, func(i, j int) bool {
+			if diff {
+				return math.Abs(rows[i].Delta) > math.Abs(rows[j].Delta)
+			}
+			return rows[i].HeadTotal > rows[j].HeadTotal
+		})
+		rows, out.Omitted = first(rows, top(in.Top))
+		for _, r := range rows {
+			f := function{Function: r.Name, Self: r.HeadSelf, Total: r.HeadTotal}
+			if diff {
+				f.BaseSelf, f.BaseTotal, f.Change, f.Significant = &r.BaseSelf, &r.BaseTotal, &r.Delta, &r.Significant
+			}
+			out.Functions = append(out.Functions, f)
 		}
-		return rows[i].HeadTotal > rows[j].HeadTotal
+		return out, nil
 	})
-	rows, out.Omitted = first(rows, top(in.Top))
-	for _, r := range rows {
-		f := function{Function: r.Name, Self: r.HeadSelf, Total: r.HeadTotal}
-		if diff {
-			f.BaseSelf, f.BaseTotal, f.Change, f.Significant = &r.BaseSelf, &r.BaseTotal, &r.Delta, &r.Significant
-		}
-		out.Functions = append(out.Functions, f)
-	}
-	return nil, out, nil
+	return nil, out, err
 }
 
 type overTimeInput struct {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
-	"github.com/flamediff/flamediff/pkg/tree"
 )
 
 // stackCacheBytes is about what a full stack cache holds
@@ -82,8 +80,8 @@ func (d *Datasource) setup(in backend.DataSourceInstanceSettings) error {
 	}
 	d.store = store
 	d.gate = newGate(s.MaxQueries, s.QueueTimeoutDuration())
-	budgets.claim(d, int64(s.MaxQueries)*s.queryMemory()+stackCacheBytes)
-	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: loader.NewCache(0), MaxMemory: s.queryMemory()}
+	budgets.claim(d, int64(s.MaxQueries)*s.QueryMemory()+stackCacheBytes)
+	d.exec = &query.Executor{Store: store, Rules: rules, Stacks: loader.NewCache(0), MaxMemory: s.QueryMemory()}
 	return nil
 }
 
@@ -129,7 +127,9 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 	ctx, cancel := context.WithTimeout(ctx, d.settings.QueryTimeoutDuration())
 	defer cancel()
 	var waiting atomic.Bool
-	frames, err := withDeadline(ctx, func(ctx context.Context) (data.Frames, error) {
+	// The deadline counts the wait for a turn: the call returns when it
+	// passes, waiting or running (the executor's pipeline guards the run).
+	frames, err := query.Guard(ctx, func(ctx context.Context) (data.Frames, error) {
 		m, err := query.Parse(q.JSON)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
@@ -142,7 +142,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 		return d.exec.Execute(ctx, m, query.Range{From: q.TimeRange.From, To: q.TimeRange.To})
 	})
 	// A query whose deadline passed while it waited for its turn never ran:
-	// busy (503), whichever of the gate and withDeadline saw the deadline first.
+	// busy (503), whichever of the gate and Guard saw the deadline first.
 	if err != nil && waiting.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = d.gate.late()
 	}
@@ -153,40 +153,6 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 		f.RefID = q.RefID
 	}
 	return backend.DataResponse{Frames: frames}
-}
-
-// withDeadline runs f and returns its result, or ctx's error as soon as
-// ctx ends even if f does not notice (clickhouse-go's handshake waits out
-// its own dial timeout). A panic in f becomes an errInternal error
-// instead of killing the plugin process.
-func withDeadline[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1) // f may finish after nobody listens
-	go func() {
-		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				stack := debug.Stack()
-				if cp, ok := p.(*tree.CorePanic); ok {
-					stack = cp.Stack
-				}
-				log.DefaultLogger.Error("panic", "panic", p, "stack", string(stack))
-				r.err = fmt.Errorf("%w: %v", errInternal, p)
-			}
-			done <- r
-		}()
-		r.v, r.err = f(ctx)
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
 }
 
 // CallResource serves the editors' pickers (see resources.go).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 
 	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
@@ -22,8 +23,6 @@ var (
 	errBusy = errors.New("busy")
 	// errBadRequest wraps a mistake in what the caller sent.
 	errBadRequest = errors.New("bad request")
-	// errInternal wraps a plugin bug, such as a recovered panic.
-	errInternal = errors.New("internal error")
 )
 
 // ClickHouse exception codes that are not the server failing.
@@ -84,7 +83,11 @@ func classify(ctx context.Context, err error) failure {
 	var netErr net.Error
 	isEx := errors.As(err, &ex)
 	switch {
-	case errors.Is(err, errInternal):
+	case errors.Is(err, query.ErrInternal):
+		var p *query.Panic
+		if errors.As(err, &p) {
+			log.DefaultLogger.Error("panic", "panic", p.Value, "stack", string(p.Stack))
+		}
 		return failure{http.StatusInternalServerError, msg, false}
 	case errors.Is(err, errBusy), errors.Is(err, clickhouse.ErrAcquireConnTimeout), isEx && ex.Code == chTooManyQueries:
 		if !errors.Is(err, errBusy) { // errBusy's own text starts with "busy"

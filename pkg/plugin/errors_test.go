@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
@@ -46,7 +45,7 @@ func TestClassify(t *testing.T) {
 		{live, wrap(&clickhouse.Exception{Code: 16, Message: "There is no column frame_bytes"}), 502, true, "run `flamediff migrate`"},
 		{live, wrap(&clickhouse.Exception{Code: 241, Message: "Memory limit exceeded"}), 502, true, ""},
 		{live, wrap(storage.ErrMissingFrame), 502, true, ""},
-		{live, fmt.Errorf("%w: index out of range", errInternal), 500, false, ""},
+		{live, fmt.Errorf("%w: index out of range", query.ErrInternal), 500, false, ""},
 		{live, errors.New("stack reader panicked: boom"), 500, false, ""},
 	} {
 		f := classify(c.ctx, c.err)
@@ -67,25 +66,3 @@ type timeoutErr struct{}
 func (timeoutErr) Error() string   { return "i/o timeout" }
 func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
-
-func TestWithDeadline(t *testing.T) {
-	_, err := withDeadline(context.Background(), func(context.Context) (int, error) {
-		var m map[string]int
-		m["x"] = 1 // a real bug: assignment to a nil map
-		return 0, nil
-	})
-	if !errors.Is(err, errInternal) || !strings.Contains(err.Error(), "nil map") {
-		t.Errorf("panic: %v, want an internal error naming it", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	stuck := make(chan struct{})
-	defer close(stuck)
-	_, err = withDeadline(ctx, func(context.Context) (int, error) {
-		<-stuck // ignores its context, as the driver's handshake does
-		return 0, nil
-	})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("stuck call: %v, want the deadline", err)
-	}
-}

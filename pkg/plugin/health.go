@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/flamediff/flamediff/pkg/query"
 	"github.com/flamediff/flamediff/pkg/storage"
 )
 
@@ -38,7 +39,7 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	// The driver's handshake waits out dialTimeout whatever ctx says.
-	res, err := withDeadline(ctx, func(ctx context.Context) (*backend.CheckHealthResult, error) {
+	res, err := query.Guard(ctx, func(ctx context.Context) (*backend.CheckHealthResult, error) {
 		if err := d.store.Ping(ctx); err != nil {
 			return fail("%s", explainConnect(d.settings, err))
 		}

@@ -57,7 +57,7 @@ func Resources(store *storage.Store, timeout time.Duration) http.Handler {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
-			v, err := withDeadline(ctx, func(ctx context.Context) (any, error) { return f(ctx, r.URL.Query()) })
+			v, err := query.Guard(ctx, func(ctx context.Context) (any, error) { return f(ctx, r.URL.Query()) })
 			if err != nil {
 				f := classify(ctx, err)
 				writeJSON(w, f.status, errorBody(f.msg))

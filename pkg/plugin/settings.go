@@ -220,5 +220,5 @@ func (s Settings) QueryTimeoutDuration() time.Duration { return s.QueryTimeout.o
 // QueueTimeoutDuration is how long a query waits for its turn.
 func (s Settings) QueueTimeoutDuration() time.Duration { return s.QueueTimeout.or(defaultQueueTimeout) }
 
-// queryMemory is MaxQueryMemory in bytes.
-func (s Settings) queryMemory() int64 { return int64(s.MaxQueryMemory) << 20 }
+// QueryMemory is MaxQueryMemory in bytes.
+func (s Settings) QueryMemory() int64 { return int64(s.MaxQueryMemory) << 20 }

@@ -35,12 +35,12 @@ func TestLoadSettings(t *testing.T) {
 			if o.Addr[0] != "ch:9000" || o.Protocol != clickhouse.Native || o.DialTimeout != defaultDialTimeout ||
 				s.QueryTimeoutDuration() != defaultQueryTimeout || s.MaxStacks != defaultMaxStacks || o.TLS != nil ||
 				s.MaxQueries != defaultMaxQueries || o.MaxOpenConns != 2*defaultMaxQueries+1 ||
-				s.QueueTimeoutDuration() != defaultQueueTimeout || s.queryMemory() != defaultQueryMemory<<20 {
+				s.QueueTimeoutDuration() != defaultQueueTimeout || s.QueryMemory() != defaultQueryMemory<<20 {
 				t.Errorf("%+v %+v", s, o)
 			}
 		}},
 		{"limits", `{"host":"h","maxQueries":3,"queueTimeout":"1.5","maxQueryMemory":64}`, func(t *testing.T, s Settings, o *clickhouse.Options) {
-			if o.MaxOpenConns != 7 || o.MaxIdleConns != 7 || s.QueueTimeoutDuration() != 1500*time.Millisecond || s.queryMemory() != 64<<20 {
+			if o.MaxOpenConns != 7 || o.MaxIdleConns != 7 || s.QueueTimeoutDuration() != 1500*time.Millisecond || s.QueryMemory() != 64<<20 {
 				t.Errorf("%+v %+v", s, o)
 			}
 		}},

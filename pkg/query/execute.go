@@ -9,7 +9,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/flamediff/flamediff/pkg/internal/aside"
-	"github.com/flamediff/flamediff/pkg/internal/fault"
 	"github.com/flamediff/flamediff/pkg/loader"
 	"github.com/flamediff/flamediff/pkg/storage"
 	"github.com/flamediff/flamediff/pkg/sysframes"
@@ -33,6 +32,12 @@ type Executor struct {
 	Stacks *loader.Cache
 	// MaxMemory bounds the trees one query builds, in bytes (0: none).
 	MaxMemory int64
+	// Timeout bounds one query (0: none but its context's).
+	Timeout time.Duration
+	// Admitted, when set, is told of each tree query's engine once it is
+	// admitted and bound to the query's context, before any tree is
+	// built: where a test follows a query through the pipeline.
+	Admitted func(context.Context, *tree.Builder)
 }
 
 // Range is the dashboard's time range; builds outside it are left out of
@@ -54,13 +59,14 @@ func (e *Executor) Execute(ctx context.Context, m Model, r Range) (data.Frames, 
 	return a.Frames, err
 }
 
-// Answer runs a parsed query with its type's executor.
+// Answer runs a parsed query with its type's executor, within the
+// executor's deadline and with a panic as its error (pipeline.go).
 func (e *Executor) Answer(ctx context.Context, m Model, r Range) (Answer, error) {
 	spec, ok := Lookup(m.QueryType)
 	if !ok {
 		return Answer{}, fmt.Errorf("unknown queryType %q", m.QueryType)
 	}
-	return spec.execute(e, ctx, m, r)
+	return guard(ctx, e, func(ctx context.Context) (Answer, error) { return spec.execute(e, ctx, m, r) })
 }
 
 // sides reads the head runs and, for a comparison, the base runs, with
@@ -128,29 +134,15 @@ func unitOf(groups ...[]storage.Run) (string, error) {
 
 // tree answers flamegraph, diff and functions queries.
 func (e *Executor) tree(ctx context.Context, m Model, _ Range) (Answer, error) {
-	b, unit, err := e.Engine(ctx, m)
-	if err != nil {
-		return Answer{}, err
-	}
-	if err := m.checkMemory(b, e.MaxMemory); err != nil {
-		return Answer{}, err
-	}
-	b.StopWhen(ctx)
-	modified, err := e.Modified(ctx, m)
-	if err != nil {
-		return Answer{}, err
-	}
-	fault.Point("query.render")
-	frames, err := RenderWith(b, m, e.Rules, unit, modified, nil)
-	if err != nil {
-		return Answer{}, err
-	}
-	return Answer{Frames: frames}, ctx.Err()
+	return answerTree(ctx, e, m, func(t *Tree) (Answer, error) {
+		frames, err := t.Render(nil)
+		return Answer{Frames: frames}, err
+	})
 }
 
 // Engine returns the engine filled with the runs of a flamegraph, diff or
-// functions query, and their unit: what Render turns into frames, and
-// what the CLI's CI gate reads.
+// functions query, and their unit, admitted by their (run, stack) rows:
+// what AnswerTree answers from, and what bisect reads.
 func (e *Executor) Engine(ctx context.Context, m Model) (*tree.Builder, string, error) {
 	head, base, unit, err := e.sides(ctx, m)
 	if err != nil {
