@@ -36,7 +36,7 @@ func (r *bisectRun) writeReport(before, c string, changed *changes.Changes) erro
 		return err
 	}
 	runs := frames.Runs(commitRuns(c, v.Totals.Head), commitRuns(before, v.Totals.Base), r.unit)
-	page, err := reportPage(b, m, r.rules, r.unit, modified, v, runs)
+	page, err := reportPage(&query.Tree{Builder: b, Model: m, Rules: r.rules, Unit: r.unit, Modified: modified}, v, runs)
 	if err != nil {
 		return err
 	}
