@@ -6,7 +6,7 @@ import ts from 'typescript';
 // their own files, subcomponents): issue 48. docs/PANEL.md#code-layout.
 const maxLines = 200;
 
-const root = join(__dirname);
+const root = __dirname;
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
