@@ -9,6 +9,7 @@ import { Around, aroundPatch, cleanAround, filterKeys, sameAround, sandwichOf } 
 import { isDiffFrame, isFlameFrame } from '../model/flameData';
 import { Querier } from '../query';
 import { FiltersContext, SandwichContext, ViewContext } from '../viewState';
+import { message } from './answer';
 import { FlameView, FlameViewProps } from './FlameView';
 import { SandwichView } from './Sandwich';
 import { AroundBar } from './Toolbar';
@@ -25,8 +26,6 @@ const NOTE_HEIGHT = 52;
 
 /** An ask's answer: frames, or the backend's message (an answer without a flame graph says why). */
 type Answer = { ask: Around; frames?: DataFrame[]; error?: string };
-
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 function answerOf(ask: Around, frames: DataFrame[]): Answer {
   if (frames.some(isFlameFrame)) {

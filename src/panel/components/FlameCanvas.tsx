@@ -1,24 +1,14 @@
-import React, { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import React, { useEffect, useLayoutEffect, useRef, useState } from 'react';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { FlameData, Side } from '../model/flameData';
 import { Move, isOther, move } from '../model/focus';
 import { NodeColors } from '../render/colors';
-import { DrawStyle, Scratch, draw, newScratch } from '../render/draw';
-import { ViewSync, fromShared, toShared } from '../split/viewSync';
-import {
-  Geometry,
-  Viewport,
-  contentHeight,
-  fullView,
-  hitTest,
-  pan,
-  rowTop,
-  scaleOf,
-  zoomAt,
-  zoomTo,
-} from '../render/layout';
+import { DrawStyle } from '../render/draw';
+import { contentHeight, fullView, hitTest, pan, rowTop, scaleOf, zoomAt, zoomTo } from '../render/layout';
+import { ViewSync } from '../split/viewSync';
+import { useCanvasView } from './useCanvasView';
 
 /** A request to zoom onto a node; seq makes repeated requests distinct. */
 export interface Focus {
@@ -28,7 +18,7 @@ export interface Focus {
   scrollY?: number;
 }
 
-interface Props {
+export interface FlameCanvasProps {
   data: FlameData;
   side: Side;
   colorIndex: NodeColors;
@@ -69,124 +59,19 @@ const flippedMoves: Record<string, Move> = { ...keyMoves, ArrowUp: 'child', Arro
 const CLICK_SLOP = 4;
 const WHEEL_ZOOM = 0.0015;
 
-/** geometryOf is the one place a canvas's props become its geometry (drawing and hit-testing must agree). */
-function geometryOf(p: { width: number; height: number; rowHeight: number; flipped?: boolean }): Geometry {
-  return { width: p.width, height: p.height, rowHeight: p.rowHeight, flipped: Boolean(p.flipped) };
-}
-
 /**
  * FlameCanvas draws a side of a flame graph and handles click-to-zoom, drag to
  * pan and ctrl/cmd+wheel to zoom, and the keyboard: arrows move a selected
  * node, Enter zooms onto it (or drills into an `other` node), Escape resets.
  * The view lives in a ref and redraws go through requestAnimationFrame, so
- * interaction never re-renders React.
+ * interaction never re-renders React (useCanvasView).
  */
-export function FlameCanvas(props: Props) {
+export function FlameCanvas(props: FlameCanvasProps) {
   const { data, side, width, height, rowHeight, onHover } = props;
-  const canvasRef = useRef<HTMLCanvasElement>(null);
-  const view = useRef<Viewport>(fullView(side));
-  // The latest props, for the animation-frame callback and the wheel listener.
-  const latest = useRef(props);
-  useLayoutEffect(() => {
-    latest.current = props;
-  });
-  const scratch = useRef<Scratch>(newScratch(data.n));
-  const frameReq = useRef(0);
+  const { canvasRef, viewRef, selectedRef, anchorRef, share, geo, redraw } = useCanvasView(props);
+  const flipped = Boolean(props.flipped);
   const drag = useRef<{ x: number; y: number; moved: boolean } | null>(null);
   const [cursor, setCursor] = useState('pointer');
-  // The keyboard's node; -1 until the canvas gets the focus.
-  const selected = useRef(-1);
-  // The node the view was last zoomed onto (0: the root), a split's shared anchor.
-  const anchor = useRef(0);
-  // share tells the other graphs of a split the view.
-  const share = () => {
-    const p = latest.current;
-    p.sync?.publish(toShared(p.data, p.side, view.current, anchor.current), canvasRef.current);
-  };
-
-  const flipped = Boolean(props.flipped);
-  const geo = useCallback(() => geometryOf({ width, height, rowHeight, flipped }), [width, height, rowHeight, flipped]);
-
-  const redraw = useCallback(() => {
-    if (frameReq.current) {
-      return;
-    }
-    frameReq.current = requestAnimationFrame(() => {
-      frameReq.current = 0;
-      const canvas = canvasRef.current;
-      const ctx = canvas?.getContext('2d');
-      if (!canvas || !ctx) {
-        return;
-      }
-      const p = latest.current;
-      const dpr = window.devicePixelRatio || 1;
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      const drawn = draw(
-        ctx,
-        {
-          data: p.data,
-          side: p.side,
-          view: view.current,
-          // The latest size, not this closure's: a resize while a frame is pending draws at the new size.
-          geo: geometryOf(p),
-          colorIndex: p.colorIndex,
-          match: p.match,
-          selected: p.outline !== undefined && p.outline >= 0 ? p.outline : selected.current,
-        },
-        p.style,
-        scratch.current
-      );
-      canvas.dataset.drawn = String(drawn);
-    });
-  }, []);
-
-  useEffect(() => () => cancelAnimationFrame(frameReq.current), []);
-
-  // New data (another variant or side) starts from the full view.
-  useLayoutEffect(() => {
-    if (scratch.current.visible.length < data.n) {
-      scratch.current = newScratch(data.n);
-    }
-    view.current = fullView(side);
-    anchor.current = 0;
-    if (selected.current >= data.n) {
-      selected.current = -1;
-    }
-    latest.current.onZoomed(-1);
-    redraw();
-  }, [data, side, props.resetSeq, redraw]);
-
-  useLayoutEffect(() => {
-    if (props.focus) {
-      const { node, scrollY } = props.focus;
-      // In a split, a node absent on this side shows its nearest caller here.
-      view.current = props.sync
-        ? fromShared(data, side, { anchor: node, u0: 0, u1: 1, scrollY: scrollY ?? 0 })
-        : zoomTo(side, node, scrollY);
-      anchor.current = node;
-      selected.current = props.focus.node;
-      latest.current.onZoomed(props.focus.node);
-      redraw();
-    }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [props.focus, side, redraw]);
-
-  useLayoutEffect(redraw, [props.colorIndex, props.match, props.style, props.outline, width, height, redraw]);
-
-  // A split's other graph moved: show the same part of the same node.
-  const { sync } = props;
-  useEffect(
-    () =>
-      sync?.subscribe((v, from) => {
-        if (from !== canvasRef.current) {
-          const p = latest.current;
-          view.current = fromShared(p.data, p.side, v);
-          anchor.current = v.anchor;
-          redraw();
-        }
-      }),
-    [sync, redraw]
-  );
 
   const maxScroll = Math.max(0, contentHeight(data, geo()) - height);
   const local = (e: { clientX: number; clientY: number }) => {
@@ -205,15 +90,15 @@ export function FlameCanvas(props: Props) {
     const [x, y] = local(e);
     const d = drag.current;
     if (d && (d.moved || Math.abs(x - d.x) + Math.abs(y - d.y) > CLICK_SLOP)) {
-      const v = pan(view.current, geo(), x - d.x, y - d.y, side.rootTotal);
-      view.current = { ...v, scrollY: Math.min(v.scrollY, maxScroll) };
+      const v = pan(viewRef.current, geo(), x - d.x, y - d.y, side.rootTotal);
+      viewRef.current = { ...v, scrollY: Math.min(v.scrollY, maxScroll) };
       drag.current = { x, y, moved: true };
       setCursor('grabbing');
       share();
       redraw();
       return;
     }
-    onHover(hitTest(data, side, view.current, geo(), x, y), x, y);
+    onHover(hitTest(data, side, viewRef.current, geo(), x, y), x, y);
   };
   const onMouseUp = (e: React.MouseEvent) => {
     const d = drag.current;
@@ -223,7 +108,7 @@ export function FlameCanvas(props: Props) {
       return;
     }
     const [x, y] = local(e);
-    activate(hitTest(data, side, view.current, geo(), x, y));
+    activate(hitTest(data, side, viewRef.current, geo(), x, y));
   };
   // activate is a click or Enter on a node: drill into `other`, else zoom.
   const activate = (node: number) => {
@@ -234,16 +119,16 @@ export function FlameCanvas(props: Props) {
       props.onDrill(node);
       return;
     }
-    view.current = zoomTo(side, node, view.current.scrollY);
-    anchor.current = node;
-    selected.current = node;
+    viewRef.current = zoomTo(side, node, viewRef.current.scrollY);
+    anchorRef.current = node;
+    selectedRef.current = node;
     props.onZoomed(node);
     share();
     redraw();
   };
   // announce shows the keyboard's node like a hover: tooltip and live text.
   const announce = (node: number) => {
-    const v = view.current;
+    const v = viewRef.current;
     const scale = geo().width / (v.x1 - v.x0);
     const x = Math.max(0, Math.min(width - 40, (side.start[node] - v.x0) * scale));
     onHover(node, x, rowTop(geo(), data.level[node], v.scrollY));
@@ -252,44 +137,44 @@ export function FlameCanvas(props: Props) {
     const m = (flipped ? flippedMoves : keyMoves)[e.key];
     if (m) {
       e.preventDefault();
-      const from = selected.current >= 0 ? selected.current : 0;
-      selected.current = selected.current >= 0 ? move(data, side, from, m) : 0;
-      const i = selected.current;
+      const from = selectedRef.current >= 0 ? selectedRef.current : 0;
+      selectedRef.current = selectedRef.current >= 0 ? move(data, side, from, m) : 0;
+      const i = selectedRef.current;
       // Keep the node in view: zoom out to it when it lies outside.
-      const v = view.current;
+      const v = viewRef.current;
       if (side.start[i] + side.total[i] <= v.x0 || side.start[i] >= v.x1) {
-        view.current = zoomTo(side, i, v.scrollY);
+        viewRef.current = zoomTo(side, i, v.scrollY);
       }
       const y = data.level[i] * rowHeight;
       if (y < v.scrollY || y + rowHeight > v.scrollY + height) {
-        view.current = { ...view.current, scrollY: Math.max(0, Math.min(maxScroll, y - height / 2)) };
+        viewRef.current = { ...viewRef.current, scrollY: Math.max(0, Math.min(maxScroll, y - height / 2)) };
       }
       announce(i);
       redraw();
     } else if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();
-      activate(selected.current >= 0 ? selected.current : 0);
+      activate(selectedRef.current >= 0 ? selectedRef.current : 0);
     } else if (props.onMenu && (e.key === 'ContextMenu' || (e.key === 'F10' && e.shiftKey))) {
       e.preventDefault();
-      const i = selected.current >= 0 ? selected.current : 0;
-      const v = view.current;
+      const i = selectedRef.current >= 0 ? selectedRef.current : 0;
+      const v = viewRef.current;
       const x = Math.max(0, Math.min(width - 40, (side.start[i] - v.x0) * scaleOf(v, geo())));
       const r = canvasRef.current!.getBoundingClientRect();
       props.onMenu(i, r.left + x, r.top + rowTop(geo(), data.level[i], v.scrollY) + rowHeight);
     } else if (e.key === 'Escape') {
       e.preventDefault();
-      view.current = fullView(side);
-      anchor.current = 0;
+      viewRef.current = fullView(side);
+      anchorRef.current = 0;
       props.onZoomed(-1);
       share();
       redraw();
     }
   };
   const onFocus = () => {
-    if (selected.current < 0) {
-      selected.current = 0;
+    if (selectedRef.current < 0) {
+      selectedRef.current = 0;
     }
-    announce(selected.current);
+    announce(selectedRef.current);
     redraw();
   };
   const onWheel = (e: WheelEvent) => {
@@ -297,9 +182,12 @@ export function FlameCanvas(props: Props) {
     if (e.ctrlKey || e.metaKey) {
       // Only a non-passive native listener may stop the browser's page zoom.
       e.preventDefault();
-      view.current = zoomAt(view.current, geo(), Math.exp(e.deltaY * WHEEL_ZOOM), x, side.rootTotal);
+      viewRef.current = zoomAt(viewRef.current, geo(), Math.exp(e.deltaY * WHEEL_ZOOM), x, side.rootTotal);
     } else if (maxScroll > 0) {
-      view.current = { ...view.current, scrollY: Math.min(maxScroll, Math.max(0, view.current.scrollY + e.deltaY)) };
+      viewRef.current = {
+        ...viewRef.current,
+        scrollY: Math.min(maxScroll, Math.max(0, viewRef.current.scrollY + e.deltaY)),
+      };
     } else {
       return;
     }
@@ -315,7 +203,7 @@ export function FlameCanvas(props: Props) {
     const listener = (e: WheelEvent) => wheel.current(e);
     canvas.addEventListener('wheel', listener, { passive: false });
     return () => canvas.removeEventListener('wheel', listener);
-  }, []);
+  }, [canvasRef]);
 
   const onLeave = () => {
     drag.current = null;
@@ -339,7 +227,7 @@ export function FlameCanvas(props: Props) {
           return;
         }
         const [x, y] = local(e);
-        const node = hitTest(data, side, view.current, geo(), x, y);
+        const node = hitTest(data, side, viewRef.current, geo(), x, y);
         if (node >= 0) {
           e.preventDefault();
           props.onMenu(node, e.clientX, e.clientY);

@@ -72,6 +72,21 @@ export function pathMatch(data: FlameData, i: number): Uint8Array {
   return match;
 }
 
+/**
+ * heaviestNode is the node of a function with the largest total on one side
+ * (a top-table row zooms onto it), or -1 when the tree has none.
+ */
+export function heaviestNode(data: FlameData, side: Side, label: string): number {
+  const idx = data.labels.indexOf(label);
+  let best = -1;
+  for (let i = 0; i < data.n; i++) {
+    if (data.labelIdx[i] === idx && (best < 0 || side.total[i] > side.total[best])) {
+      best = i;
+    }
+  }
+  return best;
+}
+
 /** Keyboard moves through the tree: to the caller, the widest callee, or a sibling. */
 export type Move = 'parent' | 'child' | 'prev' | 'next';
 
