@@ -216,6 +216,47 @@ test.describe('base beside head (the split view) in the panel', () => {
     }
   });
 
+  test('one keyboard: a key that moves the view in one graph moves both, Escape zooms both out; no side to choose', async ({
+    page,
+  }) => {
+    await expect(page.getByTestId(p.side)).toHaveCount(0);
+    const f = frame();
+    const level = col(f, 'level')!;
+    const base = col(f, 'value')!;
+    const labels = labelsOf(f);
+    const half = (await splitCanvas(page, 'base').boundingBox())!.width;
+    const y = ROW + ROW / 2;
+    const edges = async (side: 'base' | 'head') => [
+      await splitLabel(page, side, 4, y),
+      await splitLabel(page, side, half - 4, y),
+    ];
+    const full = { base: await edges('base'), head: await edges('head') };
+    const zoomed = await checkSplitZoom(page, half / 2);
+    expect([...full.base, ...full.head].some((l) => l !== zoomed)).toBe(true);
+
+    // The zoomed node's sibling drawn in base, next (Right) or else previous (Left): outside the view, the keys zoom
+    // base onto it, and head follows.
+    const siblings = childrenOf(f, 0).filter((i) => base[i] > 0);
+    const at = siblings.findIndex((i) => labels[i] === zoomed);
+    expect(at).toBeGreaterThanOrEqual(0);
+    const [key, sibling] =
+      at + 1 < siblings.length ? ['ArrowRight', siblings[at + 1]] : ['ArrowLeft', siblings[at - 1]];
+    expect(level[sibling]).toBe(1);
+    await splitCanvas(page, 'base').focus();
+    await page.keyboard.press(key);
+    for (const side of ['base', 'head'] as const) {
+      await expect.poll(() => splitLabel(page, side, 4, y)).toBe(labels[sibling]);
+      expect(await splitLabel(page, side, half - 4, y)).toBe(labels[sibling]);
+    }
+
+    // Escape in head: both graphs show the whole tree again.
+    await splitCanvas(page, 'head').focus();
+    await page.keyboard.press('Escape');
+    for (const side of ['base', 'head'] as const) {
+      await expect.poll(() => edges(side)).toEqual(full[side]);
+    }
+  });
+
   test('one hover: a node hovered in base is outlined in head', async ({ page }) => {
     const half = (await splitCanvas(page, 'base').boundingBox())!.width;
     // Zoomed onto the root's widest child: its first child starts at the left edge on both sides.

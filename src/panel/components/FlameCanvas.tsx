@@ -149,6 +149,9 @@ export function FlameCanvas(props: FlameCanvasProps) {
       if (y < v.scrollY || y + rowHeight > v.scrollY + height) {
         viewRef.current = { ...viewRef.current, scrollY: Math.max(0, Math.min(maxScroll, y - height / 2)) };
       }
+      if (viewRef.current !== v) {
+        share(); // a split's other graph follows the view the keys moved
+      }
       announce(i);
       redraw();
     } else if (e.key === 'Enter' || e.key === ' ') {

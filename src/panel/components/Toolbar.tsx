@@ -73,7 +73,8 @@ export function Toolbar(p: Props) {
           onChange={p.onLayout}
         />
       </div>
-      {p.isDiff && (
+      {p.isDiff && p.layout !== 'split' && (
+        // The split draws both sides: there is no side to choose.
         <div className={styles.side} data-testid={selectors.panel.side}>
           <Select
             aria-label={s.side}
