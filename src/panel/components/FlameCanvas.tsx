@@ -144,6 +144,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
       const v = viewRef.current;
       if (side.start[i] + side.total[i] <= v.x0 || side.start[i] >= v.x1) {
         viewRef.current = zoomTo(side, i, v.scrollY);
+        anchorRef.current = i; // the node a split's other graph zooms onto
       }
       const y = data.level[i] * rowHeight;
       if (y < v.scrollY || y + rowHeight > v.scrollY + height) {
