@@ -16,6 +16,7 @@ import {
   checkSplitZoom,
   checkTreeAndGraph,
   layout,
+  checkSplitHover,
   splitCanvas,
   splitLabel,
   tree,
@@ -71,6 +72,8 @@ async function everything(page: Page): Promise<void> {
   await page.reload();
   await expect(splitCanvas(page, 'base')).toBeVisible();
   await expect.poll(() => splitLabel(page, 'head', 4, ROW + ROW / 2)).toBe(label);
+  // One hover: a node hovered in base is outlined in head.
+  await checkSplitHover(page);
 }
 
 test('the call tree in a report opened from disk', async ({ page }) => {

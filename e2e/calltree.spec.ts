@@ -11,10 +11,10 @@ import {
   ROW,
   checkRoles,
   checkKeyboardWalk,
+  checkSplitHover,
   checkSplitZoom,
   splitCanvas,
   splitLabel,
-  splitPixel,
   checkTreeAndGraph,
   layout,
   nameOf,
@@ -258,18 +258,6 @@ test.describe('base beside head (the split view) in the panel', () => {
   });
 
   test('one hover: a node hovered in base is outlined in head', async ({ page }) => {
-    const half = (await splitCanvas(page, 'base').boundingBox())!.width;
-    // Zoomed onto the root's widest child: its first child starts at the left edge on both sides.
-    const zoomed = await checkSplitZoom(page, half / 2);
-    const y = 2 * ROW + ROW / 2;
-    const child = await splitLabel(page, 'base', 6, y);
-    expect(await splitLabel(page, 'head', 6, y)).toBe(child);
-    expect(child).not.toBe(zoomed);
-    const white = (c: number[]) => c.every((v) => v > 230);
-    await page.mouse.move(0, 0);
-    await expect.poll(async () => white(await splitPixel(page, 'head', 1, y))).toBe(false);
-    // Hovered in base, the child is outlined in head (the dark theme's outline is white).
-    await splitCanvas(page, 'base').hover({ position: { x: 6, y } });
-    await expect.poll(async () => white(await splitPixel(page, 'head', 1, y))).toBe(true);
+    await checkSplitHover(page);
   });
 });

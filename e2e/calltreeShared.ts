@@ -239,3 +239,25 @@ export async function checkSplitZoom(page: Page, x: number): Promise<string> {
   await page.mouse.move(0, 0);
   return label;
 }
+
+/**
+ * checkSplitHover zooms both graphs of a split onto the root's widest child, then hovers its first
+ * child in base: that node's edge in head changes colour (the outline), and back when the pointer
+ * leaves (whatever the theme's outline colour).
+ */
+export async function checkSplitHover(page: Page): Promise<void> {
+  const half = (await splitCanvas(page, 'base').boundingBox())!.width;
+  const zoomed = await checkSplitZoom(page, half / 2);
+  const y = 2 * ROW + ROW / 2;
+  const child = await splitLabel(page, 'base', 6, y);
+  expect(await splitLabel(page, 'head', 6, y)).toBe(child);
+  expect(child).not.toBe(zoomed);
+  await page.mouse.move(0, 0);
+  await expect(page.getByTestId(p.tooltip)).toHaveCount(0);
+  const plain = await splitPixel(page, 'head', 1, y);
+  await splitCanvas(page, 'base').hover({ position: { x: 6, y } });
+  await expect.poll(async () => (await splitPixel(page, 'head', 1, y)).join()).not.toBe(plain.join());
+  await page.mouse.move(0, 0);
+  await expect(page.getByTestId(p.tooltip)).toHaveCount(0);
+  await expect.poll(async () => (await splitPixel(page, 'head', 1, y)).join()).toBe(plain.join());
+}

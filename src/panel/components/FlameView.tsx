@@ -194,7 +194,6 @@ export function FlameView({ series, querier, options, width, height }: FlameView
               canvas={canvas}
               width={width}
               height={graphHeight}
-              hover={hover.node}
               hovered={hovered}
               zoomed={zoomed}
               sync={sync}
@@ -209,7 +208,7 @@ export function FlameView({ series, querier, options, width, height }: FlameView
               // The canvas reports from its layout effects: an unchanged report
               // dispatches nothing (React renders for any dispatch, unlike a
               // useState set to its value, and the reports would loop).
-              onHover={(node, x, y) => (node >= 0 || hover.node >= 0) && dispatch({ type: 'hover', node, x, y })}
+              onHover={(node, x, y) => dispatch({ type: 'hover', node, x, y })}
               onZoomed={(node) => node !== zoomed && dispatch({ type: 'zoomed', node })}
             />
           ) : (

@@ -22,8 +22,7 @@ interface Props {
   /** The width of both graphs and the gap between them. */
   width: number;
   height: number;
-  /** The node hovered (-1 for none), the one hovered within the data (outlined in both), the one zoomed onto. */
-  hover: number;
+  /** The node hovered within the data (outlined in both; -1 for none), the one zoomed onto. */
   hovered: number;
   zoomed: number;
   sync: ViewSync;
@@ -31,7 +30,7 @@ interface Props {
 }
 
 /** SplitGraphs draws a diff's base beside its head: one zoom, pan and hover. */
-export function SplitGraphs({ canvas, width, height, hover, hovered, zoomed, sync, dispatch }: Props) {
+export function SplitGraphs({ canvas, width, height, hovered, zoomed, sync, dispatch }: Props) {
   const styles = useStyles2(getStyles);
   const half = Math.max(50, Math.floor((width - GAP) / 2));
   return (
@@ -44,10 +43,9 @@ export function SplitGraphs({ canvas, width, height, hover, hovered, zoomed, syn
             side={sideOf(canvas.data, name)}
             width={half}
             height={height - TITLE_HEIGHT}
-            onHover={(node, x, y) =>
-              (node >= 0 || hover >= 0) &&
-              dispatch({ type: 'hover', node, x: x + k * (half + GAP), y: y + TITLE_HEIGHT })
-            }
+            // Every move is dispatched: the reducer drops repeated moves outside any node, and a
+            // check of the rendered hover here would miss a leave that comes before its render.
+            onHover={(node, x, y) => dispatch({ type: 'hover', node, x: x + k * (half + GAP), y: y + TITLE_HEIGHT })}
             // A zoom in either graph is the zoom of both.
             onZoomed={(node) =>
               node !== zoomed && dispatch(node >= 0 ? { type: 'select', node } : { type: 'zoomed', node })
