@@ -38,10 +38,11 @@ func (r *bisectRun) undone(good, bad string, commits []string, budget bisect.Bud
 	if budget.Probes == 0 || r.improvement {
 		return nil, nil, nil
 	}
-	peaks := map[string]struct {
-		at      string
+	type seen struct {
+		at      string // the probe where it was largest
 		culprit verdict.Culprit
-	}{}
+	}
+	peaks := map[string]seen{}
 	var probes []bisectProbe
 	for _, i := range bisect.Probes(len(commits), budget.Probes) {
 		c := commits[i-1]
@@ -78,10 +79,7 @@ func (r *bisectRun) undone(good, bad string, commits []string, budget bisect.Bud
 			}
 			p.Regressions = append(p.Regressions, cu.Function)
 			if peak, ok := peaks[cu.Function]; !ok || cu.Delta > peak.culprit.Delta {
-				peaks[cu.Function] = struct {
-					at      string
-					culprit verdict.Culprit
-				}{c, cu}
+				peaks[cu.Function] = seen{c, cu}
 			}
 		}
 		fmt.Fprintf(r.log, "bisect: probe %s %s at %d runs: %d regressions bad does not carry %s\n",
