@@ -256,6 +256,11 @@ func (r *bisectRun) run(out io.Writer) error {
 		names = append(names, fmt.Sprintf("%s %s", c.Function, verdict.Percent(float64(c.Delta))))
 	}
 	fmt.Fprintf(r.log, "bisect: culprits of %s at %d runs each: %s\n", r.sides(), r.maxRuns, strings.Join(names, ", "))
+	probes, peaks, err := r.probe(good, commits, budget)
+	if err != nil {
+		return err
+	}
+	a.Probes = probes
 	targets := []*verdict.Culprit{nil} // the run totals
 	if len(reg.Regressions) > 0 {
 		targets = targets[:0]
@@ -279,11 +284,11 @@ func (r *bisectRun) run(out io.Writer) error {
 		}
 		a.Found = append(a.Found, found)
 	}
-	probes, undone, err := r.undone(good, bad, commits, budget)
+	undone, err := r.undone(good, bad, commits, peaks, budget)
 	if err != nil {
 		return err
 	}
-	a.Probes, a.Found = probes, append(a.Found, undone...)
+	a.Found = append(a.Found, undone...)
 	a.Runs, a.Skipped = r.have(good)+r.have(bad), r.state.Skipped
 	for _, c := range commits[:len(commits)-1] {
 		a.Runs += r.have(c)
@@ -485,11 +490,5 @@ func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan, 
 		if step.Decision != bisect.Continue {
 			return step, "", nil
 		}
-	}
-}
-
-func negate(xs []float64) {
-	for i := range xs {
-		xs[i] = -xs[i]
 	}
 }

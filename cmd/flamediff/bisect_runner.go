@@ -411,3 +411,10 @@ func tail(log []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
 	return strings.Join(lines[max(0, len(lines)-3):], " | ")
 }
+
+// negate turns costs around: --improvement measures a fall as a rise.
+func negate(xs []float64) {
+	for i := range xs {
+		xs[i] = -xs[i]
+	}
+}

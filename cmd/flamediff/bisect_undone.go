@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -27,22 +28,25 @@ type bisectProbe struct {
 	Skipped     string   `json:"skipped,omitempty"`
 }
 
-// undone probes --probes commits spread between good and bad for
+// peak is a regression bad does not carry, at the probe where it was
+// largest.
+type peak struct {
+	at      string
+	culprit verdict.Culprit
+}
+
+// probe probes --probes commits spread between good and bad for
 // regressions bad does not carry (culprits of the probe against good that
-// are not bad's), and hunts the rise and the fall of the largest
-// bisect.MaxUndone of them, each from the probe where it was largest: the
-// commit that made it (a hunt between good and that probe) and the one
-// that undid it (a hunt between that probe and bad, in reverse). A
-// regression that lived between two probes is not seen.
-func (r *bisectRun) undone(good, bad string, commits []string, budget bisect.Budget) ([]bisectProbe, []bisectFound, error) {
+// are not bad's): regressions a later commit undid. They join r.changed,
+// so that no hunt measures a culprit against a rest they inflate. It
+// returns the probes and the largest bisect.MaxUndone regressions, each at
+// the probe where it was largest. A regression that lived between two
+// probes is not seen.
+func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) ([]bisectProbe, []peak, error) {
 	if budget.Probes == 0 || r.improvement {
 		return nil, nil, nil
 	}
-	type seen struct {
-		at      string // the probe where it was largest
-		culprit verdict.Culprit
-	}
-	peaks := map[string]seen{}
+	peaks := map[string]peak{}
 	var probes []bisectProbe
 	for _, i := range bisect.Probes(len(commits), budget.Probes) {
 		c := commits[i-1]
@@ -74,33 +78,41 @@ func (r *bisectRun) undone(good, bad string, commits []string, budget bisect.Bud
 			return nil, nil, err
 		}
 		for _, cu := range v.Regressions {
-			if slices.Contains(r.changed, cu.Function) {
+			// The gate's culprits (verdict.Verdict's failing ones): a
+			// function, by the threshold or more, that bad does not carry.
+			if cu.Root() || float64(cu.Delta) < *r.minBaseShare || slices.Contains(r.changed, cu.Function) {
 				continue
 			}
 			p.Regressions = append(p.Regressions, cu.Function)
-			if peak, ok := peaks[cu.Function]; !ok || cu.Delta > peak.culprit.Delta {
-				peaks[cu.Function] = seen{c, cu}
+			if seen, ok := peaks[cu.Function]; !ok || cu.Delta > seen.culprit.Delta {
+				peaks[cu.Function] = peak{c, cu}
 			}
 		}
 		fmt.Fprintf(r.log, "bisect: probe %s %s at %d runs: %d regressions bad does not carry %s\n",
 			short(c), r.subject(c), p.Runs, len(p.Regressions), strings.Join(p.Regressions, ", "))
 		probes = append(probes, p)
 	}
-	names := make([]string, 0, len(peaks))
-	for name := range peaks {
-		names = append(names, name)
+	out := slices.Collect(maps.Values(peaks))
+	slices.SortFunc(out, func(a, b peak) int {
+		return cmp.Or(cmp.Compare(b.culprit.Delta, a.culprit.Delta), strings.Compare(a.culprit.Function, b.culprit.Function))
+	})
+	for _, p := range out {
+		r.changed = append(r.changed, p.culprit.Function)
 	}
-	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(peaks[b].culprit.Delta, peaks[a].culprit.Delta) })
+	return probes, out[:min(len(out), bisect.MaxUndone)], nil
+}
+
+// undone hunts each peak's rise and fall (riseAndFall).
+func (r *bisectRun) undone(good, bad string, commits []string, peaks []peak, budget bisect.Budget) ([]bisectFound, error) {
 	var found []bisectFound
-	for _, name := range names[:min(len(names), bisect.MaxUndone)] {
-		peak := peaks[name]
-		f, err := r.riseAndFall(good, bad, commits, peak.at, peak.culprit, budget)
+	for _, p := range peaks {
+		f, err := r.riseAndFall(good, bad, commits, p.at, p.culprit, budget)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		found = append(found, f)
 	}
-	return probes, found, nil
+	return found, nil
 }
 
 // riseAndFall finds the commit that made culprit's regression, seen at

@@ -53,9 +53,9 @@ type Finding struct {
 // searches the crossing of half of the regression (one commit that made
 // it all crosses every share), then checks that the commit it names is
 // the whole step (the commit before it short of a quarter, the commit past
-// three quarters). When the check fails, or that search ends undecided
-// because a commit sits clearly between good and bad (its interval inside
-// 0 .. 1: it carries part of the regression), it searches the crossings of a
+// three quarters). When the check fails, or a commit of that search ends
+// undecided clearly between good and bad (partial: it carries part of
+// the regression; the search stops there), it searches the crossings of a
 // quarter and of three quarters: one commit for both is the commit, two
 // are a split regression, each carrying part. The decisions of the first
 // search bound the others (a commit past a half is past a quarter; one
@@ -64,7 +64,7 @@ func Hunt(commits, tests int, test Tester) (Finding, error) {
 	var f Finding
 	half := map[int]string{}
 	steps := map[int]Step{}
-	a, err := f.search(commits, tests, 0.5, half, steps, test)
+	a, split, err := f.searchUntil(commits, tests, 0.5, half, steps, test, func(o string, s Step) bool { return o == Undecided && partial(s) })
 	if err != nil {
 		return f, err
 	}
@@ -75,9 +75,10 @@ func Hunt(commits, tests int, test Tester) (Finding, error) {
 		// half of a split sits on the midpoint, where noise (or a half
 		// that costs a little more than half) can decide it either way;
 		// these tests catch it from a quarter away, or, undecided, by an
-		// interval that leaves out good (before) or bad (the commit). An
-		// undecided test whose interval holds them is no evidence of a
-		// split: noise alone leaves it so.
+		// interval an eighth of the regression clear of good (before) or
+		// of bad (the commit). Anything less is no evidence of a split:
+		// noise, or a refactor that moves a little of the function's cost,
+		// leaves an interval so.
 		if before := a.First - 1; before > 0 {
 			if quarter[before], err = f.test(before, 0.25, steps, test); err != nil {
 				return f, err
@@ -88,21 +89,16 @@ func Hunt(commits, tests int, test Tester) (Finding, error) {
 				return f, err
 			}
 		}
-		partBefore := quarter[a.First-1] == Carries || quarter[a.First-1] == Undecided && steps[a.First-1].Low > 0
-		partHere := three[a.First] == Clean || three[a.First] == Undecided && steps[a.First].High < 1
+		partBefore := quarter[a.First-1] == Carries || quarter[a.First-1] == Undecided && steps[a.First-1].Low > margin
+		partHere := three[a.First] == Clean || three[a.First] == Undecided && steps[a.First].High < 1-margin
 		if !partBefore && !partHere {
 			f.Kind, f.Commits, f.Lo, f.Hi = One, []int{a.First}, a.Lo, a.Hi
 			return f, nil
 		}
+		split = true
 	}
 	f.Kind, f.Lo, f.Hi, f.Why = Unplaced, a.Lo, a.Hi, a.Why
-	between := a.First != 0
-	for i, o := range half {
-		if s := steps[i]; o == Undecided && i > a.Lo && i < a.Hi && s.Low > 0 && s.High < 1 {
-			between = true
-		}
-	}
-	if !between {
+	if !split {
 		return f, nil
 	}
 	bounded := func(outcomes map[int]string, at string) int {
@@ -167,19 +163,39 @@ func HuntFall(commits, tests int, test Tester) (Finding, error) {
 // search runs one search at share at from the outcomes given, recording
 // its tests; steps keeps each commit's last look (for its share).
 func (f *Finding) search(commits, tests int, at float64, outcomes map[int]string, steps map[int]Step, test Tester) (Answer, error) {
+	a, _, err := f.searchUntil(commits, tests, at, outcomes, steps, test, func(string, Step) bool { return false })
+	return a, err
+}
+
+// searchUntil is search, stopped (true) after the first test stop holds
+// for, with the answer as it stood before that test.
+func (f *Finding) searchUntil(commits, tests int, at float64, outcomes map[int]string, steps map[int]Step, test Tester,
+	stop func(string, Step) bool) (Answer, bool, error) {
 	s := Search{Commits: commits, Tests: tests, Outcomes: outcomes}
 	for {
 		a := s.Next()
 		if a.Next == 0 {
-			return a, nil
+			return a, false, nil
 		}
 		o, err := f.test(a.Next, at, steps, test)
 		if err != nil {
-			return a, err
+			return a, false, err
 		}
 		outcomes[a.Next] = o
+		if stop(o, steps[a.Next]) {
+			a.Next, a.Why = 0, fmt.Sprintf("commit %d carries part of the regression", a.Next)
+			return a, true, nil
+		}
 	}
 }
+
+// margin is how far an undecided interval must lie from good or bad to
+// say that a commit carries part of a regression: an eighth of it.
+const margin = 1.0 / 8
+
+// partial says that a step's interval lies clearly between good and bad
+// (an eighth of the regression from each): the commit carries part of it.
+func partial(s Step) bool { return s.Low > margin && s.High < 1-margin }
 
 // test tests commit i at share at, recording the test and the commit's
 // last look.
