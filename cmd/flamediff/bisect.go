@@ -84,9 +84,9 @@ type bisectRun struct {
 	start map[string]time.Time
 	unit  string // the profiles' unit
 	// changed is every culprit of bad against good, regressions and
-	// improvements: what a culprit's cost leaves out of the rest of the run
-	// it is measured against (costs).
-	changed []string
+	// improvements: what a culprit's cost leaves out of the rest of the
+	// run it is measured against (costs); regressed is its regressions.
+	changed, regressed []string
 }
 
 // bisectState is the search's record in --out: what each commit is and
@@ -248,7 +248,11 @@ func (r *bisectRun) run(out io.Writer) error {
 	if len(all.Regressions) >= len(reg.Regressions) {
 		reg.Regressions = all.Regressions
 	}
-	for _, c := range append(slices.Clone(all.Regressions), all.Improvements...) {
+	for _, c := range all.Regressions {
+		r.regressed = append(r.regressed, c.Function)
+	}
+	r.changed = slices.Clone(r.regressed)
+	for _, c := range all.Improvements {
 		r.changed = append(r.changed, c.Function)
 	}
 	var names []string

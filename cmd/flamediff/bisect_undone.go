@@ -37,11 +37,10 @@ type peak struct {
 
 // probe probes --probes commits spread between good and bad for
 // regressions bad does not carry (culprits of the probe against good that
-// are not bad's): regressions a later commit undid. They join r.changed,
-// so that no hunt measures a culprit against a rest they inflate. It
-// returns the probes and the largest bisect.MaxUndone regressions, each at
-// the probe where it was largest. A regression that lived between two
-// probes is not seen.
+// bad did not regress; one bad improved counts): regressions a later
+// commit undid. It returns the probes and the largest bisect.MaxUndone
+// regressions, each at the probe where it was largest. A regression that
+// lived between two probes is not seen.
 func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) ([]bisectProbe, []peak, error) {
 	if budget.Probes == 0 || r.improvement {
 		return nil, nil, nil
@@ -80,7 +79,7 @@ func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) (
 		for _, cu := range v.Regressions {
 			// The gate's culprits (verdict.Verdict's failing ones): a
 			// function, by the threshold or more, that bad does not carry.
-			if cu.Root() || float64(cu.Delta) < *r.minBaseShare || slices.Contains(r.changed, cu.Function) {
+			if cu.Root() || float64(cu.Delta) < *r.minBaseShare || slices.Contains(r.regressed, cu.Function) {
 				continue
 			}
 			p.Regressions = append(p.Regressions, cu.Function)
@@ -96,9 +95,6 @@ func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) (
 	slices.SortFunc(out, func(a, b peak) int {
 		return cmp.Or(cmp.Compare(b.culprit.Delta, a.culprit.Delta), strings.Compare(a.culprit.Function, b.culprit.Function))
 	})
-	for _, p := range out {
-		r.changed = append(r.changed, p.culprit.Function)
-	}
 	return probes, out[:min(len(out), bisect.MaxUndone)], nil
 }
 
