@@ -91,6 +91,9 @@ func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
 		case strings.EqualFold(key, "nodes"):
 			cp.Nodes = nil
 			return s.array("nodes", func() error {
+				if err := s.within(len(cp.Nodes), "nodes"); err != nil {
+					return err
+				}
 				var n cpuNode
 				err := s.decode(&n)
 				cp.Nodes = append(cp.Nodes, n)

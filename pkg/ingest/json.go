@@ -175,16 +175,30 @@ func (s *jsonStream) array(what string, elem func() error) error {
 	return err
 }
 
-// int64s reads an array of integers (or null) number by number.
+// int64s reads an array of integers (or null) number by number, at most
+// maxItems of them.
 func (s *jsonStream) int64s(what string) ([]int64, error) {
 	var v []int64
+	var n int64 // decoded into in place: an element costs no allocation of its own
 	err := s.array(what, func() error {
-		var n int64
+		if err := s.within(len(v), what); err != nil {
+			return err
+		}
+		n = 0 // null is 0, as encoding/json decodes it
 		err := s.decode(&n)
 		v = append(v, n)
 		return err
 	})
 	return v, err
+}
+
+// within refuses a run of n items of what that would hold more than
+// maxItems.
+func (s *jsonStream) within(n int, what string) error {
+	if n >= maxItems {
+		return offsetError(s.name, s.dec.InputOffset(), "more than %d %s: more than a run holds", maxItems, what)
+	}
+	return nil
 }
 
 // skip reads the next value token by token: a big value the reader does

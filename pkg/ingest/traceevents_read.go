@@ -134,6 +134,9 @@ func (t *traceReader) array(s *jsonStream) error {
 // event decodes the next event and keeps what the trace needs of it. A
 // file that ends where an event would start is io.EOF.
 func (t *traceReader) event(s *jsonStream) error {
+	if err := s.within(len(t.events), "trace events"); err != nil {
+		return err
+	}
 	var e traceEventJSON
 	start := s.dec.InputOffset()
 	if err := s.dec.Decode(&e); err != nil {
