@@ -168,6 +168,10 @@ func parseBig(t testing.TB, path string, f Format, a bigAnswer) (peak, size, res
 	p, err := Parse(file, filepath.Base(path), f)
 	close(stop)
 	wg.Wait()
+	if b, ok := t.(*testing.B); ok { // a benchmark times the read, not the check
+		b.StopTimer()
+		defer b.StartTimer()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

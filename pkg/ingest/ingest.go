@@ -10,7 +10,8 @@
 // `otlp-traces` (OpenTelemetry profiles and traces) name their own runs
 // (ParseRuns). It also writes runs back as folded stacks. Each format's
 // detection and reader live in its own file; the steps they share in
-// input.go (the size bound, whole reads, gzip) and json.go.
+// input.go (the bounds, whole reads, gzip) and json.go (whole JSON
+// documents, and the token stream the V8 and trace event rows read).
 //
 // Every problem with the input is reported as a single-line *Error naming the
 // file and the line or byte offset; on error no profile is returned, so
