@@ -13,6 +13,7 @@ import (
 // with call frames (Node writes "nodes" first; DevTools too), and that is
 // not a Chrome trace, whose ProfileChunk events carry node tables too.
 func looksLikeCPUProfile(head []byte) bool {
+	head = inflatedHead(head)
 	return isJSONObject(head) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
 }
 
@@ -84,9 +85,12 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 // encoding/json matches a struct's fields (case folded, the last one
 // given wins); others are skipped.
 func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
-	s := newJSONStream(r, name)
+	s, err := streamJSON(r, name)
+	if err != nil {
+		return nil, err
+	}
 	cp := &cpuProfile{}
-	err := s.object("the CPU profile", func(key string) (err error) {
+	err = s.object("the CPU profile", func(key string) (err error) {
 		switch {
 		case strings.EqualFold(key, "nodes"):
 			cp.Nodes = nil

@@ -68,8 +68,9 @@ func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 // (usually the file name).
 //
 // With Auto, the format is detected from the first 64 KiB, trying the rows
-// of the format table in order: gzip or binary (protobuf, legacy CPU)
-// content is pprof, and so is text that starts like one of pprof's legacy
+// of the format table in order: gzip (but gzipped JSON, the JSON rows'
+// by its inflated head) or binary (protobuf, legacy CPU) content is
+// pprof, and so is text that starts like one of pprof's legacy
 // text profiles (heap, contention, thread, goroutine counts); callgrind
 // files start with their header; JSON is a V8 CPU profile, a speedscope
 // file, trace events or a Gecko profile by its keys, and any other JSON is refused; text whose first line

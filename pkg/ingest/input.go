@@ -54,6 +54,37 @@ func gunzipped(br *bufio.Reader, name string) (io.Reader, error) {
 	return zr, nil
 }
 
+// inflatedHead is head inflated when it starts as gzip (cut short where
+// head ends), else head: what detection looks at in a gzipped file.
+func inflatedHead(head []byte) []byte {
+	if !bytes.HasPrefix(head, gzipMagic) {
+		return head
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(head))
+	if err != nil {
+		return nil
+	}
+	head, _ = io.ReadAll(io.LimitReader(zr, detectSize)) // a head cut short is a head
+	return head
+}
+
+// gzipStreamError is an error of a gzip stream being inflated as it is
+// read, told apart from the errors of what it holds.
+type gzipStreamError struct{ err error }
+
+func (e *gzipStreamError) Error() string { return e.err.Error() }
+
+// inflating reads a gzip stream, marking its errors.
+type inflating struct{ zr io.Reader }
+
+func (r inflating) Read(p []byte) (int, error) {
+	n, err := r.zr.Read(p)
+	if err != nil && err != io.EOF {
+		err = &gzipStreamError{err}
+	}
+	return n, err
+}
+
 // ErrTooLarge is Gunzip's error for a stream that inflates past its limit.
 var ErrTooLarge = errors.New("decompressed size over the limit")
 

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -71,8 +72,18 @@ type jsonStream struct {
 	name string
 }
 
-func newJSONStream(r io.Reader, name string) *jsonStream {
-	return &jsonStream{dec: json.NewDecoder(r), name: name}
+// streamJSON is the token stream of what r holds, inflated as it is read
+// when it is gzip (offsets then count inflated bytes).
+func streamJSON(r io.Reader, name string) (*jsonStream, error) {
+	br := bufio.NewReader(r)
+	in, err := gunzipped(br, name)
+	if err != nil {
+		return nil, err
+	}
+	if in != io.Reader(br) {
+		in = inflating{in}
+	}
+	return &jsonStream{dec: json.NewDecoder(in), name: name}, nil
 }
 
 // fail is err in the file's terms; start is the offset the value being
@@ -80,7 +91,12 @@ func newJSONStream(r io.Reader, name string) *jsonStream {
 func (s *jsonStream) fail(err error, start int64) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var gz *gzipStreamError
 	switch {
+	case errors.As(err, &gz) && errors.Is(gz.err, io.ErrUnexpectedEOF):
+		return fileError(s.name, "truncated gzip stream")
+	case errors.As(err, &gz):
+		return fileError(s.name, "corrupt gzip stream: %v", gz.err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return offsetError(s.name, s.dec.InputOffset(), "bad JSON: unexpected end of JSON input")
 	case errors.As(err, &syntax):

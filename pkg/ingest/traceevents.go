@@ -18,6 +18,7 @@ import (
 // looksLikeTraceEvents: the Trace Event Format's object form (a
 // "traceEvents" key) or its array form (an array of objects with "ph").
 func looksLikeTraceEvents(head []byte) bool {
+	head = inflatedHead(head)
 	t := bytes.TrimLeft(head, " \t\r\n")
 	switch {
 	case bytes.HasPrefix(t, []byte("{")):

@@ -52,7 +52,10 @@ type traceEventJSON struct {
 // be missing after a trailing comma (a trace cut short by the writer's
 // exit).
 func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
-	s := newJSONStream(r, name)
+	s, err := streamJSON(r, name)
+	if err != nil {
+		return nil, err
+	}
 	t := traceReader{wheres: map[traceWhere]*traceWhere{}, names: map[string]string{}}
 	start := s.dec.InputOffset()
 	first, err := s.token()
