@@ -111,6 +111,47 @@ func writeBigTrace(t testing.TB, path string, size int) bigAnswer {
 	return a
 }
 
+// writeBigSpeedscope writes a speedscope file of about size bytes to
+// path, as py-spy writes one: a sampled profile in counts over 1,000
+// frames, its samples drawn from 1,000 stacks 3 to 10 deep, weighing 1 to 3.
+func writeBigSpeedscope(t testing.TB, path string, size int) bigAnswer {
+	const frames, stacks = 1000, 1000
+	stack := func(j int) []int {
+		ids := make([]int, 3+j%8)
+		for d := range ids {
+			ids[d] = (j*31 + d*97) % frames
+		}
+		return ids
+	}
+	w, done := createBig(t, path)
+	fmt.Fprint(w, `{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[`)
+	for f := range frames {
+		fmt.Fprintf(w, `%s{"name":"f%d","file":"/app/mod%d.py","line":%d}`, map[bool]string{true: ",", false: ""}[f > 0], f, f%50, 1+f%300)
+	}
+	samples := size / 34
+	a := bigAnswer{}
+	for _, id := range stack(0) {
+		a.stack = append(a.stack, fmt.Sprintf("f%d", id))
+	}
+	fmt.Fprint(w, `]},"profiles":[{"type":"sampled","name":"MainThread pid 1","unit":"none","startValue":0,"endValue":1,"samples":[`)
+	for k := range samples {
+		ids := stack(k * 7 % stacks)
+		fmt.Fprintf(w, "%s[%s]", map[bool]string{true: ",", false: ""}[k > 0], strings.Trim(strings.Join(strings.Fields(fmt.Sprint(ids)), ","), "[]"))
+	}
+	fmt.Fprint(w, `],"weights":[`)
+	for k := range samples {
+		weight := int64(1 + k%3)
+		a.total += weight
+		if k*7%stacks == 0 {
+			a.value += weight
+		}
+		fmt.Fprintf(w, "%s%d", map[bool]string{true: ",", false: ""}[k > 0], weight)
+	}
+	fmt.Fprint(w, `]}],"name":"generated","activeProfileIndex":0,"exporter":"py-spy@0.3.14"}`)
+	done()
+	return a
+}
+
 // createBig creates path for a big file, returning a buffered writer and
 // what flushes and closes it.
 func createBig(t testing.TB, path string) (*bufio.Writer, func()) {
@@ -195,6 +236,7 @@ var bigFormats = []struct {
 }{
 	{CPUProfile, writeBigCPUProfile},
 	{TraceEvent, writeBigTrace},
+	{Speedscope, writeBigSpeedscope},
 }
 
 // resultBytes is what p holds in memory: its samples, their stacks (a

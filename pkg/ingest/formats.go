@@ -151,7 +151,7 @@ var formats = []FormatInfo{
 		Carries: "timed samples: samples (count, the default) or cpu (microseconds); script url and line",
 		Writer:  "`node --cpu-prof --cpu-prof-dir=DIR app.js`",
 		detect:  looksLikeCPUProfile, parse: parseCPUProfile},
-	{Name: Speedscope, Title: "speedscope's JSON file format, sampled and evented profiles",
+	{Name: Speedscope, Title: "speedscope's JSON file format, sampled and evented profiles, gzipped or not",
 		Carries: "weighted samples or open/close events of every profile (thread) in one run, in the file's unit; file and line",
 		Threads: "each profile, by its name",
 		Writer:  "`py-spy record -f speedscope`, `rbspy record --format speedscope`, `dotnet-trace convert --format Speedscope`",

@@ -11,7 +11,8 @@
 // (ParseRuns). It also writes runs back as folded stacks. Each format's
 // detection and reader live in its own file; the steps they share in
 // input.go (the bounds, whole reads, gzip) and json.go (whole JSON
-// documents, and the token stream the V8 and trace event rows read).
+// documents, and the token stream the V8, trace event and speedscope rows
+// read).
 //
 // Every problem with the input is reported as a single-line *Error naming the
 // file and the line or byte offset; on error no profile is returned, so

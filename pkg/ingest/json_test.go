@@ -20,6 +20,7 @@ func TestGzippedJSONRows(t *testing.T) {
 	}{
 		{"formats/app.cpuprofile", CPUProfile},
 		{"formats/app.trace.json", TraceEvent},
+		{"formats/py-spy.speedscope.json", Speedscope},
 	} {
 		t.Run(string(tc.format), func(t *testing.T) {
 			data := testkit.ReadTestdata(t, tc.file)
