@@ -133,8 +133,11 @@ func (s *jsonStream) token() (json.Token, error) {
 func (s *jsonStream) open(open json.Delim, what string) (null bool, err error) {
 	start := s.dec.InputOffset()
 	t, err := s.token()
-	if err != nil || t == nil {
-		return t == nil, err
+	if err != nil {
+		return false, err
+	}
+	if t == nil {
+		return true, nil
 	}
 	if t != open {
 		return false, offsetError(s.name, start, "bad JSON: %s is %s, not %s", what, describeToken(t), describeToken(open))

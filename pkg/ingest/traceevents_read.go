@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"strings"
 )
@@ -119,7 +118,7 @@ func (t *traceReader) object(s *jsonStream) error {
 func (t *traceReader) array(s *jsonStream) error {
 	for s.dec.More() {
 		if err := t.event(s); err != nil {
-			if errors.Is(err, io.EOF) { // a trailing comma, then the file's end
+			if err == io.EOF { // a trailing comma, then the file's end
 				return nil
 			}
 			return err
