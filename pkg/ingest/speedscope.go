@@ -228,6 +228,7 @@ func parseSpeedscope(r io.Reader, name string, o Options) (*profile.Profile, err
 			if len(prof.Weights) != len(prof.Samples) {
 				return nil, fileError(name, "profile %d: %d samples but %d weights", pi+1, len(prof.Samples), len(prof.Weights))
 			}
+			p.Samples = slices.Grow(p.Samples, len(prof.Samples)) // not the doubling of append: the samples are most of the memory
 			for k, ids := range prof.Samples {
 				s, err := stackOf(ids, "sample")
 				if err != nil {
