@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/flamediff/flamediff/pkg/profile"
@@ -11,6 +13,7 @@ import (
 // with call frames (Node writes "nodes" first; DevTools too), and that is
 // not a Chrome trace, whose ProfileChunk events carry node tables too.
 func looksLikeCPUProfile(head []byte) bool {
+	head = inflatedHead(head)
 	return isJSONObject(head) && hasKeys(head, "nodes", "callFrame") && !hasKeys(head, "traceEvents")
 }
 
@@ -18,11 +21,11 @@ func looksLikeCPUProfile(head []byte) bool {
 // a tree of nodes, and samples naming the node that was on CPU, with the
 // microseconds since the previous sample.
 type cpuProfile struct {
-	Nodes      []cpuNode `json:"nodes"`
-	StartTime  int64     `json:"startTime"` // microseconds
-	EndTime    int64     `json:"endTime"`
-	Samples    []int64   `json:"samples"`
-	TimeDeltas []int64   `json:"timeDeltas"`
+	Nodes      []cpuNode
+	StartTime  int64 // microseconds
+	EndTime    int64
+	Samples    []int64
+	TimeDeltas []int64
 	// thread, when not "", names the thread whose frame starts every
 	// stack (Options.Threads): trace events' and Gecko's threads.
 	thread string
@@ -54,8 +57,8 @@ type cpuNode struct {
 // source's (scriptMaps.frame). A node table that is not a tree (a node
 // with two parents, a cycle, an unknown child) is an error.
 func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, error) {
-	var cp cpuProfile
-	if err := readJSON(r, name, &cp); err != nil {
+	cp, err := readCPUProfile(r, name)
+	if err != nil {
 		return nil, err
 	}
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
@@ -75,6 +78,51 @@ func parseCPUProfile(r io.Reader, name string, o Options) (*profile.Profile, err
 		return nil, fileError(name, "no samples in the CPU profile")
 	}
 	return p, nil
+}
+
+// readCPUProfile decodes a V8 CPU profile as a stream: its nodes one at a
+// time, its samples and time deltas number by number. Keys match as
+// encoding/json matches a struct's fields (case folded, the last one
+// given wins); others are skipped.
+func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
+	s, err := streamJSON(r, name)
+	if err != nil {
+		return nil, err
+	}
+	cp := &cpuProfile{}
+	err = s.object("the CPU profile", func(key string) (err error) {
+		switch {
+		case strings.EqualFold(key, "nodes"):
+			cp.Nodes = nil
+			return s.array("nodes", func() error {
+				if err := s.within(len(cp.Nodes), "nodes"); err != nil {
+					return err
+				}
+				var n cpuNode
+				err := s.decode(&n)
+				cp.Nodes = append(cp.Nodes, n)
+				return err
+			})
+		case strings.EqualFold(key, "samples"):
+			cp.Samples, err = s.int64s("samples")
+		case strings.EqualFold(key, "timeDeltas"):
+			cp.TimeDeltas, err = s.int64s("timeDeltas")
+		case strings.EqualFold(key, "startTime"):
+			err = s.decode(&cp.StartTime)
+		case strings.EqualFold(key, "endTime"):
+			err = s.decode(&cp.EndTime)
+		default:
+			err = s.skip()
+		}
+		return err
+	})
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cp, nil
 }
 
 // addSamples adds cp's samples to p, whose sample type (samples or cpu)
@@ -168,6 +216,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 		stacks[i] = s
 		return s, nil
 	}
+	p.Samples = slices.Grow(p.Samples, len(cp.Samples)) // not the doubling of append: the samples are most of the memory
 	at := cp.StartTime
 	for k, id := range cp.Samples {
 		i, ok := index[id]

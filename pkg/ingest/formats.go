@@ -130,7 +130,10 @@ var formats = []FormatInfo{
 		Carries: "samples of any sample type (--sample-type), file and line",
 		Writer:  "`go test -cpuprofile`, `go tool pprof -proto`, any pprof profiler",
 		detect: func(head []byte) bool {
-			return !looksLikeJFR(head) && (bytes.HasPrefix(head, gzipMagic) || !isText(head) || legacyText(head))
+			if bytes.HasPrefix(head, gzipMagic) {
+				return !looksLikeJSON(inflatedHead(head)) // gzipped JSON is the JSON rows'
+			}
+			return !looksLikeJFR(head) && (!isText(head) || legacyText(head))
 		},
 		parse: func(r io.Reader, name string, o Options) (*profile.Profile, error) {
 			return parsePprof(r, name, o.SampleType)
@@ -144,16 +147,16 @@ var formats = []FormatInfo{
 		Carries: "one event's cost (--sample-type, default the first): self cost per function exact, call paths shared out of the call graph; file and line",
 		Writer:  "`valgrind --tool=callgrind --callgrind-out-file=run.callgrind PROGRAM`",
 		detect:  looksLikeCallgrind, parse: parseCallgrind},
-	{Name: CPUProfile, Title: "V8 CPU profile (.cpuprofile: Node, Chrome DevTools)",
+	{Name: CPUProfile, Title: "V8 CPU profile (.cpuprofile: Node, Chrome DevTools), gzipped or not",
 		Carries: "timed samples: samples (count, the default) or cpu (microseconds); script url and line",
 		Writer:  "`node --cpu-prof --cpu-prof-dir=DIR app.js`",
 		detect:  looksLikeCPUProfile, parse: parseCPUProfile},
-	{Name: Speedscope, Title: "speedscope's JSON file format, sampled and evented profiles",
+	{Name: Speedscope, Title: "speedscope's JSON file format, sampled and evented profiles, gzipped or not",
 		Carries: "weighted samples or open/close events of every profile (thread) in one run, in the file's unit; file and line",
 		Threads: "each profile, by its name",
 		Writer:  "`py-spy record -f speedscope`, `rbspy record --format speedscope`, `dotnet-trace convert --format Speedscope`",
 		detect:  looksLikeSpeedscope, parse: parseSpeedscope},
-	{Name: TraceEvent, Title: "Chrome's Trace Event Format JSON (Chrome, Node, Perfetto's JSON export), object or array form",
+	{Name: TraceEvent, Title: "Chrome's Trace Event Format JSON (Chrome, Node, Perfetto's JSON export), object or array form, gzipped or not",
 		Carries: "duration events (X and B/E per thread, nestable async b/e per track) as spans (wall, nanoseconds, the default), or its V8 CPU profile events (samples or cpu); url and line for samples",
 		Threads: "each thread (pid, tid) by its thread_name (else process_name) metadata, each async track by its category",
 		Writer:  "`node --trace-event-categories v8,node --trace-event-file-pattern run.json app.js`, Chrome's `--trace-startup --trace-startup-file=run.json`",
@@ -223,7 +226,7 @@ func detect(head []byte, name string) (FormatInfo, error) {
 		if f.detect == nil || !f.detect(head) {
 			continue
 		}
-		if f.Name == Folded && looksLikeJSON(head) {
+		if f.Name == Folded && looksLikeJSON(inflatedHead(head)) {
 			return FormatInfo{}, fileError(name, "JSON that is no V8 CPU profile, speedscope file, trace events or Gecko profile, the JSON formats read (docs/FORMATS.md)")
 		}
 		return f, nil

@@ -3,7 +3,6 @@ package ingest
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"math"
@@ -42,13 +41,7 @@ var maxStackFrames = 1 << 26 // a variable for the test of the bound
 // the processed profile version (it comes before the long marker schema in
 // the files the Firefox Profiler writes).
 func looksLikeProcessedGecko(head []byte) bool {
-	if bytes.HasPrefix(head, gzipMagic) {
-		zr, err := gzip.NewReader(bytes.NewReader(head))
-		if err != nil {
-			return false
-		}
-		head, _ = io.ReadAll(io.LimitReader(zr, detectSize)) // a head cut short is a head
-	}
+	head = inflatedHead(head)
 	return isJSONObject(head) && hasKeys(head, "meta", "preprocessedProfileVersion")
 }
 

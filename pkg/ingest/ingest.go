@@ -10,7 +10,9 @@
 // `otlp-traces` (OpenTelemetry profiles and traces) name their own runs
 // (ParseRuns). It also writes runs back as folded stacks. Each format's
 // detection and reader live in its own file; the steps they share in
-// input.go (the size bound, whole reads, gzip) and json.go.
+// input.go (the bounds, whole reads, gzip) and json.go (whole JSON
+// documents, and the token stream the V8, trace event and speedscope rows
+// read).
 //
 // Every problem with the input is reported as a single-line *Error naming the
 // file and the line or byte offset; on error no profile is returned, so
@@ -67,8 +69,9 @@ func Parse(r io.Reader, name string, f Format) (*profile.Profile, error) {
 // (usually the file name).
 //
 // With Auto, the format is detected from the first 64 KiB, trying the rows
-// of the format table in order: gzip or binary (protobuf, legacy CPU)
-// content is pprof, and so is text that starts like one of pprof's legacy
+// of the format table in order: gzip (but gzipped JSON, the JSON rows'
+// by its inflated head) or binary (protobuf, legacy CPU) content is
+// pprof, and so is text that starts like one of pprof's legacy
 // text profiles (heap, contention, thread, goroutine counts); callgrind
 // files start with their header; JSON is a V8 CPU profile, a speedscope
 // file, trace events or a Gecko profile by its keys, and any other JSON is refused; text whose first line

@@ -9,13 +9,23 @@ import (
 	"io"
 )
 
-// What every row's input shares: the one bound on what a file may hold or
+// What every row's input shares: the bounds on what a file may hold or
 // inflate to, whole reads, and gzip.
 
 // MaxFileSize bounds a file read whole and what gzipped input inflates
 // to: real profiles are well below it, and a small stream of zeros must
-// not fill the memory.
+// not fill the memory. The rows read as a stream (V8's .cpuprofile, trace
+// events, speedscope) are bounded by MaxItems instead.
 const MaxFileSize = 1 << 30
+
+// MaxItems bounds what a file read as a stream gives its run: its
+// samples, time deltas, weights, V8 nodes or events each, tens of bytes apiece
+// in memory where the file may spend two (a 1 GiB V8 profile has about 40
+// million samples). A file of any size is read within it.
+const MaxItems = 1 << 26
+
+// maxItems is MaxItems, lowered by the test of the bound.
+var maxItems = MaxItems
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
@@ -42,6 +52,37 @@ func gunzipped(br *bufio.Reader, name string) (io.Reader, error) {
 		return nil, fileError(name, "gzip: %v", err)
 	}
 	return zr, nil
+}
+
+// inflatedHead is head inflated when it starts as gzip (cut short where
+// head ends), else head: what detection looks at in a gzipped file.
+func inflatedHead(head []byte) []byte {
+	if !bytes.HasPrefix(head, gzipMagic) {
+		return head
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(head))
+	if err != nil {
+		return nil
+	}
+	head, _ = io.ReadAll(io.LimitReader(zr, detectSize)) // a head cut short is a head
+	return head
+}
+
+// gzipStreamError is an error of a gzip stream being inflated as it is
+// read, told apart from the errors of what it holds.
+type gzipStreamError struct{ err error }
+
+func (e *gzipStreamError) Error() string { return e.err.Error() }
+
+// inflating reads a gzip stream, marking its errors.
+type inflating struct{ zr io.Reader }
+
+func (r inflating) Read(p []byte) (int, error) {
+	n, err := r.zr.Read(p)
+	if err != nil && err != io.EOF {
+		err = &gzipStreamError{err}
+	}
+	return n, err
 }
 
 // ErrTooLarge is Gunzip's error for a stream that inflates past its limit.

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -65,5 +66,52 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 	if got := foldedCounts(p); len(got) != 1 || got["a\uFFFD;b"] != 3 {
 		t.Errorf("stacks %v", got)
+	}
+}
+
+// A file read as a stream is bounded by what its run would hold, not by
+// its bytes: past maxItems samples, nodes or events it is refused where
+// it passes the bound.
+func TestStreamedItemsBounded(t *testing.T) {
+	maxItems = 3
+	t.Cleanup(func() { maxItems = MaxItems })
+	nodes := func(n int) string {
+		s := `{"id":1,"callFrame":{"functionName":"(root)"},"children":[2]}`
+		for id := 2; id <= n; id++ {
+			s += fmt.Sprintf(`,{"id":%d,"callFrame":{"functionName":"f%d"}}`, id, id)
+		}
+		return `{"nodes":[` + s + `],"samples":`
+	}
+	x := `{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":10}`
+	tests := []struct {
+		name, in string
+		format   Format
+		want     string // "" for a file within the bound
+	}{
+		{"samples within", nodes(3) + `[2,2,2]}`, CPUProfile, ""},
+		{"samples past", nodes(3) + `[2,2,2,2]}`, CPUProfile, "more than 3 samples"},
+		{"nodes past", nodes(4) + `[2]}`, CPUProfile, "more than 3 nodes"},
+		{"events within", "[" + strings.Repeat(x+",", 2) + x + "]", TraceEvent, ""},
+		{"events past", `{"traceEvents":[` + strings.Repeat(x+",", 3) + x + "]}", TraceEvent, "more than 3 trace events"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tc.in), "x", tc.format)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			// Refused at the end of the last item within the bound.
+			at := strings.LastIndex(tc.in, "},{") + 1
+			if tc.format == CPUProfile && strings.Contains(tc.want, "samples") {
+				at = strings.LastIndex(tc.in, ",")
+			}
+			want := fmt.Sprintf("x: offset %d: %s: more than a run holds", at, tc.want)
+			if err == nil || err.Error() != want {
+				t.Errorf("error %v, want %q", err, want)
+			}
+		})
 	}
 }

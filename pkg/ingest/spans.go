@@ -66,13 +66,14 @@ type TraceExtent struct {
 }
 
 // Trace adds the samples of one trace's spans (at least one). It sorts
-// spans by start.
+// spans by start and keeps them, duplicates left out, in their own slice.
 func (b *SpanBuilder) Trace(spans []Span) TraceExtent {
 	// Sorted by start, so that children are visited in order; duplicates
-	// (same span id) are read once.
+	// (same span id) are read once. Compacted in place: a trace's spans
+	// are most of what building it holds.
 	slices.SortStableFunc(spans, func(x, y Span) int { return cmp.Compare(x.Start, y.Start) })
 	ids := make(map[[8]byte]int, len(spans))
-	b.spans = b.spans[:0]
+	b.spans = spans[:0]
 	for _, s := range spans {
 		if _, dup := ids[s.ID]; dup {
 			b.Counts.Duplicates++

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
 // looksLikeSpeedscope: speedscope files name their schema first.
 func looksLikeSpeedscope(head []byte) bool {
+	head = inflatedHead(head)
 	return looksLikeJSON(head) && bytes.Contains(head, []byte("speedscope.app/file-format-schema.json"))
 }
 
@@ -25,19 +28,130 @@ type speedscopeFile struct {
 			Line int64  `json:"line"`
 		} `json:"frames"`
 	} `json:"shared"`
-	Profiles []struct {
-		Type       string    `json:"type"`
-		Name       string    `json:"name"`
-		Unit       string    `json:"unit"`
-		StartValue float64   `json:"startValue"`
-		Samples    [][]int   `json:"samples"`
-		Weights    []float64 `json:"weights"`
-		Events     []struct {
-			Type  string  `json:"type"`
-			Frame int     `json:"frame"`
-			At    float64 `json:"at"`
-		} `json:"events"`
-	} `json:"profiles"`
+	Profiles []speedscopeProfile
+}
+
+// speedscopeProfile is one profile of a speedscope file.
+type speedscopeProfile struct {
+	Type, Name, Unit string
+	StartValue       float64
+	Samples          [][]int
+	Weights          []float64
+	Events           []speedscopeEvent
+}
+
+// speedscopeEvent is an evented profile's opening (O) or closing (C) of a
+// frame.
+type speedscopeEvent struct {
+	Type  string  `json:"type"`
+	Frame int     `json:"frame"`
+	At    float64 `json:"at"`
+}
+
+// readSpeedscope decodes a speedscope file as a stream: its shared frames
+// whole, its profiles' samples, weights and events one at a time. Keys
+// match as encoding/json matches a struct's fields; others are skipped.
+func readSpeedscope(r io.Reader, name string) (*speedscopeFile, error) {
+	s, err := streamJSON(r, name)
+	if err != nil {
+		return nil, err
+	}
+	sf := &speedscopeFile{}
+	err = s.object("the speedscope file", func(key string) error {
+		switch {
+		case strings.EqualFold(key, "shared"):
+			return s.decode(&sf.Shared)
+		case strings.EqualFold(key, "profiles"):
+			sf.Profiles = nil
+			return s.array("profiles", func() error {
+				prof, err := readSpeedscopeProfile(s)
+				sf.Profiles = append(sf.Profiles, prof)
+				return err
+			})
+		}
+		return s.skip()
+	})
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sf, nil
+}
+
+// readSpeedscopeProfile decodes the profile that comes next.
+func readSpeedscopeProfile(s *jsonStream) (speedscopeProfile, error) {
+	var prof speedscopeProfile
+	err := s.object("a profile", func(key string) error {
+		switch {
+		case strings.EqualFold(key, "samples"):
+			prof.Samples = nil
+			// A profile repeats a few thousand stacks: each is kept once.
+			stacks := map[uint64][]int{}
+			var stack []int
+			return s.array("samples", func() error {
+				if err := s.within(len(prof.Samples), "samples"); err != nil {
+					return err
+				}
+				stack = stack[:0]
+				if err := s.decode(&stack); err != nil {
+					return err
+				}
+				h := stackHash(stack)
+				kept, ok := stacks[h]
+				if !ok || !slices.Equal(kept, stack) {
+					kept = slices.Clone(stack)
+					if !ok {
+						stacks[h] = kept
+					}
+				}
+				prof.Samples = append(prof.Samples, kept)
+				return nil
+			})
+		case strings.EqualFold(key, "weights"):
+			prof.Weights = nil
+			return s.array("weights", func() error {
+				if err := s.within(len(prof.Weights), "weights"); err != nil {
+					return err
+				}
+				var w float64
+				err := s.decode(&w)
+				prof.Weights = append(prof.Weights, w)
+				return err
+			})
+		case strings.EqualFold(key, "events"):
+			prof.Events = nil
+			return s.array("events", func() error {
+				if err := s.within(len(prof.Events), "events"); err != nil {
+					return err
+				}
+				var e speedscopeEvent
+				err := s.decode(&e)
+				prof.Events = append(prof.Events, e)
+				return err
+			})
+		case strings.EqualFold(key, "type"):
+			return s.decode(&prof.Type)
+		case strings.EqualFold(key, "name"):
+			return s.decode(&prof.Name)
+		case strings.EqualFold(key, "unit"):
+			return s.decode(&prof.Unit)
+		case strings.EqualFold(key, "startValue"):
+			return s.decode(&prof.StartValue)
+		}
+		return s.skip()
+	})
+	return prof, err
+}
+
+// stackHash is FNV-1a over a stack's frame indices.
+func stackHash(ids []int) uint64 {
+	h := uint64(14695981039346656037)
+	for _, id := range ids {
+		h = (h ^ uint64(id)) * 1099511628211 // #nosec G115 -- a hash: a negative index hashes as any other
+	}
+	return h
 }
 
 // speedscopeUnits maps a speedscope unit to the run's sample type, unit and
@@ -64,8 +178,8 @@ var speedscopeUnits = map[string]struct {
 // gives; Module is the file as given (profile.ModuleIdentity matches it
 // across builds by its name).
 func parseSpeedscope(r io.Reader, name string, o Options) (*profile.Profile, error) {
-	var sf speedscopeFile
-	if err := readJSON(r, name, &sf); err != nil {
+	sf, err := readSpeedscope(r, name)
+	if err != nil {
 		return nil, err
 	}
 	if len(sf.Profiles) == 0 {
@@ -114,6 +228,7 @@ func parseSpeedscope(r io.Reader, name string, o Options) (*profile.Profile, err
 			if len(prof.Weights) != len(prof.Samples) {
 				return nil, fileError(name, "profile %d: %d samples but %d weights", pi+1, len(prof.Samples), len(prof.Weights))
 			}
+			p.Samples = slices.Grow(p.Samples, len(prof.Samples)) // not the doubling of append: the samples are most of the memory
 			for k, ids := range prof.Samples {
 				s, err := stackOf(ids, "sample")
 				if err != nil {

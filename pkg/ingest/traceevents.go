@@ -18,6 +18,7 @@ import (
 // looksLikeTraceEvents: the Trace Event Format's object form (a
 // "traceEvents" key) or its array form (an array of objects with "ph").
 func looksLikeTraceEvents(head []byte) bool {
+	head = inflatedHead(head)
 	t := bytes.TrimLeft(head, " \t\r\n")
 	switch {
 	case bytes.HasPrefix(t, []byte("{")):
@@ -26,26 +27,6 @@ func looksLikeTraceEvents(head []byte) bool {
 		return bytes.HasPrefix(bytes.TrimLeft(t[1:], " \t\r\n"), []byte("{")) && hasKeys(head, "ph")
 	}
 	return false
-}
-
-// traceEvent is one event of the Trace Event Format: ts and dur are
-// microseconds (fractions allowed) whatever the file's displayTimeUnit,
-// which only says how a viewer shows them; args is read only for the
-// events that carry what Flamediff reads.
-type traceEvent struct {
-	Ph    string          `json:"ph"`
-	Name  string          `json:"name"`
-	Cat   string          `json:"cat"`
-	Scope string          `json:"scope"`
-	Pid   json.RawMessage `json:"pid"` // a number, or a string in some writers
-	Tid   json.RawMessage `json:"tid"`
-	ID    json.RawMessage `json:"id"`
-	ID2   struct {
-		Local, Global json.RawMessage
-	} `json:"id2"`
-	Ts   float64         `json:"ts"`
-	Dur  float64         `json:"dur"`
-	Args json.RawMessage `json:"args"`
 }
 
 // traceProfileData is the args.data of a Profile or ProfileChunk event:
@@ -90,34 +71,6 @@ func parseTraceEvents(r io.Reader, name string, o Options) (*profile.Profile, er
 		return traceCPUProfiles(events, name, o)
 	}
 	return nil, fileError(name, "no sample type %q: trace events have wall (their duration events), samples and cpu (their CPU profiles)", o.SampleType)
-}
-
-func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
-	data, err := readWhole(r, name)
-	if err != nil {
-		return nil, err
-	}
-	var file struct {
-		TraceEvents []traceEvent `json:"traceEvents"`
-	}
-	t := bytes.TrimSpace(data)
-	if bytes.HasPrefix(t, []byte("[")) {
-		// The array form may end without its bracket (a trace cut short
-		// by the writer's exit), after a trailing comma.
-		if !bytes.HasSuffix(t, []byte("]")) {
-			t = append(bytes.TrimRight(t, ", \t\r\n"), ']')
-		}
-		err = decodeJSON(t, name, &file.TraceEvents)
-	} else {
-		err = decodeJSON(t, name, &file)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(file.TraceEvents) == 0 {
-		return nil, fileError(name, "no trace events")
-	}
-	return file.TraceEvents, nil
 }
 
 // traceMicros converts a trace's microseconds to nanoseconds, refusing
@@ -256,10 +209,15 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 		}
 	}
 	b := NewSpanBuilder()
-	var all []Span
+	n := 0
+	for _, spans := range byTrack {
+		n += len(spans)
+	}
+	all := make([]Span, 0, n) // sized once: the spans are most of the memory
 	var id uint64
 	for _, t := range order {
 		spans := byTrack[t]
+		delete(byTrack, t) // its spans are copied to all
 		// Enclosing events first: by start, the longer first.
 		slices.SortStableFunc(spans, func(x, y Span) int {
 			return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End))
