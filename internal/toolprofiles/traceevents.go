@@ -39,7 +39,11 @@ function work(n) { let t = 0; for (let k = 0; k < 20; k++) { t += fast() + slow(
 const chromeRecorder = `const [core, chromiumPath, dir, name, ...ns] = process.argv.slice(2);
 const { chromium } = require(core);
 (async () => {
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu'] });
+  // V8 inlines nothing, so slow() is a frame of its own in every run (see PageCPUProfiles).
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--no-sandbox', '--disable-gpu', '--js-flags=--no-turbo-inlining --no-maglev-inlining'],
+  });
   const page = await browser.newPage();
   for (let i = 0; i < ns.length; i++) {
     // The page loaded afresh a run: each run's code is compiled and
