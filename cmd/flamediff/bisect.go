@@ -471,12 +471,8 @@ func (r *bisectRun) test(c, good, bad string, target []string, plan stats.Plan, 
 	}
 	for n := r.batch; ; n = min(n+r.batch, r.maxRuns) {
 		if err := r.runs(n, c); err != nil {
-			var skip skipError
-			if errors.As(err, &skip) {
-				r.state.Skipped[c] = skip.Error()
-				return bisect.Step{}, skip.Error(), r.save()
-			}
-			return bisect.Step{}, "", err
+			why, err := r.skipped(c, err)
+			return bisect.Step{}, why, err
 		}
 		goodCost, cost, err := r.costs(good, goodN, c, n, target)
 		if err != nil {

@@ -209,6 +209,17 @@ func (r *bisectRun) storeRun(c string, i int, file string) error {
 // skipError is a commit that does not build or whose benchmark fails.
 type skipError struct{ error }
 
+// skipped records commit c as skipped, with why, when err is a skipError
+// (saving the search's state); any other error is returned as it is.
+func (r *bisectRun) skipped(c string, err error) (string, error) {
+	var skip skipError
+	if !errors.As(err, &skip) {
+		return "", err
+	}
+	r.state.Skipped[c] = skip.Error()
+	return skip.Error(), r.save()
+}
+
 // runs benchmarks each commit up to n runs, alternating between them run by
 // run (a machine that slows down weighs on each), building a commit when it
 // first needs a run. Runs kept in --out are not run again.

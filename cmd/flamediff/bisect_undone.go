@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,16 +50,11 @@ func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) (
 		c := commits[i-1]
 		p := bisectProbe{Commit: c}
 		if err := r.runs(min(2*r.batch, r.maxRuns), c); err != nil {
-			var skip skipError
-			if !errors.As(err, &skip) {
+			if p.Skipped, err = r.skipped(c, err); err != nil {
 				return nil, nil, err
 			}
-			r.state.Skipped[c], p.Skipped = skip.Error(), skip.Error()
-			fmt.Fprintf(r.log, "bisect: probe %s %s: skipped (%s)\n", short(c), r.subject(c), skip)
+			fmt.Fprintf(r.log, "bisect: probe %s %s: skipped (%s)\n", short(c), r.subject(c), p.Skipped)
 			probes = append(probes, p)
-			if err := r.save(); err != nil {
-				return nil, nil, err
-			}
 			continue
 		}
 		p.Runs = r.have(c)
