@@ -222,16 +222,20 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 	// summed self values, at the new function (new) when it holds more
 	// than it took over, at the caller that lost most (self) when the
 	// callers lost more than it took. The split is a move beside it.
+	// Below swapped callees, a function's loss is how often they call it,
+	// and a function new there is part of the replacement: neither is a
+	// split.
+	byCalls := func(frame uint32) bool { return len(gone) > 0 && swapped(frame) }
 	pooled := map[uint32]bool{}
 	for _, frame := range order {
 		f := fns[frame]
-		if f.base != 0 || f.head == 0 {
+		if f.base != 0 || f.head == 0 || byCalls(frame) {
 			continue
 		}
 		runs, head, base, lost, from := slices.Clone(f.runs), f.head, 0.0, 0.0, -1
 		for _, k := range callers[frame] {
 			g := fns[k]
-			if g == nil || pooled[k] || k == frame || g.head == 0 || g.base <= g.head || dropsCall(calls, k) {
+			if g == nil || pooled[k] || k == frame || g.head == 0 || g.base <= g.head || dropsCall(calls, k) || byCalls(k) {
 				continue
 			}
 			// A loss within the noise is not work taken over.
@@ -274,7 +278,7 @@ func (c *culpritFinder) locate(g *moveGroup, out *[]site) {
 			continue
 		}
 		// Called by the swapped callees, it stays in the caller's net.
-		if len(gone) > 0 && swapped(frame) {
+		if byCalls(frame) {
 			continue
 		}
 		if q := c.weighted(c.test.test(f.runs, d).PValue, f.head, f.base); q < c.test.alpha {
