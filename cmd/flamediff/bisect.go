@@ -223,13 +223,51 @@ func (r *bisectRun) run(out io.Writer) error {
 		return err
 	}
 	a.Regression = reg
-	if reg.Result != verdict.Fail {
-		a.Result, a.Why, a.Runs = "none", reg.Why, 2*badRuns
-		if reg.Result != verdict.Pass {
-			a.Result = "undecided"
-		}
+	switch {
+	case reg.Result == verdict.Fail:
+		err = r.hunts(a, good, bad, commits, budget)
+	case reg.Result == verdict.Pass:
+		// Bad carries no regression; one made and undone in between is
+		// still found by the probes.
+		a.Result, a.Why = "none", reg.Why
+		r.culprits(reg)
+		err = r.undoneOnly(a, good, bad, commits, budget)
+	default:
+		a.Result, a.Why, a.Runs = "undecided", reg.Why, 2*badRuns
 		return r.finish(out, a)
 	}
+	if err != nil {
+		return err
+	}
+	a.Runs, a.Skipped = r.have(good)+r.have(bad), r.state.Skipped
+	for _, c := range commits[:len(commits)-1] {
+		a.Runs += r.have(c)
+	}
+	if r.report != "" && a.First != "" {
+		i := slices.Index(commits, a.First)
+		before := good
+		if i > 0 {
+			before = commits[i-1]
+		}
+		var changed *changes.Changes
+		for _, f := range a.Found {
+			for _, fc := range f.Commits {
+				if fc.Hash == a.First && fc.Changed != nil {
+					changed = fc.Changed
+				}
+			}
+		}
+		if err := r.writeReport(before, a.First, changed); err != nil {
+			return err
+		}
+	}
+	return r.finish(out, a)
+}
+
+// hunts finds where bad's regression was made: each of its largest
+// culprits' (or the run totals') hunt, and the regressions the probes saw
+// undone before bad.
+func (r *bisectRun) hunts(a *bisectAnswer, good, bad string, commits []string, budget bisect.Budget) error {
 	// The steps' reference: good and bad at --max-runs each, so that
 	// their noise does not bound the steps' (docs/BISECT.md). The
 	// culprits are those of all these runs (the deciding look may have
@@ -245,16 +283,11 @@ func (r *bisectRun) run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	reg := a.Regression
 	if len(all.Regressions) >= len(reg.Regressions) {
 		reg.Regressions = all.Regressions
 	}
-	for _, c := range all.Regressions {
-		r.regressed = append(r.regressed, c.Function)
-	}
-	r.changed = slices.Clone(r.regressed)
-	for _, c := range all.Improvements {
-		r.changed = append(r.changed, c.Function)
-	}
+	r.culprits(all)
 	var names []string
 	for _, c := range reg.Regressions {
 		names = append(names, fmt.Sprintf("%s %s", c.Function, verdict.Percent(float64(c.Delta))))
@@ -289,33 +322,48 @@ func (r *bisectRun) run(out io.Writer) error {
 		a.Found = append(a.Found, found)
 	}
 	undone, err := r.undone(good, bad, commits, peaks, budget)
+	a.Found = append(a.Found, undone...)
+	return err
+}
+
+// undoneOnly probes a range whose bad carries no regression for
+// regressions made and undone in it, and hunts those it sees, with good
+// and bad as their references at --max-runs.
+func (r *bisectRun) undoneOnly(a *bisectAnswer, good, bad string, commits []string, budget bisect.Budget) error {
+	if budget.Probes == 0 || r.improvement {
+		return nil
+	}
+	// The probes' reference is good, at least at the probes' runs.
+	if err := r.runs(min(max(2*r.batch, r.have(good)), r.maxRuns), good); err != nil {
+		return fmt.Errorf("good cannot be benchmarked: %w", err)
+	}
+	probes, peaks, err := r.probe(good, commits, budget)
 	if err != nil {
 		return err
 	}
+	a.Probes = probes
+	if len(peaks) == 0 {
+		return nil
+	}
+	if err := r.runs(r.maxRuns, good, bad); err != nil {
+		return fmt.Errorf("good or bad cannot be benchmarked: %w", err)
+	}
+	undone, err := r.undone(good, bad, commits, peaks, budget)
 	a.Found = append(a.Found, undone...)
-	a.Runs, a.Skipped = r.have(good)+r.have(bad), r.state.Skipped
-	for _, c := range commits[:len(commits)-1] {
-		a.Runs += r.have(c)
+	return err
+}
+
+// culprits records v's culprits: what bad regressed, and every function
+// it changed (bisectRun.changed).
+func (r *bisectRun) culprits(v *verdict.Verdict) {
+	r.regressed, r.changed = nil, nil
+	for _, c := range v.Regressions {
+		r.regressed = append(r.regressed, c.Function)
 	}
-	if r.report != "" && a.First != "" {
-		i := slices.Index(commits, a.First)
-		before := good
-		if i > 0 {
-			before = commits[i-1]
-		}
-		var changed *changes.Changes
-		for _, f := range a.Found {
-			for _, fc := range f.Commits {
-				if fc.Hash == a.First && fc.Changed != nil {
-					changed = fc.Changed
-				}
-			}
-		}
-		if err := r.writeReport(before, a.First, changed); err != nil {
-			return err
-		}
+	r.changed = slices.Clone(r.regressed)
+	for _, c := range v.Improvements {
+		r.changed = append(r.changed, c.Function)
 	}
-	return r.finish(out, a)
 }
 
 // hunt finds the commits that made the regression of culprit (nil: of the

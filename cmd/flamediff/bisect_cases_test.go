@@ -21,7 +21,9 @@ import (
 // run, a third of it before, moves its share by 2%); and one split over two
 // commits (surcharge's taxes, in two halves) beside an independent one
 // (line wrapping in layout): the split is named as its two commits and
-// the other as its own.
+// the other as its own. Without the discount, bad carries no regression:
+// the answer is none (exit 6), with a regression made and undone (two
+// probes apart) named all the same.
 func TestBisectNotOneStep(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatal("the bisect test builds a Go program: go is not on PATH")
@@ -43,16 +45,21 @@ func TestBisectNotOneStep(t *testing.T) {
 		discount bool
 		want     map[string][]int // culprit: the commits that made its regression
 		undone   map[string][2]int
+		code     int
 	}{
 		{"undone", map[int]bisectEdit{
 			5:  layout("layout: align the columns", "\n\twork(unit)\n"),
 			10: layout("Revert \"layout: align the columns\"", ""),
-		}, true, map[string][]int{"main.price": {20}}, map[string][2]int{"main.render": {5, 10}}},
+		}, true, map[string][]int{"main.price": {20}}, map[string][2]int{"main.render": {5, 10}}, 0},
+		{"undone alone", map[int]bisectEdit{
+			4:  layout("layout: align the columns", "\n\twork(unit)\n"),
+			13: layout("Revert \"layout: align the columns\"", ""),
+		}, false, map[string][]int{}, map[string][2]int{"main.render": {4, 13}}, exitNoRegression},
 		{"split and independent", map[int]bisectEdit{
 			8:  surcharge("surcharge: the national tax", "\n\twork(unit / 2)\n"),
 			16: surcharge("surcharge: the regional tax", "\n\twork(unit)\n"),
 			24: layout("layout: wrap long lines", "\n\twork(unit / 2)\n"),
-		}, false, map[string][]int{"main.price": {8, 16}, "main.render": {24}}, nil},
+		}, false, map[string][]int{"main.price": {8, 16}, "main.render": {24}}, nil, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			history := planted(c.plants, c.discount)
@@ -60,8 +67,8 @@ func TestBisectNotOneStep(t *testing.T) {
 			stdout, stderr, code := bisectCLI(t, repo, []string{"BENCH_COUNT=" + count},
 				append([]string{"--good", commits[0], "--bad", commits[len(commits)-1]}, flags...)...)
 			var a bisectJSON
-			if err := json.Unmarshal([]byte(stdout), &a); err != nil || code != 0 {
-				t.Fatalf("exit %d (%v), want 0:\n%s\n%s", code, err, stdout, stderr)
+			if err := json.Unmarshal([]byte(stdout), &a); err != nil || code != c.code {
+				t.Fatalf("exit %d (%v), want %d:\n%s\n%s", code, err, c.code, stdout, stderr)
 			}
 			t.Logf("%d runs; stderr:\n%s", a.Runs, stderr)
 			got, undone := map[string][]int{}, map[string][2]int{}
