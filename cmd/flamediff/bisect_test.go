@@ -198,7 +198,8 @@ func bisectCLI(t *testing.T, repo string, env []string, args ...string) (string,
 // planted truth has it within the stated budget of runs, and a second call
 // on the same --out resumes from the kept runs without running anything.
 // Between good and a commit before the slowdown it says there is no
-// regression.
+// regression, and without probes (TestBisectNotOneStep probes such a
+// range) tests no commit in between.
 func TestBisectFiles(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatal("the bisect test builds a Go program: go is not on PATH")
@@ -367,7 +368,7 @@ func TestBisectFiles(t *testing.T) {
 		}
 	})
 	t.Run("no regression", func(t *testing.T) {
-		stdout, stderr, code := bisectCLI(t, repo, env, append([]string{"--good", good, "--bad", commits[bisectSlow-1]}, flags...)...)
+		stdout, stderr, code := bisectCLI(t, repo, env, append([]string{"--good", good, "--bad", commits[bisectSlow-1], "--probes", "0"}, flags...)...)
 		if first, _, _ := strings.Cut(stdout, "\n"); code != exitNoRegression || first != "no regression between good and bad" {
 			t.Fatalf("exit %d, want %d and no regression:\n%s\n%s", code, exitNoRegression, stdout, stderr)
 		}
