@@ -87,6 +87,8 @@ type bisectRun struct {
 	// improvements: what a culprit's cost leaves out of the rest of the
 	// run it is measured against (costs); regressed is its regressions.
 	changed, regressed []string
+	// probed are the probes, in commit order (probe).
+	probed []bisectProbe
 }
 
 // bisectState is the search's record in --out: what each commit is and
@@ -131,6 +133,9 @@ type bisectFound struct {
 	// Beyond are the commits tested clearly past bad or before good
 	// (bisect.Finding.Beyond): the cost went further and came back.
 	Beyond []string `json:"beyond,omitempty"`
+	// After is the probe the hunt searched after: there the culprit's
+	// cost had fallen back from an earlier rise (reported as undone).
+	After string `json:"after,omitempty"`
 }
 
 // bisectCommit is a commit found, where a user acts.
@@ -306,10 +311,14 @@ func (r *bisectRun) hunts(a *bisectAnswer, good, bad string, commits []string, b
 		}
 	}
 	a.Result = "found"
+	var same []peak // rises of the culprits' costs undone before bad's
 	for j, culprit := range targets {
-		found, err := r.hunt(j, culprit, good, commits, budget)
+		found, earlier, err := r.hunt(j, culprit, good, commits, budget)
 		if err != nil {
 			return err
+		}
+		if earlier != nil {
+			same = append(same, *earlier)
 		}
 		if found.Kind == bisect.Unplaced {
 			a.Result = "undecided"
@@ -321,7 +330,8 @@ func (r *bisectRun) hunts(a *bisectAnswer, good, bad string, commits []string, b
 		}
 		a.Found = append(a.Found, found)
 	}
-	undone, err := r.undone(good, bad, commits, peaks, budget)
+	peaks = append(same, peaks...)
+	undone, err := r.undone(good, bad, commits, peaks[:min(len(peaks), bisect.MaxUndone)], budget)
 	a.Found = append(a.Found, undone...)
 	return err
 }
@@ -367,36 +377,47 @@ func (r *bisectRun) culprits(v *verdict.Verdict) {
 }
 
 // hunt finds the commits that made the regression of culprit (nil: of the
-// run totals), the j-th of bad against good (bisect.Hunt).
-func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good string, commits []string, budget bisect.Budget) (bisectFound, error) {
+// run totals), the j-th of bad against good (bisect.Hunt), after the probe
+// where an earlier rise of its cost fell back, if one did (sameUndone:
+// that rise is returned, to be hunted as undone).
+func (r *bisectRun) hunt(j int, culprit *verdict.Culprit, good string, commits []string, budget bisect.Budget) (bisectFound, *peak, error) {
 	var target []string
 	name := "the run totals"
 	if culprit != nil {
 		target, name = []string{culprit.Function}, culprit.Function
 	}
-	fmt.Fprintf(r.log, "bisect: hunting the regression of %s\n", name)
 	found := bisectFound{Culprit: culprit}
 	bad := commits[len(commits)-1]
-	f, err := r.search(bisect.Hunt, &found, commits, good, bad, target, budget.Culprit(j), budget)
+	earlier, err := r.sameUndone(culprit, good, bad, budget)
 	if err != nil {
-		return found, err
+		return found, nil, err
+	}
+	list, before := commits, good
+	if earlier != nil {
+		k := slices.Index(commits, earlier.until)
+		list, before, found.After = commits[k+1:], earlier.until, earlier.until
+	}
+	fmt.Fprintf(r.log, "bisect: hunting the regression of %s\n", name)
+	f, err := r.search(bisect.Hunt, &found, list, good, bad, target, budget.Culprit(j), budget)
+	if err != nil {
+		return found, earlier, err
 	}
 	found.Kind, found.Why = f.Kind, f.Why
 	for _, i := range f.Beyond() {
-		found.Beyond = append(found.Beyond, commits[i-1])
+		found.Beyond = append(found.Beyond, list[i-1])
 	}
 	if f.Kind == bisect.Unplaced {
-		found.Range = commits[f.Lo:f.Hi]
-		return found, nil
+		found.Range = list[f.Lo:f.Hi]
+		return found, earlier, nil
 	}
 	for _, i := range f.Commits {
-		info, err := r.commit(commits[i-1], parentIn(commits, i-1, good), target, lastStep(f, i))
+		info, err := r.commit(list[i-1], parentIn(list, i-1, before), target, lastStep(f, i))
 		if err != nil {
-			return found, err
+			return found, earlier, err
 		}
 		found.Commits = append(found.Commits, *info)
 	}
-	return found, nil
+	return found, earlier, nil
 }
 
 // search is hunt (bisect.Hunt or bisect.HuntFall) over list, its commit i

@@ -148,6 +148,9 @@ func writeBisect(out io.Writer, a *bisectAnswer, markdown bool) error {
 				fmt.Fprintf(&sb, "  %s\n", c)
 			}
 		}
+		if f.After != "" {
+			fmt.Fprintf(&sb, "  Searched after %s: its cost had risen and fallen back there before (undone, below).\n", short(f.After))
+		}
 		if f.Kind == Undone {
 			writeRange(&sb, "Made by one of", f.Range)
 			writeCommits(&sb, "Made by", name, f.Commits)

@@ -25,13 +25,16 @@ type bisectProbe struct {
 	// does not carry.
 	Regressions []string `json:"regressions"`
 	Skipped     string   `json:"skipped,omitempty"`
+	// culprits are the probe's regressions against good, bad's culprits
+	// among them.
+	culprits map[string]verdict.Culprit
 }
 
 // peak is a regression bad does not carry, at the probe where it was
-// largest.
+// largest, undone before bad or before the probe until.
 type peak struct {
-	at      string
-	culprit verdict.Culprit
+	at, until string
+	culprit   verdict.Culprit
 }
 
 // probe probes --probes commits spread between good and bad for
@@ -48,7 +51,7 @@ func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) (
 	var probes []bisectProbe
 	for _, i := range bisect.Probes(len(commits), budget.Probes) {
 		c := commits[i-1]
-		p := bisectProbe{Commit: c}
+		p := bisectProbe{Commit: c, culprits: map[string]verdict.Culprit{}}
 		if err := r.runs(min(2*r.batch, r.maxRuns), c); err != nil {
 			if p.Skipped, err = r.skipped(c, err); err != nil {
 				return nil, nil, err
@@ -71,6 +74,7 @@ func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) (
 			return nil, nil, err
 		}
 		for _, cu := range v.Regressions {
+			p.culprits[cu.Function] = cu
 			// The gate's culprits (verdict.Verdict's failing ones): a
 			// function, by the threshold or more, that bad does not carry.
 			if cu.Root() || float64(cu.Delta) < *r.minBaseShare || slices.Contains(r.regressed, cu.Function) {
@@ -78,13 +82,14 @@ func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) (
 			}
 			p.Regressions = append(p.Regressions, cu.Function)
 			if seen, ok := peaks[cu.Function]; !ok || cu.Delta > seen.culprit.Delta {
-				peaks[cu.Function] = peak{c, cu}
+				peaks[cu.Function] = peak{at: c, culprit: cu}
 			}
 		}
 		fmt.Fprintf(r.log, "bisect: probe %s %s at %d runs: %d regressions bad does not carry %s\n",
 			short(c), r.subject(c), p.Runs, len(p.Regressions), strings.Join(p.Regressions, ", "))
 		probes = append(probes, p)
 	}
+	r.probed = probes
 	out := slices.Collect(maps.Values(peaks))
 	slices.SortFunc(out, func(a, b peak) int {
 		return cmp.Or(cmp.Compare(b.culprit.Delta, a.culprit.Delta), strings.Compare(a.culprit.Function, b.culprit.Function))
@@ -92,11 +97,59 @@ func (r *bisectRun) probe(good string, commits []string, budget bisect.Budget) (
 	return probes, out[:min(len(out), bisect.MaxUndone)], nil
 }
 
-// undone hunts each peak's rise and fall (riseAndFall).
+// sameUndone reads culprit's cost at the probes (bisect.Undone), each
+// tested at a half of its regression as a step is, at the budget's
+// ProbeStep: a probe that carries it before a later one that is clean
+// says that the cost rose and fell back before bad's regression was made,
+// and a hunt over every commit could end at that earlier rise. It returns
+// that rise's peak, undone by the clean probe (until); nil when the cost
+// never fell back.
+func (r *bisectRun) sameUndone(culprit *verdict.Culprit, good, bad string, budget bisect.Budget) (*peak, error) {
+	if culprit == nil || len(r.probed) == 0 {
+		return nil, nil
+	}
+	target := []string{culprit.Function}
+	plan := stats.Plan{Batch: r.batch, MaxRuns: r.maxRuns, Alpha: budget.ProbeStep()}
+	var steps []bisect.Step
+	var at []string
+	fmt.Fprintf(r.log, "bisect: reading %s's cost at the probes\n", culprit.Function)
+	for _, p := range r.probed {
+		if p.Skipped != "" {
+			continue
+		}
+		step, skip, err := r.test(p.Commit, good, bad, target, plan, 0.5)
+		if err != nil {
+			return nil, err
+		}
+		if skip == "" {
+			steps, at = append(steps, step), append(at, p.Commit)
+		}
+	}
+	k, clean := bisect.Undone(steps)
+	if clean < 0 {
+		return nil, nil
+	}
+	fmt.Fprintf(r.log, "bisect: %s's cost rose by %s and fell back by %s: its regression in bad is hunted after %s\n",
+		culprit.Function, short(at[k]), short(at[clean]), short(at[clean]))
+	p := peak{at: at[k], until: at[clean], culprit: *culprit}
+	for _, probe := range r.probed {
+		if c, ok := probe.culprits[culprit.Function]; ok && probe.Commit == at[k] {
+			p.culprit = c
+		}
+	}
+	return &p, nil
+}
+
+// undone hunts each peak's rise and fall (riseAndFall), the fall before
+// bad or before the probe where it was seen undone.
 func (r *bisectRun) undone(good, bad string, commits []string, peaks []peak, budget bisect.Budget) ([]bisectFound, error) {
 	var found []bisectFound
 	for _, p := range peaks {
-		f, err := r.riseAndFall(good, bad, commits, p.at, p.culprit, budget)
+		list, low := commits, bad
+		if p.until != "" {
+			list, low = commits[:slices.Index(commits, p.until)+1], p.until
+		}
+		f, err := r.riseAndFall(good, low, list, p.at, p.culprit, budget)
 		if err != nil {
 			return nil, err
 		}
@@ -106,13 +159,14 @@ func (r *bisectRun) undone(good, bad string, commits []string, peaks []peak, bud
 }
 
 // riseAndFall finds the commit that made culprit's regression, seen at
-// commit peak, and the one that undid it before bad.
+// commit peak, and the one that undid it before bad, the last of commits
+// (bad, or a probe where it was seen undone).
 func (r *bisectRun) riseAndFall(good, bad string, commits []string, peak string, culprit verdict.Culprit, budget bisect.Budget) (bisectFound, error) {
 	target := []string{culprit.Function}
 	found := bisectFound{Culprit: &culprit, Kind: Undone, Peak: peak}
-	fmt.Fprintf(r.log, "bisect: hunting the regression of %s seen at %s and undone before bad\n", culprit.Function, short(peak))
+	fmt.Fprintf(r.log, "bisect: hunting the regression of %s seen at %s and undone before %s\n", culprit.Function, short(peak), short(bad))
 	// The peak is the searches' reference, as good and bad: at --max-runs.
-	if err := r.runs(r.maxRuns, peak); err != nil {
+	if err := r.runs(r.maxRuns, peak, bad); err != nil {
 		return found, err
 	}
 	for _, low := range []string{good, bad} {

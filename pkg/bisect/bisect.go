@@ -23,9 +23,10 @@ import (
 // the runs find): a quarter of Alpha to bad against good; half to the hunts
 // of its culprits, at most MaxTargets (the largest a half of that, the next
 // two a quarter each); a quarter to regressions undone before bad (Probes):
-// half of it to the probes' verdicts, an equal share each, and half to the
-// hunts of at most MaxUndone of them, each a search of its rise and one of
-// its fall. Within a hunt, half to the search of a half and a quarter to
+// a quarter of it to the probes' verdicts, an equal share each, a quarter
+// to reading the hunted culprits' costs at the probes (ProbeStep, for a
+// regression undone in the same function), and half to the hunts of at
+// most MaxUndone of them, each a search of its rise and one of its fall. Within a hunt, half to the search of a half and a quarter to
 // each of the searches of a quarter and three quarters; within a search,
 // an equal share to each of its PerSearch tests.
 type Budget struct {
@@ -77,8 +78,12 @@ func (b Budget) Probe() float64 {
 	if b.Probes < 1 {
 		return 0
 	}
-	return b.Alpha / 8 / float64(b.Probes)
+	return b.Alpha / 16 / float64(b.Probes)
 }
+
+// ProbeStep is the alpha of one step (Classify, one look) of one hunted
+// culprit's cost at one probe (Undone).
+func (b Budget) ProbeStep() float64 { return b.Probe() / MaxTargets }
 
 // Undone is the alpha of the hunt of one rise or one fall of a
 // regression undone before bad.

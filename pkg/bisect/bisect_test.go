@@ -21,8 +21,10 @@ type world struct {
 	n, first, second    int
 	change, part, noise float64
 	// undone: the change lasts from first to second-1 (a later commit
-	// undid it) and bad is like good.
+	// undid it) and bad is like good, or, with again set, carries the
+	// same change made again by commit again.
 	undone bool
+	again  int
 	broken map[int]bool
 }
 
@@ -32,7 +34,7 @@ func (w world) runs(rng *rand.Rand, i, n int) []float64 {
 	switch {
 	case w.first == 0:
 	case w.undone:
-		if i >= w.first && i < w.second {
+		if i >= w.first && i < w.second || w.again > 0 && i >= w.again {
 			mean += w.change
 		}
 	case w.second > 0 && i >= w.second:
@@ -48,28 +50,52 @@ func (w world) runs(rng *rand.Rand, i, n int) []float64 {
 	return xs
 }
 
-// truth is the commits that made the regression (and undid it).
+// truth is the commits that made bad's regression (and undid it, for
+// one bad does not carry).
 func (w world) truth() []int {
 	switch {
 	case w.first == 0:
 		return nil
+	case w.again > 0:
+		return []int{w.again}
 	case w.second > 0:
 		return []int{w.first, w.second}
 	}
 	return []int{w.first}
 }
 
+// probed says whether a probe that builds falls in lo .. hi-1.
+func (w world) probed(lo, hi int) bool {
+	return slices.ContainsFunc(Probes(w.n, 8), func(i int) bool { return i >= lo && i < hi && !w.broken[i] })
+}
+
+// episode is the commits that made and undid a regression before bad's
+// was made again in the same function (nil: none).
+func (w world) episode() []int {
+	if w.again > 0 {
+		return []int{w.first, w.second}
+	}
+	return nil
+}
+
 // outcome is what one simulated bisection did.
 type outcome struct {
 	named []int // the commits named (none: no regression, or undecided)
-	runs  int
+	// episode is the commits named as making and undoing an earlier rise
+	// of the culprit's cost (Undone).
+	episode []int
+	runs    int
 }
 
 // simulate runs the whole search as the CLI does: bad against good with
 // the sequential test of query --max-runs (stats.Plan) at the budget's
-// alpha, then a Hunt whose tests Classify the commits it asks for.
+// alpha, the probes (8, two batches each) read on the culprit's cost
+// (Undone), then a Hunt whose tests Classify the commits it asks for,
+// after the probe that saw the cost fall back if one did, and then that
+// earlier rise's and fall's hunts (the probes' own verdicts, the judge's,
+// are not simulated).
 func simulate(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *rand.Rand) outcome {
-	b := Budget{Alpha: alpha, Commits: w.n, Extra: 2}
+	b := Budget{Alpha: alpha, Commits: w.n, Extra: 2, Probes: 8}
 	p := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.Regression(), Beta: 0.05, MinBaseShare: max(w.change, 0.05) / 2}
 	var good, bad []float64
 	var o outcome
@@ -94,27 +120,73 @@ func simulate(t testing.TB, w world, alpha float64, batch, maxRuns int, rng *ran
 	bad = append(bad, w.runs(rng, w.n, maxRuns-len(bad))...)
 	o.runs = len(good) + len(bad)
 	runs := map[int][]float64{} // a commit's runs serve every search
-	f, err := Hunt(w.n, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, b.Culprit(0), b, good, bad, func(i int) int { return i }))
+	var steps []Step
+	var at []int
+	probe := w.tester(rng, runs, batch, maxRuns, func(float64) float64 { return b.ProbeStep() }, good, bad, func(i int) int { return i })
+	for _, i := range Probes(w.n, b.Probes) {
+		if w.broken[i] {
+			continue
+		}
+		runs[i] = w.runs(rng, i, 2*batch)
+		_, s, err := probe(i, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, at = append(steps, s), append(at, i)
+	}
+	lo := 0
+	var episode []int
+	if peak, clean := Undone(steps); clean >= 0 {
+		p, c := at[peak], at[clean]
+		lo = c
+		for _, i := range []int{p, c} {
+			runs[i] = append(runs[i], w.runs(rng, i, maxRuns-len(runs[i]))...)
+		}
+		rise, err := Hunt(p, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, perTest(b, b.Undone()), good, runs[p], func(i int) int { return i }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fall, err := HuntFall(c-p, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, perTest(b, b.Undone()), runs[c], runs[p], func(i int) int { return p + i }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rise.Kind != Unplaced && fall.Kind != Unplaced {
+			episode = slices.Clone(rise.Commits)
+			for _, i := range fall.Commits {
+				episode = append(episode, p+i)
+			}
+			if len(rise.Commits) != 1 || len(fall.Commits) != 1 {
+				episode = append(episode, -1) // not one rise and one fall: wrong
+			}
+		}
+	}
+	f, err := Hunt(w.n-lo, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, perTest(b, b.Culprit(0)), good, bad, func(i int) int { return lo + i }))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k := range f.Commits {
+		f.Commits[k] += lo
 	}
 	for _, r := range runs {
 		o.runs += len(r)
 	}
-	o.named = f.Commits
+	o.episode = episode
+	if f.Kind != Unplaced {
+		o.named = f.Commits
+	}
 	return o
 }
 
-// tester Classifies commit at(i) of a hunt of alpha hunt between the
-// runs low and high, adding its runs a batch at a time to runs (a
+// tester Classifies commit at(i) at alpha(share) between the runs low
+// and high, adding its runs a batch at a time to runs (a
 // commit's runs serve every search); broken commits are skipped.
-func (w world) tester(rng *rand.Rand, runs map[int][]float64, batch, maxRuns int, hunt float64, b Budget, low, high []float64, at func(int) int) Tester {
+func (w world) tester(rng *rand.Rand, runs map[int][]float64, batch, maxRuns int, alpha func(share float64) float64, low, high []float64, at func(int) int) Tester {
 	return func(i int, share float64) (string, Step, error) {
 		c := at(i)
 		if w.broken[c] {
 			return Skipped, Step{}, nil
 		}
-		step := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: b.PerTest(hunt, share)}
+		step := stats.Plan{Batch: batch, MaxRuns: maxRuns, Alpha: alpha(share)}
 		for n := batch; ; n = min(n+batch, maxRuns) {
 			if len(runs[c]) < n {
 				runs[c] = append(runs[c], w.runs(rng, c, n-len(runs[c]))...)
@@ -147,11 +219,11 @@ func simulateUndone(t testing.TB, w world, alpha float64, batch, maxRuns int, rn
 	good, high, bad := w.runs(rng, 0, maxRuns), w.runs(rng, peak, maxRuns), w.runs(rng, w.n, maxRuns)
 	o := outcome{runs: 3 * maxRuns}
 	runs := map[int][]float64{}
-	rise, err := Hunt(peak, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, b.Undone(), b, good, high, func(i int) int { return i }))
+	rise, err := Hunt(peak, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, perTest(b, b.Undone()), good, high, func(i int) int { return i }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fall, err := HuntFall(w.n-peak, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, b.Undone(), b, bad, high, func(i int) int { return peak + i }))
+	fall, err := HuntFall(w.n-peak, b.PerSearch(), w.tester(rng, runs, batch, maxRuns, perTest(b, b.Undone()), bad, high, func(i int) int { return peak + i }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +238,11 @@ func simulateUndone(t testing.TB, w world, alpha float64, batch, maxRuns int, rn
 		o.named = append(o.named, -1) // a split named where there is none: wrong
 	}
 	return o
+}
+
+// perTest is a hunt's alpha of a test at a share (Budget.PerTest).
+func perTest(b Budget, hunt float64) func(float64) float64 {
+	return func(share float64) float64 { return b.PerTest(hunt, share) }
 }
 
 // fixed is `git bisect run` with n runs of every commit it tests (good
@@ -206,8 +283,11 @@ type setting struct {
 	// part is a split regression's share made by its first commit (0: one
 	// commit makes it all).
 	part float64
-	// undone: the regression is undone before bad, after 2 to 16 commits.
-	undone bool
+	// undone: the regression is undone before bad, after 2 to 16 commits;
+	// again: and made again 2 to 16 commits later, in the same function,
+	// which bad carries; seen: a probe that builds falls in the rise and
+	// one in the dip.
+	undone, again, seen bool
 }
 
 type tally struct {
@@ -216,13 +296,16 @@ type tally struct {
 }
 
 func (s *tally) add(w world, o outcome) {
+	// Wrong: a commit named that is not the truth's (bad's regression's,
+	// or an earlier rise's and fall's); right: all of the truth named.
 	switch {
-	case len(o.named) == 0:
-		s.none++
-	case slices.Equal(o.named, w.truth()):
-		s.right++
-	default:
+	case len(o.named) > 0 && !slices.Equal(o.named, w.truth()),
+		len(o.episode) > 0 && !slices.Equal(o.episode, w.episode()):
 		s.wrong++
+	case len(o.named) == 0, !slices.Equal(o.episode, w.episode()):
+		s.none++
+	default:
+		s.right++
 	}
 	s.runs = append(s.runs, o.runs)
 }
@@ -242,11 +325,11 @@ func (s *tally) p90() int {
 
 // run bisects seeds random ranges of a setting: 8 to 64 commits, the first
 // bad one anywhere in them (none when change is 0), one commit in ten
-// broken; the sequential search, and git bisect run with fixed runs at the
-// same error rate.
+// broken (seen: ranges drawn until one is as it says); the sequential
+// search, and git bisect run with fixed runs at the same error rate.
 func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n int) {
 	n = fixedRuns(alpha, max(c.change, 0.05), c.noise)
-	for seed := range seeds {
+	for seed := 0; len(seq.runs) < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 50))
 		w := world{n: 8 + rng.IntN(57), change: c.change, part: c.part, noise: c.noise, broken: map[int]bool{}}
 		if c.change > 0 {
@@ -256,22 +339,30 @@ func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n 
 		case c.part > 0:
 			w.first = 1 + rng.IntN(w.n-1)
 			w.second = w.first + 1 + rng.IntN(w.n-w.first)
+		case c.again:
+			w.undone = true
+			w.first = 1 + rng.IntN(w.n-4)
+			w.second = min(w.first+2+rng.IntN(15), w.n-2)
+			w.again = min(w.second+2+rng.IntN(15), w.n)
 		case c.undone:
 			w.undone = true
 			w.first = 1 + rng.IntN(w.n-2)
 			w.second = min(w.first+2+rng.IntN(15), w.n)
 		}
 		for i := 1; i < w.n; i++ {
-			if rng.Float64() < 0.1 && i != w.first && i != w.second {
+			if rng.Float64() < 0.1 && i != w.first && i != w.second && i != w.again {
 				w.broken[i] = true
 			}
 		}
-		if c.undone {
+		if c.seen && !w.probed(w.first, w.second) || c.seen && !w.probed(w.second, w.again) {
+			continue
+		}
+		if c.undone && !c.again {
 			seq.add(w, simulateUndone(t, w, alpha, 5, 30, rng))
 			continue
 		}
 		seq.add(w, simulate(t, w, alpha, 5, 30, rng))
-		if c.part == 0 { // git bisect run names one commit
+		if c.part == 0 && !c.undone { // git bisect run names one commit
 			fix.add(w, fixed(w, n, rng))
 		}
 	}
@@ -280,8 +371,11 @@ func (c setting) run(t testing.TB, alpha float64, seeds int) (seq, fix tally, n 
 
 // The splits: two halves, and a first part of 60% (a half that costs a
 // little more than half in a real build decides the midpoint's test).
-var settings = []setting{{0, 0.02, 0, false}, {0.05, 0.01, 0, false}, {0.05, 0.02, 0, false}, {0.05, 0.03, 0, false}, {0.10, 0.03, 0, false}, {0.10, 0.05, 0, false},
-	{0.10, 0.01, 0.5, false}, {0.10, 0.02, 0.5, false}, {0.10, 0.01, 0.6, false}, {0.10, 0.01, 0, true}, {0.10, 0.02, 0, true}}
+var settings = []setting{{0, 0.02, 0, false, false, false}, {0.05, 0.01, 0, false, false, false}, {0.05, 0.02, 0, false, false, false},
+	{0.05, 0.03, 0, false, false, false}, {0.10, 0.03, 0, false, false, false}, {0.10, 0.05, 0, false, false, false},
+	{0.10, 0.01, 0.5, false, false, false}, {0.10, 0.02, 0.5, false, false, false}, {0.10, 0.01, 0.6, false, false, false},
+	{0.10, 0.01, 0, true, false, false}, {0.10, 0.02, 0, true, false, false},
+	{0.10, 0.01, 0, true, true, false}, {0.10, 0.01, 0, true, true, true}, {0.10, 0.02, 0, true, true, true}}
 
 // The chance of naming a wrong commit stays under alpha over the whole
 // search (binomial slack: 3 standard errors), in every setting, without a
@@ -290,6 +384,11 @@ func TestSearchErrorRate(t *testing.T) {
 	const alpha, seeds = 0.05, 300
 	slack := alpha + 3*math.Sqrt(alpha*(1-alpha)/seeds)
 	for _, c := range settings {
+		if c.again && !c.seen {
+			// No probe in the dip, and the answer can be the first rise
+			// (docs/BISECT.md, "Limits"): the table shows how often.
+			continue
+		}
 		seq, _, _ := c.run(t, alpha, seeds)
 		if rate := float64(seq.wrong) / seeds; rate > slack {
 			t.Errorf("change %g, noise %g: wrong commit in %.3f of the searches, over alpha %g", c.change, c.noise, rate, alpha)
@@ -325,6 +424,12 @@ func TestSearchTable(t *testing.T) {
 		kind := fmt.Sprintf("%.0f%%", 100*c.change)
 		if c.undone {
 			kind += ", undone after 2-16 commits"
+		}
+		if c.again {
+			kind += ", made again 2-16 later"
+		}
+		if c.seen {
+			kind += ", a probe in the rise and in the dip"
 		}
 		if c.part > 0 || c.undone {
 			if c.part > 0 {
@@ -482,5 +587,48 @@ func TestHuntFall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Undone finds the last clean probe after one that carries, and the
+// carrying probe before it with the largest share; undecided and skipped
+// probes tell nothing, and a cost that only rises gives none.
+func TestUndone(t *testing.T) {
+	step := func(d string, share float64) Step { return Step{Decision: d, Share: share} }
+	for _, c := range []struct {
+		name        string
+		steps       []Step
+		peak, clean int
+	}{
+		{"one rise", []Step{step(Clean, 0), step(Clean, 0.1), step(Carries, 1), step(Carries, 0.9)}, -1, -1},
+		{"rise, fall, rise", []Step{step(Clean, 0), step(Carries, 0.9), step(Carries, 1.1), step(Clean, 0), step(Carries, 1)}, 2, 3},
+		{"undecided between", []Step{step(Carries, 1), step(Undecided, 0.5), step(Continue, 0.4), step(Clean, 0.1), step(Skipped, 0)}, 0, 3},
+		{"two dips", []Step{step(Carries, 1), step(Clean, 0), step(Carries, 1.2), step(Clean, 0.1), step(Carries, 1)}, 2, 3},
+		{"nothing decided", []Step{step(Undecided, 0.5), step(Skipped, 0)}, -1, -1},
+	} {
+		if peak, clean := Undone(c.steps); peak != c.peak || clean != c.clean {
+			t.Errorf("%s: peak %d, clean %d; want %d, %d", c.name, peak, clean, c.peak, c.clean)
+		}
+	}
+}
+
+// The budget's shares add up to alpha: bad against good, the culprits'
+// hunts (each search's tests at a half and at the quarters), the probes'
+// verdicts and their steps on the culprits' costs, the undone hunts.
+func TestBudgetAddsUp(t *testing.T) {
+	b := Budget{Alpha: 0.05, Commits: 40, Extra: 2, Probes: 8}
+	sum := b.Regression()
+	for j := range MaxTargets {
+		h := b.Culprit(j)
+		tests := float64(b.PerSearch())
+		if got := tests * (b.PerTest(h, 0.5) + b.PerTest(h, 0.25) + b.PerTest(h, 0.75)); math.Abs(got-h) > 1e-12 {
+			t.Errorf("hunt %d: its tests spend %g of its %g", j, got, h)
+		}
+		sum += h
+	}
+	sum += float64(b.Probes) * (b.Probe() + MaxTargets*b.ProbeStep())
+	sum += MaxUndone * 2 * b.Undone()
+	if math.Abs(sum-b.Alpha) > 1e-12 {
+		t.Errorf("the budget spends %g of alpha %g", sum, b.Alpha)
 	}
 }

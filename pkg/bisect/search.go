@@ -95,3 +95,32 @@ func Probes(commits, n int) []int {
 	}
 	return out
 }
+
+// Undone reads the probes' steps on one culprit's cost at a half of bad's
+// regression, in commit order (Skipped and undecided steps tell nothing):
+// a probe that carries it before a later probe that is clean says the cost
+// rose and fell back before bad's regression was made, and a hunt over
+// every commit would end at the earlier rise when its midpoint fell inside
+// it. It returns the index in steps of the last clean probe after a
+// carrying one (bad's regression was made after it) and of the carrying
+// probe before it with the largest share (the peak of the regression it
+// undid); -1, -1 when the cost never falls back. A wrong clean decision
+// past the true rise is the only way it misleads a hunt: at most its
+// step's alpha (Budget.ProbeStep).
+func Undone(steps []Step) (peak, clean int) {
+	peak, clean = -1, -1
+	carried := -1
+	for i, s := range steps {
+		switch s.Decision {
+		case Carries:
+			if carried < 0 || s.Share > steps[carried].Share {
+				carried = i
+			}
+		case Clean:
+			if carried >= 0 {
+				peak, clean = carried, i
+			}
+		}
+	}
+	return peak, clean
+}
