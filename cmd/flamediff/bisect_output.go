@@ -17,10 +17,14 @@ import (
 )
 
 // writeReport writes --report: the diff of commit c's runs against those
-// of the commit before it, as flamediff report draws one, with its
-// culprits judged as bad's against good's were (--min-base-share) and the
+// of the commit before it, each topped up to --max-runs (a step may have
+// decided on one batch), as flamediff report draws one, with its culprits
+// judged as bad's against good's were (--min-base-share) and the
 // functions c modified marked (nil: unknown).
 func (r *bisectRun) writeReport(before, c string, changed *changes.Changes) error {
+	if err := r.runs(r.maxRuns, before, c); err != nil {
+		return err
+	}
 	b, m, err := r.load(before, r.have(before), c, r.have(c), r.alpha)
 	if err != nil {
 		return err
