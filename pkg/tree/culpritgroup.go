@@ -131,42 +131,69 @@ func (c *culpritFinder) group(found []site) []Culprit {
 // undisplaced drops, in a relative diff, the culprits that only make room
 // for the others: when some functions take a larger share, every other
 // one's share shrinks by the same factor, (1 - their head share) / (1 -
-// their base share). The culprits of the direction with the larger summed
-// delta and the new and removed frames set that factor; any other culprit
-// whose share changed by it, within Welch's t at alpha, is dropped.
+// their base share). The culprits of one direction and the new and removed
+// frames set that factor; any other culprit whose share changed by it,
+// within Welch's t at alpha, is dropped. The direction that sets it is
+// the one that explains every culprit of the other; when both do (every
+// function of the run a culprit: shares that sum to 1 make one side's
+// change mirror the other's), the one with fewer culprits, a change in
+// few places that the others make room for; else the larger summed delta.
 func (c *culpritFinder) undisplaced(out []Culprit) []Culprit {
-	var up, down float64
+	var sum float64
 	for _, cu := range out {
-		if cu.Delta > 0 {
-			up += cu.Delta
-		} else {
-			down += cu.Delta
+		sum += cu.Delta
+	}
+	byDelta := math.Copysign(1, sum)
+	dominant, setters, explained := byDelta, 0, false
+	for _, dir := range []float64{byDelta, -byDelta} {
+		drop, n, all := c.displaced(out, dir)
+		if drop == nil || all && (!explained || n < setters) {
+			dominant, setters, explained = dir, n, all
 		}
 	}
-	dominant := math.Copysign(1, up+down)
-	var head, base float64
-	sets := func(cu Culprit) bool {
-		return math.Copysign(1, cu.Delta) == dominant || cu.Kind == CulpritNew || cu.Kind == CulpritRemoved || cu.Kind == CulpritReplaced
+	drop, _, _ := c.displaced(out, dominant)
+	if drop == nil {
+		return out
 	}
+	kept, runs := out[:0], c.runs[:0]
+	for k, cu := range out {
+		if !drop[k] {
+			kept, runs = append(kept, cu), append(runs, c.runs[k])
+		}
+	}
+	c.runs = runs
+	return kept
+}
+
+// displaced says which culprits only make room when those of direction
+// dir (and the new and removed frames) set the factor, how many set it,
+// and whether every other one does; drop is nil when the setters hold the
+// whole run on a side (no room is left to make).
+func (c *culpritFinder) displaced(out []Culprit, dir float64) (drop []bool, setters int, all bool) {
+	sets := func(cu Culprit) bool {
+		return math.Copysign(1, cu.Delta) == dir || cu.Kind == CulpritNew || cu.Kind == CulpritRemoved || cu.Kind == CulpritReplaced
+	}
+	var head, base float64
 	for k, cu := range out {
 		if sets(cu) {
+			setters++
 			r := c.runs[k]
 			head += meanOf(r[:c.hr]) / c.test.root.HeadTotal
 			base += meanOf(r[c.hr:]) / c.test.root.BaseTotal
 		}
 	}
 	if head >= 1 || base >= 1 {
-		return out
+		return nil, setters, false
 	}
 	factor := (1 - head) / (1 - base)
-	kept, runs := out[:0], c.runs[:0]
+	drop, all = make([]bool, len(out)), true
 	for k, cu := range out {
-		if sets(cu) || !c.proportional(c.runs[k], factor) {
-			kept, runs = append(kept, cu), append(runs, c.runs[k])
+		if !sets(cu) {
+			drop[k] = c.proportional(c.runs[k], factor)
+			all = all && drop[k]
 		}
 	}
-	c.runs = runs
-	return kept
+	return drop, setters, all
 }
 
 // callee is the child of node i holding 80% or more of its change (-1:

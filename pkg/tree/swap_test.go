@@ -115,3 +115,25 @@ func TestCulpritRemovedNamesOnlyTheCallee(t *testing.T) {
 		}
 	}
 }
+
+// Three functions make the whole run and one grows by two thirds: in
+// shares, the other two shrink by as much as it grows, and every function
+// is significant. The one that grew is the culprit (it alone explains the
+// others' shrinking by one factor), never the two that make room, whatever
+// the sign of the summed deltas' rounding (bisect's probes met this: a
+// layout slowed down, and the verdict said price and parse had shrunk).
+func TestCulpritWholeRunRelative(t *testing.T) {
+	p, side := stackProgram(map[string][2]float64{
+		"main;parse":  {950, 950},
+		"main;price":  {1200, 1200},
+		"main;render": {900, 1500},
+	})
+	for seed := range 40 {
+		r := rand.New(rand.NewPCG(uint64(seed), 48))
+		tr := mustBuild(t, simDiffSides(r, p, 10, 0.02, side(0), side(1)), Options{Normalize: Relative})
+		cs := tr.Culprits()
+		if len(cs) != 1 || pathString(tr, cs[0].Sites[0]) != "main;render" || cs[0].Delta <= 0 {
+			t.Errorf("seed %d: want render's regression alone, got %v", seed, describe(tr, cs))
+		}
+	}
+}
