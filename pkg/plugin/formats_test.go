@@ -46,6 +46,9 @@ func TestToolFormatsOverGRPC(t *testing.T) {
 	for name, cluster := range map[string]bool{"one server": false, "cluster": true} {
 		t.Run(name, func(t *testing.T) {
 			store, dsn := teststore.Fresh(t, cluster)
+			// totals are each run's total by format and build, for a failure's
+			// message: a recording that lacks the planted change shows there.
+			totals := map[string][]int64{}
 			for _, r := range recs {
 				for build, dir := range map[string]string{"base": r.Base, "head": r.Head} {
 					files, err := filepath.Glob(filepath.Join(dir, "run*"))
@@ -61,6 +64,7 @@ func TestToolFormatsOverGRPC(t *testing.T) {
 						if err := store.Write(context.Background(), meta, p, nil); err != nil {
 							t.Fatal(err)
 						}
+						totals[r.Format+" "+build] = append(totals[r.Format+" "+build], p.Total())
 					}
 				}
 			}
@@ -85,7 +89,8 @@ func TestToolFormatsOverGRPC(t *testing.T) {
 						}
 					}
 					if first < 0 {
-						t.Errorf("%s: no regression among %d culprits", r.Format, culprit.Len())
+						t.Errorf("%s: no regression among %d culprits (run totals: base %v, head %v)", r.Format, culprit.Len(),
+							totals[r.Format+" base"], totals[r.Format+" head"])
 						continue
 					}
 					at := path.Base(file.At(first).(string)) + ":" + strconv.FormatInt(line.At(first).(int64), 10)
