@@ -144,14 +144,14 @@ func (c *culpritFinder) undisplaced(out []Culprit) []Culprit {
 		sum += cu.Delta
 	}
 	byDelta := math.Copysign(1, sum)
-	dominant, setters, explained := byDelta, 0, false
-	for _, dir := range []float64{byDelta, -byDelta} {
-		drop, n, all := c.displaced(out, dir)
-		if drop == nil || all && (!explained || n < setters) {
-			dominant, setters, explained = dir, n, all
+	var drop []bool
+	setters, explained := 0, false
+	for k, dir := range []float64{byDelta, -byDelta} {
+		d, n, all := c.displaced(out, dir)
+		if k == 0 || d == nil || all && (!explained || n < setters) {
+			drop, setters, explained = d, n, all
 		}
 	}
-	drop, _, _ := c.displaced(out, dominant)
 	if drop == nil {
 		return out
 	}
