@@ -9,8 +9,12 @@ import { fieldsOf, frameContracts, hasFields } from './contract';
 export interface Side {
   total: ArrayLike<number>;
   self: ArrayLike<number>;
-  /** x of each node's left edge, in value units, computed from the widths (on first use). */
-  readonly start: Float64Array;
+  /**
+   * x of node i's left edge, in value units. Nothing is laid out ahead: a
+   * drawing places the nodes it walks (layout.ts), and one node's place is
+   * the widths of its ancestors' earlier siblings.
+   */
+  startOf(i: number): number;
   /** Sum of the level-0 totals: the full width of this side. */
   rootTotal: number;
 }
@@ -286,10 +290,8 @@ function structure(f: Field, n: number): { level: Int32Array; end: Int32Array; m
 }
 
 /**
- * layoutSide places every node after its previous siblings inside its
- * parent. The placement is computed on first use: a diff's other side is
- * only laid out when the user switches to it, so a million-node frame draws
- * sooner.
+ * layoutSide is one side's widths. It places no node ahead: the first frame
+ * of a million-node tree places only the nodes it walks.
  */
 export function layoutSide(
   level: Int32Array,
@@ -302,24 +304,21 @@ export function layoutSide(
   for (let i = 0; i < n; i = end[i]) {
     rootTotal += total[i]; // the level-0 nodes, jumping over their subtrees
   }
-  let start: Float64Array | undefined;
-  const place = (): Float64Array => {
-    const out = new Float64Array(n);
-    // next[l] is where the next child at level l starts.
-    const next = new Float64Array(n + 1);
-    for (let i = 0; i < n; i++) {
-      const l = level[i];
-      out[i] = next[l];
-      next[l] += total[i];
-      next[l + 1] = out[i];
-    }
-    return out;
-  };
   return {
     total,
     self,
-    get start() {
-      return (start ??= place());
+    startOf(i) {
+      // Down from the roots: a subtree that ends before i is an earlier sibling of i or of an ancestor.
+      let x = 0;
+      for (let j = 0; j < i;) {
+        if (end[j] <= i) {
+          x += total[j];
+          j = end[j];
+        } else {
+          j++;
+        }
+      }
+      return x;
     },
     rootTotal,
   };
