@@ -244,10 +244,13 @@ function labelsOf(f: Field, n: number, name = 'label'): { labels: string[]; labe
   const enumText = f.config?.type?.enum?.text;
   if (f.type === FieldType.enum || enumText) {
     const labels = enumText ?? [];
+    const values = f.values;
     for (let i = 0; i < n; i++) {
-      const idx = Number(f.values[i]);
-      if (!Number.isInteger(idx) || idx < 0 || idx >= labels.length) {
-        throw new Error(`field ${name}: row ${i} has enum index ${f.values[i]} outside its ${labels.length} texts`);
+      const v = values[i];
+      // Indexes are numbers but in odd frames: no conversion call per row.
+      const idx = typeof v === 'number' ? v : Number(v);
+      if (!(idx >= 0 && idx < labels.length && (idx | 0) === idx)) {
+        throw new Error(`field ${name}: row ${i} has enum index ${v} outside its ${labels.length} texts`);
       }
       labelIdx[i] = idx;
     }
