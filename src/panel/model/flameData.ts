@@ -105,7 +105,7 @@ function flameFieldsOf(frame: DataFrame) {
 }
 
 /**
- * numbers reads a numeric field whose rows finite has checked: the frame's
+ * numbers reads a numeric field whose rows have been checked (rows): the frame's
  * own array when it is exactly the rows (a million-node frame is not copied
  * again: copying costs more than drawing the first frame), else a copy.
  */
@@ -115,36 +115,6 @@ function numbers(f: Field, n: number): ArrayLike<number> {
     return v;
   }
   return Float64Array.from({ length: n }, (_, i) => v[i]);
-}
-
-/**
- * finite checks that the first n rows of each numeric field (at most five)
- * are finite numbers, in one pass: a pass per field is about three times
- * slower on a million rows (its reads see each field's element kind in
- * turn). The first bad row is then named field by field.
- */
-function finite(fields: Array<[string, Field]>, n: number) {
-  const values = fields.map(([name, f]) => {
-    const v = f.values as ArrayLike<number>;
-    if (v.length < n) {
-      throw new Error(`field ${name}: ${v.length} values for ${n} rows`);
-    }
-    return v;
-  });
-  // Fewer than five fields: the last one stands in for the rest.
-  const [a, b, c, d, e] = [0, 1, 2, 3, 4].map((k) => values[Math.min(k, values.length - 1)]);
-  for (let i = 0; i < n; i++) {
-    const ok =
-      Number.isFinite(a[i]) &&
-      Number.isFinite(b[i]) &&
-      Number.isFinite(c[i]) &&
-      Number.isFinite(d[i]) &&
-      Number.isFinite(e[i]);
-    if (!ok) {
-      const bad = values.findIndex((v) => !Number.isFinite(v[i]));
-      throw new Error(`field ${fields[bad][0]}: row ${i} is not a finite number`);
-    }
-  }
 }
 
 /** nullable reads a nullable float field: null (and absent rows) become NaN. */
@@ -238,23 +208,32 @@ export function infoOf(frame: DataFrame): FrameInfo {
   };
 }
 
-/** labelsOf interns the label field: enum fields keep their text table. */
+/** enumTexts is an enum field's text table; undefined for a string field. */
+function enumTexts(f: Field): string[] | undefined {
+  const text = f.config?.type?.enum?.text;
+  return f.type === FieldType.enum || text ? (text ?? []) : undefined;
+}
+
+/** badEnum is the error of an enum index outside its texts. */
+function badEnum(name: string, row: number, v: unknown, texts: number): Error {
+  return new Error(`field ${name}: row ${row} has enum index ${v} outside its ${texts} texts`);
+}
+
+/** labelsOf interns a label field: enum fields keep their text table. */
 function labelsOf(f: Field, n: number, name = 'label'): { labels: string[]; labelIdx: Int32Array } {
   const labelIdx = new Int32Array(n);
-  const enumText = f.config?.type?.enum?.text;
-  if (f.type === FieldType.enum || enumText) {
-    const labels = enumText ?? [];
+  const texts = enumTexts(f);
+  if (texts) {
     const values = f.values;
     for (let i = 0; i < n; i++) {
       const v = values[i];
-      // Indexes are numbers but in odd frames: no conversion call per row.
       const idx = typeof v === 'number' ? v : Number(v);
-      if (!(idx >= 0 && idx < labels.length && (idx | 0) === idx)) {
-        throw new Error(`field ${name}: row ${i} has enum index ${v} outside its ${labels.length} texts`);
+      if (!(idx >= 0 && idx < texts.length && (idx | 0) === idx)) {
+        throw badEnum(name, i, v, texts.length);
       }
       labelIdx[i] = idx;
     }
-    return { labels, labelIdx };
+    return { labels: texts, labelIdx };
   }
   const seen = new Map<string, number>();
   const labels: string[] = [];
@@ -271,17 +250,36 @@ function labelsOf(f: Field, n: number, name = 'label'): { labels: string[]; labe
   return { labels, labelIdx };
 }
 
+/** What one pass over a flame graph frame's rows reads. */
+interface Rows {
+  level: Int32Array;
+  maxLevel: number;
+  /** The label indexes of an enum label field; undefined for a string one. */
+  labelIdx?: Int32Array;
+}
+
 /**
- * structure reads the level field (the levels, each node's subtree end and
- * the deepest level) and checks the pre-order: a level may rise by at most
- * one from one row to the next.
+ * rows reads a flame graph frame row by row, in one pass: the levels (a
+ * level rises by at most one from one row to the next) and the deepest, the
+ * indexes of an enum label field, and that the numeric fields (at most five)
+ * are finite numbers. One pass, not one a field: on a panel's first frame
+ * every loop starts as cold code, and over a million rows each loop's
+ * warm-up costs about as much as its work; at one site each field's reads
+ * see one element kind.
  */
-function structure(f: Field, n: number): { level: Int32Array; end: Int32Array; maxLevel: number } {
-  const values = f.values as ArrayLike<number>;
-  if (values.length < n) {
-    throw new Error(`field level: ${values.length} values for ${n} rows`);
+function rows(levelField: Field, labelField: Field, numeric: Array<[string, Field]>, n: number): Rows {
+  for (const [name, f] of [['level', levelField] as const, ['label', labelField] as const, ...numeric]) {
+    if (f.values.length < n) {
+      throw new Error(`field ${name}: ${f.values.length} values for ${n} rows`);
+    }
   }
+  const values = levelField.values as ArrayLike<number>;
   const level = new Int32Array(n);
+  const texts = enumTexts(labelField);
+  const labels = labelField.values;
+  const labelIdx = texts && new Int32Array(n);
+  // Fewer than five numeric fields: the last one stands in for the rest.
+  const [a, b, c, d, e] = [0, 1, 2, 3, 4].map((k) => numeric[Math.min(k, numeric.length - 1)][1].values);
   let maxLevel = 0;
   let prev = -1;
   for (let i = 0; i < n; i++) {
@@ -296,8 +294,27 @@ function structure(f: Field, n: number): { level: Int32Array; end: Int32Array; m
     if (l > maxLevel) {
       maxLevel = l;
     }
+    if (labelIdx) {
+      const x = labels[i];
+      // Indexes are numbers but in odd frames: no conversion call per row.
+      const idx = typeof x === 'number' ? x : Number(x);
+      if (!(idx >= 0 && idx < texts!.length && (idx | 0) === idx)) {
+        throw badEnum('label', i, x, texts!.length);
+      }
+      labelIdx[i] = idx;
+    }
+    const finite =
+      Number.isFinite(a[i]) &&
+      Number.isFinite(b[i]) &&
+      Number.isFinite(c[i]) &&
+      Number.isFinite(d[i]) &&
+      Number.isFinite(e[i]);
+    if (!finite) {
+      const [name] = numeric.find(([, f]) => !Number.isFinite(f.values[i]))!;
+      throw new Error(`field ${name}: row ${i} is not a finite number`);
+    }
   }
-  return { level, end: subtreeEnds(level, maxLevel), maxLevel };
+  return { level, maxLevel, labelIdx };
 }
 
 /**
@@ -365,25 +382,30 @@ export function layoutSide(
 export function toFlameData(frame: DataFrame): FlameData {
   const f = flameFieldsOf(frame);
   const n = frame.length ?? f.level.values.length;
-  const { level, end, maxLevel } = structure(f.level, n);
-  const { labels, labelIdx } = labelsOf(f.label, n);
   const valueField = f.value;
   const { valueRight, selfRight } = f;
   if (Boolean(valueRight) !== Boolean(selfRight)) {
     throw new Error('a diff frame needs both valueRight and selfRight');
   }
   const deltaField = valueRight && f.delta;
-  const checked: Array<[string, Field | undefined]> = [
+  const numeric: Array<[string, Field | undefined]> = [
     ['value', valueField],
     ['self', f.self],
     ['valueRight', valueRight],
     ['selfRight', selfRight],
     ['delta', deltaField],
   ];
-  finite(
-    checked.filter((c): c is [string, Field] => Boolean(c[1])),
+  const read = rows(
+    f.level,
+    f.label,
+    numeric.filter((c): c is [string, Field] => Boolean(c[1])),
     n
   );
+  const { level, maxLevel } = read;
+  const end = subtreeEnds(level, maxLevel);
+  const { labels, labelIdx } = read.labelIdx
+    ? { labels: enumTexts(f.label)!, labelIdx: read.labelIdx }
+    : labelsOf(f.label, n);
   const base = layoutSide(level, end, numbers(valueField, n), numbers(f.self, n));
   let head: Side | undefined;
   const computed = new Float64Array(deltaField ? 0 : n);
