@@ -11,7 +11,7 @@
 // frames (graph and split view) and zoom/pan frame times with this
 // checkout's, BENCH_ROUNDS times, for a comparison in one sitting. To build
 // one from another checkout's commit:
-//   git -C OTHER archive HEAD | tar -x -C /tmp/before && ln -s "$PWD/node_modules" /tmp/before/
+//   mkdir /tmp/before && git -C OTHER archive COMMIT | tar -x -C /tmp/before && ln -s "$PWD/node_modules" /tmp/before/
 //   (cd /tmp/before && node e2e/harness/build.mjs)   # then DIR=/tmp/before/e2e/harness
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
