@@ -249,7 +249,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 			orphans++
 			continue
 		}
-		cp.Samples = append(cp.Samples, k)
+		cp.Samples.append(k)
 	}
 	if orphans > 0 {
 		stack := []uint32{p.Intern(profile.Frame{Name: geckoUnsymbolicated})}
@@ -260,7 +260,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 			p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 1, Time: -1})
 		}
 	}
-	if len(cp.Samples) == 0 {
+	if cp.Samples.len() == 0 {
 		return nil
 	}
 	return cp.addSamples(p, name, nil) // Gecko resolves no columns: no source maps

@@ -56,7 +56,7 @@ func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
 		return nil, err
 	}
 	t := traceReader{wheres: map[traceWhere]*traceWhere{}, names: map[string]string{}}
-	start := s.dec.InputOffset()
+	start := s.offset()
 	first, err := s.token()
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (t *traceReader) array(s *jsonStream) error {
 			return err
 		}
 	}
-	start := s.dec.InputOffset()
+	start := s.offset()
 	if _, err := s.dec.Token(); err == io.EOF { // no closing bracket
 		return nil
 	} else if err != nil {
@@ -140,7 +140,7 @@ func (t *traceReader) event(s *jsonStream) error {
 		return err
 	}
 	var e traceEventJSON
-	start := s.dec.InputOffset()
+	start := s.offset()
 	if err := s.dec.Decode(&e); err != nil {
 		if err == io.EOF {
 			return err
