@@ -181,20 +181,26 @@ func describeToken(t json.Token) string {
 // Keys are matched by the caller as encoding/json does: with
 // strings.EqualFold.
 func (s *jsonStream) object(what string, field func(key string) error) error {
+	_, err := s.objectOrNull(what, field)
+	return err
+}
+
+// objectOrNull is object, saying whether the value was null.
+func (s *jsonStream) objectOrNull(what string, field func(key string) error) (null bool, err error) {
 	if null, err := s.open('{', what); null || err != nil {
-		return err
+		return null, err
 	}
 	for s.dec.More() {
 		t, err := s.token()
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := field(t.(string)); err != nil { // Token allows only a string key here
-			return err
+			return false, err
 		}
 	}
-	_, err := s.token() // '}'
-	return err
+	_, err = s.token() // '}'
+	return false, err
 }
 
 // array reads the array that comes next (or null), calling elem for each
