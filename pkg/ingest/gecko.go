@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -11,55 +9,16 @@ import (
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
-// looksLikeGecko: a JSON object with threads whose tables have schemas,
+// looksLikeGecko: a JSON object, gzipped or not, with threads whose tables have schemas,
 // or with Gecko's meta or libs first (Firefox writes its libraries and
 // meta, tens of kilobytes, before the threads), that is no processed
 // profile: the raw Gecko profile format (simpleperf's
 // gecko_profile_generator.py, Firefox's own profiler before processing).
 func looksLikeGecko(head []byte) bool {
+	head = inflatedHead(head)
 	return isJSONObject(head) && !hasKeys(head, "preprocessedProfileVersion") &&
 		(hasKeys(head, "threads", "stackTable", "schema") || hasKeys(head, "meta", "stackwalk", "processType") ||
 			hasKeys(head, "libs", "breakpadId"))
-}
-
-// geckoTable is a table of the raw Gecko format: rows of values, the
-// schema naming each column's index.
-type geckoTable struct {
-	Schema map[string]int      `json:"schema"`
-	Data   [][]json.RawMessage `json:"data"`
-}
-
-// cell is row's value of column name, ok false when the schema has no such
-// column or the row no value there (null).
-func (t *geckoTable) cell(row []json.RawMessage, name string) (int64, bool) {
-	i, ok := t.Schema[name]
-	if !ok || i < 0 || i >= len(row) {
-		return 0, false
-	}
-	if v, err := strconv.ParseInt(string(row[i]), 10, 64); err == nil {
-		return v, true // the usual cell: an index, without a decoder's cost
-	}
-	var v *int64
-	if json.Unmarshal(row[i], &v) != nil || v == nil {
-		return 0, false
-	}
-	return *v, true
-}
-
-type geckoThread struct {
-	Name        string     `json:"name"`
-	Samples     geckoTable `json:"samples"`
-	StackTable  geckoTable `json:"stackTable"`
-	FrameTable  geckoTable `json:"frameTable"`
-	StringTable []string   `json:"stringTable"`
-}
-
-type geckoProfile struct {
-	Threads []geckoThread `json:"threads"`
-	// Processes are the child processes' profiles (Firefox's content
-	// processes), each a Gecko profile; old Firefox wrote them as strings
-	// of JSON.
-	Processes []json.RawMessage `json:"processes"`
 }
 
 // geckoMaxProcessDepth bounds the nesting of processes: Firefox's are one
@@ -85,45 +44,22 @@ const geckoMaxProcessDepth = 4
 // is a label frame, a name. A cycle of prefixes, an unknown stack, frame
 // or string is an error.
 func parseGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
-	data, err := readWhole(r, name)
+	s, err := streamJSON(r, name)
 	if err != nil {
 		return nil, err
 	}
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
-	if err := addGeckoProcess(p, data, name, "", 0, o.Threads); err != nil {
+	g := geckoReader{p: p, threads: o.Threads}
+	if err := g.process(s, "", 0); err != nil {
+		return nil, err
+	}
+	if err := s.end(); err != nil {
 		return nil, err
 	}
 	if len(p.Samples) == 0 {
 		return nil, fileError(name, "no samples with a stack in the Gecko profile")
 	}
 	return p, nil
-}
-
-// addGeckoProcess adds the samples of the Gecko profile data (a process,
-// at depth in the tree of processes; where names it in errors) to p.
-func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth int, threads bool) error {
-	if depth > geckoMaxProcessDepth {
-		return fileError(name, "%sprocesses nest deeper than %d", where, geckoMaxProcessDepth)
-	}
-	var g geckoProfile
-	if err := decodeJSON(data, name, &g); err != nil {
-		return err
-	}
-	for ti := range g.Threads {
-		if err := addGeckoThread(p, &g.Threads[ti], name, fmt.Sprintf("%sthread %d (%s)", where, ti, g.Threads[ti].Name), threads); err != nil {
-			return err
-		}
-	}
-	for pi, sub := range g.Processes {
-		var s string
-		if json.Unmarshal(sub, &s) == nil {
-			sub = []byte(s)
-		}
-		if err := addGeckoProcess(p, sub, name, fmt.Sprintf("%sprocess %d: ", where, pi), depth+1, threads); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // jsLocation is a JS frame's location: "name (url:line:column)", the
@@ -165,30 +101,30 @@ func geckoFrame(loc string) (f cpuNode, keep bool) {
 
 // addGeckoThread adds thread th's samples to p.
 func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, threads bool) error {
-	n := len(th.StackTable.Data)
+	n := th.stackTable.rows()
 	prefix := make([]int64, n)
 	keep := make([]bool, n)
 	nodes := make([]cpuNode, n)
-	for i, row := range th.StackTable.Data {
+	frames := th.frameTable.rows()
+	for i := range n {
 		prefix[i] = -1
-		if pr, ok := th.StackTable.cell(row, "prefix"); ok {
+		if pr, ok := th.stackTable.cell(i, geckoPrefix); ok {
 			if pr < 0 || pr >= int64(n) {
 				return fileError(name, "%s: stack %d has an unknown prefix %d", what, i, pr)
 			}
 			prefix[i] = pr
 		}
-		f, ok := th.StackTable.cell(row, "frame")
-		if !ok || f < 0 || f >= int64(len(th.FrameTable.Data)) {
-			return fileError(name, "%s: stack %d names no frame of %d", what, i, len(th.FrameTable.Data))
+		f, ok := th.stackTable.cell(i, geckoFrameColumn)
+		if !ok || f < 0 || f >= int64(frames) {
+			return fileError(name, "%s: stack %d names no frame of %d", what, i, frames)
 		}
-		frame := th.FrameTable.Data[f]
-		loc, ok := th.FrameTable.cell(frame, "location")
-		if !ok || loc < 0 || loc >= int64(len(th.StringTable)) {
-			return fileError(name, "%s: frame %d names no string of %d", what, f, len(th.StringTable))
+		loc, ok := th.frameTable.cell(int(f), geckoLocation)
+		if !ok || loc < 0 || loc >= int64(len(th.strings)) {
+			return fileError(name, "%s: frame %d names no string of %d", what, f, len(th.strings))
 		}
-		nodes[i], keep[i] = geckoFrame(th.StringTable[loc])
+		nodes[i], keep[i] = geckoFrame(th.strings[loc])
 		if nodes[i].CallFrame.LineNumber < 0 && nodes[i].CallFrame.URL != "" {
-			if line, ok := th.FrameTable.cell(frame, "line"); ok && line > 0 {
+			if line, ok := th.frameTable.cell(int(f), geckoLine); ok && line > 0 {
 				nodes[i].CallFrame.LineNumber = line - 1
 			}
 		}
@@ -206,7 +142,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 	}
 	cp := cpuProfile{}
 	if threads {
-		cp.thread = th.Name
+		cp.thread = th.name
 	}
 	for i := range nodes {
 		if !keep[i] {
@@ -224,8 +160,8 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 		cp.Nodes = append(cp.Nodes, *nd)
 	}
 	var orphans int // samples of stacks of addresses only
-	for _, row := range th.Samples.Data {
-		s, ok := th.Samples.cell(row, "stack")
+	for k := range th.samples.rows() {
+		s, ok := th.samples.cell(k, geckoStack)
 		if !ok {
 			continue
 		}

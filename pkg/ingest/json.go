@@ -12,32 +12,6 @@ import (
 // The JSON rows' shared steps: reading a document, its errors with their
 // offsets, and the looks at a head that detection takes.
 
-// readJSON decodes a whole JSON document of at most MaxFileSize bytes
-// into v. encoding/json refuses nesting deeper than 10000 levels.
-func readJSON(r io.Reader, name string, v any) error {
-	data, err := readWhole(r, name)
-	if err != nil {
-		return err
-	}
-	return decodeJSON(data, name, v)
-}
-
-// decodeJSON decodes data into v, its errors naming the file and offset.
-func decodeJSON(data []byte, name string, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syntax):
-			return offsetError(name, syntax.Offset, "bad JSON: %v", err)
-		case errors.As(err, &typ):
-			return offsetError(name, typ.Offset, "bad JSON: %v", err)
-		}
-		return fileError(name, "bad JSON: %v", err)
-	}
-	return nil
-}
-
 // hasKeys reports whether a JSON head has each of keys as an object key
 // (a quoted string followed by a colon).
 func hasKeys(head []byte, keys ...string) bool {
@@ -190,17 +164,22 @@ func (s *jsonStream) objectOrNull(what string, field func(key string) error) (nu
 	if null, err := s.open('{', what); null || err != nil {
 		return null, err
 	}
+	return false, s.fields(field)
+}
+
+// fields reads the fields of an object whose '{' is read, and its '}'.
+func (s *jsonStream) fields(field func(key string) error) error {
 	for s.dec.More() {
 		t, err := s.token()
 		if err != nil {
-			return false, err
+			return err
 		}
 		if err := field(t.(string)); err != nil { // Token allows only a string key here
-			return false, err
+			return err
 		}
 	}
-	_, err = s.token() // '}'
-	return false, err
+	_, err := s.token() // '}'
+	return err
 }
 
 // array reads the array that comes next (or null), calling elem for each

@@ -1,0 +1,76 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flamediff/flamediff/internal/testkit"
+)
+
+// A child process reads the same wherever the file puts it and however it
+// is written: after the threads, before them (held until they are read),
+// as a string of JSON (old Firefox); and a table's rows before its schema.
+func TestGeckoProcessLayouts(t *testing.T) {
+	data := testkit.ReadTestdata(t, "formats", "prog.gecko.json")
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range doc["threads"].([]any) { // the child's functions are its own: the order of the samples shows
+		strs := th.(map[string]any)["stringTable"].([]any)
+		for i, s := range strs {
+			strs[i] = "child " + s.(string)
+		}
+	}
+	child, err := json.Marshal(doc) // a map: keys sorted, "data" before "schema"
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, err := json.Marshal(string(child))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := bytes.LastIndexByte(data, '}')
+	layouts := map[string]string{
+		"after the threads":  string(data[:end]) + `,"processes":[` + string(child) + "]}",
+		"before the threads": `{"processes":[` + string(child) + "]," + string(bytes.TrimLeft(data, " \n{")),
+		"a string":           string(data[:end]) + `,"processes":[null,` + string(quoted) + "]}",
+	}
+	one, err := Parse(bytes.NewReader(data), "x", Gecko)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first struct {
+		layout  string
+		samples []string
+	}
+	for name, in := range layouts {
+		p, err := Parse(strings.NewReader(in), "x", Gecko)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p.Total() != 2*one.Total() {
+			t.Errorf("%s: total %d, want twice the process's %d", name, p.Total(), one.Total())
+		}
+		var samples []string // in order, by their frames' names
+		for _, s := range p.Samples {
+			samples = append(samples, strings.Join(p.Names(s.Stack), ";"))
+		}
+		if first.samples == nil {
+			first.layout, first.samples = name, samples
+		} else if !slices.Equal(samples, first.samples) {
+			t.Errorf("%s: the samples differ from %s's", name, first.layout)
+		}
+	}
+	for in, want := range map[string]string{
+		string(data[:end]) + `,"processes":[7]}`:                      "process 0: is a number, not an object",
+		strings.Repeat(`{"processes":[`, 6) + strings.Repeat("]}", 6): "processes nest deeper than 4",
+	} {
+		if _, err := Parse(strings.NewReader(in), "x", Gecko); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one with %q", err, want)
+		}
+	}
+}
