@@ -44,6 +44,20 @@ type cpuNode struct {
 	Parent   *int64  `json:"parent"` // the older format and trace events name parents instead
 }
 
+// frame is node n's function, before any source map.
+func (n *cpuNode) frame() profile.Frame {
+	cf := n.CallFrame
+	fn := cf.FunctionName
+	if fn == "" {
+		fn = "(anonymous)"
+	}
+	f := profile.Frame{Name: fn, Module: cf.URL, File: cf.URL} // the url whole: profile.ModuleIdentity matches it across builds
+	if cf.LineNumber >= 0 {
+		f.Line = cf.LineNumber + 1
+	}
+	return f
+}
+
 // parseCPUProfile reads a V8 CPU profile (`node --cpu-prof`, Chrome
 // DevTools' Save profile). Each sample is one stack, root first without
 // V8's "(root)" node; its value is 1 (sample type "samples", the default)
@@ -178,15 +192,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	for i, n := range cp.Nodes {
 		ids[i], v8Root[i] = n.ID, n.CallFrame.FunctionName == "(root)"
 		cf := n.CallFrame
-		fn := cf.FunctionName
-		if fn == "" {
-			fn = "(anonymous)"
-		}
-		f := profile.Frame{Name: fn, Module: cf.URL, File: cf.URL} // the url whole: profile.ModuleIdentity matches it across builds
-		if cf.LineNumber >= 0 {
-			f.Line = cf.LineNumber + 1
-		}
-		f, err := maps.frame(f, cf.URL, cf.LineNumber, cf.ColumnNumber, name)
+		f, err := maps.frame(n.frame(), cf.URL, cf.LineNumber, cf.ColumnNumber, name)
 		if err != nil {
 			return err
 		}

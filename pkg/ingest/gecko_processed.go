@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -204,6 +205,7 @@ func parseProcessedGecko(r io.Reader, name string, o Options) (*profile.Profile,
 		if o.Threads {
 			thread = []uint32{threadFrame(p, th.Name)}
 		}
+		p.Samples = slices.Grow(p.Samples, len(s.Stack)) // not the doubling of append: the samples are most of the memory
 		for k, stack := range s.Stack {
 			if stack < 0 {
 				continue
