@@ -2,8 +2,6 @@ package ingest
 
 import (
 	"io"
-	"math"
-	"strconv"
 	"strings"
 )
 
@@ -183,15 +181,11 @@ func readColumn(s *jsonStream, what string, c *column) error {
 func readWeights(s *jsonStream, w *weights) error {
 	*w = nil
 	return s.numbers("samples.weight", func(tok []byte, at int64) error {
-		v, ok := parseInt(tok)
-		f := float64(v)
-		if !ok {
-			var err error
-			if f, err = strconv.ParseFloat(string(tok), 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return offsetError(s.name, at, "samples.weight: %s is no weight", tok)
-			}
+		if string(tok) == "null" {
+			return offsetError(s.name, at, "samples.weight: null is no weight")
 		}
+		f, err := s.float(tok, at, "samples.weight")
 		*w = append(*w, f)
-		return nil
+		return err
 	})
 }

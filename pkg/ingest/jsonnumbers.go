@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // The long arrays of numbers (V8's samples and time deltas, speedscope's
@@ -13,21 +14,59 @@ import (
 // scanned here byte by byte, without the token stream's allocation per
 // value and its cost per byte.
 
-// numbers reads the flat array of numbers and nulls (or null) that comes
-// next, calling each with every element's text ("null" for null) and its
-// offset; the text is valid only during the call.
-func (s *jsonStream) numbers(what string, each func(tok []byte, at int64) error) error {
+// scan reads the array that comes next (or null) with a numberScanner,
+// its '[' read, then goes back to the token stream.
+func (s *jsonStream) scan(what string, scan func(*numberScanner) error) error {
 	if null, err := s.open('[', what); null || err != nil {
 		return err
 	}
 	// The decoder has read ahead: what it holds unread comes first.
 	rest, _ := io.ReadAll(io.MultiReader(s.dec.Buffered(), s.pending))
 	sc := numberScanner{rest: rest, src: s.src, at: s.offset()}
-	if err := sc.array(s, what, each); err != nil {
+	if err := scan(&sc); err != nil {
 		return err
 	}
 	s.nesting = s.nesting[:len(s.nesting)-1] // the array's ']', which sc read
 	return s.resume(sc.rest, sc.at)
+}
+
+// numbers reads the flat array of numbers and nulls (or null) that comes
+// next, calling each with every element's text ("null" for null) and its
+// offset; the text is valid only during the call.
+func (s *jsonStream) numbers(what string, each func(tok []byte, at int64) error) error {
+	return s.scan(what, func(sc *numberScanner) error {
+		return sc.list(s, what, func(c byte) error { return sc.number(s, what, c, each) })
+	})
+}
+
+// numberLists reads the array of flat arrays of numbers (or null) that
+// comes next: each is called with every number of a list, as numbers
+// calls it, and done at each list's end (a null list is an empty one).
+func (s *jsonStream) numberLists(what string, each func(tok []byte, at int64) error, done func() error) error {
+	return s.scan(what, func(sc *numberScanner) error {
+		number := func(c byte) error { return sc.number(s, what, c, each) }
+		return sc.list(s, what, func(c byte) error {
+			switch c {
+			case '[':
+				sc.next()
+				if err := sc.list(s, what, number); err != nil {
+					return err
+				}
+			case 'n':
+				if err := sc.number(s, what, c, func(tok []byte, at int64) error {
+					if string(tok) != "null" {
+						return offsetError(s.name, at, "bad JSON: %s holds %s, not an array", what, tok)
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
+			default:
+				return offsetError(s.name, sc.at, "bad JSON: %s holds %s, not an array", what, describeByte(c))
+			}
+			return done()
+		})
+	})
 }
 
 // resume makes a new decoder that reads rest, then the input, from offset
@@ -80,6 +119,22 @@ func (s *jsonStream) integer(tok []byte, at int64, what string) (int64, error) {
 	return n, nil
 }
 
+// float is tok, an element of what at offset at, as a float64 (null: 0,
+// as encoding/json decodes it).
+func (s *jsonStream) float(tok []byte, at int64, what string) (float64, error) {
+	if string(tok) == "null" {
+		return 0, nil
+	}
+	if n, ok := parseInt(tok); ok {
+		return float64(n), nil // the usual weight, without strconv's allocation
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return 0, offsetError(s.name, at, "bad JSON: %s holds %s, not a float64", what, tok)
+	}
+	return f, nil
+}
+
 // parseInt is the JSON number tok as an int64, ok false when it has a
 // fraction or exponent or does not fit; unlike strconv, it allocates
 // nothing.
@@ -116,8 +171,9 @@ type numberScanner struct {
 	tok  []byte
 }
 
-// array reads the elements after '[' through ']', at most maxItems.
-func (sc *numberScanner) array(s *jsonStream, what string, each func(tok []byte, at int64) error) error {
+// list reads the elements after '[' through ']', at most maxItems of
+// them, elem reading each (c is its first byte).
+func (sc *numberScanner) list(s *jsonStream, what string, elem func(c byte) error) error {
 	var end int64 // of the element before, where one too many is refused
 	for n := 0; ; n++ {
 		c, err := sc.nonSpace()
@@ -131,17 +187,7 @@ func (sc *numberScanner) array(s *jsonStream, what string, each func(tok []byte,
 		if err := s.withinAt(n, what, end); err != nil {
 			return err
 		}
-		at := sc.at
-		if err := sc.token(); err != nil {
-			return sc.fail(s, err)
-		}
-		if !isJSONNumber(sc.tok) && string(sc.tok) != "null" {
-			if len(sc.tok) == 0 {
-				return offsetError(s.name, at, "bad JSON: %s holds %s, not a number", what, describeByte(c))
-			}
-			return offsetError(s.name, at, "bad JSON: %s holds %q, not a number", what, sc.tok)
-		}
-		if err := each(sc.tok, at); err != nil {
+		if err := elem(c); err != nil {
 			return err
 		}
 		end = sc.at
@@ -157,6 +203,21 @@ func (sc *numberScanner) array(s *jsonStream, what string, each func(tok []byte,
 			return offsetError(s.name, sc.at-1, "bad JSON: invalid character %s after array element", describeByte(c))
 		}
 	}
+}
+
+// number reads a number or null (c its first byte), calling each with it.
+func (sc *numberScanner) number(s *jsonStream, what string, c byte, each func(tok []byte, at int64) error) error {
+	at := sc.at
+	if err := sc.token(); err != nil {
+		return sc.fail(s, err)
+	}
+	if !isJSONNumber(sc.tok) && string(sc.tok) != "null" {
+		if len(sc.tok) == 0 {
+			return offsetError(s.name, at, "bad JSON: %s holds %s, not a number", what, describeByte(c))
+		}
+		return offsetError(s.name, at, "bad JSON: %s holds %q, not a number", what, sc.tok)
+	}
+	return each(sc.tok, at)
 }
 
 // fail is an error of reading in the file's terms.
