@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -71,6 +72,37 @@ func TestGeckoProcessLayouts(t *testing.T) {
 	} {
 		if _, err := Parse(strings.NewReader(in), "x", Gecko); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one with %q", err, want)
+		}
+	}
+}
+
+// Both Gecko formats are bounded by what a run holds: past maxItems rows
+// of a table or values of a column, a file is refused where it passes the
+// bound.
+func TestGeckoItemsBounded(t *testing.T) {
+	maxItems = 6 // processedV70 has 6 strings
+	t.Cleanup(func() { maxItems = MaxItems })
+	raw := func(rows string) string {
+		return `{"threads":[{"name":"t","samples":{"schema":{"stack":0},"data":[` + rows + `]},` +
+			`"stackTable":{"schema":{"prefix":0,"frame":1},"data":[[null,0]]},"frameTable":{"schema":{"location":0},"data":[[0]]},"stringTable":["f"]}]}`
+	}
+	processed := func(n int) string {
+		stacks := strings.TrimSuffix(strings.Repeat("1,", n), ",")
+		return strings.Replace(processedV70, `"samples":{"length":4,"stack":[1,2,null,1],"weight":null`, fmt.Sprintf(`"samples":{"length":%d,"stack":[%s]`, n, stacks), 1)
+	}
+	for _, tc := range []struct {
+		in     string
+		format Format
+		want   string // "" for a file within the bound
+	}{
+		{raw(strings.Repeat("[0],", 5) + "[0]"), Gecko, ""},
+		{raw(strings.Repeat("[0],", 6) + "[0]"), Gecko, fmt.Sprintf("offset %d: more than 6 samples rows", strings.Index(raw(""), `"data":[`)+len(`"data":[`)+6*len("[0],")-1)}, // the 6th row's end
+		{processed(6), Processed, ""},
+		{processed(7), Processed, "more than 6 samples.stack"},
+	} {
+		_, err := Parse(strings.NewReader(tc.in), "x", tc.format)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%.60s...: error %v, want %q", tc.in, err, tc.want)
 		}
 	}
 }
