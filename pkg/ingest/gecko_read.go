@@ -166,8 +166,12 @@ func (g *geckoReader) child(s *jsonStream, where string, depth int) error {
 	return offsetError(s.name, start, "bad JSON: %sis %s, not an object", where, describeToken(t))
 }
 
-// whole reads a process held whole: a Gecko profile or a string of one.
+// whole reads a process held whole: a Gecko profile, a string of one or
+// null (no process, as child reads it).
 func (g *geckoReader) whole(data []byte, name, where string, depth int) error {
+	if string(data) == "null" {
+		return nil
+	}
 	var str string
 	if json.Unmarshal(data, &str) == nil {
 		data = []byte(str)

@@ -13,7 +13,8 @@ import (
 
 // A child process reads the same wherever the file puts it and however it
 // is written: after the threads, before them (held until they are read),
-// as a string of JSON (old Firefox); and a table's rows before its schema.
+// as a string of JSON (old Firefox), null beside it as no process; and a
+// table's rows before its schema.
 func TestGeckoProcessLayouts(t *testing.T) {
 	data := testkit.ReadTestdata(t, "formats", "prog.gecko.json")
 	var doc map[string]any
@@ -37,7 +38,7 @@ func TestGeckoProcessLayouts(t *testing.T) {
 	end := bytes.LastIndexByte(data, '}')
 	layouts := map[string]string{
 		"after the threads":  string(data[:end]) + `,"processes":[` + string(child) + "]}",
-		"before the threads": `{"processes":[` + string(child) + "]," + string(bytes.TrimLeft(data, " \n{")),
+		"before the threads": `{"processes":[null,` + string(child) + "]," + string(bytes.TrimLeft(data, " \n{")),
 		"a string":           string(data[:end]) + `,"processes":[null,` + string(quoted) + "]}",
 	}
 	one, err := Parse(bytes.NewReader(data), "x", Gecko)
