@@ -141,9 +141,10 @@ func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
 	return cp, nil
 }
 
-// addSamples adds cp's samples to p, its node table let go on the way, whose sample type (samples or cpu)
+// addSamples adds cp's samples to p, whose sample type (samples or cpu)
 // says what they weigh, as parseCPUProfile describes; maps, if not nil,
-// map its frames to their original sources.
+// map its frames to their original sources. It lets go of cp's node
+// table on the way.
 func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMaps) error {
 	timed := p.SampleType == "cpu"
 	if len(cp.Nodes) == 0 {

@@ -19,7 +19,8 @@ type geckoTable struct {
 	raw    [][]json.RawMessage
 }
 
-// geckoNone is a cell without an integer (null, a string, no such column).
+// geckoNone is a cell without an integer (null, a string, no such column;
+// -2^63, which indexes nothing, reads as none too).
 const geckoNone = -1 << 63
 
 // rows is the number of rows read.
