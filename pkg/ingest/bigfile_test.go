@@ -237,6 +237,8 @@ var bigFormats = []struct {
 	{CPUProfile, writeBigCPUProfile},
 	{TraceEvent, writeBigTrace},
 	{Speedscope, writeBigSpeedscope},
+	{Gecko, writeBigGecko},
+	{Processed, writeBigProcessed},
 }
 
 // resultBytes is what p holds in memory: its samples, their stacks (a

@@ -24,8 +24,8 @@ type cpuProfile struct {
 	Nodes      []cpuNode
 	StartTime  int64 // microseconds
 	EndTime    int64
-	Samples    []int64
-	TimeDeltas []int64
+	Samples    packedInts // node ids
+	TimeDeltas packedInts
 	// thread, when not "", names the thread whose frame starts every
 	// stack (Options.Threads): trace events' and Gecko's threads.
 	thread string
@@ -42,6 +42,20 @@ type cpuNode struct {
 	} `json:"callFrame"`
 	Children []int64 `json:"children"`
 	Parent   *int64  `json:"parent"` // the older format and trace events name parents instead
+}
+
+// frame is node n's function, before any source map.
+func (n *cpuNode) frame() profile.Frame {
+	cf := n.CallFrame
+	fn := cf.FunctionName
+	if fn == "" {
+		fn = "(anonymous)"
+	}
+	f := profile.Frame{Name: fn, Module: cf.URL, File: cf.URL} // the url whole: profile.ModuleIdentity matches it across builds
+	if cf.LineNumber >= 0 {
+		f.Line = cf.LineNumber + 1
+	}
+	return f
 }
 
 // parseCPUProfile reads a V8 CPU profile (`node --cpu-prof`, Chrome
@@ -104,9 +118,11 @@ func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
 				return err
 			})
 		case strings.EqualFold(key, "samples"):
-			cp.Samples, err = s.int64s("samples")
+			cp.Samples = packedInts{}
+			err = s.ints("samples", cp.Samples.append)
 		case strings.EqualFold(key, "timeDeltas"):
-			cp.TimeDeltas, err = s.int64s("timeDeltas")
+			cp.TimeDeltas = packedInts{}
+			err = s.ints("timeDeltas", cp.TimeDeltas.append)
 		case strings.EqualFold(key, "startTime"):
 			err = s.decode(&cp.StartTime)
 		case strings.EqualFold(key, "endTime"):
@@ -127,14 +143,16 @@ func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
 
 // addSamples adds cp's samples to p, whose sample type (samples or cpu)
 // says what they weigh, as parseCPUProfile describes; maps, if not nil,
-// map its frames to their original sources.
+// map its frames to their original sources. It lets go of cp's node
+// table on the way.
 func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMaps) error {
 	timed := p.SampleType == "cpu"
 	if len(cp.Nodes) == 0 {
 		return fileError(name, "no nodes in the CPU profile")
 	}
-	if len(cp.TimeDeltas) != 0 && len(cp.TimeDeltas) != len(cp.Samples) {
-		return fileError(name, "%d samples but %d time deltas", len(cp.Samples), len(cp.TimeDeltas))
+	samples, deltas := cp.Samples.len(), cp.TimeDeltas.len()
+	if deltas != 0 && deltas != samples {
+		return fileError(name, "%d samples but %d time deltas", samples, deltas)
 	}
 	index := make(map[int64]int, len(cp.Nodes))
 	for i, n := range cp.Nodes {
@@ -147,7 +165,8 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	for i := range parent {
 		parent[i] = -1
 	}
-	for i, n := range cp.Nodes {
+	for i := range cp.Nodes {
+		n := &cp.Nodes[i]
 		for _, c := range n.Children {
 			j, ok := index[c]
 			if !ok {
@@ -165,27 +184,25 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 			}
 			parent[i] = j
 		}
+		n.Children = nil // parent holds the tree now: their memory goes before the samples take theirs
 	}
-	frames := make([]uint32, len(cp.Nodes))
+	nodes := len(cp.Nodes)
+	frames := make([]uint32, nodes)
+	ids := make([]int64, nodes)   // what the samples need of the nodes,
+	v8Root := make([]bool, nodes) // so that their table goes before the samples come
 	for i, n := range cp.Nodes {
+		ids[i], v8Root[i] = n.ID, n.CallFrame.FunctionName == "(root)"
 		cf := n.CallFrame
-		fn := cf.FunctionName
-		if fn == "" {
-			fn = "(anonymous)"
-		}
-		f := profile.Frame{Name: fn, Module: cf.URL, File: cf.URL} // the url whole: profile.ModuleIdentity matches it across builds
-		if cf.LineNumber >= 0 {
-			f.Line = cf.LineNumber + 1
-		}
-		f, err := maps.frame(f, cf.URL, cf.LineNumber, cf.ColumnNumber, name)
+		f, err := maps.frame(n.frame(), cf.URL, cf.LineNumber, cf.ColumnNumber, name)
 		if err != nil {
 			return err
 		}
 		frames[i] = p.Intern(f)
 	}
+	cp.Nodes = nil
 	// stacks[i] is node i's stack, built once per node on first use;
 	// walking up is bounded by the node count, so a cycle is caught.
-	stacks := make([][]uint32, len(cp.Nodes))
+	stacks := make([][]uint32, nodes)
 	var arena stackArena
 	var root []uint32
 	if cp.thread != "" {
@@ -197,16 +214,16 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 		}
 		var path []int
 		for j := i; j >= 0; j = parent[j] {
-			if len(path) > len(cp.Nodes) {
-				return nil, fileError(name, "node %d: the parents form a cycle", cp.Nodes[i].ID)
+			if len(path) > nodes {
+				return nil, fileError(name, "node %d: the parents form a cycle", ids[i])
 			}
-			if parent[j] < 0 && cp.Nodes[j].CallFrame.FunctionName == "(root)" {
+			if parent[j] < 0 && v8Root[j] {
 				break
 			}
 			path = append(path, j)
 		}
 		if len(path) == 0 {
-			return nil, fileError(name, "a sample of the root node %d", cp.Nodes[i].ID)
+			return nil, fileError(name, "a sample of the root node %d", ids[i])
 		}
 		s := arena.alloc(len(root) + len(path))
 		copy(s, root)
@@ -216,9 +233,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 		stacks[i] = s
 		return s, nil
 	}
-	p.Samples = slices.Grow(p.Samples, len(cp.Samples)) // not the doubling of append: the samples are most of the memory
+	p.Samples = slices.Grow(p.Samples, samples) // not the doubling of append: the samples are most of the memory
 	at := cp.StartTime
-	for k, id := range cp.Samples {
+	for k := range samples {
+		id := cp.Samples.at(k)
 		i, ok := index[id]
 		if !ok {
 			return fileError(name, "sample %d names an unknown node %d", k+1, id)
@@ -228,15 +246,15 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 			return err
 		}
 		sample := profile.Sample{Stack: s, Value: 1, Time: -1}
-		if len(cp.TimeDeltas) > 0 {
-			at += cp.TimeDeltas[k]
+		if deltas > 0 {
+			at += cp.TimeDeltas.at(k)
 			if t := at - cp.StartTime; t >= 0 && t < 1<<62/1000 {
 				sample.Time = t * 1000
 			}
 			if timed {
 				next := cp.EndTime
-				if k+1 < len(cp.Samples) {
-					next = at + cp.TimeDeltas[k+1]
+				if k+1 < samples {
+					next = at + cp.TimeDeltas.at(k+1)
 				}
 				sample.Value = max(next-at, 0)
 			}

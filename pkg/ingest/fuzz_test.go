@@ -139,6 +139,10 @@ func FuzzParseCPUProfile(f *testing.F) {
 func FuzzParseSpeedscope(f *testing.F) {
 	seed(f, "formats/*.speedscope.json")
 	f.Add([]byte(speedscopeSample))
+	// What the scan of numbers meets: white space between lists, null lists
+	// and weights, floats with exponents.
+	f.Add([]byte(`{"shared":{"frames":[{"name":"a","file":"x.py","line":3},{"name":"b"}]},"profiles":[{"type":"sampled","unit":"seconds",` +
+		`"samples":[[0,1] , [ 0 ],null,[1]],"weights":[0.25,1e-3,null,2.5E+0]}]}`))
 	fuzzFormat(f, Speedscope)
 }
 

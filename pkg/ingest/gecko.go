@@ -1,65 +1,25 @@
 package ingest
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
-// looksLikeGecko: a JSON object with threads whose tables have schemas,
+// looksLikeGecko: a JSON object, gzipped or not, with threads whose tables have schemas,
 // or with Gecko's meta or libs first (Firefox writes its libraries and
 // meta, tens of kilobytes, before the threads), that is no processed
 // profile: the raw Gecko profile format (simpleperf's
 // gecko_profile_generator.py, Firefox's own profiler before processing).
 func looksLikeGecko(head []byte) bool {
+	head = inflatedHead(head)
 	return isJSONObject(head) && !hasKeys(head, "preprocessedProfileVersion") &&
 		(hasKeys(head, "threads", "stackTable", "schema") || hasKeys(head, "meta", "stackwalk", "processType") ||
 			hasKeys(head, "libs", "breakpadId"))
-}
-
-// geckoTable is a table of the raw Gecko format: rows of values, the
-// schema naming each column's index.
-type geckoTable struct {
-	Schema map[string]int      `json:"schema"`
-	Data   [][]json.RawMessage `json:"data"`
-}
-
-// cell is row's value of column name, ok false when the schema has no such
-// column or the row no value there (null).
-func (t *geckoTable) cell(row []json.RawMessage, name string) (int64, bool) {
-	i, ok := t.Schema[name]
-	if !ok || i < 0 || i >= len(row) {
-		return 0, false
-	}
-	if v, err := strconv.ParseInt(string(row[i]), 10, 64); err == nil {
-		return v, true // the usual cell: an index, without a decoder's cost
-	}
-	var v *int64
-	if json.Unmarshal(row[i], &v) != nil || v == nil {
-		return 0, false
-	}
-	return *v, true
-}
-
-type geckoThread struct {
-	Name        string     `json:"name"`
-	Samples     geckoTable `json:"samples"`
-	StackTable  geckoTable `json:"stackTable"`
-	FrameTable  geckoTable `json:"frameTable"`
-	StringTable []string   `json:"stringTable"`
-}
-
-type geckoProfile struct {
-	Threads []geckoThread `json:"threads"`
-	// Processes are the child processes' profiles (Firefox's content
-	// processes), each a Gecko profile; old Firefox wrote them as strings
-	// of JSON.
-	Processes []json.RawMessage `json:"processes"`
 }
 
 // geckoMaxProcessDepth bounds the nesting of processes: Firefox's are one
@@ -85,45 +45,22 @@ const geckoMaxProcessDepth = 4
 // is a label frame, a name. A cycle of prefixes, an unknown stack, frame
 // or string is an error.
 func parseGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
-	data, err := readWhole(r, name)
+	s, err := streamJSON(r, name)
 	if err != nil {
 		return nil, err
 	}
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
-	if err := addGeckoProcess(p, data, name, "", 0, o.Threads); err != nil {
+	g := geckoReader{p: p, threads: o.Threads}
+	if err := g.process(s, "", 0); err != nil {
+		return nil, err
+	}
+	if err := s.end(); err != nil {
 		return nil, err
 	}
 	if len(p.Samples) == 0 {
 		return nil, fileError(name, "no samples with a stack in the Gecko profile")
 	}
 	return p, nil
-}
-
-// addGeckoProcess adds the samples of the Gecko profile data (a process,
-// at depth in the tree of processes; where names it in errors) to p.
-func addGeckoProcess(p *profile.Profile, data []byte, name, where string, depth int, threads bool) error {
-	if depth > geckoMaxProcessDepth {
-		return fileError(name, "%sprocesses nest deeper than %d", where, geckoMaxProcessDepth)
-	}
-	var g geckoProfile
-	if err := decodeJSON(data, name, &g); err != nil {
-		return err
-	}
-	for ti := range g.Threads {
-		if err := addGeckoThread(p, &g.Threads[ti], name, fmt.Sprintf("%sthread %d (%s)", where, ti, g.Threads[ti].Name), threads); err != nil {
-			return err
-		}
-	}
-	for pi, sub := range g.Processes {
-		var s string
-		if json.Unmarshal(sub, &s) == nil {
-			sub = []byte(s)
-		}
-		if err := addGeckoProcess(p, sub, name, fmt.Sprintf("%sprocess %d: ", where, pi), depth+1, threads); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // jsLocation is a JS frame's location: "name (url:line:column)", the
@@ -163,40 +100,48 @@ func geckoFrame(loc string) (f cpuNode, keep bool) {
 	return f, true
 }
 
-// addGeckoThread adds thread th's samples to p.
+// addGeckoThread adds thread th's samples to p. Its stack table is read
+// as a V8 node table would be (cpuProfile.addSamples: the same frames,
+// interned in the same order, and stacks), with what a stack costs kept
+// to a few bytes: a Firefox stack table has as many rows as samples.
 func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, threads bool) error {
-	n := len(th.StackTable.Data)
-	prefix := make([]int64, n)
-	keep := make([]bool, n)
-	nodes := make([]cpuNode, n)
-	for i, row := range th.StackTable.Data {
+	n := th.stackTable.rows()
+	prefix := make([]int32, n) // rows are fewer than maxItems: they fit
+	frameOf := make([]int32, n)
+	frames := th.frameTable.rows()
+	locs := make([]geckoLocated, frames) // a frame's location, read once
+	for i := range n {
 		prefix[i] = -1
-		if pr, ok := th.StackTable.cell(row, "prefix"); ok {
+		if pr, ok := th.stackTable.cell(i, geckoPrefix); ok {
 			if pr < 0 || pr >= int64(n) {
 				return fileError(name, "%s: stack %d has an unknown prefix %d", what, i, pr)
 			}
-			prefix[i] = pr
+			prefix[i] = int32(pr) // #nosec G115 -- below n
 		}
-		f, ok := th.StackTable.cell(row, "frame")
-		if !ok || f < 0 || f >= int64(len(th.FrameTable.Data)) {
-			return fileError(name, "%s: stack %d names no frame of %d", what, i, len(th.FrameTable.Data))
+		f, ok := th.stackTable.cell(i, geckoFrameColumn)
+		if !ok || f < 0 || f >= int64(frames) {
+			return fileError(name, "%s: stack %d names no frame of %d", what, i, frames)
 		}
-		frame := th.FrameTable.Data[f]
-		loc, ok := th.FrameTable.cell(frame, "location")
-		if !ok || loc < 0 || loc >= int64(len(th.StringTable)) {
-			return fileError(name, "%s: frame %d names no string of %d", what, f, len(th.StringTable))
-		}
-		nodes[i], keep[i] = geckoFrame(th.StringTable[loc])
-		if nodes[i].CallFrame.LineNumber < 0 && nodes[i].CallFrame.URL != "" {
-			if line, ok := th.FrameTable.cell(frame, "line"); ok && line > 0 {
-				nodes[i].CallFrame.LineNumber = line - 1
+		frameOf[i] = int32(f) // #nosec G115 -- below frames
+		if l := &locs[f]; !l.read {
+			loc, ok := th.frameTable.cell(int(f), geckoLocation)
+			if !ok || loc < 0 || loc >= int64(len(th.strings)) {
+				return fileError(name, "%s: frame %d names no string of %d", what, f, len(th.strings))
 			}
+			l.node, l.keep = geckoFrame(th.strings[loc])
+			if l.node.CallFrame.LineNumber < 0 && l.node.CallFrame.URL != "" {
+				if line, ok := th.frameTable.cell(int(f), geckoLine); ok && line > 0 {
+					l.node.CallFrame.LineNumber = line - 1
+				}
+			}
+			l.read = true
 		}
 	}
+	keep := func(i int32) bool { return locs[frameOf[i]].keep }
 	// kept is stack i or its nearest prefix that is a frame, -1 for none;
 	// a walk longer than the table is a cycle.
-	kept := func(i int64) (int64, error) {
-		for steps := 0; i >= 0 && !keep[i]; steps++ {
+	kept := func(i int32) (int32, error) {
+		for steps := 0; i >= 0 && !keep(i); steps++ {
 			if steps > n {
 				return 0, fileError(name, "%s: stack %d: the prefixes form a cycle", what, i)
 			}
@@ -204,66 +149,104 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 		}
 		return i, nil
 	}
-	cp := cpuProfile{}
-	if threads {
-		cp.thread = th.Name
+	v8Root := func(i int32) bool { return locs[frameOf[i]].node.CallFrame.FunctionName == "(root)" }
+	parent := make([]int32, n) // the nearest kept prefix of a kept stack
+	nodes := 0
+	for i := range int32(n) { // #nosec G115 -- n fits
+		if keep(i) {
+			up, err := kept(prefix[i])
+			if err != nil {
+				return err
+			}
+			parent[i] = up
+			nodes++
+		}
 	}
-	for i := range nodes {
-		if !keep[i] {
-			continue
-		}
-		nd := &nodes[i]
-		nd.ID = int64(i)
-		parent, err := kept(prefix[i])
-		if err != nil {
-			return err
-		}
-		if parent >= 0 {
-			nd.Parent = &parent
-		}
-		cp.Nodes = append(cp.Nodes, *nd)
-	}
+	var sampled []int32
 	var orphans int // samples of stacks of addresses only
-	for _, row := range th.Samples.Data {
-		s, ok := th.Samples.cell(row, "stack")
+	for k := range th.samples.rows() {
+		s, ok := th.samples.cell(k, geckoStack)
 		if !ok {
 			continue
 		}
 		if s < 0 || s >= int64(n) {
 			return fileError(name, "%s: a sample names an unknown node %d", what, s)
 		}
-		k, err := kept(s)
+		k, err := kept(int32(s)) // #nosec G115 -- below n
 		if err != nil {
 			return err
 		}
-		if k >= 0 && nodes[k].CallFrame.FunctionName == "(root)" {
+		if k >= 0 && v8Root(k) && parent[k] < 0 {
 			// Gecko's root label, which stacks leave out (as V8's): a
 			// sample there ran unsymbolicated code only.
-			if up, err := kept(prefix[k]); err != nil {
-				return err
-			} else if up < 0 {
-				k = -1
-			}
+			k = -1
 		}
 		if k < 0 {
 			orphans++
 			continue
 		}
-		cp.Samples = append(cp.Samples, k)
+		sampled = append(sampled, k)
+	}
+	threadName := "" // as cpuProfile.thread: a thread without a name has no frame
+	if threads {
+		threadName = th.name
 	}
 	if orphans > 0 {
 		stack := []uint32{p.Intern(profile.Frame{Name: geckoUnsymbolicated})}
-		if cp.thread != "" {
-			stack = []uint32{threadFrame(p, cp.thread), stack[0]}
+		if threadName != "" {
+			stack = []uint32{threadFrame(p, threadName), stack[0]}
 		}
 		for range orphans {
 			p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: 1, Time: -1})
 		}
 	}
-	if len(cp.Samples) == 0 {
+	if len(sampled) == 0 {
 		return nil
 	}
-	return cp.addSamples(p, name, nil) // Gecko resolves no columns: no source maps
+	ids := make([]uint32, frames)
+	for i := range int32(n) { // #nosec G115 -- n fits
+		if l := &locs[frameOf[i]]; keep(i) && !l.interned {
+			ids[frameOf[i]], l.interned = p.Intern(l.node.frame()), true
+		}
+	}
+	var thread []uint32
+	if threadName != "" {
+		thread = []uint32{threadFrame(p, threadName)}
+	}
+	// stacks[i] is kept stack i's frames, built once on first use;
+	// walking up is bounded by the kept stacks' count, so a cycle is
+	// caught.
+	stacks := make([][]uint32, n)
+	var arena stackArena
+	var path []int32
+	p.Samples = slices.Grow(p.Samples, len(sampled))
+	for _, i := range sampled {
+		if stacks[i] == nil {
+			path = path[:0]
+			for j := i; j >= 0 && !(parent[j] < 0 && v8Root(j)); j = parent[j] {
+				if len(path) > nodes {
+					return fileError(name, "node %d: the parents form a cycle", i)
+				}
+				path = append(path, j)
+			}
+			st := arena.alloc(len(thread) + len(path))
+			copy(st, thread)
+			for k, j := range path {
+				st[len(st)-1-k] = ids[frameOf[j]]
+			}
+			stacks[i] = st
+		}
+		p.Samples = append(p.Samples, profile.Sample{Stack: stacks[i], Value: 1, Time: -1})
+	}
+	return nil
+}
+
+// geckoLocated is a frame of a Gecko frame table as read: its function
+// (geckoFrame) and whether it was interned yet.
+type geckoLocated struct {
+	node       cpuNode
+	keep, read bool
+	interned   bool
 }
 
 // geckoUnsymbolicated names the code of a sample whose frames are all

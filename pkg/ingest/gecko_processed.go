@@ -1,12 +1,10 @@
 package ingest
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
+	"slices"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -45,118 +43,74 @@ func looksLikeProcessedGecko(head []byte) bool {
 	return isJSONObject(head) && hasKeys(head, "meta", "preprocessedProfileVersion")
 }
 
-// column is a JSON array of integers or nulls, null read as -1 (the
-// processed format's indices are never negative; its own "no value" is
-// null or -1).
+// column is a column of indices, null read as -1 (readColumn).
 type column []int64
 
-func (c *column) UnmarshalJSON(b []byte) error {
-	return scanColumn(b, func(tok []byte) error {
-		if string(tok) == "null" {
-			*c = append(*c, -1)
-			return nil
-		}
-		v, err := strconv.ParseInt(string(tok), 10, 64)
-		if err != nil || v < -1 {
-			return fmt.Errorf("%q is no index", tok)
-		}
-		*c = append(*c, v)
-		return nil
-	})
-}
-
-// weights is a samples table's weight column: numbers, or null for none.
+// weights is a samples table's weight column: numbers, or nil for none.
 type weights []float64
 
-func (w *weights) UnmarshalJSON(b []byte) error {
-	return scanColumn(b, func(tok []byte) error {
-		v, err := strconv.ParseFloat(string(tok), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%q is no weight", tok)
-		}
-		*w = append(*w, v)
-		return nil
-	})
-}
-
-// scanColumn calls f with each element of the flat JSON array b (numbers
-// and null; encoding/json has checked b is valid JSON). null for the whole
-// column is no column.
-func scanColumn(b []byte, f func(tok []byte) error) error {
-	b = bytes.TrimSpace(b)
-	if string(b) == "null" {
-		return nil
-	}
-	if len(b) < 2 || b[0] != '[' {
-		return fmt.Errorf("a column is no array")
-	}
-	b = bytes.TrimSpace(b[1 : len(b)-1])
-	for len(b) > 0 {
-		tok := b
-		if i := bytes.IndexByte(b, ','); i >= 0 {
-			tok, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		tok = bytes.TrimSpace(tok)
-		if len(tok) == 0 || tok[0] == '[' || tok[0] == '{' || tok[0] == '"' {
-			return fmt.Errorf("a column holds %.20q", tok)
-		}
-		if err := f(tok); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // processedTables are the tables a thread's samples refer to: the
-// thread's own before version 60, profile.shared from it on.
+// thread's own before version 60, profile.shared from it on. A table the
+// file does not have is nil.
 type processedTables struct {
-	StringArray []string `json:"stringArray"`
-	StackTable  *struct {
-		Frame        column `json:"frame"`
-		Prefix       column `json:"prefix"`
-		PrefixOffset column `json:"prefixOffset"`
-		Length       int64  `json:"length"`
-	} `json:"stackTable"`
-	FrameTable *struct {
-		Func   column `json:"func"`
-		Length int64  `json:"length"`
-	} `json:"frameTable"`
-	FuncTable *struct {
-		Name       column `json:"name"`
-		IsJS       []bool `json:"isJS"`
-		Resource   column `json:"resource"`
-		FileName   column `json:"fileName"`
-		Source     column `json:"source"`
-		LineNumber column `json:"lineNumber"`
-		Length     int64  `json:"length"`
-	} `json:"funcTable"`
-	ResourceTable *struct {
-		Name   column `json:"name"`
-		Length int64  `json:"length"`
-	} `json:"resourceTable"`
-	Sources *struct {
-		Filename column `json:"filename"`
-		Length   int64  `json:"length"`
-	} `json:"sources"`
+	StringArray   []string
+	StackTable    *processedStackTable
+	FrameTable    *processedFrameTable
+	FuncTable     *processedFuncTable
+	ResourceTable *processedResourceTable
+	Sources       *processedSourceTable
+}
+
+type processedStackTable struct {
+	Frame, Prefix, PrefixOffset column
+	Length                      int64
+}
+
+type processedFrameTable struct {
+	Func   column
+	Length int64
+}
+
+type processedFuncTable struct {
+	Name     column
+	IsJS     []bool
+	Resource column
+	FileName column
+	Source   column
+	// LineNumber is 1-based.
+	LineNumber column
+	Length     int64
+}
+
+type processedResourceTable struct {
+	Name   column
+	Length int64
+}
+
+type processedSourceTable struct {
+	Filename column
+	Length   int64
 }
 
 type processedProfile struct {
 	Meta struct {
-		Version *int64 `json:"preprocessedProfileVersion"`
-	} `json:"meta"`
-	Shared  processedTables `json:"shared"`
-	Threads []struct {
-		Name string `json:"name"`
-		processedTables
-		Samples *struct {
-			Stack      column  `json:"stack"`
-			Weight     weights `json:"weight"`
-			WeightType string  `json:"weightType"`
-			Length     int64   `json:"length"`
-		} `json:"samples"`
-	} `json:"threads"`
+		Version *int64
+	}
+	Shared  processedTables
+	Threads []processedThread
+}
+
+type processedThread struct {
+	Name string
+	processedTables
+	Samples *processedSamples
+}
+
+type processedSamples struct {
+	Stack      column
+	Weight     weights
+	WeightType string
+	Length     int64
 }
 
 // processedWeights maps a samples table's weightType to the run's sample
@@ -188,12 +142,8 @@ var processedWeights = map[string]struct {
 // order, which rules out cycles) and weights of another type than another
 // thread's are errors.
 func parseProcessedGecko(r io.Reader, name string, o Options) (*profile.Profile, error) {
-	r, err := gunzipped(bufio.NewReader(r), name)
+	g, err := readProcessedGecko(r, name)
 	if err != nil {
-		return nil, err
-	}
-	var g processedProfile
-	if err := readJSON(r, name, &g); err != nil {
 		return nil, err
 	}
 	if g.Meta.Version == nil {
@@ -255,6 +205,7 @@ func parseProcessedGecko(r io.Reader, name string, o Options) (*profile.Profile,
 		if o.Threads {
 			thread = []uint32{threadFrame(p, th.Name)}
 		}
+		p.Samples = slices.Grow(p.Samples, len(s.Stack)) // not the doubling of append: the samples are most of the memory
 		for k, stack := range s.Stack {
 			if stack < 0 {
 				continue

@@ -71,6 +71,13 @@ func TestGeckoAgainstTables(t *testing.T) {
 
 func FuzzParseGecko(f *testing.F) {
 	seed(f, "formats/*.gecko.json")
+	// The layouts the stream reads otherwise: a child process before the
+	// threads, as a string and null; rows before their schema.
+	f.Add([]byte(`{"processes":[{"threads":[{"name":"c","samples":{"data":[[1,0]],"schema":{"stack":0,"time":1}},` +
+		`"stackTable":{"data":[[null,0],[0,1]],"schema":{"prefix":0,"frame":1}},"frameTable":{"data":[[0],[1]],"schema":{"location":0}},` +
+		`"stringTable":["main (in app)","0x1f"]}]},"{\"threads\":[]}",null],` +
+		`"threads":[{"name":"t","samples":{"schema":{"stack":0},"data":[[1],[0],[null]]},"stackTable":{"schema":{"prefix":0,"frame":1},"data":[[null,0],[0,0]]},` +
+		`"frameTable":{"schema":{"location":0,"line":1},"data":[[0,3]]},"stringTable":["f (https://x/a.js:3:1)"]}]}`))
 	fuzzFormat(f, Gecko)
 }
 

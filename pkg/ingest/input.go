@@ -14,12 +14,13 @@ import (
 
 // MaxFileSize bounds a file read whole and what gzipped input inflates
 // to: real profiles are well below it, and a small stream of zeros must
-// not fill the memory. The rows read as a stream (V8's .cpuprofile, trace
-// events, speedscope) are bounded by MaxItems instead.
+// not fill the memory. The JSON rows, read as a stream, are bounded by
+// MaxItems instead.
 const MaxFileSize = 1 << 30
 
 // MaxItems bounds what a file read as a stream gives its run: its
-// samples, time deltas, weights, V8 nodes or events each, tens of bytes apiece
+// samples, time deltas, weights, V8 nodes, events, table rows or column
+// values each (in one array), tens of bytes apiece
 // in memory where the file may spend two (a 1 GiB V8 profile has about 40
 // million samples). A file of any size is read within it.
 const MaxItems = 1 << 26

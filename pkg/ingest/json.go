@@ -12,32 +12,6 @@ import (
 // The JSON rows' shared steps: reading a document, its errors with their
 // offsets, and the looks at a head that detection takes.
 
-// readJSON decodes a whole JSON document of at most MaxFileSize bytes
-// into v. encoding/json refuses nesting deeper than 10000 levels.
-func readJSON(r io.Reader, name string, v any) error {
-	data, err := readWhole(r, name)
-	if err != nil {
-		return err
-	}
-	return decodeJSON(data, name, v)
-}
-
-// decodeJSON decodes data into v, its errors naming the file and offset.
-func decodeJSON(data []byte, name string, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syntax):
-			return offsetError(name, syntax.Offset, "bad JSON: %v", err)
-		case errors.As(err, &typ):
-			return offsetError(name, typ.Offset, "bad JSON: %v", err)
-		}
-		return fileError(name, "bad JSON: %v", err)
-	}
-	return nil
-}
-
 // hasKeys reports whether a JSON head has each of keys as an object key
 // (a quoted string followed by a colon).
 func hasKeys(head []byte, keys ...string) bool {
@@ -70,6 +44,15 @@ func looksLikeJSON(head []byte) bool {
 type jsonStream struct {
 	dec  *json.Decoder
 	name string
+	// src is the input; pending what numbers read ahead of the decoder's
+	// place and base the offset of the decoder's start, the decoder being
+	// made anew after each array numbers scans.
+	src     *bufio.Reader
+	pending *bytes.Reader
+	base    int64
+	// nesting holds the delimiters of the arrays and objects the tokens
+	// read are in, which a new decoder is put back in.
+	nesting []json.Delim
 }
 
 // streamJSON is the token stream of what r holds, inflated as it is read
@@ -81,10 +64,13 @@ func streamJSON(r io.Reader, name string) (*jsonStream, error) {
 		return nil, err
 	}
 	if in != io.Reader(br) {
-		in = inflating{in}
+		br = bufio.NewReader(inflating{in})
 	}
-	return &jsonStream{dec: json.NewDecoder(in), name: name}, nil
+	return &jsonStream{dec: json.NewDecoder(br), name: name, src: br, pending: bytes.NewReader(nil)}, nil
 }
+
+// offset is the input offset after the last token or value read.
+func (s *jsonStream) offset() int64 { return s.base + s.dec.InputOffset() }
 
 // fail is err in the file's terms; start is the offset the value being
 // decoded starts after. I/O errors of the reader stay wrapped.
@@ -98,12 +84,12 @@ func (s *jsonStream) fail(err error, start int64) error {
 	case errors.As(err, &gz):
 		return fileError(s.name, "corrupt gzip stream: %v", gz.err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return offsetError(s.name, s.dec.InputOffset(), "bad JSON: unexpected end of JSON input")
+		return offsetError(s.name, s.offset(), "bad JSON: unexpected end of JSON input")
 	case errors.As(err, &syntax):
 		// The decoder's own offset counts only the bytes it scanned
 		// value by value; its position is the bad token's, or the start
 		// of the value holding it.
-		return offsetError(s.name, s.dec.InputOffset(), "bad JSON: %v", err)
+		return offsetError(s.name, s.offset(), "bad JSON: %v", err)
 	case errors.As(err, &typ):
 		return offsetError(s.name, start+typ.Offset, "bad JSON: %v", err)
 	}
@@ -112,7 +98,7 @@ func (s *jsonStream) fail(err error, start int64) error {
 
 // decode decodes the next value into v.
 func (s *jsonStream) decode(v any) error {
-	start := s.dec.InputOffset()
+	start := s.offset()
 	if err := s.dec.Decode(v); err != nil {
 		return s.fail(err, start)
 	}
@@ -120,10 +106,16 @@ func (s *jsonStream) decode(v any) error {
 }
 
 func (s *jsonStream) token() (json.Token, error) {
-	start := s.dec.InputOffset()
+	start := s.offset()
 	t, err := s.dec.Token()
 	if err != nil {
 		return nil, s.fail(err, start)
+	}
+	switch t {
+	case json.Delim('['), json.Delim('{'):
+		s.nesting = append(s.nesting, t.(json.Delim))
+	case json.Delim(']'), json.Delim('}'):
+		s.nesting = s.nesting[:max(len(s.nesting)-1, 0)]
 	}
 	return t, nil
 }
@@ -131,7 +123,7 @@ func (s *jsonStream) token() (json.Token, error) {
 // open reads the delimiter that opens the next value, which must be open
 // ('[' or '{') or null (then null is true and the value is read).
 func (s *jsonStream) open(open json.Delim, what string) (null bool, err error) {
-	start := s.dec.InputOffset()
+	start := s.offset()
 	t, err := s.token()
 	if err != nil {
 		return false, err
@@ -163,9 +155,20 @@ func describeToken(t json.Token) string {
 // Keys are matched by the caller as encoding/json does: with
 // strings.EqualFold.
 func (s *jsonStream) object(what string, field func(key string) error) error {
+	_, err := s.objectOrNull(what, field)
+	return err
+}
+
+// objectOrNull is object, saying whether the value was null.
+func (s *jsonStream) objectOrNull(what string, field func(key string) error) (null bool, err error) {
 	if null, err := s.open('{', what); null || err != nil {
-		return err
+		return null, err
 	}
+	return false, s.fields(field)
+}
+
+// fields reads the fields of an object whose '{' is read, and its '}'.
+func (s *jsonStream) fields(field func(key string) error) error {
 	for s.dec.More() {
 		t, err := s.token()
 		if err != nil {
@@ -194,28 +197,16 @@ func (s *jsonStream) array(what string, elem func() error) error {
 	return err
 }
 
-// int64s reads an array of integers (or null) number by number, at most
-// maxItems of them.
-func (s *jsonStream) int64s(what string) ([]int64, error) {
-	var v []int64
-	var n int64 // decoded into in place: an element costs no allocation of its own
-	err := s.array(what, func() error {
-		if err := s.within(len(v), what); err != nil {
-			return err
-		}
-		n = 0 // null is 0, as encoding/json decodes it
-		err := s.decode(&n)
-		v = append(v, n)
-		return err
-	})
-	return v, err
-}
-
 // within refuses a run of n items of what that would hold more than
 // maxItems.
 func (s *jsonStream) within(n int, what string) error {
+	return s.withinAt(n, what, s.offset())
+}
+
+// withinAt is within for an item at offset at.
+func (s *jsonStream) withinAt(n int, what string, at int64) error {
 	if n >= maxItems {
-		return offsetError(s.name, s.dec.InputOffset(), "more than %d %s: more than a run holds", maxItems, what)
+		return offsetError(s.name, at, "more than %d %s: more than a run holds", maxItems, what)
 	}
 	return nil
 }
@@ -243,7 +234,7 @@ func (s *jsonStream) skip() error {
 
 // end checks that nothing but white space follows the document.
 func (s *jsonStream) end() error {
-	start := s.dec.InputOffset()
+	start := s.offset()
 	if _, err := s.dec.Token(); err != io.EOF {
 		if err != nil {
 			return s.fail(err, start)

@@ -21,6 +21,8 @@ func TestGzippedJSONRows(t *testing.T) {
 		{"formats/app.cpuprofile", CPUProfile},
 		{"formats/app.trace.json", TraceEvent},
 		{"formats/py-spy.speedscope.json", Speedscope},
+		{"formats/prog.gecko.json", Gecko},
+		{"formats/prog.processed.json", Processed},
 	} {
 		t.Run(string(tc.format), func(t *testing.T) {
 			data := testkit.ReadTestdata(t, tc.file)

@@ -50,6 +50,15 @@ type SpanBuilder struct {
 	children map[[8]byte][]int
 	done     []bool
 	start    uint64
+	// frames holds the frame of each span identity met: interning costs
+	// a frame's identity, a span a lookup.
+	frames map[spanFrame]uint32
+}
+
+// spanFrame is what a span's frame is made of.
+type spanFrame struct {
+	service, name, file string
+	line                int64
 }
 
 // NewSpanBuilder returns a builder of an empty wall profile.
@@ -136,7 +145,15 @@ func (b *SpanBuilder) visit(i int, lo, hi uint64, clip bool) {
 		b.Counts.Clipped++
 		start, end = min(max(start, lo), hi), max(min(end, hi), lo)
 	}
-	frame := b.P.Intern(profile.Frame{Name: s.Service + ": " + s.Name, Module: s.Service, File: s.File, Line: s.Line})
+	k := spanFrame{s.Service, s.Name, s.File, s.Line}
+	frame, ok := b.frames[k]
+	if !ok {
+		frame = b.P.Intern(profile.Frame{Name: s.Service + ": " + s.Name, Module: s.Service, File: s.File, Line: s.Line})
+		if b.frames == nil {
+			b.frames = map[spanFrame]uint32{}
+		}
+		b.frames[k] = frame
+	}
 	b.stack = append(b.stack, frame)
 	depth := len(b.stack)
 	kids := b.children[s.ID]

@@ -22,13 +22,15 @@ func looksLikeSpeedscope(head []byte) bool {
 // closed at a time).
 type speedscopeFile struct {
 	Shared struct {
-		Frames []struct {
-			Name string `json:"name"`
-			File string `json:"file"`
-			Line int64  `json:"line"`
-		} `json:"frames"`
-	} `json:"shared"`
+		Frames []speedscopeFrame
+	}
 	Profiles []speedscopeProfile
+}
+
+type speedscopeFrame struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	Line int64  `json:"line"`
 }
 
 // speedscopeProfile is one profile of a speedscope file.
@@ -48,8 +50,9 @@ type speedscopeEvent struct {
 	At    float64 `json:"at"`
 }
 
-// readSpeedscope decodes a speedscope file as a stream: its shared frames
-// whole, its profiles' samples, weights and events one at a time. Keys
+// readSpeedscope decodes a speedscope file as a stream: its shared frames,
+// its profiles' samples, weights and events one at a time (the samples and
+// weights number by number, jsonStream.numbers). Keys
 // match as encoding/json matches a struct's fields; others are skipped.
 func readSpeedscope(r io.Reader, name string) (*speedscopeFile, error) {
 	s, err := streamJSON(r, name)
@@ -60,7 +63,22 @@ func readSpeedscope(r io.Reader, name string) (*speedscopeFile, error) {
 	err = s.object("the speedscope file", func(key string) error {
 		switch {
 		case strings.EqualFold(key, "shared"):
-			return s.decode(&sf.Shared)
+			sf.Shared.Frames = nil
+			return s.object("shared", func(key string) error {
+				if !strings.EqualFold(key, "frames") {
+					return s.skip()
+				}
+				sf.Shared.Frames = nil
+				return s.array("frames", func() error {
+					if err := s.within(len(sf.Shared.Frames), "frames"); err != nil {
+						return err
+					}
+					var f speedscopeFrame
+					err := s.decode(&f)
+					sf.Shared.Frames = append(sf.Shared.Frames, f)
+					return err
+				})
+			})
 		case strings.EqualFold(key, "profiles"):
 			sf.Profiles = nil
 			return s.array("profiles", func() error {
@@ -90,14 +108,15 @@ func readSpeedscopeProfile(s *jsonStream) (speedscopeProfile, error) {
 			// A profile repeats a few thousand stacks: each is kept once.
 			stacks := map[uint64][]int{}
 			var stack []int
-			return s.array("samples", func() error {
-				if err := s.within(len(prof.Samples), "samples"); err != nil {
-					return err
+			frame := func(tok []byte, at int64) error {
+				n, err := s.integer(tok, at, "a sample")
+				if n != int64(int(n)) {
+					return offsetError(s.name, at, "bad JSON: a sample holds %s, not an int", tok)
 				}
-				stack = stack[:0]
-				if err := s.decode(&stack); err != nil {
-					return err
-				}
+				stack = append(stack, int(n))
+				return err
+			}
+			return s.numberLists("samples", frame, func() error {
 				h := stackHash(stack)
 				kept, ok := stacks[h]
 				if !ok || !slices.Equal(kept, stack) {
@@ -107,16 +126,13 @@ func readSpeedscopeProfile(s *jsonStream) (speedscopeProfile, error) {
 					}
 				}
 				prof.Samples = append(prof.Samples, kept)
+				stack = stack[:0]
 				return nil
 			})
 		case strings.EqualFold(key, "weights"):
 			prof.Weights = nil
-			return s.array("weights", func() error {
-				if err := s.within(len(prof.Weights), "weights"); err != nil {
-					return err
-				}
-				var w float64
-				err := s.decode(&w)
+			return s.numbers("weights", func(tok []byte, at int64) error {
+				w, err := s.float(tok, at, "weights")
 				prof.Weights = append(prof.Weights, w)
 				return err
 			})

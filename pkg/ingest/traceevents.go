@@ -325,8 +325,10 @@ func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Pro
 			return nil, fileError(name, "event %d: %d samples but %d time deltas", i+1, len(d.CPUProfile.Samples), len(d.TimeDeltas))
 		}
 		cp.Nodes = append(cp.Nodes, d.CPUProfile.Nodes...)
-		cp.Samples = append(cp.Samples, d.CPUProfile.Samples...)
-		cp.TimeDeltas = append(cp.TimeDeltas, d.TimeDeltas...)
+		for k, id := range d.CPUProfile.Samples {
+			cp.Samples.append(id)
+			cp.TimeDeltas.append(d.TimeDeltas[k])
+		}
 	}
 	p := &profile.Profile{SampleType: "samples", Unit: "count"}
 	if o.SampleType == "cpu" {

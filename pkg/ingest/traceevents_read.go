@@ -56,7 +56,7 @@ func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
 		return nil, err
 	}
 	t := traceReader{wheres: map[traceWhere]*traceWhere{}, names: map[string]string{}}
-	start := s.dec.InputOffset()
+	start := s.offset()
 	first, err := s.token()
 	if err != nil {
 		return nil, err
@@ -81,9 +81,10 @@ func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
 // traceReader gathers the events of a trace being read, sharing what
 // they repeat.
 type traceReader struct {
-	events []traceEvent
-	wheres map[traceWhere]*traceWhere
-	names  map[string]string
+	decoded traceEventJSON // the event being decoded
+	events  []traceEvent
+	wheres  map[traceWhere]*traceWhere
+	names   map[string]string
 }
 
 // object reads the object form's keys, its '{' read.
@@ -124,7 +125,7 @@ func (t *traceReader) array(s *jsonStream) error {
 			return err
 		}
 	}
-	start := s.dec.InputOffset()
+	start := s.offset()
 	if _, err := s.dec.Token(); err == io.EOF { // no closing bracket
 		return nil
 	} else if err != nil {
@@ -139,9 +140,10 @@ func (t *traceReader) event(s *jsonStream) error {
 	if err := s.within(len(t.events), "trace events"); err != nil {
 		return err
 	}
-	var e traceEventJSON
-	start := s.dec.InputOffset()
-	if err := s.dec.Decode(&e); err != nil {
+	e := &t.decoded // decoded into anew, not allocated anew
+	*e = traceEventJSON{}
+	start := s.offset()
+	if err := s.dec.Decode(e); err != nil {
 		if err == io.EOF {
 			return err
 		}
@@ -151,7 +153,8 @@ func (t *traceReader) event(s *jsonStream) error {
 	w.ID2.Local, w.ID2.Global = string(e.ID2.Local), string(e.ID2.Global)
 	shared := t.wheres[w]
 	if shared == nil {
-		shared = &w
+		shared = new(traceWhere) // w stays on the stack
+		*shared = w
 		t.wheres[w] = shared
 	}
 	n, ok := t.names[e.Name]
