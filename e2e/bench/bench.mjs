@@ -6,9 +6,17 @@
 // dispatch (React renders discrete events synchronously, in a microtask)
 // plus the work inside the next animation frame, between a callback queued
 // before the event and one queued after it. Waiting for vsync is excluded.
+// FLAMEDIFF_BENCH_BEFORE=DIR names a harness page built from other code
+// (DIR/index.html, DIR/dist/harness.js): the bench then alternates its first
+// frames (graph and split view) and zoom/pan frame times with this
+// checkout's, BENCH_ROUNDS times, for a comparison in one sitting. To build
+// one from another checkout's commit:
+//   mkdir /tmp/before && git -C OTHER archive COMMIT | tar -x -C /tmp/before && ln -s "$PWD/node_modules" /tmp/before/
+//   (cd /tmp/before && node e2e/harness/build.mjs)   # then DIR=/tmp/before/e2e/harness
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { chromium } from 'playwright-core';
@@ -16,6 +24,7 @@ import { chromium } from 'playwright-core';
 const NODES = Number(process.env.BENCH_NODES || 1_000_000);
 const STEPS = Number(process.env.BENCH_STEPS || 40);
 const TREE_NODES = (process.env.BENCH_TREE_NODES || '20000,1000000').split(',').map(Number);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 const WIDTH = 1200;
 const HEIGHT = 700;
 // The version the harness bundles (package.json's devDependencies).
@@ -44,11 +53,11 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-async function open(browser, which, nodes = NODES, layout = 'graph') {
+async function open(browser, which, nodes = NODES, layout = 'graph', harness = url) {
   const page = await browser.newPage({ viewport: { width: WIDTH + 40, height: HEIGHT + 200 } });
   page.on('pageerror', (e) => console.error(`${which}: page error: ${e.message}`));
   await page.addInitScript(installMeasure);
-  await page.goto(url);
+  await page.goto(harness);
   await page.waitForFunction(() => Boolean(window.harness));
   const firstDraw = await page.evaluate((p) => window.harness.mountBig(p), {
     nodes,
@@ -153,12 +162,50 @@ async function treeSteps(page) {
   );
 }
 
+const load = () => loadavg()[0].toFixed(1);
+
+/** compare alternates the first frames and zoom/pan frame times of the other code's harness and this one's. */
+async function compare(browser, dir) {
+  const pages = [
+    ['before', pathToFileURL(join(resolve(dir), 'index.html')).href],
+    ['this', url],
+  ];
+  console.log(
+    `first drawn frame, ${NODES.toLocaleString('en')} nodes, ${WIDTH}x${HEIGHT}: before (${dir}) and this checkout alternating, ${ROUNDS} rounds`
+  );
+  console.log('round  load   code     graph       split       median frame (zoom/pan)');
+  const all = { before: { graph: [], split: [], frame: [] }, this: { graph: [], split: [], frame: [] } };
+  for (let r = 1; r <= ROUNDS; r++) {
+    for (const [name, harness] of pages) {
+      const graph = await open(browser, 'flamediff', NODES, 'graph', harness);
+      const frame = median(await flamediffFrames(graph.page));
+      await graph.page.close();
+      const split = await open(browser, 'flamediff', NODES, 'split', harness);
+      await split.page.close();
+      const row = all[name];
+      row.graph.push(graph.firstDraw);
+      row.split.push(split.firstDraw);
+      row.frame.push(frame);
+      console.log(
+        `${String(r).padEnd(7)}${load().padEnd(7)}${name.padEnd(9)}${`${graph.firstDraw.toFixed(0)} ms`.padEnd(12)}${`${split.firstDraw.toFixed(0)} ms`.padEnd(12)}${frame.toFixed(1)} ms`
+      );
+    }
+  }
+  for (const name of ['before', 'this']) {
+    const row = all[name];
+    console.log(
+      `median        ${name.padEnd(9)}${`${median(row.graph).toFixed(0)} ms`.padEnd(12)}${`${median(row.split).toFixed(0)} ms`.padEnd(12)}${median(row.frame).toFixed(1)} ms`
+    );
+  }
+}
+
 const chromiumPath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
 const browser = await chromium.launch({
   executablePath: chromiumPath,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
 });
-try {
+/** report measures this checkout: the panel against @grafana/flamegraph, the split view and the call tree. */
+async function report(browser) {
   const results = {};
   for (const [which, frames] of [
     ['flamediff', flamediffFrames],
@@ -205,6 +252,14 @@ try {
       `${nodes.toLocaleString('en').padEnd(14)}${`${firstDraw.toFixed(0)} ms`.padEnd(15)}${cell(t.expand)}${cell(t.sort)}${cell(t.scroll)}${t.rows}`
     );
     await page.close();
+  }
+}
+
+try {
+  if (process.env.FLAMEDIFF_BENCH_BEFORE) {
+    await compare(browser, process.env.FLAMEDIFF_BENCH_BEFORE);
+  } else {
+    await report(browser);
   }
 } finally {
   await browser.close();

@@ -130,7 +130,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
   const announce = (node: number) => {
     const v = viewRef.current;
     const scale = geo().width / (v.x1 - v.x0);
-    const x = Math.max(0, Math.min(width - 40, (side.start[node] - v.x0) * scale));
+    const x = Math.max(0, Math.min(width - 40, (side.startOf(node) - v.x0) * scale));
     onHover(node, x, rowTop(geo(), data.level[node], v.scrollY));
   };
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -142,7 +142,8 @@ export function FlameCanvas(props: FlameCanvasProps) {
       const i = selectedRef.current;
       // Keep the node in view: zoom out to it when it lies outside.
       const v = viewRef.current;
-      if (side.start[i] + side.total[i] <= v.x0 || side.start[i] >= v.x1) {
+      const at = side.startOf(i);
+      if (at + side.total[i] <= v.x0 || at >= v.x1) {
         viewRef.current = zoomTo(side, i, v.scrollY);
         anchorRef.current = i; // the node a split's other graph zooms onto
       }
@@ -162,7 +163,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
       e.preventDefault();
       const i = selectedRef.current >= 0 ? selectedRef.current : 0;
       const v = viewRef.current;
-      const x = Math.max(0, Math.min(width - 40, (side.start[i] - v.x0) * scaleOf(v, geo())));
+      const x = Math.max(0, Math.min(width - 40, (side.startOf(i) - v.x0) * scaleOf(v, geo())));
       const r = canvasRef.current!.getBoundingClientRect();
       props.onMenu(i, r.left + x, r.top + rowTop(geo(), data.level[i], v.scrollY) + rowHeight);
     } else if (e.key === 'Escape') {

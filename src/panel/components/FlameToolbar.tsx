@@ -20,8 +20,19 @@ interface Props {
   onSandwich?: (fn: string) => void;
 }
 
-/** FlameToolbar is the flame view's toolbar, bound to its view state. */
-export function FlameToolbar({ state, dispatch, data, variants, matches, ...p }: Props) {
+/**
+ * FlameToolbar is the flame view's toolbar, bound to its view state. It is
+ * memoised: the view renders again at once when it has measured the
+ * toolbar's height, and Grafana's inputs would render again with it.
+ */
+export const FlameToolbar = React.memo(function FlameToolbar({
+  state,
+  dispatch,
+  data,
+  variants,
+  matches,
+  ...p
+}: Props) {
   const filters = useContext(FiltersContext);
   const { inverted, collapsed, text, exact } = state;
   return (
@@ -53,4 +64,4 @@ export function FlameToolbar({ state, dispatch, data, variants, matches, ...p }:
       onFilters={filters?.toggle}
     />
   );
-}
+});

@@ -30,6 +30,7 @@ import { useFlameQueries } from './useFlameQueries';
 import { useFunctionsTable } from './useFunctionsTable';
 import { useMeasuredHeight } from './useMeasuredHeight';
 import { useRestoredView } from './useRestoredView';
+import { useStable } from './useStable';
 
 export interface FlameViewProps {
   /** The panel's frames: flame graph frames (any variants and normalisations), maybe a functions frame. */
@@ -85,6 +86,9 @@ export function FlameView({ series, querier, options, width, height }: FlameView
     return node > 0 ? pathMatch(data!, node) : undefined;
   }, [data, picked]);
   useRestoredView({ ...flame, host, start, state, dispatch, drillTo: querier ? drillTo : undefined });
+  // The toolbar's actions keep their identity: it is memoised.
+  const normalize = useStable(onNormalize);
+  const fullDetail = useStable(() => data && drillTo(focusPath(data, zoomed)));
 
   if (!flame.source && alt === undefined && !drill) {
     return <Alert title={strings.panel.loading} severity="info" data-testid={selectors.panel.loading} />;
@@ -181,8 +185,8 @@ export function FlameView({ series, querier, options, width, height }: FlameView
           variants={frames}
           matches={found?.count}
           norm={norm}
-          onNormalize={canNormalize ? onNormalize : undefined}
-          onFullDetail={querier && zoomed > 0 ? () => drillTo(focusPath(data, zoomed)) : undefined}
+          onNormalize={canNormalize ? normalize : undefined}
+          onFullDetail={querier && zoomed > 0 ? fullDetail : undefined}
           onSandwich={showSandwich}
         />
       </div>

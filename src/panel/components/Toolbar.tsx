@@ -2,13 +2,14 @@ import { css } from '@emotion/css';
 import React, { useId } from 'react';
 
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { Button, InlineField, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
+import { Button, Icon, InlineField, InlineSwitch, Input, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
 
 import { selectors } from '../../selectors';
 import { strings } from '../../strings';
 import { Around, FilterKey, Only, filterKeys } from '../model/around';
 import { Normalization, SideName } from '../model/flameData';
 import type { Layout } from '../viewState';
+import { useAfterPaint } from './useAfterPaint';
 
 interface Props {
   layout: Layout;
@@ -63,6 +64,7 @@ const singleLayouts = layoutOptions.filter((o) => o.value !== 'split');
 /** Toolbar holds the layout, the head/base drop-down, the variant toggles, search and reset. */
 export function Toolbar(p: Props) {
   const styles = useStyles2(getStyles);
+  const painted = useAfterPaint();
   return (
     <div className={styles.bar}>
       <div data-testid={selectors.panel.layout} aria-label={s.layout} role="group">
@@ -73,18 +75,33 @@ export function Toolbar(p: Props) {
           onChange={p.onLayout}
         />
       </div>
-      {p.isDiff && p.layout !== 'split' && (
+      {p.isDiff &&
+        p.layout !== 'split' &&
         // The split draws both sides: there is no side to choose.
-        <div className={styles.side} data-testid={selectors.panel.side}>
-          <Select
-            aria-label={s.side}
-            options={sideOptions}
-            value={p.side}
-            onChange={(v) => v.value && p.onSide(v.value)}
-            width={12}
-          />
-        </div>
-      )}
+        (painted ? (
+          <div className={styles.side} data-testid={selectors.panel.side}>
+            <Select
+              aria-label={s.side}
+              options={sideOptions}
+              value={p.side}
+              onChange={(v) => v.value && p.onSide(v.value)}
+              width={12}
+            />
+          </div>
+        ) : (
+          // react-select is the toolbar's costliest input to mount (about a
+          // quarter of its first render): until the graph has painted, the
+          // side shows in a plain input of the Select's size.
+          <div className={styles.side}>
+            <Input
+              readOnly
+              aria-label={s.side}
+              value={sideOptions.find((o) => o.value === p.side)?.label}
+              suffix={<Icon name="angle-down" />}
+              width={12}
+            />
+          </div>
+        ))}
       {p.isDiff && p.onNormalize && (
         <div data-testid={selectors.panel.normalize} aria-label={s.normalize} role="group">
           <RadioButtonGroup size="sm" options={normOptions} value={p.normalize} onChange={p.onNormalize} />

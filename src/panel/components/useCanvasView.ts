@@ -25,7 +25,8 @@ export function useCanvasView(props: FlameCanvasProps) {
   useLayoutEffect(() => {
     latest.current = props;
   });
-  const scratch = useRef<Scratch>(newScratch(data.n));
+  // Grown by the first drawing to what the canvas can show.
+  const scratch = useRef<Scratch>(newScratch(0));
   const frameReq = useRef(0);
   // The keyboard's node; -1 until the canvas gets the focus.
   const selectedRef = useRef(-1);
@@ -77,9 +78,6 @@ export function useCanvasView(props: FlameCanvasProps) {
 
   // New data (another variant or side) starts from the full view.
   useLayoutEffect(() => {
-    if (scratch.current.visible.length < data.n) {
-      scratch.current = newScratch(data.n);
-    }
     viewRef.current = fullView(side);
     anchorRef.current = 0;
     if (selectedRef.current >= data.n) {

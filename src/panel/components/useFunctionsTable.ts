@@ -65,11 +65,15 @@ export function useFunctionsTable(
       clearTimeout(id);
     };
   }, [wantFunctions, querier, series, norm]);
-  // The table waits for the graph's first paint (the canvas draws in the
-  // first animation frame): on a page's first load it would delay it.
+  const rows = functions?.value;
+  const table = useMemo(() => rows && withSelfDeltas(rows, totals), [rows, totals]);
+  // A table at hand waits for the graph's first paint (the canvas draws in
+  // the first animation frame): on a page's first load it would delay it.
+  // Without one nothing waits: the render would only cost the first frames.
   const [tableDue, setTableDue] = useState(false);
+  const hasTable = Boolean(table);
   useEffect(() => {
-    if (tableDue) {
+    if (tableDue || !hasTable) {
       return;
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -78,8 +82,6 @@ export function useFunctionsTable(
       cancelAnimationFrame(frame);
       clearTimeout(timer);
     };
-  }, [tableDue]);
-  const rows = functions?.value;
-  const table = useMemo(() => rows && withSelfDeltas(rows, totals), [rows, totals]);
+  }, [tableDue, hasTable]);
   return { functions, table, tableDue };
 }

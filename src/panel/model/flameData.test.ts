@@ -16,8 +16,8 @@ describe('toFlameData', () => {
     expect(d.base.rootTotal).toBe(100);
     expect(d.head!.rootTotal).toBe(120);
     // Siblings follow each other inside their parent, per side.
-    expect(Array.from(d.base.start)).toEqual([0, 0, 0, 60, 90, 90, 100]);
-    expect(Array.from(d.head!.start)).toEqual([0, 0, 0, 60, 90, 110, 110]);
+    expect(Array.from({ length: d.n }, (_, i) => d.base.startOf(i))).toEqual([0, 0, 0, 60, 90, 90, 100]);
+    expect(Array.from({ length: d.n }, (_, i) => d.head!.startOf(i))).toEqual([0, 0, 0, 60, 90, 110, 110]);
     expect(d.unit).toBe('ns');
   });
 

@@ -9,8 +9,12 @@ import { fieldsOf, frameContracts, hasFields } from './contract';
 export interface Side {
   total: ArrayLike<number>;
   self: ArrayLike<number>;
-  /** x of each node's left edge, in value units, computed from the widths (on first use). */
-  readonly start: Float64Array;
+  /**
+   * x of node i's left edge, in value units. Nothing is laid out ahead: a
+   * drawing places the nodes it walks (layout.ts), and one node's place is
+   * the widths of its ancestors' earlier siblings.
+   */
+  startOf(i: number): number;
   /** Sum of the level-0 totals: the full width of this side. */
   rootTotal: number;
 }
@@ -101,24 +105,12 @@ function flameFieldsOf(frame: DataFrame) {
 }
 
 /**
- * numbers copies a numeric field into a typed array. The copy is one native
- * conversion (the same ToNumber as Number()), then a check of the result: a
- * per-value loop over the field's own array is several times slower on
- * million-row frames, as its element kinds differ from field to field.
+ * numbers reads a numeric field whose rows have been checked (rows): the frame's
+ * own array when it is exactly the rows (a million-node frame is not copied
+ * again: copying costs more than drawing the first frame), else a copy.
  */
-function numbers(f: Field, n: number, name: string): ArrayLike<number> {
+function numbers(f: Field, n: number): ArrayLike<number> {
   const v = f.values as ArrayLike<number>;
-  if (v.length < n) {
-    throw new Error(`field ${name}: ${v.length} values for ${n} rows`);
-  }
-  for (let i = 0; i < n; i++) {
-    if (!Number.isFinite(v[i])) {
-      throw new Error(`field ${name}: row ${i} is not a finite number`);
-    }
-  }
-  // The frame's own array serves as is when it is exactly the rows: a
-  // million-node frame is not copied again (copying costs more than
-  // drawing the first frame).
   if (v.length === n && (Array.isArray(v) || v instanceof Float64Array)) {
     return v;
   }
@@ -216,20 +208,32 @@ export function infoOf(frame: DataFrame): FrameInfo {
   };
 }
 
-/** labelsOf interns the label field: enum fields keep their text table. */
+/** enumTexts is an enum field's text table; undefined for a string field. */
+function enumTexts(f: Field): string[] | undefined {
+  const text = f.config?.type?.enum?.text;
+  return f.type === FieldType.enum || text ? (text ?? []) : undefined;
+}
+
+/** badEnum is the error of an enum index outside its texts. */
+function badEnum(name: string, row: number, v: unknown, texts: number): Error {
+  return new Error(`field ${name}: row ${row} has enum index ${v} outside its ${texts} texts`);
+}
+
+/** labelsOf interns a label field: enum fields keep their text table. */
 function labelsOf(f: Field, n: number, name = 'label'): { labels: string[]; labelIdx: Int32Array } {
   const labelIdx = new Int32Array(n);
-  const enumText = f.config?.type?.enum?.text;
-  if (f.type === FieldType.enum || enumText) {
-    const labels = enumText ?? [];
+  const texts = enumTexts(f);
+  if (texts) {
+    const values = f.values;
     for (let i = 0; i < n; i++) {
-      const idx = Number(f.values[i]);
-      if (!Number.isInteger(idx) || idx < 0 || idx >= labels.length) {
-        throw new Error(`field ${name}: row ${i} has enum index ${f.values[i]} outside its ${labels.length} texts`);
+      const v = values[i];
+      const idx = typeof v === 'number' ? v : Number(v);
+      if (!(idx >= 0 && idx < texts.length && (idx | 0) === idx)) {
+        throw badEnum(name, i, v, texts.length);
       }
       labelIdx[i] = idx;
     }
-    return { labels, labelIdx };
+    return { labels: texts, labelIdx };
   }
   const seen = new Map<string, number>();
   const labels: string[] = [];
@@ -246,20 +250,36 @@ function labelsOf(f: Field, n: number, name = 'label'): { labels: string[]; labe
   return { labels, labelIdx };
 }
 
+/** What one pass over a flame graph frame's rows reads. */
+interface Rows {
+  level: Int32Array;
+  maxLevel: number;
+  /** The label indexes of an enum label field; undefined for a string one. */
+  labelIdx?: Int32Array;
+}
+
 /**
- * structure reads the level field (one pass: the levels, each node's subtree
- * end and the deepest level) and checks the pre-order: a level may rise by
- * at most one from one row to the next.
+ * rows reads a flame graph frame row by row, in one pass: the levels (a
+ * level rises by at most one from one row to the next) and the deepest, the
+ * indexes of an enum label field, and that the numeric fields (at most five)
+ * are finite numbers. One pass, not one a field: on a panel's first frame
+ * every loop starts as cold code, and over a million rows each loop's
+ * warm-up costs about as much as its work; at one site each field's reads
+ * see one element kind.
  */
-function structure(f: Field, n: number): { level: Int32Array; end: Int32Array; maxLevel: number } {
-  const values = f.values as ArrayLike<number>;
-  if (values.length < n) {
-    throw new Error(`field level: ${values.length} values for ${n} rows`);
+function rows(levelField: Field, labelField: Field, numeric: Array<[string, Field]>, n: number): Rows {
+  for (const [name, f] of [['level', levelField] as const, ['label', labelField] as const, ...numeric]) {
+    if (f.values.length < n) {
+      throw new Error(`field ${name}: ${f.values.length} values for ${n} rows`);
+    }
   }
+  const values = levelField.values as ArrayLike<number>;
   const level = new Int32Array(n);
-  const end = new Int32Array(n);
-  const stack = new Int32Array(n + 1);
-  let depth = 0;
+  const texts = enumTexts(labelField);
+  const labels = labelField.values;
+  const labelIdx = texts && new Int32Array(n);
+  // Fewer than five numeric fields: the last one stands in for the rest.
+  const [a, b, c, d, e] = [0, 1, 2, 3, 4].map((k) => numeric[Math.min(k, numeric.length - 1)][1].values);
   let maxLevel = 0;
   let prev = -1;
   for (let i = 0; i < n; i++) {
@@ -271,25 +291,55 @@ function structure(f: Field, n: number): { level: Int32Array; end: Int32Array; m
     }
     level[i] = l;
     prev = l;
-    while (depth > l) {
-      end[stack[--depth]] = i;
-    }
-    stack[depth++] = i;
     if (l > maxLevel) {
       maxLevel = l;
     }
+    if (labelIdx) {
+      const x = labels[i];
+      // Indexes are numbers but in odd frames: no conversion call per row.
+      const idx = typeof x === 'number' ? x : Number(x);
+      if (!(idx >= 0 && idx < texts!.length && (idx | 0) === idx)) {
+        throw badEnum('label', i, x, texts!.length);
+      }
+      labelIdx[i] = idx;
+    }
+    const finite =
+      Number.isFinite(a[i]) &&
+      Number.isFinite(b[i]) &&
+      Number.isFinite(c[i]) &&
+      Number.isFinite(d[i]) &&
+      Number.isFinite(e[i]);
+    if (!finite) {
+      const [name] = numeric.find(([, f]) => !Number.isFinite(f.values[i]))!;
+      throw new Error(`field ${name}: row ${i} is not a finite number`);
+    }
   }
-  while (depth > 0) {
-    end[stack[--depth]] = n;
-  }
-  return { level, end, maxLevel };
+  return { level, maxLevel, labelIdx };
 }
 
 /**
- * layoutSide places every node after its previous siblings inside its
- * parent. The placement is computed on first use: a diff's other side is
- * only laid out when the user switches to it, so a million-node frame draws
- * sooner.
+ * subtreeEnds is each node's end (one past its subtree): backwards, a node's
+ * size is one plus the sizes of its children, summed per level as they pass.
+ * No loop inside the loop: half the time of closing nodes on a stack going
+ * forwards, whose pops follow the levels' random descents.
+ */
+function subtreeEnds(level: Int32Array, maxLevel: number): Int32Array {
+  const n = level.length;
+  const end = new Int32Array(n);
+  const below = new Int32Array(maxLevel + 2);
+  for (let i = n - 1; i >= 0; i--) {
+    const l = level[i];
+    const size = 1 + below[l + 1];
+    below[l + 1] = 0;
+    below[l] += size;
+    end[i] = i + size;
+  }
+  return end;
+}
+
+/**
+ * layoutSide is one side's widths. It places no node ahead: the first frame
+ * of a million-node tree places only the nodes it walks.
  */
 export function layoutSide(
   level: Int32Array,
@@ -302,24 +352,21 @@ export function layoutSide(
   for (let i = 0; i < n; i = end[i]) {
     rootTotal += total[i]; // the level-0 nodes, jumping over their subtrees
   }
-  let start: Float64Array | undefined;
-  const place = (): Float64Array => {
-    const out = new Float64Array(n);
-    // next[l] is where the next child at level l starts.
-    const next = new Float64Array(n + 1);
-    for (let i = 0; i < n; i++) {
-      const l = level[i];
-      out[i] = next[l];
-      next[l] += total[i];
-      next[l + 1] = out[i];
-    }
-    return out;
-  };
   return {
     total,
     self,
-    get start() {
-      return (start ??= place());
+    startOf(i) {
+      // Down from the roots: a subtree that ends before i is an earlier sibling of i or of an ancestor.
+      let x = 0;
+      for (let j = 0; j < i;) {
+        if (end[j] <= i) {
+          x += total[j];
+          j = end[j];
+        } else {
+          j++;
+        }
+      }
+      return x;
     },
     rootTotal,
   };
@@ -335,21 +382,36 @@ export function layoutSide(
 export function toFlameData(frame: DataFrame): FlameData {
   const f = flameFieldsOf(frame);
   const n = frame.length ?? f.level.values.length;
-  const { level, end, maxLevel } = structure(f.level, n);
-  const { labels, labelIdx } = labelsOf(f.label, n);
   const valueField = f.value;
-  const base = layoutSide(level, end, numbers(valueField, n, 'value'), numbers(f.self, n, 'self'));
-
   const { valueRight, selfRight } = f;
   if (Boolean(valueRight) !== Boolean(selfRight)) {
     throw new Error('a diff frame needs both valueRight and selfRight');
   }
+  const deltaField = valueRight && f.delta;
+  const numeric: Array<[string, Field | undefined]> = [
+    ['value', valueField],
+    ['self', f.self],
+    ['valueRight', valueRight],
+    ['selfRight', selfRight],
+    ['delta', deltaField],
+  ];
+  const read = rows(
+    f.level,
+    f.label,
+    numeric.filter((c): c is [string, Field] => Boolean(c[1])),
+    n
+  );
+  const { level, maxLevel } = read;
+  const end = subtreeEnds(level, maxLevel);
+  const { labels, labelIdx } = read.labelIdx
+    ? { labels: enumTexts(f.label)!, labelIdx: read.labelIdx }
+    : labelsOf(f.label, n);
+  const base = layoutSide(level, end, numbers(valueField, n), numbers(f.self, n));
   let head: Side | undefined;
-  const deltaField = f.delta;
-  const computed = new Float64Array(valueRight && deltaField ? 0 : n);
-  const delta = valueRight && deltaField ? numbers(deltaField, n, 'delta') : computed;
+  const computed = new Float64Array(deltaField ? 0 : n);
+  const delta = deltaField ? numbers(deltaField, n) : computed;
   if (valueRight && selfRight) {
-    head = layoutSide(level, end, numbers(valueRight, n, 'valueRight'), numbers(selfRight, n, 'selfRight'));
+    head = layoutSide(level, end, numbers(valueRight, n), numbers(selfRight, n));
     if (!deltaField) {
       const denom = base.rootTotal;
       for (let i = 0; i < n && denom > 0; i++) {

@@ -1,6 +1,6 @@
 import { FlameData, Side } from '../model/flameData';
 import { NodeColors } from './colors';
-import { Geometry, Viewport, rowTop, scaleOf, visibleNodes } from './layout';
+import { Geometry, Viewport, rowTop, scaleOf, visibleCap, visibleNodes } from './layout';
 
 /** What to draw: one side of the data through a viewport. */
 export interface Scene {
@@ -26,15 +26,17 @@ export interface DrawStyle {
   outline: string;
 }
 
-/** Reusable buffers so that a redraw allocates nothing for big frames. */
+/** Reusable buffers so that a redraw allocates nothing; draw grows them to what a view can draw (visibleCap). */
 export interface Scratch {
   visible: Int32Array;
+  /** The visible nodes' starts, in value units. */
+  x: Float64Array;
   order: Int32Array;
 }
 
-/** newScratch sizes buffers for n nodes. */
+/** newScratch sizes buffers for up to n nodes; draw grows them for a larger canvas. */
 export function newScratch(n: number): Scratch {
-  return { visible: new Int32Array(n), order: new Int32Array(n) };
+  return { visible: new Int32Array(n), x: new Float64Array(n), order: new Int32Array(n) };
 }
 
 /** Labels are drawn only in nodes at least this wide. */
@@ -54,12 +56,17 @@ function clip(x: number, w: number, width: number): [number, number] {
  */
 export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawStyle, scratch: Scratch): number {
   const { data, side, view, geo, colorIndex, match, selected } = scene;
-  const nodes = visibleNodes(data, side, view, geo, scratch.visible);
+  const cap = visibleCap(data, geo);
+  if (scratch.visible.length < cap) {
+    Object.assign(scratch, newScratch(cap));
+  }
+  const nodes = visibleNodes(data, side, view, geo, scratch.visible, scratch.x);
+  const starts = scratch.x;
   const scale = scaleOf(view, geo);
   const dimKey = style.colors.length;
   const keyOf = (i: number) => (match && !match[i] ? dimKey : colorIndex.keyOf(i));
 
-  // Counting sort of the visible nodes by colour key.
+  // Counting sort of the visible nodes (their places in nodes) by colour key.
   const counts = new Int32Array(dimKey + 2);
   for (let k = 0; k < nodes.length; k++) {
     counts[keyOf(nodes[k]) + 1]++;
@@ -70,7 +77,7 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
   const fill = counts.slice();
   const order = scratch.order;
   for (let k = 0; k < nodes.length; k++) {
-    order[fill[keyOf(nodes[k])]++] = nodes[k];
+    order[fill[keyOf(nodes[k])]++] = k;
   }
 
   ctx.clearRect(0, 0, geo.width, geo.height);
@@ -82,9 +89,9 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
     ctx.fillStyle = c === dimKey ? style.dim : style.colors[c];
     ctx.beginPath();
     for (let k = counts[c]; k < counts[c + 1]; k++) {
-      const i = order[k];
+      const i = nodes[order[k]];
       const w = side.total[i] * scale;
-      const [x, cw] = clip((side.start[i] - view.x0) * scale, w, geo.width);
+      const [x, cw] = clip((starts[order[k]] - view.x0) * scale, w, geo.width);
       ctx.rect(x, rowTop(geo, data.level[i], view.scrollY), w > 3 ? cw - 1 : cw, h);
     }
     ctx.fill();
@@ -96,7 +103,7 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
   const charW = ctx.measureText('abcdefghijklmnopqrstuvwxyz').width / 26 || 7;
   for (let k = 0; k < nodes.length; k++) {
     const i = nodes[k];
-    const [x, w] = clip((side.start[i] - view.x0) * scale, side.total[i] * scale, geo.width);
+    const [x, w] = clip((starts[k] - view.x0) * scale, side.total[i] * scale, geo.width);
     if (w < MIN_LABEL_PX) {
       continue;
     }
@@ -106,7 +113,7 @@ export function draw(ctx: CanvasRenderingContext2D, scene: Scene, style: DrawSty
     }
   }
   if (selected !== undefined && selected >= 0 && selected < data.n) {
-    const [x, w] = clip((side.start[selected] - view.x0) * scale, side.total[selected] * scale, geo.width);
+    const [x, w] = clip((side.startOf(selected) - view.x0) * scale, side.total[selected] * scale, geo.width);
     ctx.strokeStyle = style.outline;
     ctx.lineWidth = 2;
     ctx.strokeRect(x + 1, rowTop(geo, data.level[selected], view.scrollY) + 1, Math.max(w - 2, 2), h - 2);

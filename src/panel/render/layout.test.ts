@@ -37,6 +37,12 @@ describe('visibleNodes', () => {
     expect(labelsOf(visibleNodes(data, side === 'head' ? head : data.base, view, g))).toEqual(want);
   });
 
+  it('places the nodes it lists as startOf does', () => {
+    const x = new Float64Array(data.n);
+    const nodes = visibleNodes(data, head, zoomTo(head, 3), geo, undefined, x);
+    expect(Array.from(x.subarray(0, nodes.length))).toEqual(Array.from(nodes, (i) => head.startOf(i)));
+  });
+
   it('skips whole subtrees: a culled parent hides children even if they would be wide enough', () => {
     const view = { x0: 110, x1: 120, scrollY: 0 }; // only gc's range
     expect(labelsOf(visibleNodes(data, head, view, geo))).toEqual(['total', 'gc']);
@@ -75,6 +81,22 @@ describe('hitTest', () => {
     // And the node's row is where it is drawn.
     const top = rowTop(flipped, data.level[i], 0);
     expect(y >= top && y < top + geo.rowHeight).toBe(true);
+  });
+
+  it("returns -1 in a node's self, below it: not a child of the next node", () => {
+    // main spans 0-6 with f at 0-4; gc spans 6-10 with h below it. x=5 is main's self.
+    const d = toFlameData(
+      flameFrame([
+        [0, 'total', 10, 0],
+        [1, 'main', 6, 2],
+        [2, 'f', 4, 4],
+        [1, 'gc', 4, 0],
+        [2, 'h', 4, 4],
+      ])
+    );
+    const g = { width: 100, height: 100, rowHeight: 20 };
+    expect(hitTest(d, d.base, fullView(d.base), g, 50, 45)).toBe(-1);
+    expect(d.labels[d.labelIdx[hitTest(d, d.base, fullView(d.base), g, 70, 45)]]).toBe('h');
   });
 
   it('inverts the zoomed transform', () => {

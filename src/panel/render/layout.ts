@@ -42,7 +42,8 @@ export function zoomTo(side: Side, i: number, scrollY = 0): Viewport {
   if (!(w > 0)) {
     return fullView(side);
   }
-  return { x0: side.start[i], x1: side.start[i] + w, scrollY };
+  const x = side.startOf(i);
+  return { x0: x, x1: x + w, scrollY };
 }
 
 /** scaleOf is pixels per value unit. */
@@ -51,31 +52,57 @@ export function scaleOf(view: Viewport, geo: Geometry): number {
 }
 
 /**
+ * visibleCap bounds how many nodes one view draws: a row holds disjoint
+ * nodes at least MIN_NODE_PX wide, so the buffers follow the canvas, not
+ * the tree.
+ */
+export function visibleCap(data: FlameData, geo: Geometry): number {
+  const rows = Math.floor(geo.height / geo.rowHeight) + 2;
+  return Math.min(data.n, (Math.ceil(geo.width / MIN_NODE_PX) + 2) * rows);
+}
+
+/**
  * visibleNodes lists, in pre-order, the nodes to draw: at least MIN_NODE_PX
  * wide, inside the viewport horizontally and not below it. A node that fails
  * is skipped with its whole subtree (children lie within their parent and one
- * level lower), so the cost follows what is drawn, not the tree size.
- * out is reused when large enough; the result is a view of it.
+ * level lower), so the cost follows what is drawn, not the tree size. The
+ * walk places the nodes as it goes (a node starts where its previous sibling
+ * ends, its first child where it starts): x gets each listed node's start.
+ * out and x are reused when large enough (visibleCap); the result is a view of out.
  */
-export function visibleNodes(data: FlameData, side: Side, view: Viewport, geo: Geometry, out?: Int32Array): Int32Array {
-  const buf = out && out.length >= data.n ? out : new Int32Array(data.n);
+export function visibleNodes(
+  data: FlameData,
+  side: Side,
+  view: Viewport,
+  geo: Geometry,
+  out?: Int32Array,
+  x?: Float64Array
+): Int32Array {
+  const cap = visibleCap(data, geo);
+  const buf = out && out.length >= cap ? out : new Int32Array(cap);
+  const xs = x && x.length >= cap ? x : new Float64Array(cap);
   const scale = scaleOf(view, geo);
   const minWidth = MIN_NODE_PX / scale;
-  const { total, start } = side;
+  const { total } = side;
   const { level, end } = data;
+  // next[l] is where the next node at level l starts.
+  const next = new Float64Array(data.maxLevel + 2);
   const firstRow = Math.floor(view.scrollY / geo.rowHeight);
   const lastRow = Math.floor((view.scrollY + geo.height) / geo.rowHeight);
   let k = 0;
   let i = 0;
   while (i < data.n) {
     const w = total[i];
-    const x = start[i];
     const l = level[i];
-    if (w < minWidth || x + w <= view.x0 || x >= view.x1 || l > lastRow) {
+    const at = next[l];
+    next[l] = at + w;
+    if (w < minWidth || at + w <= view.x0 || at >= view.x1 || l > lastRow) {
       i = end[i];
       continue;
     }
+    next[l + 1] = at;
     if (l >= firstRow) {
+      xs[k] = at;
       buf[k++] = i;
     }
     i++;
@@ -85,7 +112,8 @@ export function visibleNodes(data: FlameData, side: Side, view: Viewport, geo: G
 
 /**
  * hitTest is the inverse transform: the node under pixel (px, py), or -1.
- * It descends only into the subtree that contains the point.
+ * It descends only into the subtree that contains the point, placing the
+ * nodes it passes as visibleNodes does.
  */
 export function hitTest(data: FlameData, side: Side, view: Viewport, geo: Geometry, px: number, py: number): number {
   if (px < 0 || px >= geo.width || py < 0) {
@@ -95,11 +123,18 @@ export function hitTest(data: FlameData, side: Side, view: Viewport, geo: Geomet
     ? Math.ceil((geo.height - py + view.scrollY) / geo.rowHeight) - 1
     : Math.floor((py + view.scrollY) / geo.rowHeight);
   const x = view.x0 + px / scaleOf(view, geo);
+  // at is where node i starts: its previous siblings' widths after its parent's start.
+  let at = 0;
   let i = 0;
   while (i < data.n) {
-    const inside = side.total[i] > 0 && x >= side.start[i] && x < side.start[i] + side.total[i];
-    if (!inside) {
+    const w = side.total[i];
+    if (!(w > 0 && x >= at && x < at + w)) {
+      const l = data.level[i];
+      at += w;
       i = data.end[i];
+      if (i < data.n && data.level[i] < l) {
+        return -1; // no child of the node under the point is: it is that node's self
+      }
       continue;
     }
     if (data.level[i] === row) {

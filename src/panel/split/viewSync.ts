@@ -33,7 +33,8 @@ export function toShared(data: FlameData, side: Side, v: Viewport, anchor: numbe
     const full = side.rootTotal > 0 ? side.rootTotal : 1;
     return { anchor: 0, u0: v.x0 / full, u1: v.x1 / full, scrollY: v.scrollY };
   }
-  return { anchor: a, u0: (v.x0 - side.start[a]) / w, u1: (v.x1 - side.start[a]) / w, scrollY: v.scrollY };
+  const x = side.startOf(a);
+  return { anchor: a, u0: (v.x0 - x) / w, u1: (v.x1 - x) / w, scrollY: v.scrollY };
 }
 
 /** fromShared is the shared view on a side: the same part of the same node. */
@@ -43,7 +44,8 @@ export function fromShared(data: FlameData, side: Side, s: SharedView): Viewport
   if (!(w > 0)) {
     return { ...fullView(side), scrollY: s.scrollY };
   }
-  return { x0: side.start[a] + s.u0 * w, x1: side.start[a] + s.u1 * w, scrollY: s.scrollY };
+  const x = side.startOf(a);
+  return { x0: x + s.u0 * w, x1: x + s.u1 * w, scrollY: s.scrollY };
 }
 
 /**
