@@ -104,13 +104,21 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
   expect(requests).toEqual([]);
 });
 
-/** holdMainScript keeps the page's main script (the one large one) until window.releaseMain() runs it. */
+/** holdMainScript keeps the page's main script (the one large one) from running until window.releaseMain(). */
 function holdMainScript() {
-  const w = window as unknown as { eval: (s: string) => unknown; releaseMain: () => void };
-  const direct = w.eval;
-  let held: string | undefined;
-  w.eval = (text: string) => (text.length > 200_000 ? void (held = text) : direct(text));
-  w.releaseMain = () => direct(held!);
+  const w = window as unknown as { Function: (...args: string[]) => () => void; releaseMain: () => void };
+  const compile = w.Function;
+  let released = false;
+  let held: (() => void) | undefined;
+  // A function, not an arrow: the page's loader calls it with new.
+  w.Function = function (...args: string[]) {
+    const fn = compile(...args);
+    return args[args.length - 1].length > 200_000 ? () => (released ? fn() : void (held = fn)) : fn;
+  };
+  w.releaseMain = () => {
+    released = true;
+    held?.();
+  };
 }
 
 /** redNodes counts the pixels of a canvas in the regression colour. */

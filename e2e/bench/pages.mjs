@@ -14,6 +14,12 @@
 //   script      navigation to the main script mounting (the mark
 //               flamediff:mount): loading, inflating and running it
 //   panel       navigation to the panel's canvas drawn
+//   interactive navigation to the page answering input: at the first
+//               moment the panel's canvas has drawn and (serve) the query
+//               editor is mounted, a mouse move over the root frame's row
+//               is dispatched to the canvas; interactive is when its
+//               tooltip shows. Click-to-zoom goes through the same
+//               canvas's handlers, mounted with them.
 // FLAMEDIFF_BENCH_BEFORE=PATH (a flamediff binary built from other code)
 // alternates that binary's pages with this checkout's, for a comparison in
 // one sitting. ClickHouse: FLAMEDIFF_CLICKHOUSE_ADDR, else a private one.
@@ -38,35 +44,51 @@ function goBuild(pkg) {
   return out;
 }
 
-/** Runs in the page: records when a canvas first reports a drawing, and when the panel's does. */
-function watchFirstDraw() {
+/**
+ * Runs in the page: records when a canvas first reports a drawing, when the
+ * panel's does, and when the page answers a hover (interactive, above);
+ * editor: the page has a query editor to wait for.
+ */
+function watchFirstDraw({ editor }) {
+  let hovered = false;
   new MutationObserver((records, observer) => {
     for (const r of records) {
       if (r.target.dataset?.drawn) {
         window.firstDrawn ??= performance.now();
         if (r.target.dataset.testid === 'flamediff-canvas') {
-          window.panelDrawn = performance.now();
-          observer.disconnect();
+          window.panelDrawn ??= performance.now();
         }
       }
     }
-  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-drawn'] });
+    const canvas = document.querySelector('canvas[data-testid="flamediff-canvas"][data-drawn]');
+    if (!hovered && canvas && (!editor || document.querySelector('[data-testid="flamediff-query-editor"]'))) {
+      hovered = true;
+      const r = canvas.getBoundingClientRect();
+      const at = { bubbles: true, clientX: r.left + r.width / 2, clientY: r.top + 10 };
+      canvas.dispatchEvent(new MouseEvent('mousemove', at));
+    }
+    if (hovered && document.querySelector('[data-testid="flamediff-tooltip"]')) {
+      window.interactive = performance.now();
+      observer.disconnect();
+    }
+  }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-drawn'] });
 }
 
-async function timeLoad(browser, url) {
+async function timeLoad(browser, url, editor) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
   const problems = [];
   page.on('console', (m) => ['error', 'warning'].includes(m.type()) && problems.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await page.addInitScript(watchFirstDraw);
+  await page.addInitScript(watchFirstDraw, { editor });
   await page.goto(url);
-  await page.waitForFunction(() => window.panelDrawn !== undefined, undefined, { timeout: 60_000 });
+  await page.waitForFunction(() => window.interactive !== undefined, undefined, { timeout: 60_000 });
   const t = await page.evaluate(() => {
     const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
     const query = performance.getEntriesByType('resource').find((r) => r.name.endsWith('/api/query'));
     return {
       total: window.firstDrawn,
       panel: window.panelDrawn,
+      interactive: window.interactive,
       // Before the first-paint script there is no flamediff:first: the main script drew first.
       first: mark('flamediff:first'),
       script: mark('flamediff:mount'),
@@ -131,7 +153,7 @@ try {
   for (let k = 0; k < ROUNDS; k++) {
     for (const s of sides) {
       for (const which of ['serve', 'report']) {
-        s.runs[which].push(await timeLoad(browser, s.urls[which]));
+        s.runs[which].push(await timeLoad(browser, s.urls[which], which === 'serve'));
       }
     }
   }
@@ -139,14 +161,14 @@ try {
     `${ROUNDS} loads each, ${chromiumPath}, load average ${execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ')}`
   );
   console.log(
-    'page            code    first drawn diff  script    query     draw     main script    panel drawn   (ms; medians, then each first drawn diff)'
+    'page            code    first drawn diff  script    query     draw     main script    panel drawn  interactive   (ms; medians, then each interactive)'
   );
   for (const which of ['serve', 'report']) {
     for (const s of sides) {
       const r = s.runs[which];
       const col = (f) => median(r.map(f));
       console.log(
-        `${which.padEnd(16)}${s.name.padEnd(8)}${ms(col((x) => x.total))}${' '.repeat(10)}${ms(col((x) => x.first))} ${ms(col((x) => x.query))} ${ms(col((x) => x.paint))}   ${ms(col((x) => x.script))}       ${ms(col((x) => x.panel))}      [${r.map((x) => Math.round(x.total)).join(', ')}]`
+        `${which.padEnd(16)}${s.name.padEnd(8)}${ms(col((x) => x.total))}${' '.repeat(10)}${ms(col((x) => x.first))} ${ms(col((x) => x.query))} ${ms(col((x) => x.paint))}   ${ms(col((x) => x.script))}       ${ms(col((x) => x.panel))}     ${ms(col((x) => x.interactive))}      [${r.map((x) => Math.round(x.interactive)).join(', ')}]`
       );
       const problems = [...new Set(r.flatMap((x) => x.problems))];
       for (const p of problems) {

@@ -25,9 +25,11 @@ var dist embed.FS
 // first-paint script (src/report/first.ts), then the main script. The
 // first-paint script draws the diff before the main script, a second of
 // evaluation, blocks the page: the loader waits until its drawing is
-// painted (or given up, window.flamediffFirstReady). DecompressionStream is
+// painted (or given up, window.flamediffFirstReady). The main script is
+// compiled before that, when the page is first idle: serve's page is idle
+// while the first-paint script's query is answered. DecompressionStream is
 // in every browser since 2023 (Uint8Array.fromBase64 since 2025, else
-// atob); nothing is fetched.
+// atob; requestIdleCallback, else a task); nothing is fetched.
 const loader = `(async () => {
   const bytes = (b64) => Uint8Array.fromBase64 ? Uint8Array.fromBase64(b64) : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   const inflate = (el) => new Response(new Blob([bytes(el.textContent)]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
@@ -40,10 +42,12 @@ const loader = `(async () => {
       document.head.append(style);
     } else if (el.dataset.gzip === 'first') {
       (0, eval)(text);
+    } else if (el.dataset.gzip === 'js') {
+      const idle = window.requestIdleCallback ?? setTimeout;
+      const main = await new Promise((ok, fail) => idle(() => { try { ok(new Function(text)); } catch (e) { fail(e); } }));
       await window.flamediffFirstReady;
       await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok)));
-    } else if (el.dataset.gzip === 'js') {
-      (0, eval)(text);
+      main();
     } else {
       el.textContent = text;
     }

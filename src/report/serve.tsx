@@ -24,7 +24,7 @@ import { aroundPatch } from '../panel/model/around';
 import { PanelView } from '../panel/viewState';
 import { mount } from './mount';
 import { Page, Report } from './components/Report';
-import { call } from './handoff';
+import { answered, call } from './handoff';
 import { BuildInfo, Preset, applyPreset, openingQuery } from './presets';
 import { usePageState } from './usePageState';
 
@@ -62,7 +62,9 @@ function Serve() {
   const [query, setQuery] = useState<FlamediffQuery>(
     () => state.query ?? ({ refId: 'A', ...defaultQuery } as FlamediffQuery)
   );
-  const [series, setSeries] = useState<DataFrame[]>();
+  // The first paint's answer to the URL's query, if it has come: the panel is in the page's first frame.
+  const [initial] = useState(() => state.query && answered<DataFrameJSON[]>('api/query', state.query));
+  const [series, setSeries] = useState<DataFrame[] | undefined>(() => initial?.map(dataFrameFromJSON));
   const [error, setError] = useState<string>();
   const [running, setRunning] = useState(false);
   const [builds, setBuilds] = useState<BuildInfo[]>([]);
@@ -79,7 +81,7 @@ function Serve() {
   const seq = useRef(0);
   // The query whose answer is shown (or asked for): one from the URL that
   // differs is a navigation, to run.
-  const opened = useRef<FlamediffQuery | undefined>(undefined);
+  const opened = useRef<FlamediffQuery | undefined>(initial ? state.query : undefined);
   // A new query mounts the panel afresh, on its default view.
   const [fresh, setFresh] = useState(0);
   // show runs q and, once answered, makes it the shown query (and the URL's).
