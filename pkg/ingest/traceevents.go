@@ -134,10 +134,24 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 	labels := map[traceTrack]string{}
 	var order []traceTrack
 	open := map[traceTrack][]int{} // indices into byTrack of open begins
+	// Each track's spans are sized once: grown by append, the arrays
+	// they outgrow are most of a big trace's garbage.
+	spans := map[traceTrack]int{}
+	for _, e := range events {
+		switch e.Ph {
+		case "X", "B":
+			spans[traceTrack{pid: string(e.Pid), tid: string(e.Tid)}]++
+		case "b":
+			if t, ok := asyncTrack(e); ok {
+				spans[t]++
+			}
+		}
+	}
 	add := func(t traceTrack, s Span, label string) {
 		if byTrack[t] == nil {
 			order = append(order, t)
 			labels[t] = label
+			byTrack[t] = make([]Span, 0, spans[t])
 		}
 		byTrack[t] = append(byTrack[t], s)
 	}
