@@ -152,7 +152,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 	v8Root := func(i int32) bool { return locs[frameOf[i]].node.CallFrame.FunctionName == "(root)" }
 	parent := make([]int32, n) // the nearest kept prefix of a kept stack
 	nodes := 0
-	for i := range int32(n) { // #nosec G115 -- n fits
+	for i := int32(0); int(i) < n; i++ {
 		if keep(i) {
 			up, err := kept(prefix[i])
 			if err != nil {
@@ -204,7 +204,7 @@ func addGeckoThread(p *profile.Profile, th *geckoThread, name, what string, thre
 		return nil
 	}
 	ids := make([]uint32, frames)
-	for i := range int32(n) { // #nosec G115 -- n fits
+	for i := int32(0); int(i) < n; i++ {
 		if l := &locs[frameOf[i]]; keep(i) && !l.interned {
 			ids[frameOf[i]], l.interned = p.Intern(l.node.frame()), true
 		}

@@ -157,7 +157,7 @@ func parseInt(tok []byte) (n int64, ok bool) {
 	case neg && u <= 1<<63:
 		return int64(-u), true // #nosec G115 -- -u wraps to the negative value, 2^63 included
 	case !neg && u < 1<<63:
-		return int64(u), true
+		return int64(u), true // #nosec G115 -- u < 2^63
 	}
 	return 0, false
 }
