@@ -35,15 +35,23 @@ function patch(name, filter, edits) {
   };
 }
 
+const themeRegistry = /@grafana[\\/]data[\\/]dist[\\/]esm[\\/]themes[\\/]registry\.mjs$/;
+
 /**
  * noExtraThemes: @grafana/data's theme registry validates its twelve extra
  * themes (aubergine, tron, ...) with zod as it loads, a tenth of these pages'
- * start-up; they offer only dark and light, so the registry gets none. Its
- * collator, which sorts the themes for Grafana's theme picker, is made on
- * first use: making it loads the locale's collation data.
+ * start-up; they offer only dark and light, so the registry gets none.
  */
-const noExtraThemes = patch('no-extra-themes', /@grafana[\\/]data[\\/]dist[\\/]esm[\\/]themes[\\/]registry\.mjs$/, [
-  [/const extraThemes = \{[^}]*\};/, 'const extraThemes = {};'],
+const extraThemes = [/const extraThemes = \{[^}]*\};/, 'const extraThemes = {};'];
+const noExtraThemes = patch('no-extra-themes', themeRegistry, [extraThemes]);
+
+/**
+ * pageThemes: no extra themes, and the registry's collator, which sorts the
+ * themes for Grafana's theme picker, made on first use: making it loads the
+ * locale's collation data. (One plugin: esbuild loads a file once.)
+ */
+const pageThemes = patch('page-themes', themeRegistry, [
+  extraThemes,
   [
     'const compareThemeNames = new Intl.Collator().compare;',
     'let collator;\nconst compareThemeNames = (a, b) => (collator ??= new Intl.Collator()).compare(a, b);',
@@ -186,7 +194,28 @@ const leanLodash = {
   },
 };
 
-/** bundle writes entry and everything it imports into outfile (IIFE, minified); extra adds esbuild options. */
+/**
+ * pageStartup are the patches that take work out of the report's and serve's
+ * start-up. They are made for the packages the checkout installs, and fail
+ * the build when those change; the browser-test harness runs the panel on
+ * the packages as published, as Grafana does (and on the oldest Grafana's
+ * in scripts/grafana-versions.sh), so it is built without them.
+ */
+export const pageStartup = [
+  pageThemes,
+  lazySelectors,
+  noServerRenderer,
+  zoneDataAsJSON,
+  plainUnitNames,
+  noThemeSchemas,
+  leanLodash,
+];
+
+/**
+ * bundle writes entry and everything it imports into outfile (IIFE,
+ * minified); extra adds esbuild options, its plugins (pageStartup) in place
+ * of noExtraThemes.
+ */
 export function bundle(entry, outfile, extra = {}) {
   return build({
     entryPoints: [entry],
@@ -202,16 +231,7 @@ export function bundle(entry, outfile, extra = {}) {
     define: { 'process.env.NODE_ENV': '"production"', global: 'window' },
     loader: { '.svg': 'text', '.woff': 'empty', '.woff2': 'empty', '.ttf': 'empty', '.png': 'empty' },
     ...extra,
-    plugins: [
-      noExtraThemes,
-      lazySelectors,
-      noServerRenderer,
-      zoneDataAsJSON,
-      plainUnitNames,
-      noThemeSchemas,
-      leanLodash,
-      ...(extra.plugins ?? []),
-    ],
+    plugins: extra.plugins ?? [noExtraThemes],
     alias: { react, 'react/jsx-runtime': join(react, 'jsx-runtime.js'), ...extra.alias },
   });
 }

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { bundle } from '../../scripts/bundle.mjs';
+import { bundle, pageStartup } from '../../scripts/bundle.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -24,7 +24,7 @@ mkdirSync(dist, { recursive: true });
 // first.js draws the diff before the page's main script runs (first.ts).
 for (const page of ['first', 'report', 'serve']) {
   const entry = join(here, page === 'first' ? 'first.ts' : `${page}.tsx`);
-  const out = await bundle(entry, join(dist, `${page}.js`), { alias, write: false });
+  const out = await bundle(entry, join(dist, `${page}.js`), { alias, write: false, plugins: pageStartup });
   for (const file of out.outputFiles) {
     // Both pages import the same stylesheets (@grafana/ui's): keep one copy.
     const name = file.path.endsWith('.css') ? 'page.css' : `${page}.js`;
