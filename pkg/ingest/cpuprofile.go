@@ -107,16 +107,7 @@ func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
 	err = s.object("the CPU profile", func(key string) (err error) {
 		switch {
 		case strings.EqualFold(key, "nodes"):
-			cp.Nodes = nil
-			return s.array("nodes", func() error {
-				if err := s.within(len(cp.Nodes), "nodes"); err != nil {
-					return err
-				}
-				var n cpuNode
-				err := s.decode(&n)
-				cp.Nodes = append(cp.Nodes, n)
-				return err
-			})
+			return decodeList(s, "nodes", "nodes", &cp.Nodes)
 		case strings.EqualFold(key, "samples"):
 			cp.Samples = packedInts{}
 			err = s.ints("samples", cp.Samples.append)

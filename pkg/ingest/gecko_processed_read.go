@@ -96,16 +96,7 @@ func readProcessedTable(s *jsonStream, t *processedTables, key string) error {
 	}
 	switch {
 	case strings.EqualFold(key, "stringArray"):
-		t.StringArray = nil
-		return s.array("stringArray", func() error {
-			if err := s.within(len(t.StringArray), "strings"); err != nil {
-				return err
-			}
-			var str string
-			err := s.decode(&str)
-			t.StringArray = append(t.StringArray, str)
-			return err
-		})
+		return decodeList(s, "stringArray", "strings", &t.StringArray)
 	case strings.EqualFold(key, "stackTable"):
 		st := &processedStackTable{}
 		null, err := table("stackTable", &st.Length, map[string]*column{"frame": &st.Frame, "prefix": &st.Prefix, "prefixOffset": &st.PrefixOffset})

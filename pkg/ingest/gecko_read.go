@@ -223,16 +223,7 @@ func readGeckoThread(s *jsonStream) (geckoThread, error) {
 		case strings.EqualFold(key, "frameTable"):
 			th.frameTable, err = readGeckoTable(s, "frameTable", th.frameTable.want...)
 		case strings.EqualFold(key, "stringTable"):
-			th.strings = nil
-			err = s.array("stringTable", func() error {
-				if err := s.within(len(th.strings), "strings"); err != nil {
-					return err
-				}
-				var str string
-				err := s.decode(&str)
-				th.strings = append(th.strings, str)
-				return err
-			})
+			err = decodeList(s, "stringTable", "strings", &th.strings)
 		default:
 			err = s.skip()
 		}

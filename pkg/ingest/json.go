@@ -197,6 +197,21 @@ func (s *jsonStream) array(what string, elem func() error) error {
 	return err
 }
 
+// decodeList reads the array what that comes next (or null) into list, an
+// element decoded at a time, refusing more than maxItems items.
+func decodeList[T any](s *jsonStream, what, items string, list *[]T) error {
+	*list = nil
+	return s.array(what, func() error {
+		if err := s.within(len(*list), items); err != nil {
+			return err
+		}
+		var v T
+		err := s.decode(&v)
+		*list = append(*list, v)
+		return err
+	})
+}
+
 // within refuses a run of n items of what that would hold more than
 // maxItems.
 func (s *jsonStream) within(n int, what string) error {

@@ -68,16 +68,7 @@ func readSpeedscope(r io.Reader, name string) (*speedscopeFile, error) {
 				if !strings.EqualFold(key, "frames") {
 					return s.skip()
 				}
-				sf.Shared.Frames = nil
-				return s.array("frames", func() error {
-					if err := s.within(len(sf.Shared.Frames), "frames"); err != nil {
-						return err
-					}
-					var f speedscopeFrame
-					err := s.decode(&f)
-					sf.Shared.Frames = append(sf.Shared.Frames, f)
-					return err
-				})
+				return decodeList(s, "frames", "frames", &sf.Shared.Frames)
 			})
 		case strings.EqualFold(key, "profiles"):
 			sf.Profiles = nil
@@ -137,16 +128,7 @@ func readSpeedscopeProfile(s *jsonStream) (speedscopeProfile, error) {
 				return err
 			})
 		case strings.EqualFold(key, "events"):
-			prof.Events = nil
-			return s.array("events", func() error {
-				if err := s.within(len(prof.Events), "events"); err != nil {
-					return err
-				}
-				var e speedscopeEvent
-				err := s.decode(&e)
-				prof.Events = append(prof.Events, e)
-				return err
-			})
+			return decodeList(s, "events", "events", &prof.Events)
 		case strings.EqualFold(key, "type"):
 			return s.decode(&prof.Type)
 		case strings.EqualFold(key, "name"):
