@@ -7,6 +7,7 @@ import { Functions, isFunctionsFrame, parseFunctions, totalsOf, withSelfDeltas }
 import { Querier } from '../query';
 import { strings } from '../../strings';
 import { Answer, message } from './answer';
+import { useAfterPaint } from './useAfterPaint';
 import { flamesOf } from './useFlameQueries';
 
 interface Shown {
@@ -70,18 +71,6 @@ export function useFunctionsTable(
   // A table at hand waits for the graph's first paint (the canvas draws in
   // the first animation frame): on a page's first load it would delay it.
   // Without one nothing waits: the render would only cost the first frames.
-  const [tableDue, setTableDue] = useState(false);
-  const hasTable = Boolean(table);
-  useEffect(() => {
-    if (tableDue || !hasTable) {
-      return;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const frame = requestAnimationFrame(() => (timer = setTimeout(() => setTableDue(true))));
-    return () => {
-      cancelAnimationFrame(frame);
-      clearTimeout(timer);
-    };
-  }, [tableDue, hasTable]);
+  const tableDue = useAfterPaint(Boolean(table));
   return { functions, table, tableDue };
 }
