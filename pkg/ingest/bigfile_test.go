@@ -229,7 +229,8 @@ func parseBig(t testing.TB, path string, f Format, a bigAnswer) (peak, size, res
 	return int64(high - min(high, base)), info.Size(), resultBytes(p)
 }
 
-// bigFormats are the streamed formats' writers of big files.
+// bigFormats are the streamed formats' writers of big files (the
+// line and chunk formats' in bigfile_more_test.go).
 var bigFormats = []struct {
 	format Format
 	write  func(testing.TB, string, int) bigAnswer
@@ -239,6 +240,9 @@ var bigFormats = []struct {
 	{Speedscope, writeBigSpeedscope},
 	{Gecko, writeBigGecko},
 	{Processed, writeBigProcessed},
+	{Folded, writeBigFolded},
+	{Perf, writeBigPerf},
+	{JFR, writeBigJFR},
 }
 
 // resultBytes is what p holds in memory: its samples, their stacks (a

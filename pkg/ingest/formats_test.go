@@ -67,6 +67,8 @@ func TestHostileFormats(t *testing.T) {
 	jfr := testkit.ReadTestdata(t, "formats/app.jfr")
 	bigChunk := bytes.Clone(jfr[:100])
 	copy(bigChunk[8:16], []byte{0x7f, 0, 0, 0, 0, 0, 0, 0})
+	pastEnd := bytes.Clone(jfr[:100]) // 256 MiB said, 100 bytes held: what it holds is read
+	copy(pastEnd[8:16], []byte{0, 0, 0, 0, 0x10, 0, 0, 0})
 	headerOnly := bytes.Clone(jfr[:68])
 	copy(headerOnly[8:16], []byte{0, 0, 0, 0, 0, 0, 0, 68}) // a chunk of its header alone
 	tests := []struct {
@@ -100,7 +102,8 @@ func TestHostileFormats(t *testing.T) {
 		{"callgrind cost before events", "# callgrind format\nfn=main\n1 1\n", Callgrind, "cost line before fn= and events:"},
 		{"callgrind overflow", "# callgrind format\nevents: Ir\nfn=a\n1 9223372036854775807\n2 1\n", Callgrind, "past the int64 maximum"},
 		{"jfr truncated", string(jfr[:len(jfr)/2]), Auto, "chunk size"},
-		{"jfr huge chunk", string(bigChunk), JFR, "chunk size"},
+		{"jfr huge chunk", string(bigChunk), JFR, "chunk size 9151314442816847872: over 1073741824 bytes"},
+		{"jfr chunk past the end", string(pastEnd), JFR, "offset 0: chunk size 268435456: 100 bytes left"},
 		{"jfr header only", string(headerOnly), JFR, "outside the chunk"},
 	}
 	for _, tc := range tests {

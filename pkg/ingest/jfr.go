@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"strings"
 
@@ -42,10 +43,6 @@ const (
 // package), File the class's binary name (JFR has no source file names),
 // Line the lowest line a sample was in. Samples carry their time.
 func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err error) {
-	data, err := readWhole(r, name)
-	if err != nil {
-		return nil, err
-	}
 	st := o.SampleType
 	if st == "" {
 		st = jfrSamples
@@ -66,9 +63,21 @@ func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err erro
 	if st == jfrAlloc || st == jfrLive {
 		jb.p.Unit = "bytes"
 	}
+	// A file is read a chunk at a time, the buffer reused: a chunk is
+	// whole in itself (its metadata and constant pools), and what the run
+	// keeps of it is copied out.
+	var buf bytes.Buffer
 	var firstStart int64
-	for off := int64(0); off < int64(len(data)); {
-		rest := data[off:]
+	for off := int64(0); ; {
+		buf.Reset()
+		n, err := io.CopyN(&buf, r, jfrHeaderSize)
+		if n == 0 && err == io.EOF && off > 0 {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rest := buf.Bytes()
 		if len(rest) < jfrHeaderSize || !bytes.HasPrefix(rest, jfrMagic) {
 			return nil, offsetError(name, off, "not a JFR chunk")
 		}
@@ -76,10 +85,22 @@ func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err erro
 			return nil, offsetError(name, off, "JFR version %d: want 2", major)
 		}
 		size := int64(binary.BigEndian.Uint64(rest[8:])) // #nosec G115 -- checked next
-		if size < jfrHeaderSize || size > int64(len(rest)) {
-			return nil, offsetError(name, off, "chunk size %d: %d bytes left", size, len(rest))
+		if size < jfrHeaderSize {
+			return nil, offsetError(name, off, "chunk size %d: shorter than its header", size)
 		}
-		c := &jfrChunk{name: name, buf: rest[:size], base: off, classes: map[int64]*jfrClass{},
+		if size > MaxFileSize {
+			return nil, offsetError(name, off, "chunk size %d: over %d bytes", size, int64(MaxFileSize))
+		}
+		// The buffer grows as the bytes come past a first 64 MiB: a size
+		// the file does not hold costs what it does hold.
+		buf.Grow(int(min(size, 64<<20)))
+		if m, err := io.CopyN(&buf, r, size-jfrHeaderSize); err == io.EOF {
+			return nil, offsetError(name, off, "chunk size %d: %d bytes left", size, jfrHeaderSize+m)
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rest = buf.Bytes()
+		c := &jfrChunk{name: name, buf: rest, base: off, classes: map[int64]*jfrClass{},
 			byName: map[string]int64{}, pools: map[int64]map[int64]any{}}
 		be := func(at int) int64 { return int64(binary.BigEndian.Uint64(rest[at:])) } // #nosec G115 -- offsets and times are checked where used
 		if features := binary.BigEndian.Uint32(rest[64:]); features&1 == 0 {
