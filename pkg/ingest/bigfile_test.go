@@ -243,6 +243,7 @@ var bigFormats = []struct {
 	{Folded, writeBigFolded},
 	{Perf, writeBigPerf},
 	{JFR, writeBigJFR},
+	{Pprof, writeBigPprof},
 }
 
 // resultBytes is what p holds in memory: its samples, their stacks (a

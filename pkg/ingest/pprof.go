@@ -1,13 +1,14 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	pprof "github.com/google/pprof/profile"
@@ -16,10 +17,10 @@ import (
 	"github.com/flamediff/flamediff/pkg/profile"
 )
 
-// parsePprof reads a pprof profile with github.com/google/pprof/profile —
-// protobuf, gzipped or not, or any legacy format profile.Parse reads
-// (text heap, contention, thread and count profiles, binary CPU
-// profiles) — and converts it:
+// parsePprof reads a pprof profile — protobuf, gzipped or not, or any
+// legacy format github.com/google/pprof/profile reads (text heap,
+// contention, thread and count profiles, binary CPU profiles) — and
+// converts it:
 //   - the value is sampleType, or by default pprof's rule (DefaultSampleType
 //     if set, else the last sample type), which also gives SampleType/Unit;
 //   - each pprof Line is a frame named after its function, inlined calls
@@ -32,26 +33,87 @@ import (
 //   - the profile's drop_frames/keep_frames are applied as pprof does;
 //   - samples with value 0 are dropped; negative values are an error.
 //
-// pprof has no per-sample time: every Time is -1.
+// Protobuf is read as a stream (pprofstream.go), gzip inflated as it is
+// read: a file of any size is read, its memory its samples' bytes, its
+// tables and the run. The legacy formats, text or small, are read whole
+// by google/pprof. pprof has no per-sample time: every Time is -1.
 func parsePprof(r io.Reader, name, sampleType string) (*profile.Profile, error) {
-	data, err := io.ReadAll(r)
+	file := &countingReader{r: r}
+	br := bufio.NewReaderSize(file, detectSize)
+	in, err := gunzipped(br, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	raw, where := data, ""
-	if bytes.HasPrefix(data, gzipMagic) {
-		if raw, err = gunzip(data, name); err != nil {
-			return nil, err
-		}
+	where := ""
+	if in != io.Reader(br) {
 		where = " (decompressed)"
+		in = inflating{in}
 	}
-	if len(raw) == 0 {
+	ir := bufio.NewReaderSize(in, detectSize)
+	head, err := ir.Peek(detectSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, pprofReadError(name, file, err)
+	}
+	switch {
+	case len(head) == 0:
 		return nil, fileError(name, "empty profile")
-	}
-	if bytes.HasPrefix(raw, gzipMagic) {
+	case bytes.HasPrefix(head, gzipMagic):
 		return nil, fileError(name, "gzipped twice")
+	case isText(head) || legacyCPU(head):
+		return parseLegacyPprof(ir, name, sampleType, where, file)
 	}
-	src, err := pprof.ParseData(raw) // protobuf, else the legacy formats
+	s, err := readPprofStream(ir)
+	var we *wireError
+	if errors.As(err, &we) {
+		return nil, offsetError(name, we.offset, "%s%s", we.reason, where)
+	}
+	if err != nil {
+		return nil, pprofReadError(name, file, err)
+	}
+	src, locations, err := s.tables()
+	if err != nil {
+		return nil, fileError(name, "malformed profile: %v", err)
+	}
+	return convertPprof(src, name, sampleType, s.samples.n, func(f pprofSampleFunc) error { return s.eachSample(locations, f) })
+}
+
+// countingReader counts the bytes read from the file.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// pprofReadError is an error reading the file or inflating it: a gzip
+// stream cut short is truncated where the file ends.
+func pprofReadError(name string, file *countingReader, err error) error {
+	var gz *gzipStreamError
+	if errors.As(err, &gz) {
+		if errors.Is(gz.err, io.ErrUnexpectedEOF) {
+			return offsetError(name, file.n, "truncated gzip stream")
+		}
+		return fileError(name, "corrupt gzip stream: %v", gz.err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// parseLegacyPprof reads one of the legacy formats whole with
+// google/pprof.
+func parseLegacyPprof(r io.Reader, name, sampleType, where string, file *countingReader) (*profile.Profile, error) {
+	raw, err := readWhole(r, name)
+	var gz *gzipStreamError
+	if errors.As(err, &gz) {
+		return nil, pprofReadError(name, file, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	src, err := pprof.ParseData(raw)
 	if err != nil {
 		if isText(raw[:min(len(raw), detectSize)]) {
 			return nil, fileError(name, "not a pprof profile (text): %v", err)
@@ -61,38 +123,14 @@ func parsePprof(r io.Reader, name, sampleType string) (*profile.Profile, error) 
 		}
 		return nil, fileError(name, "not a pprof profile: %v", err)
 	}
-	if err := src.RemoveUninteresting(); err != nil {
-		return nil, fileError(name, "%v", err)
-	}
-	return convertPprof(src, name, sampleType)
-}
-
-// gunzip decompresses a gzipped profile, at most MaxFileSize bytes.
-// A stream whose first block looks like no profile (protobuf, legacy
-// binary or text) fails before the rest is inflated.
-func gunzip(data []byte, name string) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, gzipError(name, data, err)
-	}
-	var out bytes.Buffer
-	n, err := io.CopyN(&out, zr, detectSize)
-	if err == nil {
-		if off, reason := checkWire(out.Bytes()); reason != "" && reason != truncated &&
-			!isText(out.Bytes()) && !legacyCPU(out.Bytes()) {
-			return nil, offsetError(name, off, "%s (decompressed)", reason)
+	return convertPprof(src, name, sampleType, len(src.Sample), func(f pprofSampleFunc) error {
+		for i, s := range src.Sample {
+			if err := f(i, s.Location, s.Value); err != nil {
+				return err
+			}
 		}
-		var m int64
-		m, err = io.Copy(&out, io.LimitReader(zr, MaxFileSize+1-n))
-		n += m
-	}
-	if err != nil && err != io.EOF {
-		return nil, gzipError(name, data, err)
-	}
-	if n > MaxFileSize {
-		return nil, fileError(name, "decompresses to more than %d MiB: not a profile", MaxFileSize>>20)
-	}
-	return out.Bytes(), nil
+		return nil
+	})
 }
 
 // legacyCPU reports whether b starts with the header of a legacy binary
@@ -132,7 +170,12 @@ func checkWire(b []byte) (offset int64, reason string) {
 	return 0, ""
 }
 
-func convertPprof(src *pprof.Profile, name, sampleType string) (*profile.Profile, error) {
+// pprofSampleFunc takes a sample's locations (leaf first) and values.
+type pprofSampleFunc func(i int, locs []*pprof.Location, values []int64) error
+
+// convertPprof makes the run of src's tables and the samples each gives,
+// count of them.
+func convertPprof(src *pprof.Profile, name, sampleType string, count int, each func(pprofSampleFunc) error) (*profile.Profile, error) {
 	if len(src.SampleType) == 0 {
 		return nil, fileError(name, "profile has no sample types")
 	}
@@ -140,10 +183,15 @@ func convertPprof(src *pprof.Profile, name, sampleType string) (*profile.Profile
 	if err != nil {
 		return nil, fileError(name, "%v", err)
 	}
+	pruner, err := newPprofPruner(src)
+	if err != nil {
+		return nil, fileError(name, "drop_frames or keep_frames: %v", err)
+	}
 	p := &profile.Profile{
 		SampleType: src.SampleType[vi].Type,
 		Unit:       src.SampleType[vi].Unit,
 		Duration:   time.Duration(src.DurationNanos),
+		Samples:    make([]profile.Sample, 0, count),
 	}
 	if src.TimeNanos != 0 {
 		p.Start = time.Unix(0, src.TimeNanos).UTC()
@@ -151,19 +199,22 @@ func convertPprof(src *pprof.Profile, name, sampleType string) (*profile.Profile
 	// Each location's frames, leaf first, computed once.
 	locFrames := make(map[*pprof.Location][]uint32, len(src.Location))
 	var arena stackArena
-	for i, s := range src.Sample {
-		if vi >= len(s.Value) {
-			return nil, fileError(name, "sample %d has %d values, want %d", i, len(s.Value), len(src.SampleType))
+	var stacks recentStacks
+	var frames []uint32
+	err = each(func(i int, locs []*pprof.Location, values []int64) error {
+		if vi >= len(values) {
+			return fileError(name, "sample %d has %d values, want %d", i, len(values), len(src.SampleType))
 		}
-		v := s.Value[vi]
+		v := values[vi]
 		if v == 0 {
-			continue
+			return nil
 		}
 		if v < 0 {
-			return nil, fileError(name, "sample %d has negative value %d", i, v)
+			return fileError(name, "sample %d has negative value %d", i, v)
 		}
+		locs = pruner.stack(locs)
 		n := 0
-		for _, loc := range s.Location {
+		for _, loc := range locs {
 			fs, ok := locFrames[loc]
 			if !ok {
 				fs = locationFrames(p, loc)
@@ -172,16 +223,24 @@ func convertPprof(src *pprof.Profile, name, sampleType string) (*profile.Profile
 			n += len(fs)
 		}
 		if n == 0 {
-			return nil, fileError(name, "sample %d has no locations", i)
+			return fileError(name, "sample %d has no locations", i)
 		}
-		stack := arena.alloc(n)
-		for _, loc := range s.Location {
+		frames = slices.Grow(frames[:0], n)[:n]
+		for _, loc := range locs {
 			for _, id := range locFrames[loc] {
 				n--
-				stack[n] = id
+				frames[n] = id
 			}
 		}
-		p.Samples = append(p.Samples, profile.Sample{Stack: stack, Value: v, Time: -1})
+		p.Samples = append(p.Samples, profile.Sample{Stack: stacks.get(frames, &arena), Value: v, Time: -1})
+		return nil
+	})
+	var fe *Error
+	if err != nil && !errors.As(err, &fe) {
+		return nil, fileError(name, "malformed profile: %v", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
 }

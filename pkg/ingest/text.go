@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/flamediff/flamediff/pkg/profile"
 )
@@ -73,6 +74,26 @@ func (t *frameTable) id(name, module []byte) uint32 {
 // stackArena hands out stacks carved from large blocks, one allocation per
 // block instead of one per sample.
 type stackArena struct{ block []uint32 }
+
+// recentStacks holds the stacks made lately, by a hash of their frames:
+// samples that repeat a stack (a pprof profile's labelled samples) share
+// its frames, at no cost when none repeat.
+type recentStacks [4096][]uint32
+
+// get returns a stack of frames: a recent one equal to it, else a copy
+// made in arena.
+func (r *recentStacks) get(frames []uint32, arena *stackArena) []uint32 {
+	h := uint32(2166136261)
+	for _, f := range frames {
+		h = (h ^ f) * 16777619
+	}
+	slot := &r[h%uint32(len(r))]
+	if !slices.Equal(*slot, frames) {
+		*slot = arena.alloc(len(frames))
+		copy(*slot, frames)
+	}
+	return *slot
+}
 
 const arenaBlock = 64 << 10
 
