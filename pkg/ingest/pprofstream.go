@@ -197,11 +197,10 @@ func (s *pprofStream) add(f wireField) (err error) {
 // checkSample checks a Sample message's wire format; its location ids
 // and label strings are checked when it is converted.
 func checkSample(m []byte) error {
-	var scratch []uint64
 	return fields(m, 4, func(f wireField) (err error) {
 		switch f.num {
 		case 1, 2:
-			scratch, err = numbers(f, scratch[:0])
+			err = checkNumbers(f)
 		case 3:
 			var l []byte
 			if l, err = wireMessage(f); err == nil {
