@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -38,16 +39,17 @@ import (
 // tables and the run. The legacy formats, text or small, are read whole
 // by google/pprof. pprof has no per-sample time: every Time is -1.
 func parsePprof(r io.Reader, name, sampleType string) (*profile.Profile, error) {
-	file := &countingReader{r: r}
-	br := bufio.NewReaderSize(file, detectSize)
-	in, err := gunzipped(br, name)
-	if err != nil {
-		return nil, err
-	}
+	br := bufio.NewReaderSize(r, detectSize)
+	var in io.Reader = br
+	var file *countingReader // the gzipped file's bytes, for where it ends
 	where := ""
-	if in != io.Reader(br) {
-		where = " (decompressed)"
-		in = inflating{in}
+	if magic, _ := br.Peek(len(gzipMagic)); bytes.Equal(magic, gzipMagic) {
+		file = &countingReader{r: br}
+		zr, err := gzip.NewReader(file)
+		if err != nil {
+			return nil, fileError(name, "gzip: %v", err)
+		}
+		in, where = inflating{zr}, " (decompressed)"
 	}
 	ir := bufio.NewReaderSize(in, detectSize)
 	head, err := ir.Peek(detectSize)

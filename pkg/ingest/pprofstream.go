@@ -32,12 +32,18 @@ type payloads struct {
 	n      int
 }
 
-const payloadBlock = 4 << 20
+// A block is twice the last, from 64 KiB to 4 MiB: a small profile
+// costs little, a big one a block in 4 MiB.
+const firstPayloadBlock, payloadBlock = 64 << 10, 4 << 20
 
 func (p *payloads) add(b []byte) {
 	need := len(b) + 10
 	if k := len(p.blocks); k == 0 || cap(p.blocks[k-1])-len(p.blocks[k-1]) < need {
-		p.blocks = append(p.blocks, make([]byte, 0, max(payloadBlock, need)))
+		size := firstPayloadBlock
+		if k > 0 {
+			size = min(2*cap(p.blocks[k-1]), payloadBlock)
+		}
+		p.blocks = append(p.blocks, make([]byte, 0, max(size, need)))
 	}
 	last := &p.blocks[len(p.blocks)-1]
 	*last = append(appendUvarint(*last, uint64(len(b))), b...)

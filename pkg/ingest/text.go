@@ -78,7 +78,7 @@ type stackArena struct{ block []uint32 }
 // recentStacks holds the stacks made lately, by a hash of their frames:
 // samples that repeat a stack (a pprof profile's labelled samples) share
 // its frames, at no cost when none repeat.
-type recentStacks [4096][]uint32
+type recentStacks [1024][]uint32
 
 // get returns a stack of frames: a recent one equal to it, else a copy
 // made in arena.
@@ -95,11 +95,17 @@ func (r *recentStacks) get(frames []uint32, arena *stackArena) []uint32 {
 	return *slot
 }
 
-const arenaBlock = 64 << 10
+// A block is twice the last, from 4Ki frames to 64Ki: a small profile
+// costs little.
+const firstArenaBlock, arenaBlock = 4 << 10, 64 << 10
 
 func (a *stackArena) alloc(n int) []uint32 {
 	if cap(a.block)-len(a.block) < n {
-		a.block = make([]uint32, 0, max(n, arenaBlock))
+		size := firstArenaBlock
+		if a.block != nil {
+			size = min(2*cap(a.block), arenaBlock)
+		}
+		a.block = make([]uint32, 0, max(n, size))
 	}
 	l := len(a.block)
 	a.block = a.block[:l+n]
