@@ -33,15 +33,18 @@ type cpuProfile struct {
 
 // cpuNode is a node of a V8 CPU profile's tree.
 type cpuNode struct {
-	ID        int64 `json:"id"`
-	CallFrame struct {
-		FunctionName string `json:"functionName"`
-		URL          string `json:"url"`
-		LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
-		ColumnNumber int64  `json:"columnNumber"`
-	} `json:"callFrame"`
-	Children []int64 `json:"children"`
-	Parent   *int64  `json:"parent"` // the older format and trace events name parents instead
+	ID        int64        `json:"id"`
+	CallFrame cpuCallFrame `json:"callFrame"`
+	Children  []int64      `json:"children"`
+	Parent    *int64       `json:"parent"` // the older format and trace events name parents instead
+}
+
+// cpuCallFrame is a node's function.
+type cpuCallFrame struct {
+	FunctionName string `json:"functionName"`
+	URL          string `json:"url"`
+	LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
+	ColumnNumber int64  `json:"columnNumber"`
 }
 
 // frame is node n's function, before any source map.
@@ -107,7 +110,7 @@ func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
 	err = s.object("the CPU profile", func(key string) (err error) {
 		switch {
 		case strings.EqualFold(key, "nodes"):
-			return decodeList(s, "nodes", "nodes", &cp.Nodes)
+			return s.cpuNodes(&cp.Nodes)
 		case strings.EqualFold(key, "samples"):
 			cp.Samples = packedInts{}
 			err = s.ints("samples", cp.Samples.append)
@@ -181,6 +184,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	frames := make([]uint32, nodes)
 	ids := make([]int64, nodes)   // what the samples need of the nodes,
 	v8Root := make([]bool, nodes) // so that their table goes before the samples come
+	// interned: a function's nodes (one a call path) intern alike but for
+	// their line, which Intern takes only from a function's first frame
+	// that has a file; Intern's work a frame is most of the nodes' here.
+	interned := map[profile.Frame]uint32{}
 	for i, n := range cp.Nodes {
 		ids[i], v8Root[i] = n.ID, n.CallFrame.FunctionName == "(root)"
 		cf := n.CallFrame
@@ -188,7 +195,14 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 		if err != nil {
 			return err
 		}
-		frames[i] = p.Intern(f)
+		k := f
+		k.Line = 0
+		id, ok := interned[k]
+		if !ok {
+			id = p.Intern(f)
+			interned[k] = id
+		}
+		frames[i] = id
 	}
 	cp.Nodes = nil
 	// stacks[i] is node i's stack, built once per node on first use;

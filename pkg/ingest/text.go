@@ -70,15 +70,18 @@ func (t *frameTable) id(name, module []byte) uint32 {
 	return id
 }
 
-// stackArena hands out stacks carved from large blocks, one allocation per
-// block instead of one per sample.
-type stackArena struct{ block []uint32 }
+// arena hands out slices carved from large blocks, one allocation per
+// block instead of one per slice.
+type arena[T any] struct{ block []T }
+
+// stackArena holds stacks, one a sample.
+type stackArena = arena[uint32]
 
 const arenaBlock = 64 << 10
 
-func (a *stackArena) alloc(n int) []uint32 {
+func (a *arena[T]) alloc(n int) []T {
 	if cap(a.block)-len(a.block) < n {
-		a.block = make([]uint32, 0, max(n, arenaBlock))
+		a.block = make([]T, 0, max(n, arenaBlock))
 	}
 	l := len(a.block)
 	a.block = a.block[:l+n]
