@@ -278,9 +278,10 @@ func (st numberState) complete() bool {
 	return st == numberZero || st == numberInteger || st == numberFraction || st == numberExponent
 }
 
-// inString reports whether c stands for itself in a JSON string.
-var inString = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
+// plainASCII reports whether c is ASCII that stands for itself in a JSON
+// string.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
 	return t
@@ -292,7 +293,7 @@ var inString = func() (t [256]bool) {
 func (sc *jsonScanner) str(s *jsonStream) ([]byte, error) {
 	sc.next() // '"'
 	sc.tok = sc.tok[:0]
-	escaped := false
+	escaped, ascii := false, true
 	for {
 		if len(sc.buf) == 0 {
 			if err := sc.fill(); err != nil {
@@ -300,7 +301,7 @@ func (sc *jsonScanner) str(s *jsonStream) ([]byte, error) {
 			}
 		}
 		i := 0
-		for i < len(sc.buf) && inString[sc.buf[i]] {
+		for i < len(sc.buf) && plainASCII[sc.buf[i]] {
 			i++
 		}
 		sc.tok = append(sc.tok, sc.buf[:i]...)
@@ -308,15 +309,19 @@ func (sc *jsonScanner) str(s *jsonStream) ([]byte, error) {
 		if len(sc.buf) == 0 {
 			continue
 		}
-		switch c := sc.buf[0]; c {
-		case '"':
+		switch c := sc.buf[0]; {
+		case c == '"':
 			sc.next()
-			return sc.decoded(s, escaped)
-		case '\\':
+			return sc.decoded(s, escaped, ascii)
+		case c == '\\':
 			escaped = true
 			if err := sc.escape(s); err != nil {
 				return nil, err
 			}
+		case c >= 0x80:
+			ascii = false
+			sc.tok = append(sc.tok, c)
+			sc.next()
 		default:
 			return nil, sc.syntax(s, c, "in string literal")
 		}
@@ -352,8 +357,9 @@ func (sc *jsonScanner) escape(s *jsonStream) error {
 	return nil
 }
 
-// decoded is tok, a string's text between its quotes, decoded.
-func (sc *jsonScanner) decoded(s *jsonStream, escaped bool) ([]byte, error) {
+// decoded is tok, a string's text between its quotes, decoded (ascii: it
+// has no byte of UTF-8 beyond ASCII to check).
+func (sc *jsonScanner) decoded(s *jsonStream, escaped, ascii bool) ([]byte, error) {
 	switch {
 	case escaped:
 		sc.quoted = append(append(append(sc.quoted[:0], '"'), sc.tok...), '"')
@@ -362,7 +368,7 @@ func (sc *jsonScanner) decoded(s *jsonStream, escaped bool) ([]byte, error) {
 			return nil, offsetError(s.name, sc.at, "bad JSON: %v", err)
 		}
 		sc.tok = append(sc.tok[:0], v...)
-	case !utf8.Valid(sc.tok):
+	case !ascii && !utf8.Valid(sc.tok):
 		sc.tok = append(sc.tok[:0], RepairUTF8(string(sc.tok))...)
 	}
 	return sc.tok, nil
