@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -292,5 +293,33 @@ func TestRandomNodesReadAsEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(49, 8))
 	for i := range 20000 {
 		checkAsDecoded(t, randomNodes(r, i%3 == 0))
+	}
+}
+
+// Nodes are found by id alike whether the ids run about 1 to the node
+// count, as V8's do (looked up in a slice), or anywhere (in a map); an id
+// given twice is refused either way.
+func TestNodeIDsAnywhere(t *testing.T) {
+	doc := func(root, a, b int64) string {
+		return fmt.Sprintf(`{"nodes":[{"id":%d,"callFrame":{"functionName":"(root)"},"children":[%d]},`+
+			`{"id":%d,"callFrame":{"functionName":"a"},"children":[%d]},{"id":%d,"callFrame":{"functionName":"b"}}],`+
+			`"samples":[%d,%d,%d],"timeDeltas":[1,1,1]}`, root, a, a, b, b, a, b, b)
+	}
+	for _, ids := range [][3]int64{{1, 2, 3}, {3, 1, 2}, {0, 6, 2}, {1, 2, 1000}, {-1, 0, 7}, {math.MinInt64, math.MaxInt64, 5}} {
+		p, err := Parse(strings.NewReader(doc(ids[0], ids[1], ids[2])), "x", CPUProfile)
+		if err != nil {
+			t.Fatalf("ids %v: %v", ids, err)
+		}
+		var stacks []string
+		for _, s := range p.Samples {
+			stacks = append(stacks, strings.Join(p.Names(s.Stack), ";"))
+		}
+		if want := []string{"a", "a;b", "a;b"}; !reflect.DeepEqual(stacks, want) {
+			t.Errorf("ids %v: stacks %q, want %q", ids, stacks, want)
+		}
+		_, err = Parse(strings.NewReader(doc(ids[0], ids[1], ids[1])), "x", CPUProfile)
+		if want := fmt.Sprintf("x: node id %d given twice", ids[1]); err == nil || err.Error() != want {
+			t.Errorf("ids %v: error %v, want %s", ids, err, want)
+		}
 	}
 }

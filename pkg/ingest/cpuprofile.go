@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -148,12 +149,9 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	if deltas != 0 && deltas != samples {
 		return fileError(name, "%d samples but %d time deltas", samples, deltas)
 	}
-	index := make(map[int64]int, len(cp.Nodes))
-	for i, n := range cp.Nodes {
-		if _, dup := index[n.ID]; dup {
-			return fileError(name, "node id %d given twice", n.ID)
-		}
-		index[n.ID] = i
+	index, err := indexNodes(cp.Nodes, name)
+	if err != nil {
+		return err
 	}
 	parent := make([]int, len(cp.Nodes))
 	for i := range parent {
@@ -162,7 +160,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	for i := range cp.Nodes {
 		n := &cp.Nodes[i]
 		for _, c := range n.Children {
-			j, ok := index[c]
+			j, ok := index.find(c)
 			if !ok {
 				return fileError(name, "node %d has an unknown child %d", n.ID, c)
 			}
@@ -172,7 +170,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 			parent[j] = i
 		}
 		if n.Parent != nil && len(n.Children) == 0 {
-			j, ok := index[*n.Parent]
+			j, ok := index.find(*n.Parent)
 			if !ok || j == i {
 				return fileError(name, "node %d has an unknown parent %d", n.ID, *n.Parent)
 			}
@@ -242,7 +240,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	at := cp.StartTime
 	for k := range samples {
 		id := cp.Samples.at(k)
-		i, ok := index[id]
+		i, ok := index.find(id)
 		if !ok {
 			return fileError(name, "sample %d names an unknown node %d", k+1, id)
 		}
@@ -269,4 +267,54 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 		p.Samples = append(p.Samples, sample)
 	}
 	return nil
+}
+
+// nodeIndex finds a node by its id: in a slice by id where the ids are
+// about 1 to the node count, as V8 numbers them (a look-up a sample, no
+// map's cost), else in a map.
+type nodeIndex struct {
+	byID  []int // the node's index + 1; 0 for none
+	index map[int64]int
+}
+
+// indexNodes indexes nodes, whose ids must differ.
+func indexNodes(nodes []cpuNode, name string) (nodeIndex, error) {
+	var x nodeIndex
+	top := int64(-1)
+	for _, n := range nodes {
+		if n.ID < 0 {
+			top = math.MaxInt64
+			break
+		}
+		top = max(top, n.ID)
+	}
+	if top <= 2*int64(len(nodes)) {
+		x.byID = make([]int, top+1)
+	} else {
+		x.index = make(map[int64]int, len(nodes))
+	}
+	for i, n := range nodes {
+		if _, dup := x.find(n.ID); dup {
+			return x, fileError(name, "node id %d given twice", n.ID)
+		}
+		if x.byID != nil {
+			x.byID[n.ID] = i + 1
+		} else {
+			x.index[n.ID] = i
+		}
+	}
+	return x, nil
+}
+
+// find is the index of the node id.
+func (x *nodeIndex) find(id int64) (int, bool) {
+	if x.byID == nil {
+		i, ok := x.index[id]
+		return i, ok
+	}
+	if id < 0 || id >= int64(len(x.byID)) {
+		return 0, false
+	}
+	i := x.byID[id]
+	return i - 1, i > 0
 }
