@@ -182,9 +182,10 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	frames := make([]uint32, nodes)
 	ids := make([]int64, nodes)   // what the samples need of the nodes,
 	v8Root := make([]bool, nodes) // so that their table goes before the samples come
-	// interned: a function's nodes (one a call path) intern alike but for
-	// their line, which Intern takes only from a function's first frame
-	// that has a file; Intern's work a frame is most of the nodes' here.
+	// interned is the id of each frame met, by all but its line: a
+	// function's nodes (one a call path) are one frame, whose line Intern
+	// takes from the first that has a file. Intern's work a frame would be
+	// most of the cost of the nodes.
 	interned := map[profile.Frame]uint32{}
 	for i, n := range cp.Nodes {
 		ids[i], v8Root[i] = n.ID, n.CallFrame.FunctionName == "(root)"
