@@ -71,7 +71,8 @@ func (s *jsonStream) numberLists(what string, each func(tok []byte, at int64) er
 // resume makes a new decoder that reads rest, then the input, from offset
 // at, within the arrays and objects the array just read was in: it is
 // given first a document that opens them and ends with a value in the
-// innermost, read here.
+// innermost, read here: an empty string, which what follows cannot make
+// part of a longer value (a number would take the ".5" of "[1].5").
 func (s *jsonStream) resume(rest []byte, at int64) error {
 	var prefix []byte
 	tokens := 1
@@ -84,7 +85,7 @@ func (s *jsonStream) resume(rest []byte, at int64) error {
 			tokens++
 		}
 	}
-	prefix = append(prefix, '0')
+	prefix = append(prefix, `""`...)
 	s.pending = bytes.NewReader(rest)
 	s.base = at - int64(len(prefix))
 	s.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(prefix), s.pending, s.src))
