@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -33,15 +34,18 @@ type cpuProfile struct {
 
 // cpuNode is a node of a V8 CPU profile's tree.
 type cpuNode struct {
-	ID        int64 `json:"id"`
-	CallFrame struct {
-		FunctionName string `json:"functionName"`
-		URL          string `json:"url"`
-		LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
-		ColumnNumber int64  `json:"columnNumber"`
-	} `json:"callFrame"`
-	Children []int64 `json:"children"`
-	Parent   *int64  `json:"parent"` // the older format and trace events name parents instead
+	ID        int64        `json:"id"`
+	CallFrame cpuCallFrame `json:"callFrame"`
+	Children  []int64      `json:"children"`
+	Parent    *int64       `json:"parent"` // the older format and trace events name parents instead
+}
+
+// cpuCallFrame is a node's function.
+type cpuCallFrame struct {
+	FunctionName string `json:"functionName"`
+	URL          string `json:"url"`
+	LineNumber   int64  `json:"lineNumber"` // 0-based; -1 when none
+	ColumnNumber int64  `json:"columnNumber"`
 }
 
 // frame is node n's function, before any source map.
@@ -107,7 +111,7 @@ func readCPUProfile(r io.Reader, name string) (*cpuProfile, error) {
 	err = s.object("the CPU profile", func(key string) (err error) {
 		switch {
 		case strings.EqualFold(key, "nodes"):
-			return decodeList(s, "nodes", "nodes", &cp.Nodes)
+			return s.cpuNodes(&cp.Nodes)
 		case strings.EqualFold(key, "samples"):
 			cp.Samples = packedInts{}
 			err = s.ints("samples", cp.Samples.append)
@@ -145,12 +149,9 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	if deltas != 0 && deltas != samples {
 		return fileError(name, "%d samples but %d time deltas", samples, deltas)
 	}
-	index := make(map[int64]int, len(cp.Nodes))
-	for i, n := range cp.Nodes {
-		if _, dup := index[n.ID]; dup {
-			return fileError(name, "node id %d given twice", n.ID)
-		}
-		index[n.ID] = i
+	index, err := indexNodes(cp.Nodes, name)
+	if err != nil {
+		return err
 	}
 	parent := make([]int, len(cp.Nodes))
 	for i := range parent {
@@ -159,7 +160,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	for i := range cp.Nodes {
 		n := &cp.Nodes[i]
 		for _, c := range n.Children {
-			j, ok := index[c]
+			j, ok := index.find(c)
 			if !ok {
 				return fileError(name, "node %d has an unknown child %d", n.ID, c)
 			}
@@ -169,7 +170,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 			parent[j] = i
 		}
 		if n.Parent != nil && len(n.Children) == 0 {
-			j, ok := index[*n.Parent]
+			j, ok := index.find(*n.Parent)
 			if !ok || j == i {
 				return fileError(name, "node %d has an unknown parent %d", n.ID, *n.Parent)
 			}
@@ -181,6 +182,11 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	frames := make([]uint32, nodes)
 	ids := make([]int64, nodes)   // what the samples need of the nodes,
 	v8Root := make([]bool, nodes) // so that their table goes before the samples come
+	// interned is the id of each frame met, by all but its line: a
+	// function's nodes (one a call path) are one frame, whose line Intern
+	// takes from the first that has a file. Intern's work a frame would be
+	// most of the cost of the nodes.
+	interned := map[profile.Frame]uint32{}
 	for i, n := range cp.Nodes {
 		ids[i], v8Root[i] = n.ID, n.CallFrame.FunctionName == "(root)"
 		cf := n.CallFrame
@@ -188,7 +194,14 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 		if err != nil {
 			return err
 		}
-		frames[i] = p.Intern(f)
+		k := f
+		k.Line = 0
+		id, ok := interned[k]
+		if !ok {
+			id = p.Intern(f)
+			interned[k] = id
+		}
+		frames[i] = id
 	}
 	cp.Nodes = nil
 	// stacks[i] is node i's stack, built once per node on first use;
@@ -228,7 +241,7 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 	at := cp.StartTime
 	for k := range samples {
 		id := cp.Samples.at(k)
-		i, ok := index[id]
+		i, ok := index.find(id)
 		if !ok {
 			return fileError(name, "sample %d names an unknown node %d", k+1, id)
 		}
@@ -255,4 +268,54 @@ func (cp *cpuProfile) addSamples(p *profile.Profile, name string, maps *scriptMa
 		p.Samples = append(p.Samples, sample)
 	}
 	return nil
+}
+
+// nodeIndex finds a node by its id: in a slice by id where the ids are
+// about 1 to the node count, as V8 numbers them (a look-up a sample, no
+// map's cost), else in a map.
+type nodeIndex struct {
+	byID  []int // the node's index + 1; 0 for none
+	index map[int64]int
+}
+
+// indexNodes indexes nodes, whose ids must differ.
+func indexNodes(nodes []cpuNode, name string) (nodeIndex, error) {
+	var x nodeIndex
+	top := int64(-1)
+	for _, n := range nodes {
+		if n.ID < 0 {
+			top = math.MaxInt64
+			break
+		}
+		top = max(top, n.ID)
+	}
+	if top <= 2*int64(len(nodes)) {
+		x.byID = make([]int, top+1)
+	} else {
+		x.index = make(map[int64]int, len(nodes))
+	}
+	for i, n := range nodes {
+		if _, dup := x.find(n.ID); dup {
+			return x, fileError(name, "node id %d given twice", n.ID)
+		}
+		if x.byID != nil {
+			x.byID[n.ID] = i + 1
+		} else {
+			x.index[n.ID] = i
+		}
+	}
+	return x, nil
+}
+
+// find is the index of the node id.
+func (x *nodeIndex) find(id int64) (int, bool) {
+	if x.byID == nil {
+		i, ok := x.index[id]
+		return i, ok
+	}
+	if id < 0 || id >= int64(len(x.byID)) {
+		return 0, false
+	}
+	i := x.byID[id]
+	return i - 1, i > 0
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"testing"
 	"unicode/utf8"
@@ -134,6 +135,20 @@ func FuzzParseCPUProfile(f *testing.F) {
 	f.Add([]byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","url":"","lineNumber":-1},"children":[2]},` +
 		`{"id":2,"callFrame":{"functionName":"f","url":"file:///a.js","lineNumber":3}}],"startTime":0,"endTime":10,"samples":[2,2],"timeDeltas":[1,2]}`))
 	fuzzFormat(f, CPUProfile)
+}
+
+// FuzzCPUNodes: the scanner reads a V8 node table as encoding/json does.
+func FuzzCPUNodes(f *testing.F) {
+	for _, list := range nodeTables {
+		f.Add([]byte(list))
+	}
+	r := rand.New(rand.NewPCG(1, 49))
+	for i := range 20 {
+		f.Add(randomNodes(r, i%2 == 0))
+	}
+	f.Fuzz(func(t *testing.T, list []byte) {
+		_ = checkAsDecoded(t, list) // an error is fine, the same as encoding/json's
+	})
 }
 
 func FuzzParseSpeedscope(f *testing.F) {

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,27 +13,27 @@ import (
 // scanned here byte by byte, without the token stream's allocation per
 // value and its cost per byte.
 
-// scan reads the array that comes next (or null) with a numberScanner,
+// scan reads the array that comes next (or null) with a jsonScanner,
 // its '[' read, then goes back to the token stream.
-func (s *jsonStream) scan(what string, scan func(*numberScanner) error) error {
+func (s *jsonStream) scan(what string, scan func(*jsonScanner) error) error {
 	if null, err := s.open('[', what); null || err != nil {
 		return err
 	}
 	// The decoder has read ahead: what it holds unread comes first.
 	rest, _ := io.ReadAll(io.MultiReader(s.dec.Buffered(), s.pending))
-	sc := numberScanner{rest: rest, src: s.src, at: s.offset()}
+	sc := jsonScanner{buf: rest, src: s.src, at: s.offset()}
 	if err := scan(&sc); err != nil {
 		return err
 	}
-	s.nesting = s.nesting[:len(s.nesting)-1] // the array's ']', which sc read
-	return s.resume(sc.rest, sc.at)
+	s.nesting = s.nesting[:len(s.nesting)-1]    // the array's ']', which sc read
+	return s.resume(bytes.Clone(sc.buf), sc.at) // sc.buf may be src's buffer, which the decoder reads into
 }
 
 // numbers reads the flat array of numbers and nulls (or null) that comes
 // next, calling each with every element's text ("null" for null) and its
 // offset; the text is valid only during the call.
 func (s *jsonStream) numbers(what string, each func(tok []byte, at int64) error) error {
-	return s.scan(what, func(sc *numberScanner) error {
+	return s.scan(what, func(sc *jsonScanner) error {
 		return sc.list(s, what, func(c byte) error { return sc.number(s, what, c, each) })
 	})
 }
@@ -43,7 +42,7 @@ func (s *jsonStream) numbers(what string, each func(tok []byte, at int64) error)
 // comes next: each is called with every number of a list, as numbers
 // calls it, and done at each list's end (a null list is an empty one).
 func (s *jsonStream) numberLists(what string, each func(tok []byte, at int64) error, done func() error) error {
-	return s.scan(what, func(sc *numberScanner) error {
+	return s.scan(what, func(sc *jsonScanner) error {
 		number := func(c byte) error { return sc.number(s, what, c, each) }
 		return sc.list(s, what, func(c byte) error {
 			switch c {
@@ -72,7 +71,8 @@ func (s *jsonStream) numberLists(what string, each func(tok []byte, at int64) er
 // resume makes a new decoder that reads rest, then the input, from offset
 // at, within the arrays and objects the array just read was in: it is
 // given first a document that opens them and ends with a value in the
-// innermost, read here.
+// innermost, read here: an empty string, which what follows cannot make
+// part of a longer value (a number would take the ".5" of "[1].5").
 func (s *jsonStream) resume(rest []byte, at int64) error {
 	var prefix []byte
 	tokens := 1
@@ -85,7 +85,7 @@ func (s *jsonStream) resume(rest []byte, at int64) error {
 			tokens++
 		}
 	}
-	prefix = append(prefix, '0')
+	prefix = append(prefix, `""`...)
 	s.pending = bytes.NewReader(rest)
 	s.base = at - int64(len(prefix))
 	s.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(prefix), s.pending, s.src))
@@ -162,51 +162,22 @@ func parseInt(tok []byte) (n int64, ok bool) {
 	return 0, false
 }
 
-// numberScanner reads an array's elements from rest, then src; at is the
-// offset of the next byte.
-type numberScanner struct {
-	rest []byte
-	src  *bufio.Reader
-	at   int64
-	tok  []byte
-}
-
 // list reads the elements after '[' through ']', at most maxItems of
 // them, elem reading each (c is its first byte).
-func (sc *numberScanner) list(s *jsonStream, what string, elem func(c byte) error) error {
+func (sc *jsonScanner) list(s *jsonStream, what string, elem func(c byte) error) error {
 	var end int64 // of the element before, where one too many is refused
-	for n := 0; ; n++ {
-		c, err := sc.nonSpace()
-		if err != nil {
-			return sc.fail(s, err)
-		}
-		if n == 0 && c == ']' {
-			sc.next()
-			return nil
-		}
+	return sc.elements(s, func(n int, c byte) error {
 		if err := s.withinAt(n, what, end); err != nil {
 			return err
 		}
-		if err := elem(c); err != nil {
-			return err
-		}
+		err := elem(c)
 		end = sc.at
-		if c, err = sc.nonSpace(); err != nil {
-			return sc.fail(s, err)
-		}
-		sc.next()
-		switch c {
-		case ']':
-			return nil
-		case ',':
-		default:
-			return offsetError(s.name, sc.at-1, "bad JSON: invalid character %s after array element", describeByte(c))
-		}
-	}
+		return err
+	})
 }
 
 // number reads a number or null (c its first byte), calling each with it.
-func (sc *numberScanner) number(s *jsonStream, what string, c byte, each func(tok []byte, at int64) error) error {
+func (sc *jsonScanner) number(s *jsonStream, what string, c byte, each func(tok []byte, at int64) error) error {
 	at := sc.at
 	if err := sc.token(); err != nil {
 		return sc.fail(s, err)
@@ -220,49 +191,8 @@ func (sc *numberScanner) number(s *jsonStream, what string, c byte, each func(to
 	return each(sc.tok, at)
 }
 
-// fail is an error of reading in the file's terms.
-func (sc *numberScanner) fail(s *jsonStream, err error) error {
-	if err == io.EOF {
-		return offsetError(s.name, sc.at, "bad JSON: unexpected end of JSON input")
-	}
-	return s.fail(err, sc.at)
-}
-
-// peek is the next byte, not consumed.
-func (sc *numberScanner) peek() (byte, error) {
-	if len(sc.rest) > 0 {
-		return sc.rest[0], nil
-	}
-	b, err := sc.src.Peek(1)
-	if err != nil {
-		return 0, err
-	}
-	return b[0], nil
-}
-
-// next consumes the byte peek gave.
-func (sc *numberScanner) next() {
-	if len(sc.rest) > 0 {
-		sc.rest = sc.rest[1:]
-	} else {
-		_, _ = sc.src.ReadByte() // peek has it buffered
-	}
-	sc.at++
-}
-
-// nonSpace is the next byte after white space, not consumed.
-func (sc *numberScanner) nonSpace() (byte, error) {
-	for {
-		c, err := sc.peek()
-		if err != nil || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-			return c, err
-		}
-		sc.next()
-	}
-}
-
 // token reads the bytes a number or null may hold into sc.tok.
-func (sc *numberScanner) token() error {
+func (sc *jsonScanner) token() error {
 	sc.tok = sc.tok[:0]
 	for {
 		c, err := sc.peek()
@@ -285,38 +215,13 @@ func (sc *numberScanner) token() error {
 
 // isJSONNumber reports whether tok is a number by JSON's grammar.
 func isJSONNumber(tok []byte) bool {
-	i := 0
-	if i < len(tok) && tok[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		j := i
-		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
-			i++
-		}
-		return i - j
-	}
-	if i < len(tok) && tok[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return false
-	}
-	if i < len(tok) && tok[i] == '.' {
-		i++
-		if digits() == 0 {
+	st := numberStart
+	for _, c := range tok {
+		if st = st.step(c); st == numberOver {
 			return false
 		}
 	}
-	if i < len(tok) && (tok[i] == 'e' || tok[i] == 'E') {
-		i++
-		if i < len(tok) && (tok[i] == '+' || tok[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(tok)
+	return st.complete()
 }
 
 // describeByte quotes a byte of input for an error.

@@ -57,6 +57,7 @@ func TestNumbersRefuseBadElements(t *testing.T) {
 		`{"a":{"b":[1 2]}}`:                   `x: offset 13: bad JSON: invalid character '2' after array element`,
 		`{"a":{"b":[1,2`:                      `x: offset 14: bad JSON: unexpected end of JSON input`,
 		`{"a":{"b":[1]]}}`:                    `x: offset 13: bad JSON: invalid character ']' after object key:value pair`,
+		`{"a":{"b":[1].5}}`:                   `x: offset 13: bad JSON: invalid character '.' after object key:value pair`,
 		`{"a":{"b":[1]}} [`:                   `x: offset 15: bad JSON: data after the top-level value`,
 	} {
 		if _, err := readNested(in); err == nil || err.Error() != want {

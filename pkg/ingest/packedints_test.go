@@ -19,6 +19,17 @@ func TestPackedIntsKeepWideValues(t *testing.T) {
 			t.Errorf("value %d is %d, want %d", i, got, n)
 		}
 	}
+	for i := range 3 * packedBlock { // past the first blocks
+		v.append(int64(i) - packedBlock)
+	}
+	for i := range 3 * packedBlock {
+		if got, want := v.at(len(in)+i), int64(i)-packedBlock; got != want {
+			t.Fatalf("value %d is %d, want %d", len(in)+i, got, want)
+		}
+	}
+	if v.len() != len(in)+3*packedBlock {
+		t.Errorf("%d values, want %d", v.len(), len(in)+3*packedBlock)
+	}
 	if len(v.wide) != 4 {
 		t.Errorf("%d values kept aside, want the 4 that do not fit in 32 bits", len(v.wide))
 	}

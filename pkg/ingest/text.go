@@ -71,9 +71,12 @@ func (t *frameTable) id(name, module []byte) uint32 {
 	return id
 }
 
-// stackArena hands out stacks carved from large blocks, one allocation per
-// block instead of one per sample.
-type stackArena struct{ block []uint32 }
+// arena hands out slices carved from large blocks, one allocation per
+// block instead of one per slice.
+type arena[T any] struct{ block []T }
+
+// stackArena holds stacks, one a sample.
+type stackArena = arena[uint32]
 
 // recentStacks holds the stacks made lately, by a hash of their frames:
 // samples that repeat a stack (a pprof profile's labelled samples) share
@@ -95,17 +98,17 @@ func (r *recentStacks) get(frames []uint32, arena *stackArena) []uint32 {
 	return *slot
 }
 
-// A block is twice the last, from 4Ki frames to 64Ki: a small profile
+// A block is twice the last, from 4Ki values to 64Ki: a small profile
 // costs little.
 const firstArenaBlock, arenaBlock = 4 << 10, 64 << 10
 
-func (a *stackArena) alloc(n int) []uint32 {
+func (a *arena[T]) alloc(n int) []T {
 	if cap(a.block)-len(a.block) < n {
 		size := firstArenaBlock
 		if a.block != nil {
 			size = min(2*cap(a.block), arenaBlock)
 		}
-		a.block = make([]uint32, 0, max(n, size))
+		a.block = make([]T, 0, max(n, size))
 	}
 	l := len(a.block)
 	a.block = a.block[:l+n]
