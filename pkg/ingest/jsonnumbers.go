@@ -20,14 +20,19 @@ func (s *jsonStream) scan(what string, scan func(*numberScanner) error) error {
 	if null, err := s.open('[', what); null || err != nil {
 		return err
 	}
-	// The decoder has read ahead: what it holds unread comes first.
-	rest, _ := io.ReadAll(io.MultiReader(s.dec.Buffered(), s.pending))
-	sc := numberScanner{rest: rest, src: s.src, at: s.offset()}
-	if err := scan(&sc); err != nil {
+	sc := s.scanner()
+	if err := scan(sc); err != nil {
 		return err
 	}
 	s.nesting = s.nesting[:len(s.nesting)-1] // the array's ']', which sc read
 	return s.resume(sc.rest, sc.at)
+}
+
+// scanner is a numberScanner reading on from the token stream's place.
+func (s *jsonStream) scanner() *numberScanner {
+	// The decoder has read ahead: what it holds unread comes first.
+	rest, _ := io.ReadAll(io.MultiReader(s.dec.Buffered(), s.pending))
+	return &numberScanner{rest: rest, src: s.src, at: s.offset()}
 }
 
 // numbers reads the flat array of numbers and nulls (or null) that comes
@@ -169,6 +174,10 @@ type numberScanner struct {
 	src  *bufio.Reader
 	at   int64
 	tok  []byte
+	// window holds rest when more has read into it; view is the window
+	// whole reads a value in.
+	window []byte
+	view   jsonWindow
 }
 
 // list reads the elements after '[' through ']', at most maxItems of

@@ -127,34 +127,52 @@ func traceEnd(events []traceEvent) float64 {
 	return end
 }
 
+// spanTrack holds the spans of a track as they are met.
+type spanTrack struct {
+	track traceTrack
+	label string
+	size  int    // its X, B and b events, a span each
+	spans []Span // sized for them
+	open  []int  // indices into spans of begins not yet ended
+}
+
+// spanTracks finds the track of an event (nil: an async event with no
+// id) by its traceWhere, looking each up once.
+type spanTracks struct {
+	names     traceNames
+	tracks    map[traceTrack]*spanTrack
+	byWhere   map[*traceWhere]*spanTrack
+	last      *traceWhere
+	lastTrack *spanTrack
+}
+
+func (ts *spanTracks) of(e traceEvent) *spanTrack {
+	if e.traceWhere == ts.last {
+		return ts.lastTrack
+	}
+	tr, known := ts.byWhere[e.traceWhere]
+	if !known {
+		t, ok, label := traceTrack{pid: e.Pid, tid: e.Tid}, true, ""
+		if e.Ph == "b" || e.Ph == "e" {
+			t, ok = asyncTrack(e)
+			label = cmp.Or(e.Cat, "async")
+		}
+		if tr = ts.tracks[t]; ok && tr == nil {
+			tr = &spanTrack{track: t, label: cmp.Or(label, ts.names.thread(t))}
+			ts.tracks[t] = tr
+		}
+		if !ok {
+			tr = nil
+		}
+		ts.byWhere[e.traceWhere] = tr
+	}
+	ts.last, ts.lastTrack = e.traceWhere, tr
+	return tr
+}
+
 // traceSpans builds the span flame graph of events' duration events.
 func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profile, error) {
-	names := traceNamesOf(events)
-	byTrack := map[traceTrack][]Span{}
-	labels := map[traceTrack]string{}
-	var order []traceTrack
-	open := map[traceTrack][]int{} // indices into byTrack of open begins
-	// Each track's spans are sized once: grown by append, the arrays
-	// they outgrow are most of a big trace's garbage.
-	spans := map[traceTrack]int{}
-	for _, e := range events {
-		switch e.Ph {
-		case "X", "B":
-			spans[traceTrack{pid: string(e.Pid), tid: string(e.Tid)}]++
-		case "b":
-			if t, ok := asyncTrack(e); ok {
-				spans[t]++
-			}
-		}
-	}
-	add := func(t traceTrack, s Span, label string) {
-		if byTrack[t] == nil {
-			order = append(order, t)
-			labels[t] = label
-			byTrack[t] = make([]Span, 0, spans[t])
-		}
-		byTrack[t] = append(byTrack[t], s)
-	}
+	ts := spanTracks{names: traceNamesOf(events), tracks: map[traceTrack]*spanTrack{}, byWhere: map[*traceWhere]*spanTrack{}}
 	// Ends meet their begins in time order, whatever order the writer's
 	// buffers left them in.
 	sorted := make([]int, len(events))
@@ -162,16 +180,39 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 		sorted[i] = i
 	}
 	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(events[a].Ts, events[b].Ts) })
+	// The tracks in the order of their first spans, which are laid out
+	// so in one array, each track's sized once: grown by append, the
+	// arrays they outgrow were most of a big trace's garbage.
+	var order []*spanTrack
+	n := 0
+	for _, i := range sorted {
+		if e := events[i]; e.Ph == "X" || e.Ph == "B" || e.Ph == "b" {
+			if tr := ts.of(e); tr != nil {
+				if tr.size == 0 {
+					order = append(order, tr)
+				}
+				tr.size++
+				n++
+			}
+		}
+	}
+	all := make([]Span, n)
+	n = 0
+	for _, tr := range order {
+		tr.spans = all[n : n : n+tr.size]
+		n += tr.size
+	}
+	var open []*spanTrack // the tracks with begins not yet ended
 	for _, i := range sorted {
 		e := events[i]
-		t := traceTrack{pid: string(e.Pid), tid: string(e.Tid)}
-		label := names.thread(t)
-		if e.Ph == "b" || e.Ph == "e" {
-			var ok bool
-			if t, ok = asyncTrack(e); !ok {
-				return nil, fileError(name, "event %d: an async %s event (%q) with no id", i+1, e.Ph, e.Name)
-			}
-			label = cmp.Or(e.Cat, "async")
+		switch e.Ph {
+		case "X", "B", "E", "b", "e":
+		default:
+			continue // no duration
+		}
+		tr := ts.of(e)
+		if tr == nil {
+			return nil, fileError(name, "event %d: an async %s event (%q) with no id", i+1, e.Ph, e.Name)
 		}
 		switch e.Ph {
 		case "X":
@@ -183,19 +224,22 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 			if err != nil {
 				return nil, err
 			}
-			add(t, Span{Name: e.Name, Start: start, End: start + dur}, label)
+			tr.spans = append(tr.spans, Span{Name: e.Name, Start: start, End: start + dur})
 		case "B", "b":
 			start, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
 				return nil, err
 			}
-			add(t, Span{Name: e.Name, Start: start}, label)
-			open[t] = append(open[t], len(byTrack[t])-1)
+			tr.spans = append(tr.spans, Span{Name: e.Name, Start: start})
+			if tr.open == nil {
+				open = append(open, tr)
+			}
+			tr.open = append(tr.open, len(tr.spans)-1)
 		case "E", "e":
-			stack := open[t]
+			stack := tr.open
 			k := len(stack) - 1
 			// An async end closes the innermost begin of its name.
-			for e.Ph == "e" && k >= 0 && e.Name != "" && byTrack[t][stack[k]].Name != e.Name {
+			for e.Ph == "e" && k >= 0 && e.Name != "" && tr.spans[stack[k]].Name != e.Name {
 				k--
 			}
 			if k < 0 {
@@ -205,55 +249,57 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 			if err != nil {
 				return nil, err
 			}
-			byTrack[t][stack[k]].End = end // not before its start: events come in time order
-			open[t] = slices.Delete(stack, k, k+1)
+			tr.spans[stack[k]].End = end // not before its start: events come in time order
+			tr.open = slices.Delete(stack, k, k+1)
 		}
 	}
 	if len(order) == 0 {
 		return nil, fileError(name, "no duration events (X, B/E, b/e): read its CPU profile with sample type samples or cpu")
 	}
 	// A begin never ended ends with the trace (a trace cut short).
-	for t, stack := range open {
-		for _, k := range stack {
-			end := traceEnd(events) * 1000
-			if !(end < 1<<62) { // the events' own times are checked; a metadata event's are not
-				return nil, fileError(name, "the trace ends at %v µs, out of range", end/1000)
-			}
-			byTrack[t][k].End = uint64(end)
+	for _, tr := range open {
+		if len(tr.open) == 0 {
+			continue
+		}
+		end := traceEnd(events) * 1000
+		if !(end < 1<<62) { // the events' own times are checked; a metadata event's are not
+			return nil, fileError(name, "the trace ends at %v µs, out of range", end/1000)
+		}
+		for _, k := range tr.open {
+			tr.spans[k].End = uint64(end)
 		}
 	}
-	b := NewSpanBuilder()
-	n := 0
-	for _, spans := range byTrack {
-		n += len(spans)
-	}
-	all := make([]Span, 0, n) // sized once: the spans are most of the memory
 	var id uint64
-	for _, t := range order {
-		spans := byTrack[t]
-		delete(byTrack, t) // its spans are copied to all
+	type enclosingSpan struct {
+		id  [8]byte
+		end uint64
+	}
+	var enclosing []enclosingSpan
+	for _, tr := range order {
 		// Enclosing events first: by start, the longer first.
-		slices.SortStableFunc(spans, func(x, y Span) int {
-			return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End))
-		})
-		var enclosing []Span
-		for _, s := range spans {
+		byStart := func(x, y Span) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End)) }
+		if !slices.IsSortedFunc(tr.spans, byStart) { // most often they are: a sort moves them all
+			slices.SortStableFunc(tr.spans, byStart)
+		}
+		enclosing = enclosing[:0]
+		for k := range tr.spans {
+			s := &tr.spans[k]
 			id++
 			binary.BigEndian.PutUint64(s.ID[:], id)
-			s.Service = labels[t]
-			for len(enclosing) > 0 && enclosing[len(enclosing)-1].End <= s.Start {
+			s.Service = tr.label
+			for len(enclosing) > 0 && enclosing[len(enclosing)-1].end <= s.Start {
 				enclosing = enclosing[:len(enclosing)-1]
 			}
 			if len(enclosing) > 0 {
-				s.Parent = enclosing[len(enclosing)-1].ID
+				s.Parent = enclosing[len(enclosing)-1].id
 			}
 			if len(enclosing) == maxTraceNesting {
-				return nil, fileError(name, "events nest deeper than %d on %s", maxTraceNesting, t.describe(labels[t]))
+				return nil, fileError(name, "events nest deeper than %d on %s", maxTraceNesting, tr.track.describe(tr.label))
 			}
-			enclosing = append(enclosing, s)
-			all = append(all, s)
+			enclosing = append(enclosing, enclosingSpan{s.ID, s.End})
 		}
 	}
+	b := NewSpanBuilder()
 	ext := b.Trace(all)
 	if len(b.P.Samples) == 0 {
 		return nil, fileError(name, "no duration event lasts any time")
@@ -283,7 +329,7 @@ func traceNamesOf(events []traceEvent) traceNames {
 		var a struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(e.Args, &a) != nil || a.Name == "" {
+		if json.Unmarshal(e.args(), &a) != nil || a.Name == "" {
 			continue
 		}
 		if e.Name == "thread_name" {
@@ -315,7 +361,7 @@ func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Pro
 		var a struct {
 			Data traceProfileData `json:"data"`
 		}
-		if err := json.Unmarshal(e.Args, &a); err != nil {
+		if err := json.Unmarshal(e.args(), &a); err != nil {
 			return nil, fileError(name, "event %d (%s): bad args: %v", i+1, e.Name, err)
 		}
 		k := key{string(e.Pid), string(e.ID)}

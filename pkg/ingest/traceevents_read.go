@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
@@ -16,8 +17,17 @@ type traceEvent struct {
 	Ts, Dur float64
 	*traceWhere
 	// Args is kept for the events that carry what Flamediff reads:
-	// metadata (M, names) and samples (P, CPU profiles).
-	Args json.RawMessage
+	// metadata (M, names) and samples (P, CPU profiles); a pointer, so
+	// that the others' cost no more than one.
+	Args *json.RawMessage
+}
+
+// args is the event's args as written, nil when it has none.
+func (e traceEvent) args() json.RawMessage {
+	if e.Args == nil {
+		return nil
+	}
+	return *e.Args
 }
 
 // traceWhere is an event's phase and where it happens; pid, tid and ids
@@ -28,34 +38,18 @@ type traceWhere struct {
 	ID2            struct{ Local, Global string }
 }
 
-// traceEventJSON is an event as the file writes it.
-type traceEventJSON struct {
-	Ph    string          `json:"ph"`
-	Name  string          `json:"name"`
-	Cat   string          `json:"cat"`
-	Scope string          `json:"scope"`
-	Pid   json.RawMessage `json:"pid"`
-	Tid   json.RawMessage `json:"tid"`
-	ID    json.RawMessage `json:"id"`
-	ID2   struct {
-		Local, Global json.RawMessage
-	} `json:"id2"`
-	Ts   float64         `json:"ts"`
-	Dur  float64         `json:"dur"`
-	Args json.RawMessage `json:"args"`
-}
-
-// readTraceEvents decodes a trace's events as a stream, one event at a
+// readTraceEvents reads a trace's events as a stream, one event at a
 // time, in the object form (other keys skipped, matched as encoding/json
 // matches a struct's fields) or the array form, whose closing bracket may
 // be missing after a trailing comma (a trace cut short by the writer's
-// exit).
+// exit). Each event is read in place (decodeTraceEvent), the token stream
+// kept for the object form's other keys.
 func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
 	s, err := streamJSON(r, name)
 	if err != nil {
 		return nil, err
 	}
-	t := traceReader{wheres: map[traceWhere]*traceWhere{}, names: map[string]string{}}
+	t := traceReader{wheres: map[traceWhere]*traceWhere{}, strs: map[string]string{}}
 	start := s.offset()
 	first, err := s.token()
 	if err != nil {
@@ -81,10 +75,11 @@ func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
 // traceReader gathers the events of a trace being read, sharing what
 // they repeat.
 type traceReader struct {
-	decoded traceEventJSON // the event being decoded
+	decoded traceEventText // the event being read
 	events  []traceEvent
 	wheres  map[traceWhere]*traceWhere
-	names   map[string]string
+	last    *traceWhere // the event before's, most often the next's too
+	strs    map[string]string
 }
 
 // object reads the object form's keys, its '{' read.
@@ -96,11 +91,8 @@ func (t *traceReader) object(s *jsonStream) error {
 		}
 		if strings.EqualFold(key.(string), "traceEvents") { // Token allows only a string key here
 			t.events = t.events[:0] // the last one given wins
-			err = s.array("traceEvents", func() error {
-				if err := t.event(s); err != io.EOF {
-					return err
-				}
-				return s.fail(io.ErrUnexpectedEOF, 0)
+			err = s.scan("traceEvents", func(sc *numberScanner) error {
+				return sc.list(s, "trace events", func(byte) error { return t.event(s, sc) })
 			})
 		} else {
 			err = s.skip()
@@ -115,57 +107,100 @@ func (t *traceReader) object(s *jsonStream) error {
 	return s.end()
 }
 
-// array reads the array form's events, its '[' read.
+// array reads the array form's events, its '[' read, up to its ']' or the
+// input's end.
 func (t *traceReader) array(s *jsonStream) error {
-	for s.dec.More() {
-		if err := t.event(s); err != nil {
-			if err == io.EOF { // a trailing comma, then the file's end
-				return nil
-			}
+	sc := s.scanner()
+	for n := 0; ; n++ {
+		c, err := sc.nonSpace()
+		if err == io.EOF { // no closing bracket, maybe after a trailing comma
+			return nil
+		} else if err != nil {
+			return sc.fail(s, err)
+		}
+		if n == 0 && c == ']' {
+			sc.next()
+			break
+		}
+		if err := s.withinAt(n, "trace events", sc.at); err != nil {
 			return err
 		}
+		if err := t.event(s, sc); err != nil {
+			return err
+		}
+		if c, err = sc.nonSpace(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return sc.fail(s, err)
+		}
+		sc.next()
+		if c == ']' {
+			break
+		}
+		if c != ',' {
+			return offsetError(s.name, sc.at-1, "bad JSON: invalid character %s after array element", describeByte(c))
+		}
 	}
-	start := s.offset()
-	if _, err := s.dec.Token(); err == io.EOF { // no closing bracket
-		return nil
-	} else if err != nil {
-		return s.fail(err, start)
+	if _, err := sc.nonSpace(); err != io.EOF {
+		if err != nil {
+			return sc.fail(s, err)
+		}
+		return offsetError(s.name, sc.at, "bad JSON: data after the top-level value")
 	}
-	return s.end()
+	return nil
 }
 
-// event decodes the next event and keeps what the trace needs of it. A
-// file that ends where an event would start is io.EOF.
-func (t *traceReader) event(s *jsonStream) error {
-	if err := s.within(len(t.events), "trace events"); err != nil {
+// event reads the next event and keeps what the trace needs of it.
+func (t *traceReader) event(s *jsonStream, sc *numberScanner) error {
+	e := &t.decoded // read into anew, not allocated anew
+	if err := sc.whole(s, func(v *jsonWindow) error { return decodeTraceEvent(v, e) }); err != nil {
 		return err
 	}
-	e := &t.decoded // decoded into anew, not allocated anew
-	*e = traceEventJSON{}
-	start := s.offset()
-	if err := s.dec.Decode(e); err != nil {
-		if err == io.EOF {
-			return err
-		}
-		return s.fail(err, start)
+	// e's text lies in the window, which only the next read moves.
+	w := t.last
+	if w == nil || !e.ph.is(w.Ph) || !e.cat.is(w.Cat) || !e.scope.is(w.Scope) || string(e.pid) != w.Pid || string(e.tid) != w.Tid ||
+		string(e.id) != w.ID || string(e.local) != w.ID2.Local || string(e.global) != w.ID2.Global {
+		w = t.where(e)
 	}
-	w := traceWhere{Ph: e.Ph, Cat: e.Cat, Scope: e.Scope, Pid: string(e.Pid), Tid: string(e.Tid), ID: string(e.ID)}
-	w.ID2.Local, w.ID2.Global = string(e.ID2.Local), string(e.ID2.Global)
+	kept := traceEvent{Name: t.text(e.name), Ts: e.ts, Dur: e.dur, traceWhere: w}
+	if w.Ph == "M" || w.Ph == "P" {
+		args := json.RawMessage(bytes.Clone(e.args))
+		kept.Args = &args
+	}
+	t.events = append(t.events, kept)
+	return nil
+}
+
+// where is e's phase and place, one for each met.
+func (t *traceReader) where(e *traceEventText) *traceWhere {
+	w := traceWhere{Ph: t.text(e.ph), Cat: t.text(e.cat), Scope: t.text(e.scope),
+		Pid: t.intern(e.pid), Tid: t.intern(e.tid), ID: t.intern(e.id)}
+	w.ID2.Local, w.ID2.Global = t.intern(e.local), t.intern(e.global)
 	shared := t.wheres[w]
 	if shared == nil {
 		shared = new(traceWhere) // w stays on the stack
 		*shared = w
 		t.wheres[w] = shared
 	}
-	n, ok := t.names[e.Name]
-	if !ok {
-		n = e.Name
-		t.names[n] = n
+	t.last = shared
+	return shared
+}
+
+// text is x decoded, interned.
+func (t *traceReader) text(x jsonText) string {
+	if x.plain {
+		return t.intern(x.text[1 : len(x.text)-1])
 	}
-	kept := traceEvent{Name: n, Ts: e.Ts, Dur: e.Dur, traceWhere: shared}
-	if e.Ph == "M" || e.Ph == "P" {
-		kept.Args = e.Args
+	s := x.String()
+	return t.intern([]byte(s))
+}
+
+// intern is b as a string, one string for each text met.
+func (t *traceReader) intern(b []byte) string {
+	if s, ok := t.strs[string(b)]; ok {
+		return s
 	}
-	t.events = append(t.events, kept)
-	return nil
+	s := string(b)
+	t.strs[s] = s
+	return s
 }
