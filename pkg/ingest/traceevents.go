@@ -98,15 +98,15 @@ func (t traceTrack) describe(label string) string {
 // asyncTrack is the track of a nestable async event: events of one
 // category, scope and id are one tree; an id2 "local" id is its
 // process's, a plain or "global" id the trace's.
-func asyncTrack(e traceEvent) (traceTrack, bool) {
+func asyncTrack(e *traceWhere) (traceTrack, bool) {
 	t := traceTrack{async: e.Cat + "\x00" + e.Scope + "\x00"}
 	switch {
 	case len(e.ID2.Local) > 0:
-		t.pid, t.async = string(e.Pid), t.async+"local "+string(e.ID2.Local)
+		t.pid, t.async = e.Pid, t.async+"local "+e.ID2.Local
 	case len(e.ID2.Global) > 0:
-		t.async += string(e.ID2.Global)
+		t.async += e.ID2.Global
 	case len(e.ID) > 0:
-		t.async += string(e.ID)
+		t.async += e.ID
 	default:
 		return t, false
 	}
@@ -139,40 +139,40 @@ type spanTrack struct {
 // spanTracks finds the track of an event (nil: an async event with no
 // id) by its traceWhere, looking each up once.
 type spanTracks struct {
-	names     traceNames
-	tracks    map[traceTrack]*spanTrack
-	byWhere   map[*traceWhere]*spanTrack
-	last      *traceWhere
-	lastTrack *spanTrack
+	*traceEvents
+	names   traceNames
+	tracks  map[traceTrack]*spanTrack
+	byWhere []*spanTrack // by the index of a where
+	known   []bool
 }
 
 func (ts *spanTracks) of(e traceEvent) *spanTrack {
-	if e.traceWhere == ts.last {
-		return ts.lastTrack
+	if ts.known[e.where] {
+		return ts.byWhere[e.where]
 	}
-	tr, known := ts.byWhere[e.traceWhere]
-	if !known {
-		t, ok, label := traceTrack{pid: e.Pid, tid: e.Tid}, true, ""
-		if e.Ph == "b" || e.Ph == "e" {
-			t, ok = asyncTrack(e)
-			label = cmp.Or(e.Cat, "async")
-		}
-		if tr = ts.tracks[t]; ok && tr == nil {
-			tr = &spanTrack{track: t, label: cmp.Or(label, ts.names.thread(t))}
-			ts.tracks[t] = tr
-		}
-		if !ok {
-			tr = nil
-		}
-		ts.byWhere[e.traceWhere] = tr
+	w := ts.where(e)
+	t, ok, label := traceTrack{pid: w.Pid, tid: w.Tid}, true, ""
+	if w.Ph == "b" || w.Ph == "e" {
+		t, ok = asyncTrack(w)
+		label = cmp.Or(w.Cat, "async")
 	}
-	ts.last, ts.lastTrack = e.traceWhere, tr
+	tr := ts.tracks[t]
+	if ok && tr == nil {
+		tr = &spanTrack{track: t, label: cmp.Or(label, ts.names.thread(t))}
+		ts.tracks[t] = tr
+	}
+	if !ok {
+		tr = nil
+	}
+	ts.byWhere[e.where], ts.known[e.where] = tr, true
 	return tr
 }
 
 // traceSpans builds the span flame graph of events' duration events.
-func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profile, error) {
-	ts := spanTracks{names: traceNamesOf(events), tracks: map[traceTrack]*spanTrack{}, byWhere: map[*traceWhere]*spanTrack{}}
+func traceSpans(trace *traceEvents, name string, threads bool) (*profile.Profile, error) {
+	events := trace.list
+	ts := spanTracks{traceEvents: trace, names: traceNamesOf(trace), tracks: map[traceTrack]*spanTrack{},
+		byWhere: make([]*spanTrack, len(trace.wheres)), known: make([]bool, len(trace.wheres))}
 	// Ends meet their begins in time order, whatever order the writer's
 	// buffers left them in.
 	sorted := make([]int, len(events))
@@ -186,7 +186,7 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 	var order []*spanTrack
 	n := 0
 	for _, i := range sorted {
-		if e := events[i]; e.Ph == "X" || e.Ph == "B" || e.Ph == "b" {
+		if e, ph := events[i], trace.where(events[i]).Ph; ph == "X" || ph == "B" || ph == "b" {
 			if tr := ts.of(e); tr != nil {
 				if tr.size == 0 {
 					order = append(order, tr)
@@ -205,16 +205,17 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 	var open []*spanTrack // the tracks with begins not yet ended
 	for _, i := range sorted {
 		e := events[i]
-		switch e.Ph {
+		w := trace.where(e)
+		switch w.Ph {
 		case "X", "B", "E", "b", "e":
 		default:
 			continue // no duration
 		}
 		tr := ts.of(e)
 		if tr == nil {
-			return nil, fileError(name, "event %d: an async %s event (%q) with no id", i+1, e.Ph, e.Name)
+			return nil, fileError(name, "event %d: an async %s event (%q) with no id", i+1, w.Ph, trace.name(e))
 		}
-		switch e.Ph {
+		switch w.Ph {
 		case "X":
 			start, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
@@ -224,13 +225,13 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 			if err != nil {
 				return nil, err
 			}
-			tr.spans = append(tr.spans, Span{Name: e.Name, Start: start, End: start + dur})
+			tr.spans = append(tr.spans, Span{Name: trace.name(e), Start: start, End: start + dur})
 		case "B", "b":
 			start, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
 				return nil, err
 			}
-			tr.spans = append(tr.spans, Span{Name: e.Name, Start: start})
+			tr.spans = append(tr.spans, Span{Name: trace.name(e), Start: start})
 			if tr.open == nil {
 				open = append(open, tr)
 			}
@@ -239,7 +240,7 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 			stack := tr.open
 			k := len(stack) - 1
 			// An async end closes the innermost begin of its name.
-			for e.Ph == "e" && k >= 0 && e.Name != "" && tr.spans[stack[k]].Name != e.Name {
+			for w.Ph == "e" && k >= 0 && trace.name(e) != "" && tr.spans[stack[k]].Name != trace.name(e) {
 				k--
 			}
 			if k < 0 {
@@ -320,22 +321,24 @@ type traceNames struct {
 	processes map[string]string
 }
 
-func traceNamesOf(events []traceEvent) traceNames {
+func traceNamesOf(trace *traceEvents) traceNames {
 	n := traceNames{map[traceTrack]string{}, map[string]string{}}
-	for _, e := range events {
-		if e.Ph != "M" {
+	for _, args := range trace.args {
+		e := trace.list[args.i]
+		w := trace.where(e)
+		if w.Ph != "M" {
 			continue
 		}
 		var a struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(e.args(), &a) != nil || a.Name == "" {
+		if json.Unmarshal(args.text, &a) != nil || a.Name == "" {
 			continue
 		}
-		if e.Name == "thread_name" {
-			n.threads[traceTrack{pid: string(e.Pid), tid: string(e.Tid)}] = a.Name
-		} else if e.Name == "process_name" {
-			n.processes[string(e.Pid)] = a.Name
+		if trace.name(e) == "thread_name" {
+			n.threads[traceTrack{pid: w.Pid, tid: w.Tid}] = a.Name
+		} else if trace.name(e) == "process_name" {
+			n.processes[w.Pid] = a.Name
 		}
 	}
 	return n
@@ -349,22 +352,23 @@ func (n traceNames) thread(t traceTrack) string {
 // traceCPUProfiles reads the V8 CPU profiles of events: a Profile event
 // (its id, in its process) starts one, its ProfileChunk events add nodes,
 // samples and time deltas.
-func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Profile, error) {
-	names := traceNamesOf(events)
+func traceCPUProfiles(trace *traceEvents, name string, o Options) (*profile.Profile, error) {
+	names := traceNamesOf(trace)
 	type key struct{ pid, id string }
 	profiles := map[key]*cpuProfile{}
 	var order []key
-	for i, e := range events {
-		if e.Ph != "P" || e.Name != "Profile" && e.Name != "ProfileChunk" {
+	for _, args := range trace.args {
+		i, w, event := args.i, trace.where(trace.list[args.i]), trace.name(trace.list[args.i])
+		if w.Ph != "P" || event != "Profile" && event != "ProfileChunk" {
 			continue
 		}
 		var a struct {
 			Data traceProfileData `json:"data"`
 		}
-		if err := json.Unmarshal(e.args(), &a); err != nil {
-			return nil, fileError(name, "event %d (%s): bad args: %v", i+1, e.Name, err)
+		if err := json.Unmarshal(args.text, &a); err != nil {
+			return nil, fileError(name, "event %d (%s): bad args: %v", i+1, event, err)
 		}
-		k := key{string(e.Pid), string(e.ID)}
+		k := key{w.Pid, w.ID}
 		cp := profiles[k]
 		if cp == nil {
 			cp = &cpuProfile{}
@@ -372,10 +376,10 @@ func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Pro
 			order = append(order, k)
 		}
 		d := a.Data
-		if e.Name == "Profile" {
+		if event == "Profile" {
 			cp.StartTime = int64(d.StartTime)
 			if o.Threads { // the thread V8 sampled, which started its profile
-				cp.thread = names.thread(traceTrack{pid: string(e.Pid), tid: string(e.Tid)})
+				cp.thread = names.thread(traceTrack{pid: w.Pid, tid: w.Tid})
 			}
 		}
 		if d.EndTime > 0 {

@@ -9,26 +9,37 @@ import (
 
 // traceEvent is one event of the Trace Event Format as a trace keeps
 // it: ts and dur are microseconds (fractions allowed) whatever the file's
-// displayTimeUnit, which only says how a viewer shows them. Where it
-// happens is shared by the events of a thread (traceWhere), its name by
-// the events of that name: an event costs tens of bytes, not its text.
+// displayTimeUnit, which only says how a viewer shows them. Its name and
+// where it happens (traceWhere) are indices into its trace's tables, a
+// name shared by the events of that name, a place by the events of a
+// thread: an event costs 24 bytes, not its text, and holds no pointer for
+// the garbage collector to follow.
 type traceEvent struct {
-	Name    string
-	Ts, Dur float64
-	*traceWhere
-	// Args is kept for the events that carry what Flamediff reads:
-	// metadata (M, names) and samples (P, CPU profiles); a pointer, so
-	// that the others' cost no more than one.
-	Args *json.RawMessage
+	Ts, Dur     float64
+	name, where uint32
 }
 
-// args is the event's args as written, nil when it has none.
-func (e traceEvent) args() json.RawMessage {
-	if e.Args == nil {
-		return nil
-	}
-	return *e.Args
+// traceEvents are a trace's events and the tables they index.
+type traceEvents struct {
+	list   []traceEvent
+	names  []string
+	wheres []traceWhere
+	// args are kept for the events that carry what Flamediff reads:
+	// metadata (M, names) and samples (P, CPU profiles), in event order.
+	args []traceArgs
 }
+
+// traceArgs are the args of event i as written.
+type traceArgs struct {
+	i    int
+	text json.RawMessage
+}
+
+// name is e's name.
+func (t *traceEvents) name(e traceEvent) string { return t.names[e.name] }
+
+// where is e's phase and place.
+func (t *traceEvents) where(e traceEvent) *traceWhere { return &t.wheres[e.where] }
 
 // traceWhere is an event's phase and where it happens; pid, tid and ids
 // are their JSON text (a number, or a string in some writers).
@@ -44,12 +55,12 @@ type traceWhere struct {
 // be missing after a trailing comma (a trace cut short by the writer's
 // exit). Each event is read in place (decodeTraceEvent), the token stream
 // kept for the object form's other keys.
-func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
+func readTraceEvents(r io.Reader, name string) (*traceEvents, error) {
 	s, err := streamJSON(r, name)
 	if err != nil {
 		return nil, err
 	}
-	t := traceReader{wheres: map[traceWhere]*traceWhere{}, strs: map[string]string{}}
+	t := traceReader{whereOf: map[traceWhere]uint32{}, nameOf: map[string]uint32{}, strs: map[string]string{}, last: -1}
 	start := s.offset()
 	first, err := s.token()
 	if err != nil {
@@ -66,19 +77,20 @@ func readTraceEvents(r io.Reader, name string) ([]traceEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(t.events) == 0 {
+	if len(t.list) == 0 {
 		return nil, fileError(name, "no trace events")
 	}
-	return t.events, nil
+	return &t.traceEvents, nil
 }
 
 // traceReader gathers the events of a trace being read, sharing what
 // they repeat.
 type traceReader struct {
-	decoded traceEventText // the event being read
-	events  []traceEvent
-	wheres  map[traceWhere]*traceWhere
-	last    *traceWhere // the event before's, most often the next's too
+	traceEvents
+	decoded traceEventText        // the event being read
+	whereOf map[traceWhere]uint32 // indices into wheres
+	last    int                   // the event before's where, most often the next's too
+	nameOf  map[string]uint32     // indices into names
 	strs    map[string]string
 }
 
@@ -90,7 +102,7 @@ func (t *traceReader) object(s *jsonStream) error {
 			return err
 		}
 		if strings.EqualFold(key.(string), "traceEvents") { // Token allows only a string key here
-			t.events = t.events[:0] // the last one given wins
+			t.list, t.args = t.list[:0], t.args[:0] // the last one given wins
 			err = s.scan("traceEvents", func(sc *numberScanner) error {
 				return sc.list(s, "trace events", func(byte) error { return t.event(s, sc) })
 			})
@@ -157,42 +169,50 @@ func (t *traceReader) event(s *jsonStream, sc *numberScanner) error {
 		return err
 	}
 	// e's text lies in the window, which only the next read moves.
-	w := t.last
-	if w == nil || !e.ph.is(w.Ph) || !e.cat.is(w.Cat) || !e.scope.is(w.Scope) || string(e.pid) != w.Pid || string(e.tid) != w.Tid ||
-		string(e.id) != w.ID || string(e.local) != w.ID2.Local || string(e.global) != w.ID2.Global {
-		w = t.where(e)
+	if t.last < 0 || !t.same(e, &t.wheres[t.last]) {
+		t.where(e)
 	}
-	kept := traceEvent{Name: t.text(e.name), Ts: e.ts, Dur: e.dur, traceWhere: w}
+	w := &t.wheres[t.last]
+	n, ok := t.nameOf[string(t.text(e.name))]
+	if !ok {
+		n = uint32(len(t.names)) // #nosec G115 -- fewer names than events, at most maxItems
+		name := string(t.text(e.name))
+		t.names = append(t.names, name)
+		t.nameOf[name] = n
+	}
 	if w.Ph == "M" || w.Ph == "P" {
-		args := json.RawMessage(bytes.Clone(e.args))
-		kept.Args = &args
+		t.args = append(t.args, traceArgs{len(t.list), bytes.Clone(e.args)})
 	}
-	t.events = append(t.events, kept)
+	t.list = append(t.list, traceEvent{Ts: e.ts, Dur: e.dur, name: n, where: uint32(t.last)}) // #nosec G115 -- fewer wheres than events, at most maxItems
 	return nil
 }
 
-// where is e's phase and place, one for each met.
-func (t *traceReader) where(e *traceEventText) *traceWhere {
-	w := traceWhere{Ph: t.text(e.ph), Cat: t.text(e.cat), Scope: t.text(e.scope),
-		Pid: t.intern(e.pid), Tid: t.intern(e.tid), ID: t.intern(e.id)}
-	w.ID2.Local, w.ID2.Global = t.intern(e.local), t.intern(e.global)
-	shared := t.wheres[w]
-	if shared == nil {
-		shared = new(traceWhere) // w stays on the stack
-		*shared = w
-		t.wheres[w] = shared
-	}
-	t.last = shared
-	return shared
+// same reports whether e happens where w says.
+func (t *traceReader) same(e *traceEventText, w *traceWhere) bool {
+	return e.ph.is(w.Ph) && e.cat.is(w.Cat) && e.scope.is(w.Scope) && string(e.pid) == w.Pid && string(e.tid) == w.Tid &&
+		string(e.id) == w.ID && string(e.local) == w.ID2.Local && string(e.global) == w.ID2.Global
 }
 
-// text is x decoded, interned.
-func (t *traceReader) text(x jsonText) string {
-	if x.plain {
-		return t.intern(x.text[1 : len(x.text)-1])
+// where makes e's phase and place the last, one for each met.
+func (t *traceReader) where(e *traceEventText) {
+	w := traceWhere{Ph: t.intern(t.text(e.ph)), Cat: t.intern(t.text(e.cat)), Scope: t.intern(t.text(e.scope)),
+		Pid: t.intern(e.pid), Tid: t.intern(e.tid), ID: t.intern(e.id)}
+	w.ID2.Local, w.ID2.Global = t.intern(e.local), t.intern(e.global)
+	k, ok := t.whereOf[w]
+	if !ok {
+		k = uint32(len(t.wheres)) // #nosec G115 -- fewer wheres than events, at most maxItems
+		t.wheres = append(t.wheres, w)
+		t.whereOf[w] = k
 	}
-	s := x.String()
-	return t.intern([]byte(s))
+	t.last = int(k)
+}
+
+// text is x decoded: x's own bytes when it is plain.
+func (t *traceReader) text(x jsonText) []byte {
+	if x.plain {
+		return x.text[1 : len(x.text)-1]
+	}
+	return []byte(x.String())
 }
 
 // intern is b as a string, one string for each text met.
