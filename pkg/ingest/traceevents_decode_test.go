@@ -166,7 +166,9 @@ func randomTraceEvent(r *rand.Rand) []byte {
 		return k
 	}
 	fields := []func() string{
-		func() string { return `"` + key("ph") + `":` + typed(func() string { return `"` + pick("X", "B", "E", "b", "e", "M", "P", "i", "C") + `"` }) },
+		func() string {
+			return `"` + key("ph") + `":` + typed(func() string { return `"` + pick("X", "B", "E", "b", "e", "M", "P", "i", "C") + `"` })
+		},
 		func() string { return `"` + key("name") + `":` + typed(str) },
 		func() string { return `"` + key("cat") + `":` + typed(str) },
 		func() string { return `"` + key("scope") + `":` + typed(str) },
