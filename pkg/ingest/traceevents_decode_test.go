@@ -258,3 +258,14 @@ func TestReadTraceEventsGenerated(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeTraceEvent checks decodeTraceEvent against encoding/json on
+// any input.
+func FuzzDecodeTraceEvent(f *testing.F) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 20 {
+		f.Add(randomTraceEvent(r))
+	}
+	f.Add([]byte(`{"PH":"X","t\u017f":1.5,"id2":{"local":"0x1"},"id2":{"GLOBAL":2},"name":"\ud800\u0041","ph":null}`))
+	f.Fuzz(func(t *testing.T, text []byte) { checkAsJSON(t, text) })
+}
