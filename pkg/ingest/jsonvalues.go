@@ -62,16 +62,19 @@ func (sc *numberScanner) whole(s *jsonStream, read func(v *jsonWindow) error) er
 }
 
 // more reads into rest at least as much again as it holds (64 KiB at
-// least, a value being read again once for each doubling), io.EOF when
-// the input has no more.
+// least, however little a read of the input gives: a value is read again
+// once for each doubling), io.EOF when the input has no more.
 func (sc *numberScanner) more() error {
 	n := len(sc.rest)
 	if want := n + max(n, 64<<10); cap(sc.window) < want {
 		sc.window = make([]byte, 0, want)
 	}
 	w := append(sc.window[:0], sc.rest...) // rest may lie in window: moved, not lost
-	m, err := io.ReadAtLeast(sc.src, w[n:cap(w)], 1)
+	m, err := io.ReadFull(sc.src, w[n:cap(w)])
 	sc.rest = w[:n+m]
+	if err == io.ErrUnexpectedEOF { // the input's end, after more
+		return nil
+	}
 	return err
 }
 

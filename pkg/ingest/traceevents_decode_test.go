@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // traceEventJSON is an event as encoding/json decodes it, the reference
@@ -233,7 +235,11 @@ func TestReadTraceEventsGenerated(t *testing.T) {
 			file = `{"displayTimeUnit":"ns","traceEvents":` + file + `,"metadata":{"a":[1,{"b":null}]}}`
 		}
 		t.Logf("%s: %d events, %d bytes", form, len(want), len(file))
-		trace, err := readTraceEvents(strings.NewReader(file), "gen")
+		var in io.Reader = strings.NewReader(file)
+		if form == "array" { // a read of the input gives a byte
+			in = iotest.OneByteReader(in)
+		}
+		trace, err := readTraceEvents(in, "gen")
 		if err != nil {
 			t.Fatal(err)
 		}
