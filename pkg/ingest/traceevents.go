@@ -146,6 +146,7 @@ type spanTracks struct {
 	known   []bool
 }
 
+// of is e's track.
 func (ts *spanTracks) of(e traceEvent) *spanTrack {
 	if ts.known[e.where] {
 		return ts.byWhere[e.where]
@@ -156,13 +157,12 @@ func (ts *spanTracks) of(e traceEvent) *spanTrack {
 		t, ok = asyncTrack(w)
 		label = cmp.Or(w.Cat, "async")
 	}
-	tr := ts.tracks[t]
-	if ok && tr == nil {
-		tr = &spanTrack{track: t, label: cmp.Or(label, ts.names.thread(t))}
-		ts.tracks[t] = tr
-	}
-	if !ok {
-		tr = nil
+	var tr *spanTrack
+	if ok {
+		if tr = ts.tracks[t]; tr == nil {
+			tr = &spanTrack{track: t, label: cmp.Or(label, ts.names.thread(t))}
+			ts.tracks[t] = tr
+		}
 	}
 	ts.byWhere[e.where], ts.known[e.where] = tr, true
 	return tr
