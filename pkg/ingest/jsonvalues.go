@@ -93,12 +93,27 @@ func (v *jsonWindow) space() (byte, error) {
 	return 0, errShort
 }
 
+// asWritten marks the bytes a string holds as they are: not a quote, a
+// backslash, a control character or a byte past ASCII.
+var asWritten = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str reads the string at v.i, its text as written (quotes included);
 // plain is false when it has escapes or bytes past ASCII, which decoding
 // changes.
 func (v *jsonWindow) str() (text []byte, plain bool, err error) {
 	start, plain := v.i, true
 	for i := v.i + 1; i < len(v.b); i++ {
+		for i < len(v.b) && asWritten[v.b[i]] {
+			i++
+		}
+		if i == len(v.b) {
+			break
+		}
 		switch c := v.b[i]; {
 		case c == '"':
 			v.i = i + 1
