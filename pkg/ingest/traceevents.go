@@ -179,7 +179,9 @@ func traceSpans(trace *traceEvents, name string, threads bool) (*profile.Profile
 	for i := range sorted {
 		sorted[i] = i
 	}
-	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(events[a].Ts, events[b].Ts) })
+	if !slices.IsSortedFunc(events, func(a, b traceEvent) int { return cmp.Compare(a.Ts, b.Ts) }) {
+		slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(events[a].Ts, events[b].Ts) })
+	}
 	// The tracks in the order of their first spans, which are laid out
 	// so in one array, each track's sized once: grown by append, the
 	// arrays they outgrow were most of a big trace's garbage.
@@ -278,9 +280,9 @@ func traceSpans(trace *traceEvents, name string, threads bool) (*profile.Profile
 	var enclosing []enclosingSpan
 	for _, tr := range order {
 		// Enclosing events first: by start, the longer first.
-		byStart := func(x, y Span) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End)) }
-		if !slices.IsSortedFunc(tr.spans, byStart) { // most often they are: a sort moves them all
-			slices.SortStableFunc(tr.spans, byStart)
+		byStart := func(x, y *Span) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End)) }
+		if !spansSorted(tr.spans, byStart) { // most often they are: a sort moves them all
+			slices.SortStableFunc(tr.spans, func(x, y Span) int { return byStart(&x, &y) })
 		}
 		enclosing = enclosing[:0]
 		for k := range tr.spans {
