@@ -238,10 +238,10 @@ func toPprof(b *testing.B, p *profile.Profile) []byte {
 
 // BenchmarkParseFormats measures each new format's samples a second next
 // to pprof's on the same profile (the format's file parsed, written back as
-// pprof), the two alternating: benchN samples over a tenth as many
-// distinct stacks (a V8 node table is a tree of the distinct stacks) for
-// the JSON formats (trace events: nested X events a stack; Gecko: one
-// thread); the files of testdata the real callgrind and JFR wrote
+// pprof), the two alternating, and trace events' events a second: benchN
+// samples over a tenth as many distinct stacks (a V8 node table is a tree
+// of the distinct stacks) for the JSON formats (trace events: nested X
+// events a stack; Gecko: one thread); the files of testdata the real callgrind and JFR wrote
 // (random stacks make a call graph no program has, and JFR has no writer
 // here).
 func BenchmarkParseFormats(b *testing.B) {
@@ -274,7 +274,12 @@ func BenchmarkParseFormats(b *testing.B) {
 			b.Fatal(err)
 		}
 		same := toPprof(b, p)
-		b.Run(string(tc.format), func(b *testing.B) { benchParse(b, tc.data, tc.format) })
+		b.Run(string(tc.format), func(b *testing.B) {
+			benchParse(b, tc.data, tc.format)
+			if tc.format == TraceEvent { // an event a frame of a stack: events/s is samples/s times their depth
+				b.ReportMetric(float64(bytes.Count(tc.data, []byte(`"ph":`))*b.N)/b.Elapsed().Seconds(), "events/s")
+			}
+		})
 		b.Run(string(tc.format)+"-as-pprof", func(b *testing.B) { benchParse(b, same, Pprof) })
 	}
 }

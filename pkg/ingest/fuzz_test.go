@@ -170,6 +170,12 @@ func FuzzParseTraceEvents(f *testing.F) {
 		`{"id":2,"parent":1,"callFrame":{"functionName":"f","url":"a.js","lineNumber":2}}],"samples":[2,2]},"timeDeltas":[1,3]}}}]}`))
 	f.Add([]byte(`[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":10},`))
 	f.Add([]byte(specTrace))
+	// What the event reader meets: keys in any case, escaped or folding
+	// ("ſ" is an "s"), nulls, id2 given twice, floats, white space between
+	// events, a null event, the closing bracket missing.
+	f.Add([]byte(` [ {"PH":"B","n\u0061me":"a\ud83d\ude00","pid":"1","tid":[1],"t\u017f":1.5,"ts":null,"cat":"c"} ,` + "\n\t" +
+		`null,{"ph":"b","cat":"c","id2":{"local":"0x1"},"id2":{"Global":2},"ts":2.25,"name":"s"},{"ph":"e","cat":"c","id2":{"local":"0x1"},"ts":1e1},` +
+		`{"ph":"E","pid":"1","tid":[1],"ts":3,"args":{"x":[{},[],"\"",-0.5e-3,true,false,null]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzParse(t, data, TraceEvent)
 		fuzzParse(t, data, Auto)

@@ -19,14 +19,19 @@ func (s *jsonStream) scan(what string, scan func(*jsonScanner) error) error {
 	if null, err := s.open('[', what); null || err != nil {
 		return err
 	}
-	// The decoder has read ahead: what it holds unread comes first.
-	rest, _ := io.ReadAll(io.MultiReader(s.dec.Buffered(), s.pending))
-	sc := jsonScanner{buf: rest, src: s.src, at: s.offset()}
-	if err := scan(&sc); err != nil {
+	sc := s.scanner()
+	if err := scan(sc); err != nil {
 		return err
 	}
 	s.nesting = s.nesting[:len(s.nesting)-1]    // the array's ']', which sc read
 	return s.resume(bytes.Clone(sc.buf), sc.at) // sc.buf may be src's buffer, which the decoder reads into
+}
+
+// scanner is a jsonScanner reading on from the token stream's place.
+func (s *jsonStream) scanner() *jsonScanner {
+	// The decoder has read ahead: what it holds unread comes first.
+	rest, _ := io.ReadAll(io.MultiReader(s.dec.Buffered(), s.pending))
+	return &jsonScanner{buf: rest, src: s.src, at: s.offset()}
 }
 
 // numbers reads the flat array of numbers and nulls (or null) that comes

@@ -19,6 +19,10 @@ type jsonScanner struct {
 	tok []byte // the number or string last read
 	// quoted is a string with escapes, quoted again for encoding/json.
 	quoted []byte
+	// window holds buf when more has read into it; view is the window
+	// whole reads a value in (jsonvalues.go).
+	window []byte
+	view   jsonWindow
 }
 
 // maxDecodeDepth is encoding/json's bound on the nesting of a value.

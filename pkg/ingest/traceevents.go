@@ -98,15 +98,15 @@ func (t traceTrack) describe(label string) string {
 // asyncTrack is the track of a nestable async event: events of one
 // category, scope and id are one tree; an id2 "local" id is its
 // process's, a plain or "global" id the trace's.
-func asyncTrack(e traceEvent) (traceTrack, bool) {
+func asyncTrack(e *traceWhere) (traceTrack, bool) {
 	t := traceTrack{async: e.Cat + "\x00" + e.Scope + "\x00"}
 	switch {
 	case len(e.ID2.Local) > 0:
-		t.pid, t.async = string(e.Pid), t.async+"local "+string(e.ID2.Local)
+		t.pid, t.async = e.Pid, t.async+"local "+e.ID2.Local
 	case len(e.ID2.Global) > 0:
-		t.async += string(e.ID2.Global)
+		t.async += e.ID2.Global
 	case len(e.ID) > 0:
-		t.async += string(e.ID)
+		t.async += e.ID
 	default:
 		return t, false
 	}
@@ -127,53 +127,97 @@ func traceEnd(events []traceEvent) float64 {
 	return end
 }
 
+// spanTrack holds the spans of a track as they are met.
+type spanTrack struct {
+	track traceTrack
+	label string
+	size  int    // its X, B and b events, a span each
+	spans []Span // sized for them
+	open  []int  // indices into spans of begins not yet ended
+}
+
+// spanTracks finds the track of an event (nil: an async event with no
+// id) by its traceWhere, looking each up once.
+type spanTracks struct {
+	*traceEvents
+	names   traceNames
+	tracks  map[traceTrack]*spanTrack
+	byWhere []*spanTrack // by the index of a where
+	known   []bool
+}
+
+// of is e's track.
+func (ts *spanTracks) of(e traceEvent) *spanTrack {
+	if ts.known[e.where] {
+		return ts.byWhere[e.where]
+	}
+	w := ts.where(e)
+	t, ok, label := traceTrack{pid: w.Pid, tid: w.Tid}, true, ""
+	if w.Ph == "b" || w.Ph == "e" {
+		t, ok = asyncTrack(w)
+		label = cmp.Or(w.Cat, "async")
+	}
+	var tr *spanTrack
+	if ok {
+		if tr = ts.tracks[t]; tr == nil {
+			tr = &spanTrack{track: t, label: cmp.Or(label, ts.names.thread(t))}
+			ts.tracks[t] = tr
+		}
+	}
+	ts.byWhere[e.where], ts.known[e.where] = tr, true
+	return tr
+}
+
 // traceSpans builds the span flame graph of events' duration events.
-func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profile, error) {
-	names := traceNamesOf(events)
-	byTrack := map[traceTrack][]Span{}
-	labels := map[traceTrack]string{}
-	var order []traceTrack
-	open := map[traceTrack][]int{} // indices into byTrack of open begins
-	// Each track's spans are sized once: grown by append, the arrays
-	// they outgrow are most of a big trace's garbage.
-	spans := map[traceTrack]int{}
-	for _, e := range events {
-		switch e.Ph {
-		case "X", "B":
-			spans[traceTrack{pid: string(e.Pid), tid: string(e.Tid)}]++
-		case "b":
-			if t, ok := asyncTrack(e); ok {
-				spans[t]++
-			}
-		}
-	}
-	add := func(t traceTrack, s Span, label string) {
-		if byTrack[t] == nil {
-			order = append(order, t)
-			labels[t] = label
-			byTrack[t] = make([]Span, 0, spans[t])
-		}
-		byTrack[t] = append(byTrack[t], s)
-	}
+func traceSpans(trace *traceEvents, name string, threads bool) (*profile.Profile, error) {
+	events := trace.list
+	ts := spanTracks{traceEvents: trace, names: traceNamesOf(trace), tracks: map[traceTrack]*spanTrack{},
+		byWhere: make([]*spanTrack, len(trace.wheres)), known: make([]bool, len(trace.wheres))}
 	// Ends meet their begins in time order, whatever order the writer's
 	// buffers left them in.
 	sorted := make([]int, len(events))
 	for i := range sorted {
 		sorted[i] = i
 	}
-	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(events[a].Ts, events[b].Ts) })
+	if !slices.IsSortedFunc(events, func(a, b traceEvent) int { return cmp.Compare(a.Ts, b.Ts) }) {
+		slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(events[a].Ts, events[b].Ts) })
+	}
+	// The tracks in the order of their first spans, which are laid out
+	// so in one array, each track's sized once: grown by append, the
+	// arrays they outgrow were most of a big trace's garbage.
+	var order []*spanTrack
+	n := 0
+	for _, i := range sorted {
+		if e, ph := events[i], trace.where(events[i]).Ph; ph == "X" || ph == "B" || ph == "b" {
+			if tr := ts.of(e); tr != nil {
+				if tr.size == 0 {
+					order = append(order, tr)
+				}
+				tr.size++
+				n++
+			}
+		}
+	}
+	all := make([]Span, n)
+	n = 0
+	for _, tr := range order {
+		tr.spans = all[n : n : n+tr.size]
+		n += tr.size
+	}
+	var open []*spanTrack // the tracks with begins not yet ended
 	for _, i := range sorted {
 		e := events[i]
-		t := traceTrack{pid: string(e.Pid), tid: string(e.Tid)}
-		label := names.thread(t)
-		if e.Ph == "b" || e.Ph == "e" {
-			var ok bool
-			if t, ok = asyncTrack(e); !ok {
-				return nil, fileError(name, "event %d: an async %s event (%q) with no id", i+1, e.Ph, e.Name)
-			}
-			label = cmp.Or(e.Cat, "async")
+		w := trace.where(e)
+		switch w.Ph {
+		case "X", "B", "E", "b", "e":
+		default:
+			continue // no duration
 		}
-		switch e.Ph {
+		tr := ts.of(e)
+		if tr == nil {
+			return nil, fileError(name, "event %d: an async %s event (%q) with no id", i+1, w.Ph, trace.name(e))
+		}
+		switch w.Ph {
 		case "X":
 			start, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
@@ -183,19 +227,22 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 			if err != nil {
 				return nil, err
 			}
-			add(t, Span{Name: e.Name, Start: start, End: start + dur}, label)
+			tr.spans = append(tr.spans, Span{Name: trace.name(e), Start: start, End: start + dur})
 		case "B", "b":
 			start, err := traceMicros(e.Ts, name, i, "ts")
 			if err != nil {
 				return nil, err
 			}
-			add(t, Span{Name: e.Name, Start: start}, label)
-			open[t] = append(open[t], len(byTrack[t])-1)
+			tr.spans = append(tr.spans, Span{Name: trace.name(e), Start: start})
+			if tr.open == nil {
+				open = append(open, tr)
+			}
+			tr.open = append(tr.open, len(tr.spans)-1)
 		case "E", "e":
-			stack := open[t]
+			stack := tr.open
 			k := len(stack) - 1
 			// An async end closes the innermost begin of its name.
-			for e.Ph == "e" && k >= 0 && e.Name != "" && byTrack[t][stack[k]].Name != e.Name {
+			for w.Ph == "e" && k >= 0 && trace.name(e) != "" && tr.spans[stack[k]].Name != trace.name(e) {
 				k--
 			}
 			if k < 0 {
@@ -205,55 +252,57 @@ func traceSpans(events []traceEvent, name string, threads bool) (*profile.Profil
 			if err != nil {
 				return nil, err
 			}
-			byTrack[t][stack[k]].End = end // not before its start: events come in time order
-			open[t] = slices.Delete(stack, k, k+1)
+			tr.spans[stack[k]].End = end // not before its start: events come in time order
+			tr.open = slices.Delete(stack, k, k+1)
 		}
 	}
 	if len(order) == 0 {
 		return nil, fileError(name, "no duration events (X, B/E, b/e): read its CPU profile with sample type samples or cpu")
 	}
 	// A begin never ended ends with the trace (a trace cut short).
-	for t, stack := range open {
-		for _, k := range stack {
-			end := traceEnd(events) * 1000
-			if !(end < 1<<62) { // the events' own times are checked; a metadata event's are not
-				return nil, fileError(name, "the trace ends at %v µs, out of range", end/1000)
-			}
-			byTrack[t][k].End = uint64(end)
+	for _, tr := range open {
+		if len(tr.open) == 0 {
+			continue
+		}
+		end := traceEnd(events) * 1000
+		if !(end < 1<<62) { // the events' own times are checked; a metadata event's are not
+			return nil, fileError(name, "the trace ends at %v µs, out of range", end/1000)
+		}
+		for _, k := range tr.open {
+			tr.spans[k].End = uint64(end)
 		}
 	}
-	b := NewSpanBuilder()
-	n := 0
-	for _, spans := range byTrack {
-		n += len(spans)
-	}
-	all := make([]Span, 0, n) // sized once: the spans are most of the memory
 	var id uint64
-	for _, t := range order {
-		spans := byTrack[t]
-		delete(byTrack, t) // its spans are copied to all
+	type enclosingSpan struct {
+		id  [8]byte
+		end uint64
+	}
+	var enclosing []enclosingSpan
+	for _, tr := range order {
 		// Enclosing events first: by start, the longer first.
-		slices.SortStableFunc(spans, func(x, y Span) int {
-			return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End))
-		})
-		var enclosing []Span
-		for _, s := range spans {
+		byStart := func(x, y *Span) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.End, x.End)) }
+		if !spansSorted(tr.spans, byStart) { // most often they are: a sort moves them all
+			slices.SortStableFunc(tr.spans, func(x, y Span) int { return byStart(&x, &y) })
+		}
+		enclosing = enclosing[:0]
+		for k := range tr.spans {
+			s := &tr.spans[k]
 			id++
 			binary.BigEndian.PutUint64(s.ID[:], id)
-			s.Service = labels[t]
-			for len(enclosing) > 0 && enclosing[len(enclosing)-1].End <= s.Start {
+			s.Service = tr.label
+			for len(enclosing) > 0 && enclosing[len(enclosing)-1].end <= s.Start {
 				enclosing = enclosing[:len(enclosing)-1]
 			}
 			if len(enclosing) > 0 {
-				s.Parent = enclosing[len(enclosing)-1].ID
+				s.Parent = enclosing[len(enclosing)-1].id
 			}
 			if len(enclosing) == maxTraceNesting {
-				return nil, fileError(name, "events nest deeper than %d on %s", maxTraceNesting, t.describe(labels[t]))
+				return nil, fileError(name, "events nest deeper than %d on %s", maxTraceNesting, tr.track.describe(tr.label))
 			}
-			enclosing = append(enclosing, s)
-			all = append(all, s)
+			enclosing = append(enclosing, enclosingSpan{s.ID, s.End})
 		}
 	}
+	b := NewSpanBuilder()
 	ext := b.Trace(all)
 	if len(b.P.Samples) == 0 {
 		return nil, fileError(name, "no duration event lasts any time")
@@ -274,22 +323,24 @@ type traceNames struct {
 	processes map[string]string
 }
 
-func traceNamesOf(events []traceEvent) traceNames {
+func traceNamesOf(trace *traceEvents) traceNames {
 	n := traceNames{map[traceTrack]string{}, map[string]string{}}
-	for _, e := range events {
-		if e.Ph != "M" {
+	for _, args := range trace.args {
+		e := trace.list[args.i]
+		w := trace.where(e)
+		if w.Ph != "M" {
 			continue
 		}
 		var a struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(e.Args, &a) != nil || a.Name == "" {
+		if json.Unmarshal(args.text, &a) != nil || a.Name == "" {
 			continue
 		}
-		if e.Name == "thread_name" {
-			n.threads[traceTrack{pid: string(e.Pid), tid: string(e.Tid)}] = a.Name
-		} else if e.Name == "process_name" {
-			n.processes[string(e.Pid)] = a.Name
+		if trace.name(e) == "thread_name" {
+			n.threads[traceTrack{pid: w.Pid, tid: w.Tid}] = a.Name
+		} else if trace.name(e) == "process_name" {
+			n.processes[w.Pid] = a.Name
 		}
 	}
 	return n
@@ -303,22 +354,23 @@ func (n traceNames) thread(t traceTrack) string {
 // traceCPUProfiles reads the V8 CPU profiles of events: a Profile event
 // (its id, in its process) starts one, its ProfileChunk events add nodes,
 // samples and time deltas.
-func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Profile, error) {
-	names := traceNamesOf(events)
+func traceCPUProfiles(trace *traceEvents, name string, o Options) (*profile.Profile, error) {
+	names := traceNamesOf(trace)
 	type key struct{ pid, id string }
 	profiles := map[key]*cpuProfile{}
 	var order []key
-	for i, e := range events {
-		if e.Ph != "P" || e.Name != "Profile" && e.Name != "ProfileChunk" {
+	for _, args := range trace.args {
+		i, w, event := args.i, trace.where(trace.list[args.i]), trace.name(trace.list[args.i])
+		if w.Ph != "P" || event != "Profile" && event != "ProfileChunk" {
 			continue
 		}
 		var a struct {
 			Data traceProfileData `json:"data"`
 		}
-		if err := json.Unmarshal(e.Args, &a); err != nil {
-			return nil, fileError(name, "event %d (%s): bad args: %v", i+1, e.Name, err)
+		if err := json.Unmarshal(args.text, &a); err != nil {
+			return nil, fileError(name, "event %d (%s): bad args: %v", i+1, event, err)
 		}
-		k := key{string(e.Pid), string(e.ID)}
+		k := key{w.Pid, w.ID}
 		cp := profiles[k]
 		if cp == nil {
 			cp = &cpuProfile{}
@@ -326,10 +378,10 @@ func traceCPUProfiles(events []traceEvent, name string, o Options) (*profile.Pro
 			order = append(order, k)
 		}
 		d := a.Data
-		if e.Name == "Profile" {
+		if event == "Profile" {
 			cp.StartTime = int64(d.StartTime)
 			if o.Threads { // the thread V8 sampled, which started its profile
-				cp.thread = names.thread(traceTrack{pid: string(e.Pid), tid: string(e.Tid)})
+				cp.thread = names.thread(traceTrack{pid: w.Pid, tid: w.Tid})
 			}
 		}
 		if d.EndTime > 0 {
