@@ -179,20 +179,5 @@ func (r *nodeReader) notA(c byte, what, want string, depth int) error {
 	if err := r.sc.skip(r.s, c, depth); err != nil {
 		return err
 	}
-	return offsetError(r.s.name, at, "bad JSON: %s is %s, not %s", what, describeJSON(c), want)
-}
-
-// describeJSON names the kind of value whose first byte is c.
-func describeJSON(c byte) string {
-	switch c {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
+	return offsetError(r.s.name, at, "bad JSON: %s is %s, not %s", what, describeValue(c), want)
 }

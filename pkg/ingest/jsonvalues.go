@@ -262,6 +262,21 @@ func (v *jsonWindow) object(depth int, field func(key []byte, plain bool) error)
 	return err
 }
 
+// objectOrNull reads the object at v.i as object does, or null (no
+// fields); what names the value in errors.
+func (v *jsonWindow) objectOrNull(what string, depth int, field func(key []byte, plain bool) error) error {
+	c, err := v.space()
+	switch {
+	case err != nil:
+		return err
+	case c == 'n':
+		return v.literal("null")
+	case c != '{':
+		return v.mistyped(what, "an object", depth)
+	}
+	return v.object(depth, field)
+}
+
 // array reads the array at v.i, at depth.
 func (v *jsonWindow) array(depth int) error {
 	if depth > maxValueDepth {

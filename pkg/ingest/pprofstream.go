@@ -23,6 +23,7 @@ type pprofStream struct {
 	periodType  [2]strIndex
 	others      []strIndex // comments and the doc URL: only checked
 	time, dur   int64
+	scratch     []uint64 // a sample's numbers as checkSample reads them
 }
 
 // payloads holds byte strings back to back in blocks, each a varint
@@ -133,7 +134,7 @@ func (s *pprofStream) add(f wireField) (err error) {
 		}
 		var m []byte
 		if m, err = wireMessage(f); err == nil {
-			err = checkSample(m)
+			err = s.checkSample(m)
 			s.samples.add(m)
 		}
 	case 3, 4, 5:
@@ -202,11 +203,11 @@ func (s *pprofStream) add(f wireField) (err error) {
 
 // checkSample checks a Sample message's wire format; its location ids
 // and label strings are checked when it is converted.
-func checkSample(m []byte) error {
+func (s *pprofStream) checkSample(m []byte) error {
 	return fields(m, 4, func(f wireField) (err error) {
 		switch f.num {
 		case 1, 2:
-			err = checkNumbers(f)
+			s.scratch, err = numbers(f, s.scratch[:0])
 		case 3:
 			var l []byte
 			if l, err = wireMessage(f); err == nil {

@@ -229,22 +229,6 @@ func numbers(f wireField, to []uint64) ([]uint64, error) {
 	return to, nil
 }
 
-// checkNumbers checks a repeated number field as numbers reads it.
-func checkNumbers(f wireField) error {
-	if f.typ != 2 {
-		_, _, err := scalar(f)
-		return err
-	}
-	for b := f.data; len(b) > 0; {
-		_, rest, err := varintOf(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-	}
-	return nil
-}
-
 // wireMessage is an embedded message's payload, with pprof's type check.
 func wireMessage(f wireField) ([]byte, error) {
 	if f.typ != 2 {

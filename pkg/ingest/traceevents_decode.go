@@ -17,17 +17,8 @@ type traceEventText struct {
 // fields) at v.i into e.
 func decodeTraceEvent(v *jsonWindow, e *traceEventText) error {
 	*e = traceEventText{}
-	c, err := v.space()
-	switch {
-	case err != nil:
-		return err
-	case c == 'n':
-		return v.literal("null")
-	case c != '{':
-		return v.mistyped("a trace event", "an object", 1)
-	}
 	var lower [8]byte
-	return v.object(1, func(key []byte, plain bool) error {
+	return v.objectOrNull("a trace event", 1, func(key []byte, plain bool) error {
 		var err error
 		switch string(foldKey(key, plain, &lower)) {
 		case "ph":
@@ -63,17 +54,8 @@ func decodeTraceEvent(v *jsonWindow, e *traceEventText) error {
 // (into what an id2 before gave, as encoding/json decodes into a struct)
 // or null.
 func decodeTraceID2(v *jsonWindow, e *traceEventText) error {
-	c, err := v.space()
-	switch {
-	case err != nil:
-		return err
-	case c == 'n':
-		return v.literal("null")
-	case c != '{':
-		return v.mistyped("id2", "an object", 2)
-	}
 	var lower [8]byte
-	return v.object(2, func(key []byte, plain bool) error {
+	return v.objectOrNull("id2", 2, func(key []byte, plain bool) error {
 		var err error
 		switch string(foldKey(key, plain, &lower)) {
 		case "local":
