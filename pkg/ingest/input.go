@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // What every row's input shares: the bounds on what a file may hold or
@@ -40,6 +41,28 @@ func readWhole(r io.Reader, name string) ([]byte, error) {
 		return nil, fileError(name, "larger than %d bytes", MaxFileSize)
 	}
 	return data, nil
+}
+
+// appendRead appends the n bytes that r says come next to buf, the
+// buffer growing a MiB at a time as the bytes come: a length the file
+// does not hold costs what it does hold. io.ErrUnexpectedEOF, with what
+// was read, when r ends first.
+func appendRead(buf []byte, r io.Reader, n int64) ([]byte, error) {
+	for left := n; left > 0; {
+		part := min(left, 1<<20)
+		left -= part
+		k := int(part) // #nosec G115 -- at most a MiB
+		buf = slices.Grow(buf, k)
+		m, err := io.ReadFull(r, buf[len(buf):len(buf)+k])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // gunzipped returns what br holds, inflated when it starts as gzip. The

@@ -66,18 +66,18 @@ func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err erro
 	// A file is read a chunk at a time, the buffer reused: a chunk is
 	// whole in itself (its metadata and constant pools), and what the run
 	// keeps of it is copied out.
-	var buf bytes.Buffer
+	var buf []byte
 	var firstStart int64
 	for off := int64(0); ; {
-		buf.Reset()
-		n, err := io.CopyN(&buf, r, jfrHeaderSize)
-		if n == 0 && err == io.EOF && off > 0 {
+		var err error
+		buf, err = appendRead(buf[:0], r, jfrHeaderSize)
+		if len(buf) == 0 && err == io.ErrUnexpectedEOF && off > 0 {
 			break
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && err != io.ErrUnexpectedEOF {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		rest := buf.Bytes()
+		rest := buf
 		if len(rest) < jfrHeaderSize || !bytes.HasPrefix(rest, jfrMagic) {
 			return nil, offsetError(name, off, "not a JFR chunk")
 		}
@@ -91,15 +91,13 @@ func parseJFR(r io.Reader, name string, o Options) (p *profile.Profile, err erro
 		if size > MaxFileSize {
 			return nil, offsetError(name, off, "chunk size %d: over %d bytes", size, int64(MaxFileSize))
 		}
-		// The buffer grows as the bytes come past a first 64 MiB: a size
-		// the file does not hold costs what it does hold.
-		buf.Grow(int(min(size, 64<<20)))
-		if m, err := io.CopyN(&buf, r, size-jfrHeaderSize); err == io.EOF {
-			return nil, offsetError(name, off, "chunk size %d: %d bytes left", size, jfrHeaderSize+m)
+		buf, err = appendRead(buf, r, size-jfrHeaderSize)
+		if err == io.ErrUnexpectedEOF {
+			return nil, offsetError(name, off, "chunk size %d: %d bytes left", size, len(buf))
 		} else if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		rest = buf.Bytes()
+		rest = buf
 		c := &jfrChunk{name: name, buf: rest, base: off, classes: map[int64]*jfrClass{},
 			byName: map[string]int64{}, pools: map[int64]map[int64]any{}}
 		be := func(at int) int64 { return int64(binary.BigEndian.Uint64(rest[at:])) } // #nosec G115 -- offsets and times are checked where used

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"unicode/utf16"
 )
 
@@ -200,35 +201,44 @@ func (c *jfrChunk) metadata(at int64) {
 		}
 		return strs[i]
 	}
+	var attrs [][2]string           // an element's, read before its children
+	attr := func(k string) string { // the last of a name wins, as in a map
+		for i := len(attrs) - 1; i >= 0; i-- {
+			if attrs[i][0] == k {
+				return attrs[i][1]
+			}
+		}
+		return ""
+	}
 	var element func(depth int, parent *jfrClass)
 	element = func(depth int, parent *jfrClass) {
 		if depth > jfrMaxDepth {
 			c.fail("metadata nests deeper than %d", jfrMaxDepth)
 		}
 		name := str()
-		attrs := map[string]string{}
+		attrs = attrs[:0]
 		for range c.count() {
 			k := str()
-			attrs[k] = str()
+			attrs = append(attrs, [2]string{k, str()})
 		}
 		var cl *jfrClass
 		switch name {
 		case "class":
-			var id int64
-			if _, err := fmt.Sscan(attrs["id"], &id); err != nil {
-				c.fail("class %q without an id", attrs["name"])
+			id, err := strconv.ParseInt(attr("id"), 10, 64)
+			if err != nil {
+				c.fail("class %q without an id", attr("name"))
 			}
-			cl = &jfrClass{name: attrs["name"]}
+			cl = &jfrClass{name: attr("name")}
 			c.classes[id] = cl
 			c.byName[cl.name] = id
 		case "field":
 			if parent != nil {
-				var id int64
-				if _, err := fmt.Sscan(attrs["class"], &id); err != nil {
-					c.fail("field %q without a class", attrs["name"])
+				id, err := strconv.ParseInt(attr("class"), 10, 64)
+				if err != nil {
+					c.fail("field %q without a class", attr("name"))
 				}
-				parent.fields = append(parent.fields, jfrField{name: attrs["name"], class: id,
-					pool: attrs["constantPool"] == "true", array: attrs["dimension"] == "1"})
+				parent.fields = append(parent.fields, jfrField{name: attr("name"), class: id,
+					pool: attr("constantPool") == "true", array: attr("dimension") == "1"})
 			}
 		}
 		for range c.count() {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	pprof "github.com/google/pprof/profile"
 )
@@ -100,22 +99,13 @@ func (w *wireStream) field() (num int, typ byte, u uint64, payload []byte, err e
 	default:
 		return 0, 0, 0, nil, fmt.Errorf("unknown wire type %d", typ)
 	}
-	// The buffer grows as the bytes come, a MiB at a time: a length the
-	// file does not hold costs what it does hold.
-	w.buf = w.buf[:0]
-	for left := n; left > 0; {
-		part := min(left, 1<<20)
-		left -= part
-		k := int(part) // #nosec G115 -- at most a MiB
-		w.buf = slices.Grow(w.buf, k)
-		m, err := io.ReadFull(w.r, w.buf[len(w.buf):len(w.buf)+k])
-		w.buf, w.off = w.buf[:len(w.buf)+m], w.off+int64(m)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return 0, 0, 0, nil, errTruncated
-		}
-		if err != nil {
-			return 0, 0, 0, nil, err
-		}
+	w.buf, err = appendRead(w.buf[:0], w.r, int64(n)) // #nosec G115 -- n <= MaxFileSize
+	w.off += int64(len(w.buf))
+	if err == io.ErrUnexpectedEOF {
+		return 0, 0, 0, nil, errTruncated
+	}
+	if err != nil {
+		return 0, 0, 0, nil, err
 	}
 	if typ != 2 {
 		b := w.buf
