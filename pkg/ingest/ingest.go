@@ -166,16 +166,7 @@ func validUTF8(p *profile.Profile) *profile.Profile {
 	for i, f := range p.Frames {
 		ids[i] = q.Intern(profile.Frame{Name: fix(f.Name), Module: fix(f.Module), File: fix(f.File), Line: f.Line, Inlined: f.Inlined})
 	}
-	done := map[*uint32]bool{} // samples may share a stack: map it once
-	for _, s := range q.Samples {
-		if len(s.Stack) == 0 || done[&s.Stack[0]] {
-			continue
-		}
-		done[&s.Stack[0]] = true
-		for j, id := range s.Stack {
-			s.Stack[j] = ids[id]
-		}
-	}
+	q.RemapFrames(ids)
 	return q
 }
 

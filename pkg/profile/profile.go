@@ -128,6 +128,23 @@ func (p *Profile) InternLines(ids []uint32, lines []Frame) []uint32 {
 	return ids
 }
 
+// RemapFrames replaces each frame index i in p's stacks by ids[i]. Samples
+// may share a stack (a V8 node's samples, a pprof stack repeated), or
+// start one where another does: each is mapped once.
+func (p *Profile) RemapFrames(ids []uint32) {
+	done := make(map[*uint32]int) // a stack's first element: how much of it is mapped
+	for _, s := range p.Samples {
+		if len(s.Stack) == 0 {
+			continue
+		}
+		from := done[&s.Stack[0]]
+		for j := from; j < len(s.Stack); j++ {
+			s.Stack[j] = ids[s.Stack[j]]
+		}
+		done[&s.Stack[0]] = max(from, len(s.Stack))
+	}
+}
+
 // Names returns the frame names of a stack, root first.
 func (p *Profile) Names(stack []uint32) []string {
 	names := make([]string, len(stack))

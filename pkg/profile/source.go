@@ -177,11 +177,7 @@ func (p *Profile) Identify() {
 		}
 		ids[i] = p.Intern(f)
 	}
-	for _, s := range p.Samples {
-		for j, id := range s.Stack {
-			s.Stack[j] = ids[id]
-		}
-	}
+	p.RemapFrames(ids)
 }
 
 // rootSources writes into rewrite the relative module of each frame in an

@@ -105,3 +105,38 @@ func TestIdentifyOtherPrograms(t *testing.T) {
 		t.Errorf("%d frames, want 6: %+v", len(a.Frames), a.Frames)
 	}
 }
+
+// Samples may share a stack (a V8 node's samples, a repeated pprof
+// stack): when Identify merges frames, each stack is mapped once.
+func TestIdentifySharedStacks(t *testing.T) {
+	p := profileOf(
+		[][2]string{{"(root)", ""}, {"main", "file:///r/app/main.js"}, {"work", "file:///r/app/lib/work.js"}},
+		[][2]string{{"(root)", ""}, {"main", "/r/app/main.js"}},
+		[][2]string{{"(root)", ""}, {"leaf", "file:///r/app/lib/leaf.js"}},
+	)
+	p.Samples = append(p.Samples, p.Samples[2]) // the same stack, sampled again
+	p.Identify()
+	got := identities(p)
+	if len(p.Frames) != 4 {
+		t.Fatalf("%d frames %v: want main.js as a URL and a path one", len(p.Frames), p.Frames)
+	}
+	for _, s := range got[2:] {
+		if s[1].Name != "leaf" {
+			t.Errorf("a shared stack reads %v, want (root);leaf", s)
+		}
+	}
+}
+
+// RemapFrames maps a stack shared whole, or as a prefix of a longer one,
+// once.
+func TestRemapFramesOnce(t *testing.T) {
+	arr := []uint32{0, 1, 2}
+	p := &Profile{Samples: []Sample{{Stack: arr[:2]}, {Stack: arr}, {Stack: arr[:2]}, {Stack: []uint32{2, 1}}}}
+	p.RemapFrames([]uint32{1, 2, 0})
+	want := [][]uint32{{1, 2}, {1, 2, 0}, {1, 2}, {0, 2}}
+	for i, s := range p.Samples {
+		if !slices.Equal(s.Stack, want[i]) {
+			t.Errorf("sample %d: %v, want %v", i, s.Stack, want[i])
+		}
+	}
+}
