@@ -13,6 +13,8 @@
 // components) has drawn, the page taking input:
 //   script      navigation to the main script mounting (the mark
 //               flamediff:mount): loading, inflating and running it
+//   init        of that, the running: the loader starting it (the mark
+//               flamediff:run) to its mounting, its modules' start-up
 //   panel       navigation to the panel's canvas drawn
 //   interactive navigation to the page answering input: at the first
 //               moment the panel's canvas has drawn and (serve) the query
@@ -92,13 +94,14 @@ async function timeLoad(browser, url, editor) {
       // Before the first-paint script there is no flamediff:first: the main script drew first.
       first: mark('flamediff:first'),
       script: mark('flamediff:mount'),
+      run: mark('flamediff:run'),
       query: query ? query.responseEnd - query.startTime : 0,
       queryEnd: query ? query.responseEnd : 0,
     };
   });
   await page.close();
   const before = Number.isNaN(t.first) ? t.script : t.first;
-  return { ...t, first: before, paint: t.total - Math.max(before, t.queryEnd), problems };
+  return { ...t, first: before, paint: t.total - Math.max(before, t.queryEnd), init: t.script - t.run, problems };
 }
 
 /** pages starts bin's serve and writes its report; returns their URLs and a stop. */
@@ -161,14 +164,14 @@ try {
     `${ROUNDS} loads each, ${chromiumPath}, load average ${execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ')}`
   );
   console.log(
-    'page            code    first drawn diff  script    query     draw     main script    panel drawn  interactive   (ms; medians, then each interactive)'
+    'page            code    first drawn diff  script    query     draw     main script  init    panel drawn  interactive   (ms; medians, then each interactive)'
   );
   for (const which of ['serve', 'report']) {
     for (const s of sides) {
       const r = s.runs[which];
       const col = (f) => median(r.map(f));
       console.log(
-        `${which.padEnd(16)}${s.name.padEnd(8)}${ms(col((x) => x.total))}${' '.repeat(10)}${ms(col((x) => x.first))} ${ms(col((x) => x.query))} ${ms(col((x) => x.paint))}   ${ms(col((x) => x.script))}       ${ms(col((x) => x.panel))}     ${ms(col((x) => x.interactive))}      [${r.map((x) => Math.round(x.interactive)).join(', ')}]`
+        `${which.padEnd(16)}${s.name.padEnd(8)}${ms(col((x) => x.total))}${' '.repeat(10)}${ms(col((x) => x.first))} ${ms(col((x) => x.query))} ${ms(col((x) => x.paint))}   ${ms(col((x) => x.script))}${ms(col((x) => x.init))}   ${ms(col((x) => x.panel))}     ${ms(col((x) => x.interactive))}      [${r.map((x) => Math.round(x.interactive)).join(', ')}]`
       );
       const problems = [...new Set(r.flatMap((x) => x.problems))];
       for (const p of problems) {
