@@ -33,14 +33,11 @@ test.beforeAll(() => {
     });
 });
 
-/**
- * openReport opens a file from disk and records every request beyond it,
- * save the page's own main script (the loader loads it from a Blob URL).
- */
+/** openReport opens a file from disk and records every request beyond it. */
 async function open(page: Page, url: string): Promise<string[]> {
   const requests: string[] = [];
   page.on('request', (r) => {
-    if (r.url() !== url && !r.url().startsWith('blob:')) {
+    if (r.url() !== url) {
       requests.push(r.url());
     }
   });
@@ -107,19 +104,21 @@ test('a report from files opens from disk and shows the diff, its toggles, the r
   expect(requests).toEqual([]);
 });
 
-/** holdMainScript keeps the page's main script from running until window.releaseMain(). */
+/** holdMainScript keeps the page's main script (the one large one) from running until window.releaseMain(). */
 function holdMainScript() {
-  const w = window as unknown as { flamediffMain?: () => void; releaseMain: () => void };
-  let main: (() => void) | undefined;
-  let called = false;
+  const w = window as unknown as { Function: (...args: string[]) => () => void; releaseMain: () => void };
+  const compile = w.Function;
   let released = false;
-  const run = () => called && released && main?.();
-  // The loader's Blob script sets flamediffMain, and the loader calls it once.
-  Object.defineProperty(w, 'flamediffMain', {
-    set: (fn: () => void) => (main = fn),
-    get: () => () => ((called = true), run()),
-  });
-  w.releaseMain = () => ((released = true), run());
+  let held: (() => void) | undefined;
+  // A function, not an arrow: the page's loader calls it with new.
+  w.Function = function (...args: string[]) {
+    const fn = compile(...args);
+    return args[args.length - 1].length > 200_000 ? () => (released ? fn() : void (held = fn)) : fn;
+  };
+  w.releaseMain = () => {
+    released = true;
+    held?.();
+  };
 }
 
 /** redNodes counts the pixels of a canvas in the regression colour. */

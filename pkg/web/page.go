@@ -26,12 +26,10 @@ var dist embed.FS
 // first-paint script draws the diff before the main script, a second of
 // evaluation, blocks the page: the loader waits until its drawing is
 // painted (or given up, window.flamediffFirstReady). The main script is
-// compiled before that, off the main thread: it is loaded as a script from a
-// Blob URL (which Chromium streams to a background compile), wrapped in a
-// parenthesised function (compiled with the script, run when called), so
-// that neither the first paint nor serve's answer waits for its compile.
-// DecompressionStream is in every browser since 2023 (Uint8Array.fromBase64
-// since 2025, else atob); nothing is fetched from a server.
+// compiled before that, when the page is first idle: serve's page is idle
+// while the first-paint script's query is answered. DecompressionStream is
+// in every browser since 2023 (Uint8Array.fromBase64 since 2025, else
+// atob; requestIdleCallback, else a task); nothing is fetched.
 const loader = `(async () => {
   const bytes = (b64) => Uint8Array.fromBase64 ? Uint8Array.fromBase64(b64) : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   const inflate = (el) => new Response(new Blob([bytes(el.textContent)]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
@@ -45,16 +43,12 @@ const loader = `(async () => {
     } else if (el.dataset.gzip === 'first') {
       (0, eval)(text);
     } else if (el.dataset.gzip === 'js') {
-      const url = URL.createObjectURL(new Blob(['window.flamediffMain = (function () {\n', text, '\n});'], { type: 'text/javascript' }));
-      await new Promise((ok, fail) => {
-        const script = Object.assign(document.createElement('script'), { src: url, onload: ok, onerror: () => fail(new Error('the main script did not load')) });
-        document.head.append(script);
-      });
-      URL.revokeObjectURL(url);
+      const idle = window.requestIdleCallback ?? setTimeout;
+      const main = await new Promise((ok, fail) => idle(() => { try { ok(new Function(text)); } catch (e) { fail(e); } }));
       await window.flamediffFirstReady;
       await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok)));
       performance.mark('flamediff:run');
-      window.flamediffMain();
+      main();
     } else {
       el.textContent = text;
     }
