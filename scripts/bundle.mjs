@@ -59,84 +59,6 @@ const pageThemes = patch('page-themes', themeRegistry, [
 ]);
 
 /**
- * lazyComparer: @grafana/data's field comparers make their string
- * comparer's collator as they load, which loads the locale's collation data
- * (serve's costliest module in a CPU profile of its start-up, 15 to 45 ms);
- * it is made on first compare.
- */
-const lazyComparer = patch('lazy-comparer', /@grafana[\\/]data[\\/]dist[\\/]esm[\\/]field[\\/]fieldComparers\.mjs$/, [
-  [
-    'const compare = new Intl.Collator("en", { sensitivity: "base" }).compare;',
-    'let collator;\nconst compare = (a, b) => (collator ??= new Intl.Collator("en", { sensitivity: "base" })).compare(a, b);',
-  ],
-]);
-
-/**
- * oneTheme: @grafana/data makes a dark theme as it loads (its ThemeContext's
- * default) and the page makes its own (src/report/mount.tsx, in the
- * browser's colour scheme): the default is made in the page's scheme, and
- * createTheme makes each set of options once, so the page's theme is that
- * same one, and in the dark scheme also @grafana/runtime's config's. (A
- * theme takes about 10 ms to make; the pages made three as they started.)
- */
-const themeContext = patch('one-theme-context', /@grafana[\\/]data[\\/]dist[\\/]esm[\\/]themes[\\/]context\.mjs$/, [
-  [
-    'createContext(createTheme())',
-    'createContext(createTheme({ colors: { mode: window.matchMedia?.("(prefers-color-scheme: light)").matches ? "light" : "dark" } }))',
-  ],
-]);
-const themeOnce = patch('one-theme', /@grafana[\\/]data[\\/]dist[\\/]esm[\\/]themes[\\/]createTheme\.mjs$/, [
-  [
-    'function createTheme(options = {}) {',
-    `const made = new Map();
-function createTheme(options = {}) {
-  const key = JSON.stringify(options);
-  if (!made.has(key)) {
-    made.set(key, makeTheme(options));
-  }
-  return made.get(key);
-}
-function makeTheme(options) {`,
-  ],
-]);
-
-/**
- * lazyTooltips: each of @grafana/ui's tooltips (an input's info icon, a
- * button's hint) mounts floating-ui's positioning and its hover, focus and
- * dismiss handlers with the page (all of them a tenth of serve's first
- * render in a CPU profile); the pages' tooltips mount on the first pointer
- * or focus on what they describe instead, and open then. A tooltip shown
- * by its owner (show) mounts at once.
- */
-const lazyTooltips = patch(
-  'lazy-tooltips',
-  /@grafana[\\/]ui[\\/]dist[\\/]esm[\\/]components[\\/]Tooltip[\\/]Tooltip\.mjs$/,
-  [
-    [
-      'const Tooltip = forwardRef(\n  ({ children, theme, interactive, show, placement, content }, forwardedRef) => {',
-      'const EagerTooltip = forwardRef(\n  ({ children, theme, interactive, show, placement, content, opened }, forwardedRef) => {',
-    ],
-    ['useState(show);', 'useState(show ?? opened);'],
-    [
-      'Tooltip.displayName = "Tooltip";',
-      `const Tooltip = forwardRef((props, ref) => {
-  const [armed, setArmed] = useState(false);
-  if (armed || props.show != null) {
-    return jsx(EagerTooltip, { ...props, opened: armed, ref });
-  }
-  const { children } = props;
-  const arm = (name) => (e) => {
-    children.props[name]?.(e);
-    setArmed(true);
-  };
-  return cloneElement(children, { ref, tabIndex: 0, onPointerEnter: arm('onPointerEnter'), onFocus: arm('onFocus') });
-});
-Tooltip.displayName = "Tooltip";`,
-    ],
-  ]
-);
-
-/**
  * lazySelectors: @grafana/e2e-selectors resolves every selector of Grafana's
  * (about a thousand) for its version as it loads, each version string
  * parsed by semver; the pages' components read a few dozen. Each group is
@@ -281,10 +203,6 @@ const leanLodash = {
  */
 export const pageStartup = [
   pageThemes,
-  lazyComparer,
-  themeContext,
-  themeOnce,
-  lazyTooltips,
   lazySelectors,
   noServerRenderer,
   zoneDataAsJSON,

@@ -33,7 +33,6 @@ export function mount(page: React.ReactElement) {
   // The page's script has loaded and run this far (e2e/bench/pages.mjs reads it).
   performance.mark('flamediff:mount');
   const mode = window.matchMedia?.('(prefers-color-scheme: light)').matches ? 'light' : 'dark';
-  // The bundle's createTheme has made this one already, as ThemeContext's default (scripts/bundle.mjs, oneTheme).
   const theme = createTheme({ colors: { mode } });
   injectGlobal(grafanaElements(theme));
   injectGlobal({ body: { background: theme.colors.background.primary, color: theme.colors.text.primary } });

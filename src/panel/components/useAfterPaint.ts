@@ -1,11 +1,9 @@
-import { startTransition, useEffect, useState } from 'react';
+import { useEffect, useState } from 'react';
 
 /**
  * useAfterPaint is false until the first paint after the component mounts
  * (or after armed turns true), then true for good: what can wait renders in
- * the task after that paint (the canvas draws in the first animation frame),
- * as a transition: React renders it in slices and serves input first, so a
- * hover or a click on the graph does not wait for what waited.
+ * the task after that paint (the canvas draws in the first animation frame).
  */
 export function useAfterPaint(armed = true): boolean {
   const [painted, setPainted] = useState(false);
@@ -14,7 +12,7 @@ export function useAfterPaint(armed = true): boolean {
       return;
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const frame = requestAnimationFrame(() => (timer = setTimeout(() => startTransition(() => setPainted(true)))));
+    const frame = requestAnimationFrame(() => (timer = setTimeout(() => setPainted(true))));
     return () => {
       cancelAnimationFrame(frame);
       clearTimeout(timer);
