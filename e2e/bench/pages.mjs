@@ -13,6 +13,8 @@
 // components) has drawn, the page taking input:
 //   script      navigation to the main script mounting (the mark
 //               flamediff:mount): loading, inflating and running it
+//   init        of that, the running: the loader starting it (the mark
+//               flamediff:run) to its mounting, its modules' start-up
 //   panel       navigation to the panel's canvas drawn
 //   interactive navigation to the page answering input: at the first
 //               moment the panel's canvas has drawn and (serve) the query
@@ -20,6 +22,10 @@
 //               is dispatched to the canvas; interactive is when its
 //               tooltip shows. Click-to-zoom goes through the same
 //               canvas's handlers, mounted with them.
+// BENCH_CPU=1 traces each load and adds the main thread's CPU time (thread
+// time of its tasks, less swayed by the machine's load than the wall clock)
+// from navigation to the main script's run, its mount, the panel drawn and
+// the hover answered; tracing slows the loads a little.
 // FLAMEDIFF_BENCH_BEFORE=PATH (a flamediff binary built from other code)
 // alternates that binary's pages with this checkout's, for a comparison in
 // one sitting. ClickHouse: FLAMEDIFF_CLICKHOUSE_ADDR, else a private one.
@@ -33,6 +39,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
+const TRACE = process.env.BENCH_CPU === '1';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'flamediff-bench-'));
 
@@ -55,8 +62,9 @@ function watchFirstDraw({ editor }) {
     for (const r of records) {
       if (r.target.dataset?.drawn) {
         window.firstDrawn ??= performance.now();
-        if (r.target.dataset.testid === 'flamediff-canvas') {
-          window.panelDrawn ??= performance.now();
+        if (r.target.dataset.testid === 'flamediff-canvas' && window.panelDrawn === undefined) {
+          window.panelDrawn = performance.now();
+          performance.mark('bench:panel');
         }
       }
     }
@@ -69,6 +77,7 @@ function watchFirstDraw({ editor }) {
     }
     if (hovered && document.querySelector('[data-testid="flamediff-tooltip"]')) {
       window.interactive = performance.now();
+      performance.mark('bench:interactive');
       observer.disconnect();
     }
   }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-drawn'] });
@@ -80,8 +89,12 @@ async function timeLoad(browser, url, editor) {
   page.on('console', (m) => ['error', 'warning'].includes(m.type()) && problems.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   await page.addInitScript(watchFirstDraw, { editor });
+  if (TRACE) {
+    await browser.startTracing(page, { categories: ['toplevel', 'blink.user_timing', '__metadata'] });
+  }
   await page.goto(url);
   await page.waitForFunction(() => window.interactive !== undefined, undefined, { timeout: 60_000 });
+  const cpu = TRACE ? mainThreadCPU(JSON.parse((await browser.stopTracing()).toString()).traceEvents) : undefined;
   const t = await page.evaluate(() => {
     const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
     const query = performance.getEntriesByType('resource').find((r) => r.name.endsWith('/api/query'));
@@ -92,13 +105,39 @@ async function timeLoad(browser, url, editor) {
       // Before the first-paint script there is no flamediff:first: the main script drew first.
       first: mark('flamediff:first'),
       script: mark('flamediff:mount'),
+      run: mark('flamediff:run'),
       query: query ? query.responseEnd - query.startTime : 0,
       queryEnd: query ? query.responseEnd : 0,
     };
   });
   await page.close();
   const before = Number.isNaN(t.first) ? t.script : t.first;
-  return { ...t, first: before, paint: t.total - Math.max(before, t.queryEnd), problems };
+  return { ...t, cpu, first: before, paint: t.total - Math.max(before, t.queryEnd), init: t.script - t.run, problems };
+}
+
+/**
+ * mainThreadCPU sums the thread time of the page's main-thread tasks up to
+ * each mark (a task across a mark counts up to it, at most its thread time).
+ */
+function mainThreadCPU(events) {
+  const at = (name) => events.find((e) => e.name === name && e.ph !== 'M');
+  const interactive = at('bench:interactive');
+  const main = events.find(
+    (e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain' && e.pid === interactive.pid
+  );
+  const tasks = events.filter(
+    (e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask'
+  );
+  const upTo = (mark) =>
+    mark
+      ? tasks.filter((e) => e.ts < mark.ts).reduce((a, e) => a + Math.min(e.tdur ?? 0, mark.ts - e.ts) / 1000, 0)
+      : NaN;
+  return {
+    run: upTo(at('flamediff:run')),
+    mount: upTo(at('flamediff:mount')),
+    panel: upTo(at('bench:panel')),
+    interactive: upTo(interactive),
+  };
 }
 
 /** pages starts bin's serve and writes its report; returns their URLs and a stop. */
@@ -161,15 +200,21 @@ try {
     `${ROUNDS} loads each, ${chromiumPath}, load average ${execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ')}`
   );
   console.log(
-    'page            code    first drawn diff  script    query     draw     main script    panel drawn  interactive   (ms; medians, then each interactive)'
+    'page            code    first drawn diff  script    query     draw     main script  init    panel drawn  interactive   (ms; medians, then each interactive)'
   );
   for (const which of ['serve', 'report']) {
     for (const s of sides) {
       const r = s.runs[which];
       const col = (f) => median(r.map(f));
       console.log(
-        `${which.padEnd(16)}${s.name.padEnd(8)}${ms(col((x) => x.total))}${' '.repeat(10)}${ms(col((x) => x.first))} ${ms(col((x) => x.query))} ${ms(col((x) => x.paint))}   ${ms(col((x) => x.script))}       ${ms(col((x) => x.panel))}     ${ms(col((x) => x.interactive))}      [${r.map((x) => Math.round(x.interactive)).join(', ')}]`
+        `${which.padEnd(16)}${s.name.padEnd(8)}${ms(col((x) => x.total))}${' '.repeat(10)}${ms(col((x) => x.first))} ${ms(col((x) => x.query))} ${ms(col((x) => x.paint))}   ${ms(col((x) => x.script))}${ms(col((x) => x.init))}   ${ms(col((x) => x.panel))}     ${ms(col((x) => x.interactive))}      [${r.map((x) => Math.round(x.interactive)).join(', ')}]`
       );
+      if (TRACE) {
+        const cpu = (k) => ms(col((x) => x.cpu[k]));
+        console.log(
+          `${''.padEnd(24)}main-thread CPU to: run ${cpu('run')}  mount ${cpu('mount')}  panel ${cpu('panel')}  interactive ${cpu('interactive')}  [${r.map((x) => Math.round(x.cpu.interactive)).join(', ')}]`
+        );
+      }
       const problems = [...new Set(r.flatMap((x) => x.problems))];
       for (const p of problems) {
         console.log(`    console: ${p}`);

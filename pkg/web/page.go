@@ -47,6 +47,7 @@ const loader = `(async () => {
       const main = await new Promise((ok, fail) => idle(() => { try { ok(new Function(text)); } catch (e) { fail(e); } }));
       await window.flamediffFirstReady;
       await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok)));
+      performance.mark('flamediff:run');
       main();
     } else {
       el.textContent = text;
