@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,6 +185,29 @@ func benchTraceEvents(stacks [][]string) []byte {
 		strings.Join(events, ","))
 }
 
+// benchJFR writes stacks as async-profiler's recording of execution
+// samples, a sample a stack (the JDK's recording of testdata is mostly
+// metadata and pools: 57 samples).
+func benchJFR(stacks [][]string) []byte {
+	ids, traces, lines := map[string]int{}, map[int][]string{}, map[string]int{}
+	var samples []apSample
+	for _, s := range stacks {
+		key := strings.Join(s, ";")
+		id, ok := ids[key]
+		if !ok {
+			id = len(ids) + 1
+			ids[key] = id
+			traces[id] = slices.Clone(s)
+			slices.Reverse(traces[id]) // leaf first, as JFR lists frames
+		}
+		samples = append(samples, apSample{apExecutionSample, id, []uint64{1}})
+		for _, f := range s {
+			lines[f] = 1
+		}
+	}
+	return writeAsyncProfilerJFR(traces, lines, samples)
+}
+
 // benchGecko writes stacks as one raw Gecko thread, its stack table the
 // tree of the stacks' prefixes.
 func benchGecko(stacks [][]string) []byte {
@@ -260,26 +284,31 @@ func BenchmarkParseFormats(b *testing.B) {
 	for _, tc := range []struct {
 		format Format
 		data   []byte
+		name   string // of the row, when not the format's
 	}{
-		{CPUProfile, benchCPUProfile(stacks)},
-		{Speedscope, benchSpeedscope(stacks)},
-		{TraceEvent, benchTraceEvents(stacks)},
-		{Gecko, benchGecko(stacks)},
-		{Processed, benchProcessed(stacks)},
-		{Callgrind, real("prog.callgrind")},
-		{JFR, real("app.jfr")},
+		{CPUProfile, benchCPUProfile(stacks), ""},
+		{Speedscope, benchSpeedscope(stacks), ""},
+		{TraceEvent, benchTraceEvents(stacks), ""},
+		{Gecko, benchGecko(stacks), ""},
+		{Processed, benchProcessed(stacks), ""},
+		{Callgrind, real("prog.callgrind"), ""},
+		{JFR, real("app.jfr"), ""},
+		{JFR, benchJFR(stacks), "jfr-sampled"},
 	} {
+		if tc.name == "" {
+			tc.name = string(tc.format)
+		}
 		p, err := Parse(bytes.NewReader(tc.data), "bench", tc.format)
 		if err != nil {
 			b.Fatal(err)
 		}
 		same := toPprof(b, p)
-		b.Run(string(tc.format), func(b *testing.B) {
+		b.Run(tc.name, func(b *testing.B) {
 			benchParse(b, tc.data, tc.format)
 			if tc.format == TraceEvent { // an event a frame of a stack: events/s is samples/s times their depth
 				b.ReportMetric(float64(bytes.Count(tc.data, []byte(`"ph":`))*b.N)/b.Elapsed().Seconds(), "events/s")
 			}
 		})
-		b.Run(string(tc.format)+"-as-pprof", func(b *testing.B) { benchParse(b, same, Pprof) })
+		b.Run(tc.name+"-as-pprof", func(b *testing.B) { benchParse(b, same, Pprof) })
 	}
 }

@@ -152,6 +152,10 @@ type jfrBuilder struct {
 	frames  []uint32
 	arena   stackArena
 	threads bool // Options.Threads
+	// The chunk's stack traces and methods made so far, by their pool
+	// references: a recording's samples repeat a few thousand traces.
+	traces      map[jfrRef][]uint32
+	methodsSeen map[jfrRef]int
 }
 
 // chunk adds the chunk's events of the sample type st.
@@ -179,6 +183,7 @@ func (jb *jfrBuilder) chunk(c *jfrChunk, clock jfrClock, st string) {
 			add("jdk.ObjectAllocationOutsideTLAB", "allocationSize")
 		}
 	}
+	jb.traces, jb.methodsSeen = map[jfrRef][]uint32{}, map[jfrRef]int{}
 	c.pos = jfrHeaderSize
 	for c.pos < len(c.buf) {
 		start := c.pos
@@ -213,7 +218,20 @@ func (jb *jfrBuilder) chunk(c *jfrChunk, clock jfrClock, st string) {
 
 // stack turns an event's stack trace (frames leaf first) into a stack.
 func (jb *jfrBuilder) stack(c *jfrChunk, event int64, ev any) []uint32 {
-	st, stClass := c.field(event, ev, "stackTrace")
+	ref, stClass := c.rawField(event, ev, "stackTrace")
+	if r, pooled := ref.(jfrRef); pooled {
+		if s, ok := jb.traces[r]; ok {
+			return s
+		}
+		s := jb.newStack(c, stClass, c.resolve(r))
+		jb.traces[r] = s
+		return s
+	}
+	return jb.newStack(c, stClass, ref)
+}
+
+// newStack makes the stack of a stack trace st (of class stClass).
+func (jb *jfrBuilder) newStack(c *jfrChunk, stClass int64, st any) []uint32 {
 	frames, frameType := c.field(stClass, st, "frames") // an array field's class is its elements'
 	list, ok := frames.([]any)
 	if !ok || len(list) == 0 {
@@ -221,8 +239,15 @@ func (jb *jfrBuilder) stack(c *jfrChunk, event int64, ev any) []uint32 {
 	}
 	s := jb.arena.alloc(len(list))
 	for i, fr := range list {
-		method, mClass := c.field(frameType, fr, "method")
 		line := c.number(frameType, fr, "lineNumber")
+		ref, mClass := c.rawField(frameType, fr, "method")
+		r, pooled := ref.(jfrRef)
+		if id, seen := jb.methodsSeen[r]; pooled && seen {
+			jb.lowestLine(id, line)
+			s[len(list)-1-i] = jb.frames[id]
+			continue
+		}
+		method := c.resolve(ref)
 		class, cClass := c.field(mClass, method, "type")
 		className := strings.ReplaceAll(c.text(cClass, class, "name"), "/", ".")
 		pkg, pClass := c.field(cClass, class, "package")
@@ -236,10 +261,18 @@ func (jb *jfrBuilder) stack(c *jfrChunk, event int64, ev any) []uint32 {
 			jb.frames = append(jb.frames, jb.p.Intern(profile.Frame{Name: k.class + "." + k.method, Module: pkgName,
 				File: strings.ReplaceAll(k.class, ".", "/")}))
 		}
-		if m := &jb.list[id]; line > 0 && (m.line == 0 || line < m.line) {
-			m.line = line
+		if pooled {
+			jb.methodsSeen[r] = id
 		}
+		jb.lowestLine(id, line)
 		s[len(list)-1-i] = jb.frames[id]
 	}
 	return s
+}
+
+// lowestLine keeps the lowest line a sample was in of method id.
+func (jb *jfrBuilder) lowestLine(id int, line int64) {
+	if m := &jb.list[id]; line > 0 && (m.line == 0 || line < m.line) {
+		m.line = line
+	}
 }

@@ -308,6 +308,13 @@ func (c *jfrChunk) resolve(v any) any {
 
 // field returns the named field of a struct value of class id.
 func (c *jfrChunk) field(id int64, v any, name string) (any, int64) {
+	f, class := c.rawField(id, v, name)
+	return c.resolve(f), class
+}
+
+// rawField is field, a constant pool reference not followed: what
+// stands for the same value wherever the chunk refers to it.
+func (c *jfrChunk) rawField(id int64, v any, name string) (any, int64) {
 	cl := c.classes[id]
 	s, ok := c.resolve(v).([]any)
 	if cl == nil || !ok {
@@ -315,7 +322,7 @@ func (c *jfrChunk) field(id int64, v any, name string) (any, int64) {
 	}
 	for i, f := range cl.fields {
 		if f.name == name && i < len(s) {
-			return c.resolve(s[i]), f.class
+			return s[i], f.class
 		}
 	}
 	return nil, 0
