@@ -129,19 +129,22 @@ func (p *Profile) InternLines(ids []uint32, lines []Frame) []uint32 {
 }
 
 // RemapFrames replaces each frame index i in p's stacks by ids[i]. Samples
-// may share a stack (a V8 node's samples, a pprof stack repeated), or
-// start one where another does: each is mapped once.
+// may share a stack, or part of one (a V8 node's samples, a pprof stack
+// repeated): each index is mapped once, marked by the top bit until all
+// are (a run's frames are far fewer than 2^31), so sharing costs no memory.
 func (p *Profile) RemapFrames(ids []uint32) {
-	done := make(map[*uint32]int) // a stack's first element: how much of it is mapped
+	const mapped = 1 << 31
 	for _, s := range p.Samples {
-		if len(s.Stack) == 0 {
-			continue
+		for j, id := range s.Stack {
+			if id&mapped == 0 {
+				s.Stack[j] = ids[id] | mapped
+			}
 		}
-		from := done[&s.Stack[0]]
-		for j := from; j < len(s.Stack); j++ {
-			s.Stack[j] = ids[s.Stack[j]]
+	}
+	for _, s := range p.Samples {
+		for j := range s.Stack {
+			s.Stack[j] &^= mapped
 		}
-		done[&s.Stack[0]] = max(from, len(s.Stack))
 	}
 }
 

@@ -127,13 +127,12 @@ func TestIdentifySharedStacks(t *testing.T) {
 	}
 }
 
-// RemapFrames maps a stack shared whole, or as a prefix of a longer one,
-// once.
+// RemapFrames maps a stack shared whole, or in part, once.
 func TestRemapFramesOnce(t *testing.T) {
 	arr := []uint32{0, 1, 2}
-	p := &Profile{Samples: []Sample{{Stack: arr[:2]}, {Stack: arr}, {Stack: arr[:2]}, {Stack: []uint32{2, 1}}}}
+	p := &Profile{Samples: []Sample{{Stack: arr[:2]}, {Stack: arr}, {Stack: arr[:2]}, {Stack: []uint32{2, 1}}, {Stack: arr[1:]}}}
 	p.RemapFrames([]uint32{1, 2, 0})
-	want := [][]uint32{{1, 2}, {1, 2, 0}, {1, 2}, {0, 2}}
+	want := [][]uint32{{1, 2}, {1, 2, 0}, {1, 2}, {0, 2}, {2, 0}}
 	for i, s := range p.Samples {
 		if !slices.Equal(s.Stack, want[i]) {
 			t.Errorf("sample %d: %v, want %v", i, s.Stack, want[i])
