@@ -130,11 +130,12 @@ func Gunzip(data []byte, limit int64) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// gzipError says what is wrong with a gzip stream in the file's terms: a
-// stream cut short is truncated at the file's end.
-func gzipError(name string, data []byte, err error) error {
+// gzipFailure says what is wrong with a gzip stream in the file's terms:
+// a stream cut short is truncated where the file ends, at (-1 when the
+// reader does not count the file's bytes).
+func gzipFailure(name string, at int64, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return offsetError(name, int64(len(data)), "truncated gzip stream")
+		return offsetError(name, at, "truncated gzip stream")
 	}
 	return fileError(name, "corrupt gzip stream: %v", err)
 }

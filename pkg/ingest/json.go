@@ -79,10 +79,8 @@ func (s *jsonStream) fail(err error, start int64) error {
 	var typ *json.UnmarshalTypeError
 	var gz *gzipStreamError
 	switch {
-	case errors.As(err, &gz) && errors.Is(gz.err, io.ErrUnexpectedEOF):
-		return fileError(s.name, "truncated gzip stream")
 	case errors.As(err, &gz):
-		return fileError(s.name, "corrupt gzip stream: %v", gz.err)
+		return gzipFailure(s.name, -1, gz.err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return offsetError(s.name, s.offset(), "bad JSON: unexpected end of JSON input")
 	case errors.As(err, &syntax):

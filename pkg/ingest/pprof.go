@@ -96,10 +96,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func pprofReadError(name string, file *countingReader, err error) error {
 	var gz *gzipStreamError
 	if errors.As(err, &gz) {
-		if errors.Is(gz.err, io.ErrUnexpectedEOF) {
-			return offsetError(name, file.n, "truncated gzip stream")
-		}
-		return fileError(name, "corrupt gzip stream: %v", gz.err)
+		return gzipFailure(name, file.n, gz.err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
